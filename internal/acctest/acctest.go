@@ -1,0 +1,94 @@
+// Package acctest runs acceptance tests against the sandbox: one sandbox per
+// test package (started by Main from TestMain), the provider served in-process
+// to the real Terraform CLI, and API clients for checks that read the real
+// vCenter simulator and control plane.
+package acctest
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/provider"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+)
+
+// sandboxStartTimeout covers a first run that still has to build the control
+// plane from source (about 10 minutes on 2 cores); later starts take seconds.
+const sandboxStartTimeout = 30 * time.Minute
+
+// ProviderFactories serves the provider under test to the Terraform CLI.
+var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"windows": providerserver.NewProtocol6WithError(provider.New("test")()),
+}
+
+// Sandbox is the running sandbox; nil unless TF_ACC is set.
+var Sandbox *sandbox.Sandbox
+
+// Main starts the sandbox when acceptance tests are enabled (TF_ACC), exports
+// its settings into the environment the provider reads, runs the tests and
+// stops the sandbox.
+func Main(m *testing.M) {
+	if os.Getenv("TF_ACC") == "" {
+		os.Exit(m.Run())
+	}
+	os.Exit(runWithSandbox(m))
+}
+
+func runWithSandbox(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), sandboxStartTimeout)
+	defer cancel()
+	start := time.Now()
+	sb, err := sandbox.Start(ctx, sandbox.Options{Logf: log.Printf})
+	if err != nil {
+		log.Printf("starting the sandbox: %v", err)
+		return 1
+	}
+	defer func() {
+		if err := sb.Stop(); err != nil {
+			log.Printf("stopping the sandbox: %v", err)
+		}
+	}()
+	log.Printf("sandbox ready in %s (%s)", time.Since(start).Round(time.Millisecond), sb.Dir)
+	for _, e := range sb.Env() {
+		if err := os.Setenv(e.Name, e.Value); err != nil {
+			log.Printf("exporting %s: %v", e.Name, err)
+			return 1
+		}
+	}
+	Sandbox = sb
+	return m.Run()
+}
+
+// PreCheck skips nothing: acceptance tests run only under TF_ACC (the testing
+// framework enforces that), and then the sandbox must be up.
+func PreCheck(t *testing.T) {
+	t.Helper()
+	if Sandbox == nil {
+		t.Fatal("the sandbox is not running: call acctest.Main from TestMain")
+	}
+}
+
+// Kube is an admin client of the sandbox cluster, for checks and for
+// changing objects behind Terraform's back.
+func Kube(t *testing.T) *kube.Client {
+	t.Helper()
+	PreCheck(t)
+	c, err := kube.NewClient(t.Context(), kube.Config{ConfigPaths: []string{Sandbox.Kubeconfig}})
+	if err != nil {
+		t.Fatalf("connecting to the sandbox cluster: %v", err)
+	}
+	return c
+}
+
+// Name returns a name unique to the test, safe as a Kubernetes object name.
+func Name(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
+}

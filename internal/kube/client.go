@@ -1,0 +1,176 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// FieldManager is the server-side apply field manager (and user agent) of
+// every change this provider makes, so `kubectl get -o yaml --show-managed-fields`
+// tells which fields are ours.
+const FieldManager = "terraform-provider-windows"
+
+// connectTimeout bounds the first request that proves the endpoint and the
+// credentials, so a wrong address fails in seconds instead of hanging.
+const connectTimeout = 15 * time.Second
+
+// Config is how to reach the cluster. Field names follow the hashicorp/kubernetes
+// provider; explicit fields override what the kubeconfig file says.
+type Config struct {
+	ConfigPaths          []string // kubeconfig files, merged in order
+	ConfigContext        string
+	Host                 string
+	Token                string
+	ClientCertificate    string // PEM
+	ClientKey            string // PEM
+	ClusterCACertificate string // PEM
+	Insecure             bool
+}
+
+// IsZero reports whether no way to reach a cluster was configured.
+func (c Config) IsZero() bool {
+	return len(c.ConfigPaths) == 0 && c.Host == ""
+}
+
+// Client is a Kubernetes clientset plus the settings it was made from.
+type Client struct {
+	kubernetes.Interface
+	REST *rest.Config
+}
+
+// Host is the API server URL the client talks to.
+func (c *Client) Host() string { return c.REST.Host }
+
+// NewClient builds a client from cfg and proves it with one authenticated
+// request (a SelfSubjectReview), so that a wrong address, CA or credential
+// surfaces as one clear error naming the endpoint.
+func NewClient(ctx context.Context, cfg Config) (*Client, error) {
+	restConfig, err := cfg.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	restConfig.UserAgent = FieldManager
+	// Terraform drives many resources at once; client-go's default of 5 QPS
+	// would throttle a 20-node apply for no benefit.
+	restConfig.QPS, restConfig.Burst = 50, 100
+	cs, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("creating a Kubernetes client for %s: %w", restConfig.Host, err)
+	}
+	c := &Client{Interface: cs, REST: restConfig}
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Client) check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	_, err := c.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if err == nil {
+		return nil
+	}
+	host := c.REST.Host
+	var urlErr *url.Error
+	var netErr net.Error
+	switch {
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the Kubernetes API server at %s rejected the credentials (401 Unauthorized): check kubernetes.token, client_certificate/client_key or the user of the kubeconfig context", host)
+	case apierrors.IsForbidden(err):
+		// Authenticated but not allowed to review itself: the credentials work.
+		return nil
+	case strings.Contains(err.Error(), "x509:") || strings.Contains(err.Error(), "certificate"):
+		return fmt.Errorf("cannot verify the TLS certificate of the Kubernetes API server at %s: %v; set kubernetes.cluster_ca_certificate to the cluster's CA (or, for a throwaway cluster only, insecure = true)", host, rootCause(err))
+	case errors.As(err, &netErr) || errors.As(err, &urlErr):
+		return fmt.Errorf("cannot reach the Kubernetes API server at %s: %v; check kubernetes.host (or the kubeconfig's server), that the API server is running and that the network allows the connection", host, rootCause(err))
+	default:
+		return fmt.Errorf("checking the Kubernetes API server at %s: %w", host, err)
+	}
+}
+
+// rootCause strips url.Error's "Post \"https://...\":" prefix, which repeats
+// the endpoint the message already names.
+func rootCause(err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		return urlErr.Err
+	}
+	return err
+}
+
+func (cfg Config) restConfig() (*rest.Config, error) {
+	if cfg.IsZero() {
+		return nil, errors.New("no Kubernetes cluster is configured: set kubernetes.config_path (or KUBECONFIG / KUBE_CONFIG_PATH), or kubernetes.host with credentials (or KUBE_HOST)")
+	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.ConfigContext}
+	if cfg.Host != "" {
+		overrides.ClusterInfo.Server = cfg.Host
+	}
+	if cfg.ClusterCACertificate != "" {
+		overrides.ClusterInfo.CertificateAuthorityData = []byte(cfg.ClusterCACertificate)
+	}
+	if cfg.Insecure {
+		overrides.ClusterInfo.InsecureSkipTLSVerify = true
+	}
+	if cfg.Token != "" {
+		overrides.AuthInfo.Token = cfg.Token
+	}
+	if cfg.ClientCertificate != "" {
+		overrides.AuthInfo.ClientCertificateData = []byte(cfg.ClientCertificate)
+	}
+	if cfg.ClientKey != "" {
+		overrides.AuthInfo.ClientKeyData = []byte(cfg.ClientKey)
+	}
+
+	var loader clientcmd.ClientConfigLoader
+	if len(cfg.ConfigPaths) > 0 {
+		paths := make([]string, 0, len(cfg.ConfigPaths))
+		for _, p := range cfg.ConfigPaths {
+			paths = append(paths, expandHome(p))
+		}
+		loader = &clientcmd.ClientConfigLoadingRules{Precedence: paths}
+	} else {
+		// Only explicit settings: start from an empty kubeconfig rather than
+		// reading ~/.kube/config behind the user's back.
+		loader = clientcmd.NewDefaultClientConfigLoadingRules()
+		loader = &emptyLoader{ClientConfigLoader: loader}
+	}
+	restConfig, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loader, overrides).ClientConfig()
+	if err != nil {
+		where := "the kubernetes block"
+		if len(cfg.ConfigPaths) > 0 {
+			where = "kubeconfig " + strings.Join(cfg.ConfigPaths, string(filepath.ListSeparator))
+		}
+		return nil, fmt.Errorf("reading Kubernetes settings from %s: %w", where, err)
+	}
+	return restConfig, nil
+}
+
+// emptyLoader loads no files: used when the configuration is given field by field.
+type emptyLoader struct{ clientcmd.ClientConfigLoader }
+
+func (emptyLoader) Load() (*clientcmdapi.Config, error) { return clientcmdapi.NewConfig(), nil }
+
+func expandHome(p string) string {
+	if strings.HasPrefix(p, "~/") {
+		if home, err := homeDir(); err == nil {
+			return filepath.Join(home, p[2:])
+		}
+	}
+	return p
+}

@@ -1,0 +1,5 @@
+package kube
+
+import "os"
+
+var homeDir = os.UserHomeDir

@@ -1,0 +1,203 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+type providerModel struct {
+	VSphere    *vsphereModel    `tfsdk:"vsphere"`
+	Kubernetes *kubernetesModel `tfsdk:"kubernetes"`
+}
+
+type vsphereModel struct {
+	Server             types.String `tfsdk:"server"`
+	User               types.String `tfsdk:"user"`
+	Password           types.String `tfsdk:"password"`
+	CAFile             types.String `tfsdk:"ca_file"`
+	CACertificate      types.String `tfsdk:"ca_certificate"`
+	AllowUnverifiedSSL types.Bool   `tfsdk:"allow_unverified_ssl"`
+}
+
+type kubernetesModel struct {
+	ConfigPath           types.String `tfsdk:"config_path"`
+	ConfigPaths          types.List   `tfsdk:"config_paths"`
+	ConfigContext        types.String `tfsdk:"config_context"`
+	Host                 types.String `tfsdk:"host"`
+	Token                types.String `tfsdk:"token"`
+	ClientCertificate    types.String `tfsdk:"client_certificate"`
+	ClientKey            types.String `tfsdk:"client_key"`
+	ClusterCACertificate types.String `tfsdk:"cluster_ca_certificate"`
+	Insecure             types.Bool   `tfsdk:"insecure"`
+}
+
+func vsphereBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "How to reach vCenter. Needed only by resources that touch vSphere.",
+		Attributes: map[string]schema.Attribute{
+			"server": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "vCenter host name, `host:port` or `https://` URL. Environment: `VSPHERE_SERVER`.",
+			},
+			"user": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "vCenter user name. Environment: `VSPHERE_USER`.",
+			},
+			"password": schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: "vCenter password. Environment: `VSPHERE_PASSWORD`.",
+			},
+			"ca_file": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Path of a PEM file with the CA that signed vCenter's certificate, trusted in addition to the system roots. Environment: `VSPHERE_CA_FILE`.",
+			},
+			"ca_certificate": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "PEM of the CA that signed vCenter's certificate (for runs without local files, such as Terraform Cloud). Environment: `VSPHERE_CA_CERTIFICATE`.",
+			},
+			"allow_unverified_ssl": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Skip verification of vCenter's TLS certificate. Defaults to `false`; an explicit opt-in for lab systems only — " +
+					"prefer `ca_file` or `ca_certificate`. Environment: `VSPHERE_ALLOW_UNVERIFIED_SSL`.",
+			},
+		},
+	}
+}
+
+func kubernetesBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "How to reach the Kubernetes cluster. Field names and environment variables follow the `hashicorp/kubernetes` provider; " +
+			"explicit fields override what the kubeconfig file says.",
+		Attributes: map[string]schema.Attribute{
+			"config_path": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Path of a kubeconfig file. Environment: `KUBE_CONFIG_PATH`, else `KUBECONFIG` (which may list several files).",
+			},
+			"config_paths": schema.ListAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "Kubeconfig files merged in order. Environment: `KUBE_CONFIG_PATHS` (separated by `:`, `;` on Windows).",
+			},
+			"config_context": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Context of the kubeconfig to use instead of its current context. Environment: `KUBE_CTX`.",
+			},
+			"host": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "API server URL, for example `https://10.0.0.10:6443`. Environment: `KUBE_HOST`.",
+			},
+			"token": schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: "Bearer token. Environment: `KUBE_TOKEN`.",
+			},
+			"client_certificate": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "PEM client certificate for TLS client authentication. Environment: `KUBE_CLIENT_CERT_DATA`.",
+			},
+			"client_key": schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: "PEM key of `client_certificate`. Environment: `KUBE_CLIENT_KEY_DATA`.",
+			},
+			"cluster_ca_certificate": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "PEM CA that signed the API server's certificate. Environment: `KUBE_CLUSTER_CA_CERT_DATA`.",
+			},
+			"insecure": schema.BoolAttribute{
+				Optional:            true,
+				MarkdownDescription: "Skip verification of the API server's certificate. Defaults to `false`; an explicit opt-in for throwaway clusters only. Environment: `KUBE_INSECURE`.",
+			},
+		},
+	}
+}
+
+// clients resolves the configuration against the environment. Nothing is
+// contacted here: clients connect when a resource first needs them.
+func (m providerModel) clients(ctx context.Context, diags *diag.Diagnostics) *clients.Clients {
+	vs := m.VSphere
+	if vs == nil {
+		vs = &vsphereModel{}
+	}
+	ks := m.Kubernetes
+	if ks == nil {
+		ks = &kubernetesModel{}
+	}
+	c := &clients.Clients{
+		VSphereConfig: vsphere.Config{
+			Server:             stringOr(vs.Server, "VSPHERE_SERVER"),
+			User:               stringOr(vs.User, "VSPHERE_USER"),
+			Password:           stringOr(vs.Password, "VSPHERE_PASSWORD"),
+			CAFile:             stringOr(vs.CAFile, "VSPHERE_CA_FILE"),
+			CACertificate:      stringOr(vs.CACertificate, "VSPHERE_CA_CERTIFICATE"),
+			AllowUnverifiedSSL: boolOr(vs.AllowUnverifiedSSL, "VSPHERE_ALLOW_UNVERIFIED_SSL", path.Root("vsphere").AtName("allow_unverified_ssl"), diags),
+		},
+		KubeConfig: kube.Config{
+			ConfigContext:        stringOr(ks.ConfigContext, "KUBE_CTX"),
+			Host:                 stringOr(ks.Host, "KUBE_HOST"),
+			Token:                stringOr(ks.Token, "KUBE_TOKEN"),
+			ClientCertificate:    stringOr(ks.ClientCertificate, "KUBE_CLIENT_CERT_DATA"),
+			ClientKey:            stringOr(ks.ClientKey, "KUBE_CLIENT_KEY_DATA"),
+			ClusterCACertificate: stringOr(ks.ClusterCACertificate, "KUBE_CLUSTER_CA_CERT_DATA"),
+			Insecure:             boolOr(ks.Insecure, "KUBE_INSECURE", path.Root("kubernetes").AtName("insecure"), diags),
+		},
+	}
+	c.KubeConfig.ConfigPaths = ks.configPaths(ctx, diags)
+	return c
+}
+
+// configPaths picks the kubeconfig files: config_paths, config_path, then
+// KUBE_CONFIG_PATHS, KUBE_CONFIG_PATH and KUBECONFIG. Explicit host settings
+// alone do not read ~/.kube/config, as in hashicorp/kubernetes.
+func (ks *kubernetesModel) configPaths(ctx context.Context, diags *diag.Diagnostics) []string {
+	if !ks.ConfigPaths.IsNull() && !ks.ConfigPaths.IsUnknown() {
+		var paths []string
+		diags.Append(ks.ConfigPaths.ElementsAs(ctx, &paths, false)...)
+		return paths
+	}
+	if p := ks.ConfigPath.ValueString(); p != "" {
+		return []string{p}
+	}
+	for _, env := range []string{"KUBE_CONFIG_PATHS", "KUBE_CONFIG_PATH", "KUBECONFIG"} {
+		if v := os.Getenv(env); v != "" {
+			return filepath.SplitList(v)
+		}
+	}
+	return nil
+}
+
+func stringOr(v types.String, env string) string {
+	if !v.IsNull() && !v.IsUnknown() {
+		return v.ValueString()
+	}
+	return os.Getenv(env)
+}
+
+func boolOr(v types.Bool, env string, at path.Path, diags *diag.Diagnostics) bool {
+	if !v.IsNull() && !v.IsUnknown() {
+		return v.ValueBool()
+	}
+	raw := strings.TrimSpace(os.Getenv(env))
+	if raw == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		diags.AddAttributeError(at, "Invalid environment variable "+env,
+			"The value "+strconv.Quote(raw)+" is not a boolean: use true or false.")
+	}
+	return b
+}

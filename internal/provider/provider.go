@@ -1,0 +1,82 @@
+// Package provider is the `windows` Terraform provider: its configuration
+// schema, the clients it hands to resources, and the list of resources, data
+// sources and functions it serves.
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/wincluster/terraform-provider-windows/internal/functions"
+	"github.com/wincluster/terraform-provider-windows/internal/resources"
+)
+
+// Address is the provider's registry address.
+const Address = "registry.terraform.io/wincluster/windows"
+
+// New returns a constructor for the provider at the given release version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &windowsProvider{version: version} }
+}
+
+type windowsProvider struct {
+	version string
+}
+
+var (
+	_ provider.Provider              = (*windowsProvider)(nil)
+	_ provider.ProviderWithFunctions = (*windowsProvider)(nil)
+)
+
+func (p *windowsProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "windows"
+	resp.Version = p.version
+}
+
+func (p *windowsProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Turns VMware vSphere and Windows Server into Kubernetes Windows worker nodes. " +
+			"Every setting can also come from the environment, so Terraform Cloud workspaces and CI need no files; " +
+			"clients are created on first use, so a configuration that only manages Kubernetes objects needs no vSphere settings.",
+		Blocks: map[string]schema.Block{
+			"vsphere":    vsphereBlock(),
+			"kubernetes": kubernetesBlock(),
+		},
+	}
+}
+
+func (p *windowsProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var model providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	c := model.clients(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.ResourceData = c
+	resp.DataSourceData = c
+	resp.EphemeralResourceData = c
+}
+
+func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		resources.NewRuntimeClass,
+	}
+}
+
+func (p *windowsProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+func (p *windowsProvider) Functions(context.Context) []func() function.Function {
+	return []func() function.Function{
+		functions.NewBuildNumber,
+	}
+}

@@ -1,0 +1,41 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+)
+
+// clientsFrom unwraps the provider data handed to Configure. It is nil while
+// the provider itself is not configured yet (validation, early plan).
+func clientsFrom(providerData any, diags *diag.Diagnostics) *clients.Clients {
+	if providerData == nil {
+		return nil
+	}
+	c, ok := providerData.(*clients.Clients)
+	if !ok {
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *clients.Clients, got %T. This is a bug in the provider; please report it.", providerData))
+		return nil
+	}
+	return c
+}
+
+// kubeClient returns the Kubernetes client or adds one diagnostic saying why
+// there is none.
+func kubeClient(ctx context.Context, c *clients.Clients, diags *diag.Diagnostics) *kube.Client {
+	if c == nil {
+		diags.AddError("Provider not configured", "The windows provider was not configured before use. This is a bug in the provider; please report it.")
+		return nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		diags.AddError("Cannot connect to Kubernetes", err.Error())
+		return nil
+	}
+	return k
+}

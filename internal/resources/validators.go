@@ -1,0 +1,104 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
+)
+
+// stringCheck adapts a func returning the problems with a value into a
+// framework string validator, so each rule below is one line of logic with
+// the attribute path and the fix in its message.
+type stringCheck struct {
+	description string
+	check       func(string) []string
+}
+
+func (v stringCheck) Description(context.Context) string         { return v.description }
+func (v stringCheck) MarkdownDescription(context.Context) string { return v.description }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if problems := v.check(req.ConfigValue.ValueString()); len(problems) > 0 {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+v.description,
+			fmt.Sprintf("%s: %q is not a valid %s: %s.", req.Path, req.ConfigValue.ValueString(), v.description, strings.Join(problems, "; ")))
+	}
+}
+
+func dnsSubdomain() validator.String {
+	return stringCheck{"Kubernetes object name (DNS-1123 subdomain)", validation.IsDNS1123Subdomain}
+}
+
+func dnsLabel() validator.String {
+	return stringCheck{"DNS-1123 label", validation.IsDNS1123Label}
+}
+
+func labelKey() validator.String {
+	return stringCheck{"Kubernetes label key", validation.IsQualifiedName}
+}
+
+func labelValue() validator.String {
+	return stringCheck{"Kubernetes label value", validation.IsValidLabelValue}
+}
+
+func quantity() validator.String {
+	return stringCheck{"Kubernetes resource quantity", func(s string) []string {
+		if _, err := resource.ParseQuantity(s); err != nil {
+			return []string{"write a quantity such as 250m, 0.5, 128Mi or 1Gi"}
+		}
+		return nil
+	}}
+}
+
+func windowsBuild() validator.String {
+	return windowsBuildValidator{}
+}
+
+func windowsVersion() validator.String {
+	return stringCheck{"Windows Server version", func(s string) []string {
+		if _, err := winversion.ByVersion(s); err != nil {
+			return []string{"accepted values are " + strings.Join(winversion.Versions(), ", ")}
+		}
+		return nil
+	}}
+}
+
+// windowsBuildValidator rejects malformed builds and warns about well-formed
+// builds of releases this provider does not know (a newer Windows Server may
+// well work, so that is not an error).
+type windowsBuildValidator struct{}
+
+func (windowsBuildValidator) Description(context.Context) string {
+	return "Windows build in the form 10.0.<build>"
+}
+func (v windowsBuildValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (windowsBuildValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	build := req.ConfigValue.ValueString()
+	if err := winversion.ValidateBuild(build); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid Windows build",
+			req.Path.String()+": "+err.Error()+". Use the node.kubernetes.io/windows-build label value of your nodes, or set windows_version instead.")
+		return
+	}
+	if _, known := winversion.ByBuild(build); !known {
+		var known []string
+		for _, r := range winversion.Releases {
+			known = append(known, r.Build+" ("+r.Version+")")
+		}
+		resp.Diagnostics.AddAttributeWarning(req.Path, "Unknown Windows build",
+			fmt.Sprintf("%s is not a Windows Server release this provider knows (%s). It is used as given.", build, strings.Join(known, ", ")))
+	}
+}

@@ -1,0 +1,144 @@
+package vsphere
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// loginTimeout bounds connecting and logging in, so a wrong server name fails
+// in seconds with a message naming it instead of hanging an apply.
+const loginTimeout = 30 * time.Second
+
+// Config is how to reach vCenter.
+type Config struct {
+	Server   string // host name or host:port, or a full https URL
+	User     string
+	Password string
+	// CACertificate is PEM to trust in addition to the system roots; CAFile
+	// names a file holding such PEM. Either makes a private CA work without
+	// turning verification off.
+	CACertificate string
+	CAFile        string
+	// AllowUnverifiedSSL turns certificate verification off: an explicit,
+	// documented opt-in for lab systems only.
+	AllowUnverifiedSSL bool
+}
+
+// Client is a logged-in vCenter session.
+type Client struct {
+	*govmomi.Client
+	URL *url.URL // without credentials
+}
+
+// SDKURL turns the server setting into the SDK endpoint URL.
+func (cfg Config) SDKURL() (*url.URL, error) {
+	server := strings.TrimSpace(cfg.Server)
+	if server == "" {
+		return nil, errors.New("no vSphere server is configured: set vsphere.server (or VSPHERE_SERVER)")
+	}
+	if !strings.Contains(server, "://") {
+		server = "https://" + server
+	}
+	u, err := url.Parse(server)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("vsphere.server %q is not a host name, host:port or https URL", cfg.Server)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/sdk"
+	}
+	return u, nil
+}
+
+// NewClient connects and logs in to vCenter, verifying its certificate
+// against the system roots plus the configured CA unless AllowUnverifiedSSL.
+func NewClient(ctx context.Context, cfg Config) (*Client, error) {
+	u, err := cfg.SDKURL()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.User == "" {
+		return nil, fmt.Errorf("no vSphere user is configured for %s: set vsphere.user (or VSPHERE_USER)", u.Host)
+	}
+	pool, err := cfg.rootCAs()
+	if err != nil {
+		return nil, err
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
+	defer cancel()
+	sc := soap.NewClient(u, cfg.AllowUnverifiedSSL)
+	if pool != nil {
+		sc.DefaultTransport().TLSClientConfig.RootCAs = pool
+	}
+	vc, err := vim25.NewClient(ctx, sc)
+	if err != nil {
+		return nil, connectError(u, err)
+	}
+	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
+	if err := c.Login(ctx, url.UserPassword(cfg.User, cfg.Password)); err != nil {
+		if isAuthError(err) {
+			return nil, fmt.Errorf("vCenter %s rejected the login of %q: check vsphere.user and vsphere.password (VSPHERE_USER, VSPHERE_PASSWORD)", u.Host, cfg.User)
+		}
+		return nil, fmt.Errorf("logging in to vCenter %s: %w", u.Host, err)
+	}
+	return &Client{Client: c, URL: u}, nil
+}
+
+func (cfg Config) rootCAs() (*x509.CertPool, error) {
+	if cfg.CACertificate == "" && cfg.CAFile == "" {
+		return nil, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading vsphere.ca_file: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("vsphere.ca_file %s holds no PEM certificate", cfg.CAFile)
+		}
+	}
+	if cfg.CACertificate != "" && !pool.AppendCertsFromPEM([]byte(cfg.CACertificate)) {
+		return nil, errors.New("vsphere.ca_certificate holds no PEM certificate")
+	}
+	return pool, nil
+}
+
+func connectError(u *url.URL, err error) error {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err
+	}
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostnameErr x509.HostnameError
+	var certErr *x509.CertificateInvalidError
+	if errors.As(err, &unknownAuthority) || errors.As(err, &hostnameErr) || errors.As(err, &certErr) || strings.Contains(err.Error(), "x509:") {
+		return fmt.Errorf("cannot verify the TLS certificate of vCenter %s: %v; set vsphere.ca_file or vsphere.ca_certificate to the CA that signed it (or, for a lab only, allow_unverified_ssl = true)", u.Host, err)
+	}
+	return fmt.Errorf("cannot reach vCenter %s: %v; check vsphere.server (VSPHERE_SERVER), that vCenter is up and that the network allows HTTPS to it", u.Host, err)
+}
+
+func isAuthError(err error) bool {
+	if soap.IsSoapFault(err) {
+		switch soap.ToSoapFault(err).VimFault().(type) {
+		case types.InvalidLogin, *types.InvalidLogin:
+			return true
+		}
+	}
+	return false
+}

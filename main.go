@@ -1,0 +1,29 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+
+	"github.com/wincluster/terraform-provider-windows/internal/provider"
+)
+
+// version is set by goreleaser (-X main.version).
+var version = "dev"
+
+func main() {
+	var debug bool
+	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
+	flag.Parse()
+
+	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
+		Address:         provider.Address,
+		Debug:           debug,
+		ProtocolVersion: 6,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}
