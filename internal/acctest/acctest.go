@@ -81,7 +81,7 @@ func PreCheck(t *testing.T) {
 func Kube(t *testing.T) *kube.Client {
 	t.Helper()
 	PreCheck(t)
-	c, err := kube.NewClient(t.Context(), kube.Config{ConfigPaths: []string{Sandbox.Kubeconfig}})
+	c, err := kube.NewClient(context.Background(), kube.Config{ConfigPaths: []string{Sandbox.Kubeconfig}})
 	if err != nil {
 		t.Fatalf("connecting to the sandbox cluster: %v", err)
 	}

@@ -1,0 +1,4 @@
+locals {
+  # "10.0.20348"
+  ltsc2022 = provider::windows::build_number("2022")
+}
