@@ -1,0 +1,299 @@
+// Package controlplane runs a real Kubernetes control plane for the sandbox:
+// etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built
+// from Go modules (tools/controlplane), listening on 127.0.0.1 only, with
+// certificates from the sandbox CA and the objects `kubeadm init` creates.
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// Dir is the working directory; etcd/, logs/ and conf/ are (re)created
+	// under it, so every start begins with an empty cluster.
+	Dir string
+	// PKI holds the certificates; its CA is the cluster CA.
+	PKI *pki.Bundle
+	// BinDir holds the binaries; "" resolves them with ResolveBinaries.
+	BinDir string
+	// KubeconfigPath is where the admin kubeconfig is written ("" = Dir/kubeconfig).
+	KubeconfigPath string
+	// AllocateNodeCIDRs makes the controller manager assign each Node a
+	// spec.podCIDR from ClusterCIDR.
+	AllocateNodeCIDRs bool
+	Logf              func(format string, args ...any)
+}
+
+// ControlPlane is a running control plane.
+type ControlPlane struct {
+	// Server is the API server URL, https://127.0.0.1:<port>.
+	Server string
+	// Kubeconfig is the admin kubeconfig (context "sandbox", system:masters).
+	Kubeconfig string
+	// Config and Client are admin clients.
+	Config *rest.Config
+	Client kubernetes.Interface
+	// Version is the API server's reported gitVersion.
+	Version string
+	// LogDir holds <component>.log for each component.
+	LogDir string
+
+	procs    []*process // in start order
+	exited   chan *process
+	failed   chan struct{}
+	failErr  error
+	stopped  chan struct{} // closed when Stop begins
+	stopping atomic.Bool
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Component names, which are also their log file names and, for the
+// controller manager and scheduler, their leader-election Lease names.
+const (
+	Etcd              = "etcd"
+	APIServer         = "kube-apiserver"
+	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler"
+)
+
+// Start starts every component and returns once the cluster is usable: the
+// API server is ready, the controller manager and scheduler hold their
+// leases, the bootstrap objects exist and the default ServiceAccount has been
+// created. If a component exits meanwhile, the error names it and quotes its
+// log. On error everything started is stopped again.
+func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	binDir := opts.BinDir
+	if binDir == "" {
+		if binDir, err = ResolveBinaries(ctx, logf); err != nil {
+			return nil, err
+		}
+	}
+	l, err := prepare(opts, binDir)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfigPath := opts.KubeconfigPath
+	if kubeconfigPath == "" {
+		kubeconfigPath = filepath.Join(opts.Dir, "kubeconfig")
+	}
+	caPEM := opts.PKI.CA.CertPEM
+	server := l.apiserverURL()
+	if err := writeKubeconfig(kubeconfigPath, kubeconfig(server, caPEM, pki.AdminUser, opts.PKI.Admin)); err != nil {
+		return nil, err
+	}
+	cfg := restConfig(server, caPEM, opts.PKI.Admin)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: admin client: %w", err)
+	}
+
+	cp := &ControlPlane{
+		Server: server, Kubeconfig: kubeconfigPath, Config: cfg, Client: cs,
+		LogDir:  filepath.Join(opts.Dir, "logs"),
+		exited:  make(chan *process, len(Binaries)),
+		failed:  make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	go cp.monitor()
+	defer func() {
+		if err != nil {
+			if stopErr := cp.Stop(); stopErr != nil {
+				logf("controlplane: stopping after a failed start: %v", stopErr)
+			}
+		}
+	}()
+
+	// Waits end early, with the component's log, if any component exits.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-cp.failed:
+			cancel(cp.failErr)
+		case <-ctx.Done():
+		}
+	}()
+
+	// The API server retries its etcd connection, so both start at once.
+	if err := cp.start(l, Etcd, l.etcdArgs()); err != nil {
+		return nil, err
+	}
+	if err := cp.start(l, APIServer, l.apiserverArgs()); err != nil {
+		return nil, err
+	}
+	if err := waitForAPIServer(ctx, cs); err != nil {
+		return nil, cp.explain(err)
+	}
+	if cp.Version, err = serverVersion(ctx, cs); err != nil {
+		return nil, cp.explain(err)
+	}
+	logf("controlplane: %s %s ready at %s", APIServer, cp.Version, server)
+
+	// The controller manager and scheduler give up if the API server is not
+	// healthy soon after they start, so they start only now.
+	if err := cp.start(l, ControllerManager, l.controllerManagerArgs()); err != nil {
+		return nil, err
+	}
+	if err := cp.start(l, Scheduler, l.schedulerArgs()); err != nil {
+		return nil, err
+	}
+	if err := bootstrapCluster(ctx, cs, server, caPEM); err != nil {
+		return nil, cp.explain(err)
+	}
+	if err := WaitForLeaders(ctx, cs, ControllerManager, Scheduler); err != nil {
+		return nil, cp.explain(err)
+	}
+	if err := WaitForServiceAccount(ctx, cs, "default", "default"); err != nil {
+		return nil, cp.explain(err)
+	}
+	logf("controlplane: %s and %s are leading; cluster ready", ControllerManager, Scheduler)
+	return cp, nil
+}
+
+// prepare creates the working directories, chooses ports and writes the
+// controller manager's and scheduler's kubeconfigs.
+func prepare(opts Options, binDir string) (*layout, error) {
+	for _, d := range []string{"etcd", "logs", "conf"} {
+		p := filepath.Join(opts.Dir, d)
+		// A previous run's etcd data was written with other certificates
+		// and service-account keys; it is useless now.
+		if err := os.RemoveAll(p); err != nil {
+			return nil, fmt.Errorf("controlplane: clearing %s: %w", p, err)
+		}
+		if err := os.MkdirAll(p, 0o700); err != nil {
+			return nil, fmt.Errorf("controlplane: creating %s: %w", p, err)
+		}
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	l := &layout{
+		dir: opts.Dir, binDir: binDir, pki: opts.PKI,
+		etcdClientPort: ports[0], etcdPeerPort: ports[1], apiserverPort: ports[2],
+		controllerManagerPort: ports[3], schedulerPort: ports[4],
+		controllerManagerKubeconfig: filepath.Join(opts.Dir, "conf", "controller-manager.conf"),
+		schedulerKubeconfig:         filepath.Join(opts.Dir, "conf", "scheduler.conf"),
+		allocateNodeCIDRs:           opts.AllocateNodeCIDRs,
+	}
+	caPEM := opts.PKI.CA.CertPEM
+	if err := writeKubeconfig(l.controllerManagerKubeconfig,
+		kubeconfig(l.apiserverURL(), caPEM, pki.ControllerManagerUser, opts.PKI.ControllerManager)); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	if err := writeKubeconfig(l.schedulerKubeconfig,
+		kubeconfig(l.apiserverURL(), caPEM, pki.SchedulerUser, opts.PKI.Scheduler)); err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	return l, nil
+}
+
+func (cp *ControlPlane) start(l *layout, name string, args []string) error {
+	p, err := startProcess(name, l.bin(name), args, cp.LogDir, cp.exited)
+	if err != nil {
+		return fmt.Errorf("controlplane: %w", err)
+	}
+	cp.procs = append(cp.procs, p)
+	return nil
+}
+
+// monitor records the first component exit that Stop did not cause.
+func (cp *ControlPlane) monitor() {
+	var p *process
+	select {
+	case p = <-cp.exited:
+	case <-cp.stopped:
+		return
+	}
+	if cp.stopping.Load() {
+		return
+	}
+	cp.failErr = fmt.Errorf("controlplane: %w", p.exitError())
+	close(cp.failed)
+}
+
+// exitReportWait is how long a failed step waits for news of a component
+// exit: a refused connection usually means the API server has just died, and
+// its log says why, which the refused connection does not.
+const exitReportWait = 200 * time.Millisecond
+
+// explain returns the reason a step failed: a component's exit when one
+// exited (the step's own error is then only its consequence), else err.
+func (cp *ControlPlane) explain(err error) error {
+	timer := time.NewTimer(exitReportWait)
+	defer timer.Stop()
+	select {
+	case <-cp.failed:
+		return cp.failErr
+	case <-timer.C:
+		return fmt.Errorf("controlplane: %w", err)
+	}
+}
+
+// Failed is closed when a component exits on its own; Err then says which
+// and why.
+func (cp *ControlPlane) Failed() <-chan struct{} { return cp.failed }
+
+// Err returns the first unexpected exit, or nil.
+func (cp *ControlPlane) Err() error {
+	select {
+	case <-cp.failed:
+		return cp.failErr
+	default:
+		return nil
+	}
+}
+
+// Stop stops the components in reverse dependency order: the controller
+// manager and scheduler, then the API server, then etcd. It is idempotent.
+func (cp *ControlPlane) Stop() error {
+	cp.stopOnce.Do(func() {
+		cp.stopping.Store(true)
+		close(cp.stopped)
+		byName := make(map[string]*process, len(cp.procs))
+		for _, p := range cp.procs {
+			byName[p.name] = p
+		}
+		var errs []error
+		for _, tier := range [][]string{{ControllerManager, Scheduler}, {APIServer}, {Etcd}} {
+			var wg sync.WaitGroup
+			tierErrs := make([]error, len(tier))
+			for i, name := range tier {
+				if p := byName[name]; p != nil {
+					wg.Go(func() { tierErrs[i] = p.stop() })
+				}
+			}
+			wg.Wait()
+			errs = append(errs, tierErrs...)
+		}
+		cp.stopErr = errors.Join(errs...)
+	})
+	return cp.stopErr
+}
+
+// PIDs returns the process id of each running component.
+func (cp *ControlPlane) PIDs() map[string]int {
+	out := make(map[string]int, len(cp.procs))
+	for _, p := range cp.procs {
+		out[p.name] = p.cmd.Process.Pid
+	}
+	return out
+}

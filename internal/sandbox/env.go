@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EnvVar is one environment variable.
+type EnvVar struct{ Name, Value string }
+
+// Env returns the settings that point the provider, Terraform and tests at
+// this sandbox. The names are a contract (cmd/sandbox's env file, acceptance
+// tests, examples/quickstart): add to them, never rename.
+func (s *Sandbox) Env() []EnvVar {
+	vc := s.VSphere
+	return []EnvVar{
+		// The provider.
+		{"VSPHERE_SERVER", vc.Server},
+		{"VSPHERE_USER", vc.User},
+		{"VSPHERE_PASSWORD", vc.Password},
+		{"VSPHERE_CA_FILE", s.CAFile},
+		{"KUBECONFIG", s.Kubeconfig},
+		// The inventory, for tests and users.
+		{"SANDBOX_DIR", s.Dir},
+		{"SANDBOX_CA_FILE", s.CAFile},
+		{"SANDBOX_TEMPLATE_2019", vc.Templates["2019"]},
+		{"SANDBOX_TEMPLATE_2022", vc.Templates["2022"]},
+		{"SANDBOX_ADMIN_PASSWORD", s.AdminPassword},
+		{"SANDBOX_RESOURCE_POOL_ID", vc.ResourcePoolID},
+		{"SANDBOX_DATASTORE_ID", vc.DatastoreID},
+		{"SANDBOX_NETWORK_ID", vc.NetworkID},
+		{"SANDBOX_FOLDER", vc.Folder},
+		// examples/quickstart's variables; Terraform ignores undeclared ones.
+		{"TF_VAR_resource_pool_id", vc.ResourcePoolID},
+		{"TF_VAR_datastore_id", vc.DatastoreID},
+		{"TF_VAR_network_id", vc.NetworkID},
+		{"TF_VAR_folder", vc.Folder},
+		{"TF_VAR_source_template_2019", vc.Templates["2019"]},
+		{"TF_VAR_source_template_2022", vc.Templates["2022"]},
+		{"TF_VAR_admin_password", s.AdminPassword},
+	}
+}
+
+// Environ returns Env as NAME=value strings, for exec.Cmd.Env or os.Setenv.
+func (s *Sandbox) Environ() []string {
+	env := s.Env()
+	out := make([]string, len(env))
+	for i, e := range env {
+		out[i] = e.Name + "=" + e.Value
+	}
+	return out
+}
+
+// WriteEnvFile writes Env as `export NAME='value'` lines for `source`. The
+// file is created 0600 (it holds passwords) and renamed into place, so a
+// script waiting for it never reads half of it.
+func (s *Sandbox) WriteEnvFile(path string) error {
+	var b strings.Builder
+	b.WriteString("# terraform-provider-windows sandbox; valid while `go run ./cmd/sandbox` runs.\n")
+	for _, e := range s.Env() {
+		fmt.Fprintf(&b, "export %s=%s\n", e.Name, shellQuote(e.Value))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".sandbox-env-*")
+	if err != nil {
+		return fmt.Errorf("writing env file: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing env file %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing env file %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing env file: %w", err)
+	}
+	return nil
+}
+
+// shellQuote quotes v for POSIX shells: in single quotes, where an embedded
+// single quote ends the quoted part, appears escaped (\') and reopens it.
+func shellQuote(v string) string {
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
+// Setenv sets Env in this process's environment, for test packages whose
+// TestMain starts the sandbox and then runs the provider in-process.
+func (s *Sandbox) Setenv() error {
+	for _, e := range s.Env() {
+		if err := os.Setenv(e.Name, e.Value); err != nil {
+			return fmt.Errorf("setting %s: %w", e.Name, err)
+		}
+	}
+	return nil
+}

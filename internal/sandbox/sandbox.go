@@ -1,0 +1,182 @@
+// Package sandbox brings up the embedded world that `make demo` and the
+// acceptance tests run against, on 127.0.0.1 only: govmomi's vCenter
+// simulator with Windows Server base templates and a real Kubernetes control
+// plane, every endpoint signed by one generated CA.
+//
+// Tests start it in-process (once per package, from TestMain); cmd/sandbox
+// runs it as a process and writes Env to a file for shells.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
+)
+
+// VSphereUser is the simulator's only account.
+const VSphereUser = "administrator@vsphere.local"
+
+// Options configure a sandbox.
+type Options struct {
+	// Dir is the working directory. "" creates a temporary one that Stop
+	// removes; a given directory is kept (its logs help debugging), but its
+	// PKI and cluster state are recreated on every start.
+	Dir string
+	// AllocateNodeCIDRs controls the controller manager's node pod-CIDR
+	// allocation; nil means true. Tests of clusters whose network plugin
+	// assigns pod CIDRs itself turn it off.
+	AllocateNodeCIDRs *bool
+	// Logf receives progress; nil discards it.
+	Logf func(format string, args ...any)
+}
+
+// Sandbox is a running sandbox.
+type Sandbox struct {
+	// Dir is the working directory (SANDBOX_DIR).
+	Dir string
+	// CAFile verifies every sandbox endpoint (SANDBOX_CA_FILE, VSPHERE_CA_FILE).
+	CAFile string
+	// Kubeconfig is the admin kubeconfig, context "sandbox".
+	Kubeconfig string
+	CA         *pki.CA
+	PKI        *pki.Bundle
+	// AdminPassword is the Administrator password of the base templates; the
+	// simulated Windows hosts accept it.
+	AdminPassword string
+
+	VSphere      *vcsim.Server
+	ControlPlane *controlplane.ControlPlane
+
+	// ReadyIn is how long Start took.
+	ReadyIn time.Duration
+
+	removeDir bool
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// Start brings up vSphere and the control plane concurrently and returns
+// once both are ready. It fails, rather than hangs, when a component cannot
+// start (the error names it and quotes its log) or ctx ends; everything
+// already started is then stopped again.
+func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
+	begin := time.Now()
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	s := &Sandbox{Dir: opts.Dir}
+	if s.Dir == "" {
+		if s.Dir, err = os.MkdirTemp("", "windows-sandbox-"); err != nil {
+			return nil, fmt.Errorf("sandbox: creating working directory: %w", err)
+		}
+		s.removeDir = true
+	} else if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: creating working directory: %w", err)
+	}
+	if s.Dir, err = filepath.Abs(s.Dir); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if stopErr := s.Stop(); stopErr != nil {
+				logf("sandbox: cleaning up after a failed start: %v", stopErr)
+			}
+		}
+	}()
+
+	if s.PKI, err = pki.Generate(filepath.Join(s.Dir, "pki")); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s.CA, s.CAFile = s.PKI.CA, s.PKI.CAFile
+	s.Kubeconfig = filepath.Join(s.Dir, "kubeconfig")
+	if s.AdminPassword, err = pki.RandomPassword(16); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	vspherePassword, err := pki.RandomPassword(20)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	vcCert, err := s.CA.ServingCertificate("127.0.0.1", "localhost")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: vcsim certificate: %w", err)
+	}
+	allocate := opts.AllocateNodeCIDRs == nil || *opts.AllocateNodeCIDRs
+
+	// Either part failing cancels the other, so Start returns promptly with
+	// the first failure (the other's is only the cancellation).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		failOnce sync.Once
+		firstErr error
+	)
+	fail := func(err error) {
+		failOnce.Do(func() { firstErr = err })
+		cancel()
+	}
+	wg.Go(func() {
+		vc, err := vcsim.Start(ctx, vcsim.Options{
+			Certificate: vcCert, RootCAs: s.CA.Pool(),
+			User: VSphereUser, Password: vspherePassword, Logf: logf,
+		})
+		if err != nil {
+			fail(err)
+		}
+		s.VSphere = vc
+	})
+	wg.Go(func() {
+		cp, err := controlplane.Start(ctx, controlplane.Options{
+			Dir: s.Dir, PKI: s.PKI, KubeconfigPath: s.Kubeconfig,
+			AllocateNodeCIDRs: allocate, Logf: logf,
+		})
+		if err != nil {
+			fail(err)
+		}
+		s.ControlPlane = cp
+	})
+	wg.Wait()
+	if firstErr != nil {
+		return nil, fmt.Errorf("sandbox: %w", firstErr)
+	}
+	s.ReadyIn = time.Since(begin)
+	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
+	return s, nil
+}
+
+// Failed is closed when a control-plane component exits on its own; Err
+// then says which and why.
+func (s *Sandbox) Failed() <-chan struct{} { return s.ControlPlane.Failed() }
+
+// Err reports a component that exited on its own, or nil.
+func (s *Sandbox) Err() error { return s.ControlPlane.Err() }
+
+// Stop stops every process, closes the simulator and, for a temporary
+// working directory, removes it. It is idempotent.
+func (s *Sandbox) Stop() error {
+	s.stopOnce.Do(func() {
+		var errs []error
+		if s.ControlPlane != nil {
+			errs = append(errs, s.ControlPlane.Stop())
+		}
+		if s.VSphere != nil {
+			s.VSphere.Close()
+		}
+		if s.removeDir {
+			if err := os.RemoveAll(s.Dir); err != nil {
+				errs = append(errs, fmt.Errorf("sandbox: removing %s: %w", s.Dir, err))
+			}
+		}
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}

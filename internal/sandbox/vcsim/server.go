@@ -1,0 +1,151 @@
+// Package vcsim runs govmomi's vCenter simulator as the sandbox's vSphere: a
+// small site (one datacenter, a three-host cluster, a standalone host, two
+// datastores, port groups) with Windows Server base templates, served over
+// TLS on 127.0.0.1 with a sandbox-CA certificate and real credentials.
+package vcsim
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/url"
+
+	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/soap"
+
+	// Registers the vAPI (REST) endpoints: sessions, tags, content library.
+	// hashicorp/vsphere logs in to them, so users can compose with it.
+	_ "github.com/vmware/govmomi/vapi/simulator"
+)
+
+// Options configure the simulator.
+type Options struct {
+	// Certificate is the TLS serving certificate (for 127.0.0.1).
+	Certificate tls.Certificate
+	// RootCAs verifies Certificate; the inventory is built through a client
+	// that trusts only these, proving the endpoint before anyone else uses it.
+	RootCAs *x509.CertPool
+	// User and Password are the only credentials the simulator accepts.
+	User, Password string
+	Logf           func(format string, args ...any)
+}
+
+// Server is a running simulator and the inventory the sandbox created in it.
+type Server struct {
+	// URL is the SDK endpoint (https://127.0.0.1:port/sdk), without credentials.
+	URL *url.URL
+	// Server is host:port, the value of VSPHERE_SERVER.
+	Server         string
+	User, Password string
+
+	Datacenter string // "DC0"
+	// Folder is the inventory path of the VM folder for new VMs.
+	Folder string
+	// TemplateFolder holds the base templates.
+	TemplateFolder string
+	// Templates maps a Windows Server version ("2019", "2022") to the
+	// inventory path of its base template.
+	Templates map[string]string
+	// Managed object ids (e.g. "resgroup-22") of the placement defaults.
+	ResourcePoolID, DatastoreID, NetworkID string
+
+	// Model and HTTP expose the simulator itself, for hooks (power-on
+	// handlers, fault rules) that later sandbox parts install.
+	Model *simulator.Model
+	HTTP  *simulator.Server
+}
+
+// Start creates the simulator, serves it on a free 127.0.0.1 port and builds
+// the sandbox inventory. Close releases it.
+func Start(ctx context.Context, opts Options) (_ *Server, err error) {
+	if opts.User == "" || opts.Password == "" {
+		return nil, fmt.Errorf("vcsim: user and password are required")
+	}
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+
+	model := simulator.VPX()
+	model.Datacenter = 1
+	model.Cluster = 1
+	model.ClusterHost = 3
+	model.Host = 1      // a standalone host beside the cluster, as many sites have
+	model.Datastore = 2 // mounted on every host
+	model.Portgroup = 2 // distributed port groups beside the standard "VM Network"
+	model.Machine = 0   // no stock DC0_H0_VM0-style VMs: only our templates
+	if err := model.Create(); err != nil {
+		return nil, fmt.Errorf("vcsim: creating model: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			model.Remove()
+		}
+	}()
+
+	model.Service.RegisterEndpoints = true
+	model.Service.TLS = &tls.Config{Certificates: []tls.Certificate{opts.Certificate}, MinVersion: tls.VersionTLS12}
+	// With a user in Listen the simulator accepts only these credentials
+	// (its default accepts any non-empty ones).
+	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(opts.User, opts.Password)}
+	httpSrv := model.Service.NewServer()
+	defer func() {
+		if err != nil {
+			httpSrv.Close()
+		}
+	}()
+
+	u := *httpSrv.URL
+	u.User = nil
+	s := &Server{
+		URL:        &u,
+		Server:     u.Host,
+		User:       opts.User,
+		Password:   opts.Password,
+		Datacenter: "DC0",
+		Model:      model,
+		HTTP:       httpSrv,
+	}
+	logf("vcsim: serving the vSphere API at %s", s.URL)
+
+	c, err := s.login(ctx, opts.RootCAs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The inventory session is ours alone; a failed logout changes nothing.
+		_ = session.NewManager(c).Logout(context.WithoutCancel(ctx))
+	}()
+	if err := s.buildInventory(ctx, c, logf); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// login connects with certificate verification against roots (never
+// insecure) and logs in with the server's credentials.
+func (s *Server) login(ctx context.Context, roots *x509.CertPool) (*vim25.Client, error) {
+	sc := soap.NewClient(s.URL, false)
+	sc.DefaultTransport().TLSClientConfig.RootCAs = roots
+	c, err := vim25.NewClient(ctx, sc)
+	if err != nil {
+		return nil, fmt.Errorf("vcsim: connecting to %s: %w", s.URL, err)
+	}
+	if err := session.NewManager(c).Login(ctx, url.UserPassword(s.User, s.Password)); err != nil {
+		return nil, fmt.Errorf("vcsim: logging in to %s as %s: %w", s.URL, s.User, err)
+	}
+	return c, nil
+}
+
+// Close stops serving and removes the simulator's datastore directories.
+// Open connections are cut first: Close would otherwise wait for every
+// outstanding request, and a client's long-poll (WaitForUpdatesEx) can
+// outlive the caller's patience.
+func (s *Server) Close() {
+	s.HTTP.CloseClientConnections()
+	s.HTTP.Close()
+	s.Model.Remove()
+}
