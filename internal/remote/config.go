@@ -1,0 +1,113 @@
+package remote
+
+import (
+	"errors"
+	"time"
+)
+
+// Protocol selects the transport.
+type Protocol string
+
+// Protocols.
+const (
+	ProtocolWinRM Protocol = "winrm"
+	ProtocolSSH   Protocol = "ssh"
+)
+
+// Default settings.
+const (
+	DefaultOperationTimeout = 5 * time.Second
+	DefaultDialTimeout      = 10 * time.Second
+	DefaultConnectTimeout   = 10 * time.Minute
+	DefaultBackoffInitial   = 250 * time.Millisecond
+	DefaultBackoffMax       = 10 * time.Second
+)
+
+// Config says how to reach a host. Secrets in it are never logged.
+type Config struct {
+	Protocol Protocol // winrm (default) or ssh
+	Host     string
+	Port     int // default 5986 (WinRM HTTPS), 5985 (WinRM HTTP), 22 (SSH)
+	User     string
+	Password string
+
+	// WinRM. The provider defaults HTTPS to true: plain HTTP only when asked.
+	HTTPS         bool
+	CACertPEM     []byte // CA that signed the listener's certificate; system roots when empty
+	Insecure      bool   // skip certificate verification: an explicit opt-in
+	TLSServerName string // name to verify instead of Host
+	NTLM          bool   // NTLM (Negotiate) instead of Basic authentication
+	// OperationTimeout is the WS-Management OperationTimeout: how long one
+	// Receive poll may wait on the host, and so how late a cancellation can be
+	// noticed by the host. Default 5s.
+	OperationTimeout time.Duration
+
+	// SSH. Host keys are never accepted silently: HostKey pins one key
+	// (authorized_keys format); otherwise KnownHosts records the key seen first
+	// and rejects any other later (trust on first use).
+	PrivateKeyPEM []byte
+	HostKey       string
+	KnownHosts    HostKeyStore
+
+	DialTimeout    time.Duration // one TCP/TLS/SSH handshake; default 10s
+	ConnectTimeout time.Duration // Connect's bound when ctx has no deadline; default 10m
+	Backoff        Backoff
+}
+
+// Backoff is the retry schedule of Connect: Initial, doubling up to Max.
+type Backoff struct {
+	Initial time.Duration
+	Max     time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Protocol == "" {
+		c.Protocol = ProtocolWinRM
+	}
+	if c.OperationTimeout <= 0 {
+		c.OperationTimeout = DefaultOperationTimeout
+	}
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.Backoff.Initial <= 0 {
+		c.Backoff.Initial = DefaultBackoffInitial
+	}
+	if c.Backoff.Max <= 0 {
+		c.Backoff.Max = DefaultBackoffMax
+	}
+	return c
+}
+
+func (c Config) port() int {
+	switch {
+	case c.Port != 0:
+		return c.Port
+	case c.Protocol == ProtocolSSH:
+		return 22
+	case c.HTTPS:
+		return 5986
+	}
+	return 5985
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Host == "":
+		return errors.New("remote: Host is required")
+	case c.User == "":
+		return errors.New("remote: User is required")
+	case c.Protocol != ProtocolWinRM && c.Protocol != ProtocolSSH:
+		return errors.New(`remote: Protocol must be "winrm" or "ssh"`)
+	case c.Protocol == ProtocolWinRM && c.Password == "":
+		return errors.New("remote: WinRM needs a Password")
+	case c.Protocol == ProtocolSSH && c.Password == "" && len(c.PrivateKeyPEM) == 0:
+		return errors.New("remote: SSH needs a Password or a PrivateKeyPEM")
+	case c.Protocol == ProtocolSSH && c.HostKey == "" && c.KnownHosts == nil:
+		return errors.New("remote: SSH needs HostKey (pinned) or KnownHosts (trust on first use); host keys are never accepted unchecked")
+	}
+	return nil
+}

@@ -1,0 +1,31 @@
+// Package remote runs PowerShell on Windows hosts and copies files to them,
+// over WinRM (github.com/masterzen/winrm) or SSH (golang.org/x/crypto/ssh and
+// github.com/pkg/sftp), behind one small interface, Transport.
+//
+// Connect waits for the guest to come up (retrying with exponential backoff
+// until the context's deadline), then proves the session with a trivial
+// command. Errors name the host, the port, the step that failed (dial, TLS,
+// auth, host key, command) and what to check.
+//
+// Scripts: short scripts run inline as powershell.exe -EncodedCommand; a
+// script whose command line would pass cmd.exe's 8,191-character limit is
+// uploaded to C:\Windows\Temp and run with -File. PowerShell's CLIXML error
+// stream is decoded to text, and a non-zero exit code is an *ExitError
+// carrying the code and the last lines of output.
+//
+// Uploads are idempotent: when the destination already has the expected
+// SHA-256 nothing is sent. Otherwise the file goes to a temporary name next to
+// the destination (WinRM: base64 lines on the command's stdin, in WinRM Send
+// requests of ~150 KB; SSH: SFTP), its SHA-256 is checked on the host, and it
+// is moved into place.
+//
+// A host that reboots drops its connections: the next operation fails with a
+// dial-step *ConnectError; call Connect again to wait for it to come back.
+//
+// Nothing here logs: passwords, keys and script contents (which may carry
+// bootstrap tokens) never leave the call.
+//
+// The statement shapes the scripts here use are part of the contract that
+// internal/winsim documents (Get-FileHash, Test-Path, New-Item, Move-Item,
+// Remove-Item, if, exit, and the StdinUpload shape).
+package remote

@@ -1,0 +1,127 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Step names the phase of a connection that failed.
+type Step string
+
+// Steps.
+const (
+	StepDial    Step = "dial"
+	StepTLS     Step = "TLS"
+	StepAuth    Step = "auth"
+	StepHostKey Step = "host key"
+	StepCommand Step = "command"
+)
+
+// ConnectError says where reaching a host failed and what to check.
+type ConnectError struct {
+	Protocol string // "winrm https", "winrm http", "ssh"
+	Host     string
+	Port     int
+	Step     Step
+	Err      error
+	Attempts int // Connect attempts made, when it gave up retrying
+}
+
+func (e *ConnectError) Error() string {
+	attempts := ""
+	if e.Attempts > 1 {
+		attempts = fmt.Sprintf(" (after %d attempts)", e.Attempts)
+	}
+	return fmt.Sprintf("%s %s: %s failed%s: %v; %s", e.Protocol, hostPort(e.Host, e.Port), e.Step, attempts, e.Err, e.hint())
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+func (e *ConnectError) hint() string {
+	switch e.Step {
+	case StepDial:
+		listener := "the WinRM listener (winrm enumerate winrm/config/listener)"
+		if e.Protocol == "ssh" {
+			listener = "the sshd service"
+		}
+		return fmt.Sprintf("check that the host is up at that address, that the firewall allows TCP %d, and %s", e.Port, listener)
+	case StepTLS:
+		return "check that the CA certificate given signed the listener's certificate and that the certificate names the host (or set the TLS server name); skipping verification (insecure) is an explicit opt-in"
+	case StepAuth:
+		if e.Protocol == "ssh" {
+			return "check the user name and the password or private key (authorized_keys on the host)"
+		}
+		return "check the user name and password, and that the listener allows this authentication scheme (Basic needs winrm/config/service/auth Basic=true; NTLM is Negotiate)"
+	case StepHostKey:
+		return "the host's SSH key is not the one trusted; if the host was legitimately reinstalled, remove its old key from the known hosts store"
+	}
+	return "the session opened but a trivial command failed: check that PowerShell runs for this user"
+}
+
+func asConnectError(err error) (*ConnectError, bool) {
+	var ce *ConnectError
+	ok := errors.As(err, &ce)
+	return ce, ok
+}
+
+// retryable reports whether Connect should try again: only while the host is
+// unreachable, never for credentials, certificates or host keys.
+func retryable(err error) bool {
+	ce, ok := asConnectError(err)
+	return ok && ce.Step == StepDial
+}
+
+// ExitError is a script that ran and exited non-zero.
+type ExitError struct {
+	ExitCode int
+	Stdout   string
+	Stderr   string // CLIXML decoded
+}
+
+// tailLines is how many lines of output an ExitError message carries.
+const tailLines = 12
+
+func (e *ExitError) Error() string {
+	out := e.Stderr
+	if strings.TrimSpace(out) == "" {
+		out = e.Stdout
+	}
+	tail := lastLines(out, tailLines)
+	if tail == "" {
+		return fmt.Sprintf("script exited with code %d and no output", e.ExitCode)
+	}
+	return fmt.Sprintf("script exited with code %d: %s", e.ExitCode, tail)
+}
+
+func lastLines(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, strings.TrimRight(l, " \t"))
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// HostKeyError is an SSH host key that does not match the trusted one. It is
+// never retried and never silently accepted.
+type HostKeyError struct {
+	Address     string
+	Want        string // SHA256 fingerprint trusted
+	Got         string // SHA256 fingerprint presented
+	Pinned      bool   // Want came from Config.HostKey rather than the store
+	Fingerprint string
+}
+
+func (e *HostKeyError) Error() string {
+	src := "recorded on first connection"
+	if e.Pinned {
+		src = "pinned in the configuration"
+	}
+	return fmt.Sprintf("REMOTE HOST KEY MISMATCH for %s: the key %s is %s but the host presented %s; this may be an attack (man in the middle) or a reinstalled host, and the connection was refused",
+		e.Address, src, e.Want, e.Got)
+}

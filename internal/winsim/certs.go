@@ -1,0 +1,118 @@
+package winsim
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// newTLSConfig loads the configured certificate, or makes a self-signed one
+// (as a fresh WinRM HTTPS listener has) for the computer name and IP.
+func (h *Host) newTLSConfig() (*tls.Config, error) {
+	certPEM, keyPEM := h.cfg.TLSCertPEM, h.cfg.TLSKeyPEM
+	if len(certPEM) == 0 {
+		var err error
+		if certPEM, keyPEM, err = selfSigned(h.cfg.ComputerName, h.cfg.IP); err != nil {
+			return nil, err
+		}
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("loading the HTTPS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+func selfSigned(name, ip string) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		DNSNames:     []string{name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().AddDate(1, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	if parsed := net.ParseIP(ip); parsed != nil {
+		tmpl.IPAddresses = []net.IP{parsed}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), nil
+}
+
+// newSSHConfig builds the SSH server configuration: password and public-key
+// authentication for the administrator, and the host key.
+func (h *Host) newSSHConfig() (*ssh.ServerConfig, error) {
+	var signer ssh.Signer
+	var err error
+	if len(h.cfg.SSHHostKeyPEM) > 0 {
+		signer, err = ssh.ParsePrivateKey(h.cfg.SSHHostKeyPEM)
+	} else {
+		var key ed25519.PrivateKey
+		if _, key, err = ed25519.GenerateKey(rand.Reader); err == nil {
+			signer, err = ssh.NewSignerFromKey(key)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("SSH host key: %w", err)
+	}
+	var authorized []ssh.PublicKey
+	rest := h.cfg.AuthorizedKeys
+	for len(rest) > 0 {
+		key, _, _, next, err := ssh.ParseAuthorizedKey(rest)
+		if err != nil {
+			break
+		}
+		authorized = append(authorized, key)
+		rest = next
+	}
+	cfg := &ssh.ServerConfig{
+		ServerVersion: "SSH-2.0-OpenSSH_for_Windows_9.5",
+		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
+			if h.authFails() || !h.isAdmin(c.User()) || string(pw) != h.cfg.AdminPassword {
+				return nil, fmt.Errorf("password rejected for %s", c.User())
+			}
+			return nil, nil
+		},
+		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			if !h.authFails() && h.isAdmin(c.User()) {
+				for _, k := range authorized {
+					if k.Type() == key.Type() && string(k.Marshal()) == string(key.Marshal()) {
+						return nil, nil
+					}
+				}
+			}
+			return nil, fmt.Errorf("unknown public key for %s", c.User())
+		},
+	}
+	cfg.AddHostKey(signer)
+	return cfg, nil
+}
+
+func (h *Host) isAdmin(user string) bool {
+	return len(user) > 0 && equalFold(accountName(user), h.cfg.AdminUser)
+}

@@ -1,0 +1,124 @@
+package winsim
+
+import (
+	"context"
+	"regexp"
+	"time"
+)
+
+// Ports selects the TCP ports a host listens on. 0 picks a free port (tests),
+// PortDisabled turns a listener off. A nil *Ports in HostConfig means the
+// Windows defaults 5985, 5986 and 22.
+type Ports struct {
+	WinRM      int // HTTP listener
+	WinRMHTTPS int // HTTPS listener
+	SSH        int
+}
+
+// PortDisabled turns a listener off.
+const PortDisabled = -1
+
+// DefaultPorts are the ports a Windows Server host uses.
+func DefaultPorts() Ports { return Ports{WinRM: 5985, WinRMHTTPS: 5986, SSH: 22} }
+
+// HostConfig describes one simulated Windows Server host.
+type HostConfig struct {
+	ComputerName  string // also $env:COMPUTERNAME and the NTLM target name
+	IP            string // listen address, e.g. 127.0.0.2 (default 127.0.0.1)
+	AdminUser     string // default "Administrator"
+	AdminPassword string
+	WindowsBuild  string // "10.0.20348" (default)
+	UBR           int    // update build revision, the fourth version number
+	BIOSUUID      string
+
+	// Dir is the host's on-disk root ($SANDBOX_DIR/hosts/<computer name>/): fs/,
+	// scripts.log and services.json live there. Reusing a Dir keeps the disk,
+	// like powering a VM on again.
+	Dir string
+
+	// TLSCertPEM/TLSKeyPEM serve the HTTPS listener; when empty a self-signed
+	// certificate for the computer name and IP is generated.
+	TLSCertPEM, TLSKeyPEM []byte
+	// SSHHostKeyPEM is the host's private key; when empty an ed25519 key is generated.
+	SSHHostKeyPEM []byte
+	// AuthorizedKeys lists public keys (authorized_keys format) allowed to log in
+	// as the administrator over SSH.
+	AuthorizedKeys []byte
+
+	Ports *Ports
+
+	// BootDelay holds the listeners closed this long after Start, like a guest
+	// still booting. RebootDelay is the downtime of a reboot (default 2s).
+	BootDelay   time.Duration
+	RebootDelay time.Duration
+
+	Faults Faults
+
+	// OnServiceStart runs when a service enters Running (Start-Service or boot
+	// with StartupType Automatic); an error fails the start with that message.
+	// The simulated kubelet plugs in here. OnServiceStop runs when it stops.
+	OnServiceStart func(ctx context.Context, h *Host, svc Service) error
+	OnServiceStop  func(h *Host, svc Service)
+}
+
+// Faults injects failures; change them at run time with Host.SetFaults.
+type Faults struct {
+	// RefuseConnections closes every listener (connection refused) until cleared.
+	RefuseConnections bool
+	// FailAuth rejects every authentication attempt, even with the right password.
+	FailAuth bool
+	// Steps alter scripts that match; the first matching fault applies.
+	Steps []StepFault
+}
+
+// StepFault changes what happens when a script matches. A script matches when
+// Step equals the name in its "# step: <name>" comment (StepComment), or when
+// Match matches its text.
+type StepFault struct {
+	Step  string
+	Match *regexp.Regexp
+
+	// ExitCode and Stderr replace the script's result (the script does not run).
+	ExitCode int
+	Stderr   string
+	// Delay runs the script after this pause; Hang blocks until the client
+	// cancels (Signal, closed session) or the host goes down.
+	Delay time.Duration
+	Hang  bool
+	// Reboot restarts the host as the script arrives: it never completes and
+	// the connection drops, as when Windows Update reboots mid-bootstrap.
+	Reboot bool
+	// Times limits how often the fault fires (0 = always).
+	Times int
+}
+
+// Service is one entry of the host's service table.
+type Service struct {
+	Name           string
+	DisplayName    string
+	BinaryPathName string // executable path and arguments, as given to New-Service
+	StartupType    string // Automatic, Manual or Disabled
+	Status         string // Running or Stopped
+}
+
+func (c *HostConfig) setDefaults() {
+	if c.ComputerName == "" {
+		c.ComputerName = "WIN-SIM"
+	}
+	if c.IP == "" {
+		c.IP = "127.0.0.1"
+	}
+	if c.AdminUser == "" {
+		c.AdminUser = "Administrator"
+	}
+	if c.WindowsBuild == "" {
+		c.WindowsBuild = "10.0.20348"
+	}
+	if c.RebootDelay == 0 {
+		c.RebootDelay = 2 * time.Second
+	}
+	if c.Ports == nil {
+		p := DefaultPorts()
+		c.Ports = &p
+	}
+}

@@ -1,0 +1,124 @@
+// Package winsim simulates Windows Server hosts at the protocol level, the way
+// govmomi's vcsim simulates vCenter, so the provider's bootstrap can be tested
+// without Windows.
+//
+// A Host serves WinRM (WS-Management, WinRS shell: Create, Command, Send,
+// Receive, Signal, Delete) on HTTP and HTTPS with Basic and NTLMv2 (Negotiate)
+// authentication that really checks the password, and SSH (password and
+// public-key authentication; exec runs a command line, subsystem sftp serves
+// the disk). It keeps a virtual filesystem, mirrored on disk under
+// <Dir>/fs/<drive>/ (case-insensitive lookups, names kept as created), a
+// service table (<Dir>/services.json) and a log of every script it received
+// (<Dir>/scripts.log: time, transport, user, step, exit code, text).
+//
+// # Command lines
+//
+// WinRM commands and SSH exec requests are command lines as cmd.exe sees them:
+//
+//   - powershell[.exe] [-NoProfile] [-NonInteractive] [-ExecutionPolicy X]
+//     -EncodedCommand <base64 UTF-16LE> | -File <path.ps1> | -Command <text>
+//     (PowerShellCmdRE). Errors of -EncodedCommand scripts reach stderr as
+//     CLIXML ("#< CLIXML" then <Objs> with <S S="Error"> lines), as on Windows.
+//   - echo <text> >> "<path>" and echo <text> > "<path>" (EchoRedirectRE): how
+//     Terraform's and Packer's WinRM communicator (packer-community/winrmcp)
+//     uploads base64 chunks to %TEMP%\winrmcp-<uuid>.tmp.
+//   - echo <text>, exit [/b] <n>, hostname, type <path>, mkdir <path>, del <path>,
+//     cmd /c <line>, and a path to a .cmd/.bat file (run line by line with
+//     cmd's "echo on" prompt lines) or a .ps1 file (run as PowerShell).
+//
+// # The PowerShell effects contract
+//
+// The simulator cannot run PowerShell. It executes the small set of statement
+// shapes below; every other statement is recorded in scripts.log and succeeds
+// with no output. The bootstrap (internal/bootstrap) must write its steps with
+// these shapes only, so that what it expects of a host is what the simulator
+// does. Effects lists the same set in code and a test keeps the two in step.
+// Arguments are quoted literals ('single' preferred: nothing expands), $variables
+// set earlier in the script, $env:NAME, or (bracketed statements).
+//
+// Files and directories:
+//
+//	Set-Content -Path '<path>' -Value '<text>' [-NoNewline]   write (adds CRLF unless -NoNewline)
+//	Add-Content -Path '<path>' -Value '<text>' [-NoNewline]   append
+//	Get-Content -Path '<path>' [-Raw]                         output the lines (or the whole text)
+//	[IO.File]::WriteAllBytes('<path>', [Convert]::FromBase64String('<base64>'))   WriteAllBytes
+//	[IO.File]::WriteAllText('<path>', '<text>')                                   WriteAllText
+//	New-Item -ItemType Directory -Force -Path '<path>' [| Out-Null]   also -ItemType File [-Value]; mkdir
+//	Test-Path [-Path|-LiteralPath] '<path>' [-PathType Leaf|Container]   True or False
+//	Remove-Item [-Path|-LiteralPath] '<path>' [-Force] [-Recurse] [-ErrorAction SilentlyContinue]
+//	Move-Item [-Path|-LiteralPath] '<src>' -Destination '<dst>' [-Force]
+//	Copy-Item [-Path|-LiteralPath] '<src>' -Destination '<dst>' [-Force]
+//	Get-FileHash -Algorithm SHA256 [-LiteralPath] '<path>'   object with .Hash (upper-case hex of the real bytes)
+//	(Get-FileHash -Algorithm SHA256 -LiteralPath '<path>').Hash, or | Select-Object -ExpandProperty Hash
+//
+// Services (the simulated service control manager):
+//
+//	New-Service -Name '<name>' -BinaryPathName '<exe and args>' [-DisplayName '<d>'] [-StartupType Automatic|Manual|Disabled]
+//	Set-Service -Name '<name>' -StartupType <type>
+//	Start-Service '<name>' / Stop-Service '<name>' [-Force] / Restart-Service '<name>'
+//	(Get-Service -Name '<name>').Status   Running or Stopped; missing service is an error
+//	Remove-Service -Name '<name>', sc.exe delete <name>
+//
+// Starting a service calls HostConfig.OnServiceStart (the simulated kubelet
+// plugs in there); Automatic services start again after every boot.
+//
+// System:
+//
+//	Restart-Computer [-Force]   the script finishes, then the host goes down
+//	                            (connections drop) and comes back after RebootDelay
+//	[Environment]::OSVersion.Version[.ToString()]   "10.0.<build>.0" (OSVersion)
+//	(Get-ItemProperty -Path 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion').CurrentBuild
+//	    also .UBR, .CurrentBuildNumber, .ProductName, .EditionID (Get-ItemProperty,
+//	    Get-ItemPropertyValue -Path '<key>' -Name UBR)
+//	$env:COMPUTERNAME, hostname, [Environment]::MachineName   the computer name (COMPUTERNAME)
+//
+// Output, errors and control flow:
+//
+//	Write-Output '<text>', echo '<text>', Write-Host '<text>', a bare '<text>' or $variable
+//	Write-Error '<message>'   error record: stderr, $? false
+//	[Console]::Error.WriteLine('<text>')   a plain stderr line
+//	throw '<message>'   terminating error, exit code 1
+//	exit <n>
+//	$name = <literal | $env:X | (statement) | [IO.Path]::GetFullPath("...")>   variables
+//	$ErrorActionPreference = 'Stop'   the first error ends the script (exit 1)
+//	if (<condition>) { ... } elseif (<condition>) { ... } else { ... }   (if)
+//	    conditions: a statement or expression (truthy unless empty/False/0),
+//	    -not / !, -and / -or, and -eq -ne -like -notlike -match -notmatch
+//	try { ... } catch { ... } finally { ... }
+//	Statement | Out-Null, | Select-Object -ExpandProperty <p>, | Out-String
+//
+// Exit codes follow powershell.exe: -EncodedCommand and -Command exit 1 when
+// the last statement failed (even with -ErrorAction SilentlyContinue), -File
+// exits 0 unless the script calls exit or throws.
+//
+// Uploads. Two whole-script shapes carry file contents:
+//
+//	StdinUpload (StdinUploadRE), used by internal/remote over WinRM:
+//	    $f = [IO.File]::Create('<path>'); try { foreach ($l in $input) {
+//	    $b = [Convert]::FromBase64String($l); $f.Write($b, 0, $b.Length) } } finally { $f.Close() }
+//	    with the file's base64 lines sent on stdin (WinRM Send).
+//	WinrmcpRestore (WinrmcpRestoreRE): winrmcp's restore script, which decodes
+//	    the lines its echo-redirect chunks (echo-redirect) appended to the temp file.
+//
+// Over SSH files arrive by SFTP ("/C:/k/file" paths).
+//
+// # Named steps and faults
+//
+// A script names its step with a comment line "# step: <name>" (StepComment).
+// HostConfig.Faults (and Host.SetFaults at run time) can refuse connections,
+// fail every authentication, and for a step (or a script matching a regexp)
+// exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
+// host as the step arrives.
+//
+// # WinRM details
+//
+// Receive is a long poll bounded by the request's OperationTimeout (at most
+// 60s); on expiry the w:TimedOut fault (code 2150858793, text containing
+// "OperationTimeout") tells the client to poll again. Unknown shells get
+// w:InvalidSelectors, requests over MaxEnvelopeSizeKB get w:EncodingLimit,
+// bad credentials HTTP 401 with "WWW-Authenticate: Negotiate" and
+// "Basic realm=\"WSMAN\"". NTLM authenticates the TCP connection: a connection
+// that completed the handshake is served without an Authorization header, and
+// an AUTHENTICATE message sent on another connection than its CHALLENGE fails,
+// as on Windows. An empty POST only authenticates (200).
+package winsim

@@ -1,0 +1,98 @@
+package winsim
+
+import "regexp"
+
+// StepComment marks a named step in a script: a line "# step: install-kubelet".
+// Fault injection (StepFault.Step) and scripts.log use the name; the bootstrap
+// writes one such line at the top of every step.
+const StepComment = "# step: "
+
+// psArg matches one argument of a .NET call: a quoted literal or a variable.
+const psArg = `('(?:[^']|'')*'|"(?:[^"` + "`" + `]|` + "`" + `.)*"|\$[\w:]+)`
+
+// Statement shapes that are not cmdlets: .NET calls the bootstrap may use.
+var (
+	// WriteAllBytesRE: [IO.File]::WriteAllBytes('<path>', [Convert]::FromBase64String('<base64>'))
+	WriteAllBytesRE = regexp.MustCompile(`(?i)^\[(?:System\.)?IO\.File\]::WriteAllBytes\(\s*` + psArg + `\s*,\s*\[(?:System\.)?Convert\]::FromBase64String\(\s*` + psArg + `\s*\)\s*\)$`)
+	// WriteAllTextRE: [IO.File]::WriteAllText('<path>', '<text>')
+	WriteAllTextRE = regexp.MustCompile(`(?i)^\[(?:System\.)?IO\.File\]::WriteAllText\(\s*` + psArg + `\s*,\s*` + psArg + `\s*\)$`)
+	// FileExistsRE: [IO.File]::Exists('<path>') -> True/False
+	FileExistsRE = regexp.MustCompile(`(?i)^\[(?:System\.)?IO\.File\]::Exists\(\s*` + psArg + `\s*\)$`)
+	// CreateDirectoryRE: [IO.Directory]::CreateDirectory('<path>')
+	CreateDirectoryRE = regexp.MustCompile(`(?i)^\[(?:System\.)?IO\.Directory\]::CreateDirectory\(\s*` + psArg + `\s*\)$`)
+	// OSVersionRE: [Environment]::OSVersion.Version[.ToString()] -> "10.0.20348.0"
+	OSVersionRE = regexp.MustCompile(`(?i)^\[(?:System\.)?Environment\]::OSVersion\.Version(?:\.ToString\(\))?$`)
+	// MachineNameRE: [Environment]::MachineName -> the computer name
+	MachineNameRE = regexp.MustCompile(`(?i)^\[(?:System\.)?Environment\]::MachineName$`)
+	// ConsoleWriteRE: [Console]::Error.WriteLine('<text>') / [Console]::Out.WriteLine(...)
+	ConsoleWriteRE = regexp.MustCompile(`(?i)^\[(?:System\.)?Console\]::(Error|Out)\.WriteLine\(\s*` + psArg + `\s*\)$`)
+)
+
+// CurrentVersionKey is the registry key whose CurrentBuild, CurrentBuildNumber,
+// UBR, ProductName, EditionID and DisplayVersion the host reports through
+// (Get-ItemProperty -Path '<key>').<Name> or Get-ItemPropertyValue -Path '<key>' -Name <Name>.
+const CurrentVersionKey = `HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion`
+
+// Whole-script shapes: recognised before the script is split into statements.
+var (
+	// StdinUploadRE is how internal/remote streams a file over WinRM: base64
+	// lines on stdin, decoded and appended to the file the script creates:
+	//   $f = [IO.File]::Create('<path>'); try { foreach ($l in $input) { ... } } finally { $f.Close() }
+	StdinUploadRE = regexp.MustCompile(`(?is)(?:^|[\n;])\s*\$f\s*=\s*\[(?:System\.)?IO\.File\]::Create\(\s*'((?:[^']|'')*)'\s*\)\s*;?\s*try\s*\{\s*foreach\s*\(\s*\$l\s+in\s+\$input\s*\)`)
+	// WinrmcpRestoreRE is the restore script of github.com/packer-community/winrmcp
+	// (Terraform's and Packer's WinRM upload): it decodes the base64 lines that
+	// "echo <chunk> >> %TEMP%\winrmcp-<uuid>.tmp" appended, into the destination.
+	WinrmcpRestoreRE = regexp.MustCompile(`(?s)\$tmp_file_path\s*=\s*\[System\.IO\.Path\]::GetFullPath\("([^"]*)"\).*?\$dest_file_path\s*=\s*\[System\.IO\.Path\]::GetFullPath\("([^"]*)"(?:\.Trim\("'"\))?\).*FromBase64String\(\$base64_line\)`)
+)
+
+// Command-line shapes (WinRM Command and SSH exec, run by cmd.exe on Windows).
+var (
+	// PowerShellCmdRE: powershell[.exe] <options> -EncodedCommand|-File|-Command ...
+	PowerShellCmdRE = regexp.MustCompile(`(?i)^"?(?:[a-z]:\\[^"]*\\)?(?:powershell|pwsh)(?:\.exe)?"?(?:\s+(.*))?$`)
+	// EchoRedirectRE: echo <text> >> "<path>" (append) or > "<path>" (create)
+	EchoRedirectRE = regexp.MustCompile(`(?is)^echo(?:\s(.*?))?(>>?)\s*"?([^"<>|]+?)"?\s*$`)
+)
+
+// Effect documents one understood statement. The list is the contract between
+// the bootstrap scripts and the simulator; doc.go explains each entry and a
+// test checks every name appears there.
+type Effect struct {
+	Name  string // cmdlet or shape name
+	Shape string // the form the bootstrap writes
+}
+
+// Effects lists the statement shapes the simulator executes. Anything else is
+// recorded in scripts.log and succeeds with no output.
+var Effects = []Effect{
+	{"Set-Content", `Set-Content -Path '<path>' -Value '<text>' [-NoNewline] [-Encoding <e>] [-Force]`},
+	{"Add-Content", `Add-Content -Path '<path>' -Value '<text>' [-NoNewline]`},
+	{"Get-Content", `Get-Content -Path|-LiteralPath '<path>' [-Raw]`},
+	{"WriteAllBytes", `[IO.File]::WriteAllBytes('<path>', [Convert]::FromBase64String('<base64>'))`},
+	{"WriteAllText", `[IO.File]::WriteAllText('<path>', '<text>')`},
+	{"New-Item", `New-Item -ItemType Directory|File -Force -Path '<path>' [-Value '<text>'] [| Out-Null]`},
+	{"Test-Path", `Test-Path [-Path|-LiteralPath] '<path>' -> True|False`},
+	{"Remove-Item", `Remove-Item [-Path|-LiteralPath] '<path>' [-Force] [-Recurse] [-ErrorAction SilentlyContinue]`},
+	{"Move-Item", `Move-Item [-Path|-LiteralPath] '<src>' -Destination '<dst>' [-Force]`},
+	{"Copy-Item", `Copy-Item [-Path|-LiteralPath] '<src>' -Destination '<dst>' [-Force]`},
+	{"Get-FileHash", `Get-FileHash -Algorithm SHA256 [-Path|-LiteralPath] '<path>' [| Select-Object -ExpandProperty Hash] | (Get-FileHash ...).Hash`},
+	{"New-Service", `New-Service -Name '<name>' -BinaryPathName '<exe and args>' [-DisplayName '<d>'] [-StartupType Automatic|Manual|Disabled]`},
+	{"Set-Service", `Set-Service -Name '<name>' -StartupType Automatic|Manual|Disabled`},
+	{"Start-Service", `Start-Service [-Name] '<name>'`},
+	{"Stop-Service", `Stop-Service [-Name] '<name>' [-Force]`},
+	{"Restart-Service", `Restart-Service [-Name] '<name>' [-Force]`},
+	{"Get-Service", `Get-Service [-Name] '<name>' [-ErrorAction SilentlyContinue] | (Get-Service ...).Status -> Running|Stopped`},
+	{"Remove-Service", `Remove-Service -Name '<name>' | sc.exe delete <name>`},
+	{"Restart-Computer", `Restart-Computer [-Force]: the host goes down after the script and comes back after RebootDelay`},
+	{"exit", `exit <n>`},
+	{"throw", `throw '<message>'`},
+	{"Write-Output", `Write-Output '<text>' | echo '<text>' | Write-Host '<text>' | '<text>' | $env:NAME`},
+	{"Write-Error", `Write-Error '<message>' (CLIXML on stderr under -EncodedCommand)`},
+	{"OSVersion", `[Environment]::OSVersion.Version[.ToString()]`},
+	{"Get-ItemProperty", `(Get-ItemProperty -Path '` + CurrentVersionKey + `').CurrentBuild|UBR|... | Get-ItemPropertyValue`},
+	{"COMPUTERNAME", `$env:COMPUTERNAME | hostname | [Environment]::MachineName`},
+	{"if", `if (<condition>) { <statements> } [elseif (...) {...}] [else { <statements> }]`},
+	{"variables", `$name = <value or statement>; $ErrorActionPreference = 'Stop'`},
+	{"StdinUpload", `$f = [IO.File]::Create('<path>'); try { foreach ($l in $input) { ... } } finally { $f.Close() }`},
+	{"WinrmcpRestore", `the packer-community/winrmcp restore script`},
+	{"echo-redirect", `echo <text> >> "<path>" (cmd.exe)`},
+}

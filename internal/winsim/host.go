@@ -1,0 +1,406 @@
+package winsim
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Host is one simulated Windows Server host.
+type Host struct {
+	cfg   HostConfig
+	fs    *vfs
+	svcs  *serviceTable
+	log   *scriptLog
+	wsman *wsmanServer
+
+	tlsConfig *tls.Config
+	sshConfig *ssh.ServerConfig
+
+	mu       sync.Mutex
+	faults   Faults
+	fired    map[int]int // StepFault index -> times fired
+	up       bool
+	stopped  bool
+	ports    Ports // bound ports (0 = disabled)
+	servers  []*http.Server
+	sshLn    net.Listener
+	sshConns map[net.Conn]struct{}
+	upCtx    context.Context // cancelled when the host goes down
+	upCancel context.CancelFunc
+	upCh     chan struct{} // closed while the host is up
+	timers   []*time.Timer
+	wg       sync.WaitGroup
+}
+
+// Start boots a simulated host: it binds its listeners (ports 0 become free
+// ports, fixed from then on, across reboots) and serves WinRM and SSH. ctx
+// bounds the start only; the host runs until Stop.
+func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
+	cfg.setDefaults()
+	if cfg.Dir == "" {
+		return nil, errors.New("winsim: HostConfig.Dir is required (the host's on-disk root)")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	profile := `C:\Users\` + cfg.AdminUser
+	env := map[string]string{
+		"COMPUTERNAME": cfg.ComputerName, "USERNAME": cfg.AdminUser, "USERDOMAIN": cfg.ComputerName,
+		"USERPROFILE": profile, "HOMEDRIVE": "C:", "HOMEPATH": `\Users\` + cfg.AdminUser,
+		"TEMP": profile + `\AppData\Local\Temp`, "TMP": profile + `\AppData\Local\Temp`,
+		"SystemRoot": `C:\Windows`, "windir": `C:\Windows`, "SystemDrive": "C:",
+		"ProgramFiles": `C:\Program Files`, "ProgramData": `C:\ProgramData`,
+		"ProgramFiles(x86)": `C:\Program Files (x86)`, "APPDATA": profile + `\AppData\Roaming`,
+		"LOCALAPPDATA": profile + `\AppData\Local`, "OS": "Windows_NT",
+	}
+	fs, err := newVFS(filepath.Join(cfg.Dir, "fs"), env)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{env["TEMP"], `C:\Windows\Temp`, `C:\Windows\System32`, `C:\Program Files`, `C:\ProgramData`} {
+		if err := fs.MkdirAll(d); err != nil {
+			return nil, fmt.Errorf("winsim: creating %s: %w", d, err)
+		}
+	}
+	svcs, err := loadServices(filepath.Join(cfg.Dir, "services.json"))
+	if err != nil {
+		return nil, fmt.Errorf("winsim: %w", err)
+	}
+	h := &Host{
+		cfg:      cfg,
+		fs:       fs,
+		svcs:     svcs,
+		log:      &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
+		faults:   cfg.Faults,
+		fired:    map[int]int{},
+		sshConns: map[net.Conn]struct{}{},
+		upCh:     make(chan struct{}),
+	}
+	h.wsman = newWSManServer(h)
+	if h.tlsConfig, err = h.newTLSConfig(); err != nil {
+		return nil, fmt.Errorf("winsim: TLS for %s: %w", cfg.ComputerName, err)
+	}
+	if h.sshConfig, err = h.newSSHConfig(); err != nil {
+		return nil, fmt.Errorf("winsim: SSH for %s: %w", cfg.ComputerName, err)
+	}
+	if err := h.bind(); err != nil {
+		return nil, err
+	}
+	if cfg.BootDelay > 0 || h.faults.RefuseConnections {
+		h.goDown()
+		if !h.faults.RefuseConnections {
+			h.after(cfg.BootDelay, h.comeUp)
+		}
+	} else {
+		h.bootServices()
+	}
+	return h, nil
+}
+
+// bind opens the listeners for the first time, fixing the ports chosen for 0.
+func (h *Host) bind() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	want := *h.cfg.Ports
+	lns := map[string]net.Listener{}
+	for _, p := range []struct {
+		name string
+		port int
+		dst  *int
+	}{{"winrm-http", want.WinRM, &h.ports.WinRM}, {"winrm-https", want.WinRMHTTPS, &h.ports.WinRMHTTPS}, {"ssh", want.SSH, &h.ports.SSH}} {
+		if p.port == PortDisabled {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(p.port)))
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return fmt.Errorf("winsim: %s listener for %s on %s port %d: %w", p.name, h.cfg.ComputerName, h.cfg.IP, p.port, err)
+		}
+		*p.dst = ln.Addr().(*net.TCPAddr).Port
+		lns[p.name] = ln
+	}
+	h.serveLocked(lns)
+	return nil
+}
+
+// comeUp reopens the listeners on the bound ports and starts the automatic services.
+func (h *Host) comeUp() {
+	h.mu.Lock()
+	if h.up || h.stopped || h.faults.RefuseConnections {
+		h.mu.Unlock()
+		return
+	}
+	lns := map[string]net.Listener{}
+	for name, port := range map[string]int{"winrm-http": h.ports.WinRM, "winrm-https": h.ports.WinRMHTTPS, "ssh": h.ports.SSH} {
+		if port == 0 {
+			continue
+		}
+		var ln net.Listener
+		var err error
+		// The old socket may linger for a moment after a reboot's close.
+		for i := 0; i < 50; i++ {
+			if ln, err = net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(port))); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err != nil {
+			continue // that service stays unreachable, as a broken listener would
+		}
+		lns[name] = ln
+	}
+	h.serveLocked(lns)
+	h.mu.Unlock()
+	h.bootServices()
+}
+
+func (h *Host) serveLocked(lns map[string]net.Listener) {
+	h.upCtx, h.upCancel = context.WithCancel(context.Background())
+	h.up = true
+	close(h.upCh)
+	h.servers = nil
+	for name, ln := range lns {
+		switch name {
+		case "winrm-http", "winrm-https":
+			if name == "winrm-https" {
+				ln = tls.NewListener(ln, h.tlsConfig)
+			}
+			srv := &http.Server{
+				Handler:           h.wsmanHandler(name),
+				ConnContext:       withConnState,
+				ReadHeaderTimeout: 30 * time.Second,
+				ErrorLog:          discardLogger,
+			}
+			h.servers = append(h.servers, srv)
+			h.wg.Add(1)
+			go func() {
+				defer h.wg.Done()
+				_ = srv.Serve(ln)
+			}()
+		case "ssh":
+			h.sshLn = ln
+			h.wg.Add(1)
+			go func() {
+				defer h.wg.Done()
+				h.serveSSH(ln)
+			}()
+		}
+	}
+}
+
+// goDown closes every listener and connection, cancels running scripts and
+// stops the services, like a powered-off or rebooting machine.
+func (h *Host) goDown() {
+	h.mu.Lock()
+	if !h.up {
+		h.mu.Unlock()
+		return
+	}
+	h.up = false
+	h.upCh = make(chan struct{})
+	h.upCancel()
+	servers, sshLn := h.servers, h.sshLn
+	conns := h.sshConns
+	h.servers, h.sshLn, h.sshConns = nil, nil, map[net.Conn]struct{}{}
+	h.mu.Unlock()
+	for _, s := range servers {
+		_ = s.Close()
+	}
+	if sshLn != nil {
+		_ = sshLn.Close()
+	}
+	for c := range conns {
+		_ = c.Close()
+	}
+	h.wsman.reset()
+	for _, s := range h.svcs.list() {
+		if s.Status == StatusRunning {
+			_ = h.stopService(s.Name)
+		}
+	}
+}
+
+// Reboot takes the host down, waits RebootDelay and brings it back. It blocks
+// until the host is up again (or stopped).
+func (h *Host) Reboot() {
+	h.goDown()
+	t := time.NewTimer(h.cfg.RebootDelay)
+	defer t.Stop()
+	<-t.C
+	h.comeUp()
+}
+
+// Stop shuts the host down for good. The on-disk state under Dir stays.
+func (h *Host) Stop() error {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return nil
+	}
+	h.stopped = true
+	for _, t := range h.timers {
+		t.Stop()
+	}
+	h.mu.Unlock()
+	h.goDown()
+	h.wg.Wait()
+	return nil
+}
+
+// after runs fn after d unless the host is stopped first.
+func (h *Host) after(d time.Duration, fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.timers = append(h.timers, time.AfterFunc(d, fn))
+}
+
+// WaitUp blocks until the host serves connections.
+func (h *Host) WaitUp(ctx context.Context) error {
+	for {
+		h.mu.Lock()
+		up, ch := h.up, h.upCh
+		h.mu.Unlock()
+		if up {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Up reports whether the host is serving.
+func (h *Host) Up() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.up
+}
+
+// Config returns the host's configuration (with defaults filled in).
+func (h *Host) Config() HostConfig { return h.cfg }
+
+// ComputerName is the host's Windows computer name.
+func (h *Host) ComputerName() string { return h.cfg.ComputerName }
+
+// IP is the address the host listens on.
+func (h *Host) IP() string { return h.cfg.IP }
+
+// Ports returns the bound ports (0 for a disabled listener).
+func (h *Host) Ports() Ports {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ports
+}
+
+// Dir is the host's on-disk root.
+func (h *Host) Dir() string { return h.cfg.Dir }
+
+// Scripts returns the scripts received so far (recent ones, oldest first).
+func (h *Host) Scripts() []ScriptRecord { return h.log.list() }
+
+// ReadFile reads a file of the virtual filesystem ("C:\k\kubelet.exe").
+func (h *Host) ReadFile(path string) ([]byte, error) { return h.fs.ReadFile(path) }
+
+// WriteFile writes a file of the virtual filesystem, creating parents.
+func (h *Host) WriteFile(path string, data []byte) error { return h.fs.WriteFile(path, data, false) }
+
+// FileExists reports whether a file or directory exists.
+func (h *Host) FileExists(path string) bool {
+	ok, _ := h.fs.Stat(path)
+	return ok
+}
+
+// DiskPath is where a virtual path is mirrored on disk.
+func (h *Host) DiskPath(path string) string { return h.fs.resolve(path) }
+
+// Services returns the service table.
+func (h *Host) Services() []Service { return h.svcs.list() }
+
+// Service returns one service.
+func (h *Host) Service(name string) (Service, bool) { return h.svcs.get(name) }
+
+// startService marks a service Running and calls the OnServiceStart hook.
+func (h *Host) startService(name string) error {
+	s, ok := h.svcs.get(name)
+	if !ok {
+		return noService(name)
+	}
+	if s.StartupType == StartupDisabled {
+		return fmt.Errorf("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s on computer '.'.", s.DisplayName, s.Name, s.Name)
+	}
+	if s.Status == StatusRunning {
+		return nil
+	}
+	h.mu.Lock()
+	ctx := h.upCtx
+	h.mu.Unlock()
+	if h.cfg.OnServiceStart != nil {
+		if err := h.cfg.OnServiceStart(ctx, h, s); err != nil {
+			return fmt.Errorf("Service '%s (%s)' cannot be started due to the following error: %v", s.DisplayName, s.Name, err)
+		}
+	}
+	_, err := h.svcs.update(name, func(s *Service) error { s.Status = StatusRunning; return nil })
+	return err
+}
+
+// stopService marks a service Stopped and calls the OnServiceStop hook.
+func (h *Host) stopService(name string) error {
+	s, err := h.svcs.update(name, func(s *Service) error { s.Status = StatusStopped; return nil })
+	if err != nil {
+		return err
+	}
+	if h.cfg.OnServiceStop != nil {
+		h.cfg.OnServiceStop(h, s)
+	}
+	return nil
+}
+
+// bootServices starts the Automatic services, as the SCM does at boot.
+func (h *Host) bootServices() {
+	for _, s := range h.svcs.list() {
+		if s.StartupType == StartupAutomatic && s.Status != StatusRunning {
+			_ = h.startService(s.Name)
+		}
+	}
+}
+
+// currentVersion is the CurrentVersionKey registry key.
+func (h *Host) currentVersion() map[string]string {
+	build := h.cfg.WindowsBuild
+	if i := strings.LastIndexByte(build, '.'); i >= 0 {
+		build = build[i+1:]
+	}
+	product := "Windows Server 2022 Datacenter"
+	switch {
+	case build == "17763":
+		product = "Windows Server 2019 Datacenter"
+	case build >= "26100":
+		product = "Windows Server 2025 Datacenter"
+	}
+	return map[string]string{
+		"CurrentBuild": build, "CurrentBuildNumber": build, "UBR": strconv.Itoa(h.cfg.UBR),
+		"ProductName": product, "EditionID": "ServerDatacenter", "InstallationType": "Server",
+		"CurrentMajorVersionNumber": "10", "CurrentMinorVersionNumber": "0",
+	}
+}
+
+// discardLogger silences net/http's per-connection errors (TLS handshakes
+// refused by tests, dropped connections during reboots).
+var discardLogger = log.New(io.Discard, "", 0)

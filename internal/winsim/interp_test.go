@@ -1,0 +1,180 @@
+package winsim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unicode/utf16"
+)
+
+func startTestHost(t *testing.T, edit func(*HostConfig)) *Host {
+	t.Helper()
+	cfg := HostConfig{ComputerName: "WIN-UNIT", AdminPassword: "pw", Dir: t.TempDir(), UBR: 1234,
+		Ports: &Ports{WinRM: PortDisabled, WinRMHTTPS: PortDisabled, SSH: PortDisabled}, RebootDelay: 100 * time.Millisecond}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Stop() })
+	return h
+}
+
+func encoded(script string) string {
+	u := utf16.Encode([]rune(script))
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		b[2*i], b[2*i+1] = byte(c), byte(c>>8)
+	}
+	return "powershell.exe -NoProfile -EncodedCommand " + base64.StdEncoding.EncodeToString(b)
+}
+
+func run(t *testing.T, h *Host, line string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = h.execute(context.Background(), execRequest{Transport: "test", User: "Administrator", CommandLine: line, Stdout: &o, Stderr: &e})
+	return o.String(), e.String(), code
+}
+
+func TestEffects(t *testing.T) {
+	h := startTestHost(t, nil)
+	payload := []byte("kubelet binary \x00\x01\x02")
+	sum := sha256.Sum256(payload)
+	for _, tc := range []struct {
+		name, script, stdout string
+		code                 int
+	}{
+		{"set-get", "Set-Content -Path 'C:\\k\\a.txt' -Value 'hello'\nGet-Content -Path 'c:\\K\\A.TXT'", "hello", 0},
+		{"add-content", "Add-Content -Path 'C:\\k\\a.txt' -Value 'more'\n(Get-Content 'C:\\k\\a.txt' -Raw)", "hello\r\nmore", 0},
+		{"write-all-bytes", "[IO.File]::WriteAllBytes('C:\\k\\bin\\x.exe', [Convert]::FromBase64String('" + base64.StdEncoding.EncodeToString(payload) + "'))\n(Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\\k\\bin\\x.exe').Hash", strings.ToUpper(hex.EncodeToString(sum[:])), 0},
+		{"hash-pipeline", "Get-FileHash -Algorithm SHA256 'C:\\k\\bin\\x.exe' | Select-Object -ExpandProperty Hash", strings.ToUpper(hex.EncodeToString(sum[:])), 0},
+		{"test-path", "Test-Path -LiteralPath 'C:\\k\\bin\\x.exe'\nTest-Path 'C:\\nope'\nTest-Path 'C:\\k' -PathType Leaf", "True\r\nFalse\r\nFalse", 0},
+		{"new-item-dir", "New-Item -ItemType Directory -Force -Path 'C:\\etc\\kubernetes\\pki' | Out-Null\nTest-Path 'C:\\etc\\kubernetes\\pki' -PathType Container", "True", 0},
+		{"move-remove", "Move-Item -LiteralPath 'C:\\k\\a.txt' -Destination 'C:\\k\\b.txt' -Force\nTest-Path 'C:\\k\\a.txt'\nRemove-Item -LiteralPath 'C:\\k\\b.txt' -Force\nTest-Path 'C:\\k\\b.txt'", "False\r\nFalse", 0},
+		{"remove-missing-silent", "Remove-Item 'C:\\missing' -ErrorAction SilentlyContinue\nexit 0", "", 0},
+		{"last-failed-exit-1", "Remove-Item 'C:\\missing' -ErrorAction SilentlyContinue", "", 1},
+		{"env", "$env:COMPUTERNAME\nhostname\n[Environment]::MachineName", "WIN-UNIT\r\nWIN-UNIT\r\nWIN-UNIT", 0},
+		{"build", "[Environment]::OSVersion.Version.ToString()\n(Get-ItemProperty -Path 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion').CurrentBuild\nGet-ItemPropertyValue -Path 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion' -Name UBR", "10.0.20348.0\r\n20348\r\n1234", 0},
+		{"if-else", "$h = 'ABC'\nif ($h -ne 'abc') { Write-Output 'differs' } else { Write-Output 'same' }\nif (-not (Test-Path 'C:\\nope')) { 'absent' }", "same\r\nabsent", 0},
+		{"exit", "Write-Output 'a'\nexit 42\nWrite-Output 'b'", "a", 42},
+		{"throw", "throw 'bad config'", "", 1},
+		{"stop-preference", "$ErrorActionPreference = 'Stop'\nGet-Content 'C:\\nope'\nWrite-Output 'not reached'", "", 1},
+		{"try-catch", "try { Get-Content 'C:\\nope' } catch { Write-Output 'caught' }", "caught", 0},
+		{"double-quoted", "$d = 'C:\\x'\nWrite-Output \"dir is $d\\y and $env:COMPUTERNAME\"", "dir is C:\\x\\y and WIN-UNIT", 0},
+		{"unknown-succeeds", "Install-WindowsFeature -Name Containers\nSet-NetFirewallRule -Name x", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := run(t, h, encoded(tc.script))
+			if strings.TrimRight(out, "\r\n") != tc.stdout || code != tc.code {
+				t.Fatalf("stdout %q code %d (stderr %q), want %q code %d", out, code, errOut, tc.stdout, tc.code)
+			}
+		})
+	}
+}
+
+func TestServicesAndHook(t *testing.T) {
+	var starts atomic.Int32
+	h := startTestHost(t, func(c *HostConfig) {
+		c.OnServiceStart = func(ctx context.Context, h *Host, svc Service) error {
+			if svc.Name == "broken" {
+				return os.ErrPermission
+			}
+			starts.Add(1)
+			return nil
+		}
+	})
+	script := "New-Service -Name 'kubelet' -BinaryPathName 'C:\\k\\kubelet.exe --v=2' -StartupType Automatic | Out-Null\n" +
+		"Start-Service 'kubelet'\n(Get-Service -Name 'kubelet').Status"
+	if out, errOut, code := run(t, h, encoded(script)); strings.TrimSpace(out) != "Running" || code != 0 {
+		t.Fatalf("stdout %q stderr %q code %d", out, errOut, code)
+	}
+	svc, _ := h.Service("KUBELET")
+	if svc.BinaryPathName != `C:\k\kubelet.exe --v=2` || starts.Load() != 1 {
+		t.Fatalf("service %+v, hook calls %d", svc, starts.Load())
+	}
+	if _, errOut, code := run(t, h, encoded("New-Service -Name 'broken' -BinaryPathName 'x.exe'\nStart-Service 'broken'")); code != 1 || !strings.Contains(errOut, "cannot be started") {
+		t.Fatalf("failing hook: code %d stderr %q", code, errOut)
+	}
+	// CLIXML for -EncodedCommand errors, plain text for -File.
+	if _, errOut, _ := run(t, h, encoded("Get-Service -Name 'nope'")); !strings.HasPrefix(errOut, "#< CLIXML") {
+		t.Fatalf("stderr %q, want CLIXML", errOut)
+	}
+	h.WriteFile(`C:\s.ps1`, []byte("Get-Service -Name 'nope'\n"))
+	if _, errOut, code := run(t, h, `powershell -File "C:\s.ps1"`); strings.Contains(errOut, "CLIXML") || code != 0 {
+		t.Fatalf("-File: stderr %q code %d", errOut, code)
+	}
+	// Reboot: services stop, Automatic ones start again.
+	h.Reboot()
+	if svc, _ := h.Service("kubelet"); svc.Status != StatusRunning || starts.Load() != 2 {
+		t.Fatalf("after reboot %+v, hook calls %d", svc, starts.Load())
+	}
+}
+
+func TestCmdLines(t *testing.T) {
+	h := startTestHost(t, nil)
+	data := bytes.Repeat([]byte("0123456789"), 1000)
+	b64 := base64.StdEncoding.EncodeToString(data)
+	for i := 0; i < len(b64); i += 4000 {
+		end := min(i+4000, len(b64))
+		if _, _, code := run(t, h, `echo `+b64[i:end]+` >> "%TEMP%\winrmcp-1.tmp"`); code != 0 {
+			t.Fatal("echo append failed")
+		}
+	}
+	restore := "$tmp_file_path = [System.IO.Path]::GetFullPath(\"$env:TEMP\\winrmcp-1.tmp\")\n" +
+		"$dest_file_path = [System.IO.Path]::GetFullPath(\"C:\\Temp\\payload.bin\".Trim(\"'\"))\n" +
+		"# ... $bytes = [System.Convert]::FromBase64String($base64_line) ..."
+	if _, errOut, code := run(t, h, encoded(restore)); code != 0 {
+		t.Fatalf("restore: %d %s", code, errOut)
+	}
+	if got, _ := h.ReadFile(`C:\Temp\payload.bin`); !bytes.Equal(got, data) {
+		t.Fatalf("restored %d bytes, want %d", len(got), len(data))
+	}
+	h.WriteFile(`C:\Temp\terraform_1.cmd`, []byte("echo hello from cmd\r\n@echo off\r\necho quiet\r\nexit /b 3\r\n"))
+	out, _, code := run(t, h, "C:/Temp/terraform_1.cmd")
+	if code != 3 || !strings.Contains(out, ">echo hello from cmd\r\nhello from cmd\r\n") || !strings.HasSuffix(out, "quiet\r\n") {
+		t.Fatalf("batch: code %d out %q", code, out)
+	}
+}
+
+func TestStepFaults(t *testing.T) {
+	h := startTestHost(t, func(c *HostConfig) {
+		c.Faults.Steps = []StepFault{{Step: "flaky", ExitCode: 9, Stderr: "transient", Times: 1}}
+	})
+	script := "# step: flaky\nWrite-Output 'ok'"
+	if _, errOut, code := run(t, h, encoded(script)); code != 9 || errOut != "transient" {
+		t.Fatalf("first run: code %d stderr %q", code, errOut)
+	}
+	if out, _, code := run(t, h, encoded(script)); code != 0 || strings.TrimSpace(out) != "ok" {
+		t.Fatalf("second run: code %d out %q", code, out)
+	}
+	recs := h.Scripts()
+	if len(recs) != 2 || recs[0].Step != "flaky" || recs[0].ExitCode != 9 {
+		t.Fatalf("records %+v", recs)
+	}
+	log, _ := os.ReadFile(h.Dir() + "/scripts.log")
+	if !strings.Contains(string(log), "step=flaky") || !strings.Contains(string(log), "Write-Output 'ok'") {
+		t.Fatalf("scripts.log:\n%s", log)
+	}
+}
+
+// TestEffectsDocumented keeps doc.go and the Effects list in step.
+func TestEffectsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range Effects {
+		if !strings.Contains(string(doc), e.Name) {
+			t.Errorf("effect %q is not documented in doc.go", e.Name)
+		}
+	}
+}
