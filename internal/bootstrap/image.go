@@ -1,0 +1,249 @@
+package bootstrap
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"path"
+	"regexp"
+	"strings"
+)
+
+// Windows paths the image and the join agree on.
+const (
+	KubernetesDir   = `C:\k`
+	DownloadDir     = `C:\k\downloads`
+	ContainerdDir   = `C:\Program Files\containerd`
+	ContainerdExe   = `C:\Program Files\containerd\bin\containerd.exe`
+	ContainerdConf  = `C:\Program Files\containerd\config.toml`
+	CNIBinDir       = `C:\opt\cni\bin`
+	CNIConfDir      = `C:\etc\cni\net.d`
+	KubeletExe      = `C:\k\kubelet.exe`
+	KubeProxyExe    = `C:\k\kube-proxy.exe`
+	ToolsConf       = `C:\ProgramData\VMware\VMware Tools\tools.conf`
+	ManifestFile    = `C:\k\image-manifest.json`
+	UnattendFile    = `C:\Windows\System32\Sysprep\unattend.xml`
+	SysprepExe      = `C:\Windows\System32\Sysprep\sysprep.exe`
+	ContainerdPipe  = `npipe:////./pipe/containerd-containerd`
+	DefaultPause    = "registry.k8s.io/pause:3.10.1"
+	DefaultBaseURL  = "https://dl.k8s.io/release"
+	KubeletFirewall = "kubelet-10250"
+)
+
+// Artifact is a file the image downloads on the guest and verifies by
+// SHA-256 before using it.
+type Artifact struct {
+	Name   string // what it is, for messages: "containerd", "kubelet"
+	URL    string
+	SHA256 string // lower- or upper-case hex
+	// Path is where the verified file ends up on the guest.
+	Path string
+	// ExtractTo, when set, unpacks the archive (.zip, .tar.gz or .tgz) there.
+	ExtractTo string
+}
+
+// ImageConfig is everything a golden image build needs.
+type ImageConfig struct {
+	KubernetesVersion string // v1.36.3
+	Containerd        Artifact
+	Kubelet           Artifact
+	KubeProxy         Artifact
+	CNIPlugins        Artifact
+	Additional        []Artifact
+	PauseImage        string
+	PrepullImages     []string
+	// SSHAuthorizedKey, when set, enables the OpenSSH server with this key
+	// for the Administrator account.
+	SSHAuthorizedKey string
+}
+
+var (
+	sha256Pattern     = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	k8sVersionPattern = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+$`)
+)
+
+// KubernetesArtifactURL is where the upstream release (or a mirror laid out
+// the same way, for air-gapped sites) serves a Windows binary.
+func KubernetesArtifactURL(baseURL, version, binary string) string {
+	if baseURL == "" {
+		baseURL = DefaultBaseURL
+	}
+	return strings.TrimRight(baseURL, "/") + "/" + version + "/bin/windows/amd64/" + binary
+}
+
+// Validate reports the first problem with an artifact, naming it.
+func (a Artifact) Validate() error {
+	if a.URL == "" {
+		return fmt.Errorf("%s: the download URL is empty", a.Name)
+	}
+	u, err := url.Parse(a.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s: %q is not an http(s) URL", a.Name, a.URL)
+	}
+	if strings.ContainsAny(a.URL, "\"`$'") {
+		// The URL is quoted into PowerShell; these characters would change its meaning.
+		return fmt.Errorf("%s: %q contains a quote, backtick or $; percent-encode them", a.Name, a.URL)
+	}
+	if !sha256Pattern.MatchString(a.SHA256) {
+		return fmt.Errorf("%s: %q is not a SHA-256 checksum (64 hex digits); every artifact is verified before use", a.Name, a.SHA256)
+	}
+	if a.Path == "" {
+		return fmt.Errorf("%s: no destination path", a.Name)
+	}
+	if a.ExtractTo != "" && archiveKind(a.URL) == "" {
+		return fmt.Errorf("%s: %s is not a .zip, .tar.gz or .tgz archive", a.Name, a.URL)
+	}
+	return nil
+}
+
+func archiveKind(u string) string {
+	p := strings.ToLower(u)
+	if parsed, err := url.Parse(u); err == nil {
+		p = strings.ToLower(parsed.Path)
+	}
+	switch {
+	case strings.HasSuffix(p, ".zip"):
+		return "zip"
+	case strings.HasSuffix(p, ".tar.gz"), strings.HasSuffix(p, ".tgz"):
+		return "tar"
+	}
+	return ""
+}
+
+// DownloadPath is where an archive lands before it is unpacked.
+func DownloadPath(u string) string {
+	name := path.Base(u)
+	if parsed, err := url.Parse(u); err == nil {
+		name = path.Base(parsed.Path)
+	}
+	return DownloadDir + `\` + name
+}
+
+// ImageSteps renders the ordered steps of a golden image build (everything
+// but sysprep, which SysprepSteps renders).
+func ImageSteps(cfg ImageConfig) ([]Step, error) {
+	if !k8sVersionPattern.MatchString(cfg.KubernetesVersion) {
+		return nil, fmt.Errorf("kubernetes_version %q is not a version like v1.36.3", cfg.KubernetesVersion)
+	}
+	artifacts := append([]Artifact{cfg.Containerd, cfg.Kubelet, cfg.KubeProxy, cfg.CNIPlugins}, cfg.Additional...)
+	for _, a := range artifacts {
+		if err := a.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.PauseImage == "" {
+		cfg.PauseImage = DefaultPause
+	}
+
+	var steps []Step
+	add := func(name, tmpl string, data any, mayReboot bool) error {
+		script, err := render(name, tmpl, data)
+		if err != nil {
+			return err
+		}
+		steps = append(steps, Step{Name: name, Script: script, MayReboot: mayReboot})
+		return nil
+	}
+	dirs := []string{KubernetesDir, DownloadDir, ContainerdDir, CNIBinDir, CNIConfDir}
+	if err := add("prepare", "prepare", map[string]any{"Dirs": dirs}, false); err != nil {
+		return nil, err
+	}
+	if err := add("containers-feature", "containers-feature", map[string]any{"Marker": RebootMarker}, true); err != nil {
+		return nil, err
+	}
+	for _, a := range artifacts {
+		data := map[string]any{
+			"A": a, "Hash": strings.ToUpper(a.SHA256), "Download": a.Path + ".download",
+			"Kind": archiveKind(a.URL),
+		}
+		if a.ExtractTo != "" {
+			data["Download"] = DownloadPath(a.URL) + ".download"
+		}
+		if err := add("install-"+a.Name, "artifact", data, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("containerd-service", "containerd-service", map[string]any{
+		"Exe": ContainerdExe, "Conf": ContainerdConf, "Config": containerdConfig(cfg.PauseImage),
+	}, false); err != nil {
+		return nil, err
+	}
+	if len(cfg.PrepullImages) > 0 {
+		if err := add("prepull-images", "prepull-images", map[string]any{"Images": cfg.PrepullImages, "Ctr": ContainerdDir + `\bin\ctr.exe`}, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("vmware-tools", "vmware-tools", map[string]any{"Path": ToolsConf}, false); err != nil {
+		return nil, err
+	}
+	if err := add("firewall", "firewall", map[string]any{"Rule": KubeletFirewall}, false); err != nil {
+		return nil, err
+	}
+	if cfg.SSHAuthorizedKey != "" {
+		if err := add("openssh", "openssh", map[string]any{"Key": strings.TrimSpace(cfg.SSHAuthorizedKey)}, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("verify", "verify", map[string]any{"Artifacts": artifacts, "Exe": ContainerdExe}, false); err != nil {
+		return nil, err
+	}
+	if err := add("windows-build", "windows-build", nil, false); err != nil {
+		return nil, err
+	}
+	return steps, nil
+}
+
+// containerdConfig is the containerd config.toml of the image: the CRI plugin
+// with the pause image and the CNI directories the join writes to. Version 2
+// config is read by containerd 1.7 and 2.x alike.
+func containerdConfig(pause string) string {
+	return strings.Join([]string{
+		`version = 2`,
+		`[plugins."io.containerd.grpc.v1.cri"]`,
+		`  sandbox_image = "` + pause + `"`,
+		`  [plugins."io.containerd.grpc.v1.cri".containerd]`,
+		`    default_runtime_name = "runhcs-wcow-process"`,
+		`  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]`,
+		`    runtime_type = "io.containerd.runhcs.v1"`,
+		`  [plugins."io.containerd.grpc.v1.cri".cni]`,
+		`    bin_dir = "C:\\opt\\cni\\bin"`,
+		`    conf_dir = "C:\\etc\\cni\\net.d"`,
+		``,
+	}, "\r\n")
+}
+
+// ParseWindowsBuild reads the windows-build step's output ("10.0.20348.2340").
+func ParseWindowsBuild(stdout string) (string, error) {
+	m := regexp.MustCompile(`WINDOWS-BUILD=(10\.0\.[0-9]+\.[0-9]+)`).FindStringSubmatch(stdout)
+	if m == nil {
+		return "", fmt.Errorf("the guest did not report its Windows build (output: %q)", lastLines(stdout, 5))
+	}
+	return m[1], nil
+}
+
+// ContainerdVersion reads a version from a containerd release URL
+// (".../containerd-1.7.24-windows-amd64.tar.gz" -> "1.7.24").
+func ContainerdVersion(u string) string {
+	m := regexp.MustCompile(`containerd-v?([0-9]+\.[0-9]+\.[0-9]+[^-/]*)-windows`).FindStringSubmatch(u)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// NormalizeSHA256 returns the lower-case form of a hex checksum.
+func NormalizeSHA256(s string) (string, error) {
+	b, err := hex.DecodeString(strings.TrimSpace(s))
+	if err != nil || len(b) != 32 {
+		return "", fmt.Errorf("%q is not a SHA-256 checksum (64 hex digits)", s)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\r\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,98 @@
+package bootstrap
+
+import (
+	"strings"
+	"testing"
+)
+
+func testImageConfig() ImageConfig {
+	sum := strings.Repeat("ab", 32)
+	return ImageConfig{
+		KubernetesVersion: "v1.36.3",
+		Containerd: Artifact{Name: "containerd", URL: "https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz",
+			SHA256: sum, Path: DownloadPath("https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz"), ExtractTo: ContainerdDir},
+		Kubelet:          Artifact{Name: "kubelet", URL: KubernetesArtifactURL("", "v1.36.3", "kubelet.exe"), SHA256: sum, Path: KubeletExe},
+		KubeProxy:        Artifact{Name: "kube-proxy", URL: KubernetesArtifactURL("http://artifacts.internal:8080/k8s", "v1.36.3", "kube-proxy.exe"), SHA256: sum, Path: KubeProxyExe},
+		CNIPlugins:       Artifact{Name: "cni-plugins", URL: "https://example.com/cni-plugins-windows-amd64-v1.6.2.zip", SHA256: sum, Path: DownloadPath("https://example.com/cni-plugins-windows-amd64-v1.6.2.zip"), ExtractTo: CNIBinDir},
+		Additional:       []Artifact{{Name: "wins", URL: "https://example.com/wins.exe", SHA256: sum, Path: `C:\k\wins.exe`}},
+		PrepullImages:    []string{"mcr.microsoft.com/windows/nanoserver:ltsc2022"},
+		SSHAuthorizedKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOperatorKey operator@example.com",
+	}
+}
+
+func TestImageStepsGolden(t *testing.T) {
+	steps, err := ImageSteps(testImageConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "image-steps.ps1", joinSteps(steps))
+	var names []string
+	for _, s := range steps {
+		names = append(names, s.Name)
+		if !strings.HasPrefix(s.Script, "# step: "+s.Name+"\n") {
+			t.Errorf("step %s does not start with its step comment", s.Name)
+		}
+	}
+	want := "prepare containers-feature install-containerd install-kubelet install-kube-proxy install-cni-plugins install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("steps = %s\nwant    %s", got, want)
+	}
+}
+
+func TestImageStepsRejectBadInput(t *testing.T) {
+	cases := map[string]func(*ImageConfig){
+		"version":        func(c *ImageConfig) { c.KubernetesVersion = "1.36" },
+		"checksum":       func(c *ImageConfig) { c.Kubelet.SHA256 = "abc" },
+		"url":            func(c *ImageConfig) { c.Containerd.URL = "ftp://x/containerd.tar.gz" },
+		"archive":        func(c *ImageConfig) { c.CNIPlugins.URL = "https://x/cni.rar" },
+		"empty url":      func(c *ImageConfig) { c.KubeProxy.URL = "" },
+		"extra checksum": func(c *ImageConfig) { c.Additional[0].SHA256 = "" },
+		"quote in url":   func(c *ImageConfig) { c.Kubelet.URL = "https://x/kubelet.exe?a=$(evil)" },
+	}
+	for name, mutate := range cases {
+		cfg := testImageConfig()
+		mutate(&cfg)
+		if _, err := ImageSteps(cfg); err == nil {
+			t.Errorf("%s: ImageSteps accepted invalid input", name)
+		}
+	}
+}
+
+func TestParsers(t *testing.T) {
+	if b, err := ParseWindowsBuild("noise\r\nWINDOWS-BUILD=10.0.20348.2340\r\n"); err != nil || b != "10.0.20348.2340" {
+		t.Errorf("ParseWindowsBuild = %q, %v", b, err)
+	}
+	if _, err := ParseWindowsBuild("nothing"); err == nil {
+		t.Error("ParseWindowsBuild accepted output without a build")
+	}
+	if v := ContainerdVersion("https://github.com/containerd/containerd/releases/download/v2.1.4/containerd-2.1.4-windows-amd64.tar.gz"); v != "2.1.4" {
+		t.Errorf("ContainerdVersion = %q", v)
+	}
+	if got := KubernetesArtifactURL("", "v1.36.3", "kubelet.exe"); got != "https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kubelet.exe" {
+		t.Errorf("KubernetesArtifactURL = %q", got)
+	}
+}
+
+func TestUnattendGolden(t *testing.T) {
+	xml, err := Unattend(UnattendConfig{AdministratorPassword: "Sw0rdfish!", TimeZone: "W. Europe Standard Time"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "unattend.xml", string(xml))
+	if strings.Contains(string(xml), "Sw0rdfish!") {
+		t.Error("unattend.xml holds the administrator password in plain text")
+	}
+	if strings.Contains(string(xml), "AutoLogon") {
+		t.Error("unattend.xml enables autologon")
+	}
+	step, err := SysprepStep(xml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !step.Sensitive || !strings.Contains(step.Script, "/generalize /oobe /shutdown") {
+		t.Errorf("sysprep step = %+v", step)
+	}
+	if _, err := Unattend(UnattendConfig{}); err == nil {
+		t.Error("Unattend accepted an empty password")
+	}
+}
