@@ -1,0 +1,119 @@
+package bootstrap
+
+import (
+	"strings"
+	"testing"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+)
+
+func testJoinConfig() JoinConfig {
+	return JoinConfig{
+		NodeName: "win-0", NodeIP: "10.0.0.21",
+		APIServer: "https://10.0.0.10:6443", ClusterCA: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
+		BootstrapToken: "abcdef.0123456789abcdef",
+		ClusterDNS:     []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
+		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12",
+		Labels: map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
+		Taints: []string{"os=windows:NoSchedule"},
+		CNI:    CNIFlannel,
+	}
+}
+
+func TestJoinStepsGolden(t *testing.T) {
+	steps, err := JoinSteps(testJoinConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "join-steps-flannel.ps1", joinSteps(steps))
+	if !steps[0].Sensitive {
+		t.Error("the step writing the bootstrap token is not marked sensitive")
+	}
+	cfg := testJoinConfig()
+	cfg.CNI = CNINone
+	steps, err = JoinSteps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range steps {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, " "); got != "join-files kubelet-service" {
+		t.Errorf("cni none steps = %s", got)
+	}
+}
+
+func TestKubeletCommandUsesCurrentFlagsOnly(t *testing.T) {
+	cmd := testJoinConfig().KubeletCommand()
+	for _, removed := range []string{"--network-plugin", "--cni-bin-dir", "--cni-conf-dir", "--image-pull-progress-deadline",
+		"--pod-infra-container-image", "--resolv-conf", "--cluster-dns", "--kubeconfig=c:"} {
+		if strings.Contains(cmd, removed) {
+			t.Errorf("kubelet command uses %s: %s", removed, cmd)
+		}
+	}
+	for _, want := range []string{"--node-labels=example.com/pool=web,node.kubernetes.io/windows-build=10.0.20348",
+		"--register-with-taints=os=windows:NoSchedule", "--node-ip=10.0.0.21", "--hostname-override=win-0",
+		"--container-runtime-endpoint=npipe:////./pipe/containerd-containerd", "--bootstrap-kubeconfig="} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("kubelet command lacks %s: %s", want, cmd)
+		}
+	}
+}
+
+func TestKubeletConfigurationAndFlannel(t *testing.T) {
+	cfg := testJoinConfig().withDefaults()
+	kc, err := cfg.kubeletConfiguration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"clusterDNS:\n- 10.96.0.10", "clusterDomain: cluster.local", "cgroupsPerQOS: false",
+		"enforceNodeAllocatable: []", "kind: KubeletConfiguration", "clientCAFile: C:\\k\\ca.crt"} {
+		if !strings.Contains(string(kc), want) {
+			t.Errorf("kubelet configuration lacks %q:\n%s", want, kc)
+		}
+	}
+	// The kubelet's own types must accept every field.
+	var typed kubeletv1beta1.KubeletConfiguration
+	if err := yaml.UnmarshalStrict(kc, &typed); err != nil {
+		t.Errorf("the kubelet configuration does not decode strictly: %v", err)
+	}
+	if typed.CgroupsPerQOS == nil || *typed.CgroupsPerQOS || typed.EnforceNodeAllocatable == nil || len(typed.EnforceNodeAllocatable) != 0 {
+		t.Errorf("Windows settings lost: cgroupsPerQOS=%v enforceNodeAllocatable=%v", typed.CgroupsPerQOS, typed.EnforceNodeAllocatable)
+	}
+	netConf, _, err := cfg.flannelConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(netConf), `"VNI": 4096`) || !strings.Contains(string(netConf), `"Port": 4789`) {
+		t.Errorf("flannel net-conf lacks VNI 4096 / port 4789: %s", netConf)
+	}
+	kubeconfig, err := cfg.bootstrapKubeconfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(kubeconfig), "token: abcdef.0123456789abcdef") || strings.Contains(string(kubeconfig), "client-key") {
+		t.Errorf("bootstrap kubeconfig is not token-only:\n%s", kubeconfig)
+	}
+}
+
+func TestJoinConfigValidation(t *testing.T) {
+	cases := map[string]func(*JoinConfig){
+		"name":    func(c *JoinConfig) { c.NodeName = "Win_0" },
+		"ip":      func(c *JoinConfig) { c.NodeIP = "10.0.0" },
+		"server":  func(c *JoinConfig) { c.APIServer = "http://x" },
+		"token":   func(c *JoinConfig) { c.BootstrapToken = "admin-token" },
+		"dns":     func(c *JoinConfig) { c.ClusterDNS = nil },
+		"cni":     func(c *JoinConfig) { c.CNI = "calico" },
+		"flannel": func(c *JoinConfig) { c.ClusterCIDR = "" },
+		"ca":      func(c *JoinConfig) { c.ClusterCA = nil },
+	}
+	for name, mutate := range cases {
+		cfg := testJoinConfig()
+		mutate(&cfg)
+		if _, err := JoinSteps(cfg); err == nil {
+			t.Errorf("%s: JoinSteps accepted invalid input", name)
+		}
+	}
+}
