@@ -67,10 +67,13 @@ func runWithSandbox(m *testing.M) int {
 	return m.Run()
 }
 
-// PreCheck skips nothing: acceptance tests run only under TF_ACC (the testing
-// framework enforces that), and then the sandbox must be up.
+// PreCheck skips an acceptance test unless TF_ACC is set (as resource.Test
+// does), and then requires the sandbox to be up.
 func PreCheck(t *testing.T) {
 	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 (make testacc)")
+	}
 	if Sandbox == nil {
 		t.Fatal("the sandbox is not running: call acctest.Main from TestMain")
 	}

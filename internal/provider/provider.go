@@ -68,11 +68,14 @@ func (p *windowsProvider) Configure(ctx context.Context, req provider.ConfigureR
 func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		resources.NewRuntimeClass,
+		resources.NewLinuxDaemonSetGuard,
 	}
 }
 
 func (p *windowsProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		resources.NewClusterDataSource,
+	}
 }
 
 func (p *windowsProvider) Functions(context.Context) []func() function.Function {

@@ -3,6 +3,8 @@ package resources
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -101,4 +103,50 @@ func (windowsBuildValidator) ValidateString(_ context.Context, req validator.Str
 		resp.Diagnostics.AddAttributeWarning(req.Path, "Unknown Windows build",
 			fmt.Sprintf("%s is not a Windows Server release this provider knows (%s). It is used as given.", build, strings.Join(known, ", ")))
 	}
+}
+
+var (
+	sha256HexPattern  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	k8sVersionPattern = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+$`)
+	windowsPathRegexp = regexp.MustCompile(`^[A-Za-z]:\\[^"*?<>|]*$`)
+)
+
+func sha256Hex() validator.String {
+	return stringCheck{"SHA-256 checksum", func(s string) []string {
+		if !sha256HexPattern.MatchString(s) {
+			return []string{"write the 64 hexadecimal digits of the file's SHA-256 (sha256sum FILE, or Get-FileHash -Algorithm SHA256 FILE)"}
+		}
+		return nil
+	}}
+}
+
+func releaseVersion() validator.String {
+	return stringCheck{"Kubernetes version", func(s string) []string {
+		if !k8sVersionPattern.MatchString(s) {
+			return []string{"write a release version with its leading v, for example v1.36.3"}
+		}
+		return nil
+	}}
+}
+
+func httpURL() validator.String {
+	return stringCheck{"http(s) URL", func(s string) []string {
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return []string{"write an absolute http:// or https:// URL"}
+		}
+		if strings.ContainsAny(s, "\"`$'") {
+			return []string{"percent-encode quotes, backticks and $ (the URL is passed to PowerShell)"}
+		}
+		return nil
+	}}
+}
+
+func windowsPath() validator.String {
+	return stringCheck{"absolute Windows path", func(s string) []string {
+		if !windowsPathRegexp.MatchString(s) {
+			return []string{`write a path such as C:\k\tool.exe (drive letter, backslashes, no quotes or wildcards)`}
+		}
+		return nil
+	}}
 }

@@ -1,0 +1,259 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
+)
+
+// Well-known objects discovery reads. kubeadm creates the ConfigMaps; most
+// distributions keep the kube-dns Service name for CoreDNS.
+const (
+	kubeadmConfigMap   = "kubeadm-config"
+	kubeletConfigMap   = "kubelet-config"
+	kubeDNSService     = "kube-dns"
+	defaultServiceCIDR = "kubernetes" // the ServiceCIDR object the API server creates from --service-cluster-ip-range
+	defaultDomain      = "cluster.local"
+)
+
+// ClusterNetwork is what a Windows node needs to know about the cluster's
+// network before it joins: the kubelet's --cluster-dns and --cluster-domain,
+// kube-proxy's and the CNI's service and cluster CIDRs.
+type ClusterNetwork struct {
+	// APIEndpoint is the API server URL the provider talks to.
+	APIEndpoint string
+	// ServerVersion is the API server's git version, for example "v1.36.3".
+	ServerVersion string
+	ServiceCIDRs  []string
+	// ClusterCIDRs are the pod networks; nil when no source names them.
+	ClusterCIDRs []string
+	// DNSServiceIP is the cluster IP of the DNS Service; "" when none exists.
+	DNSServiceIP  string
+	ClusterDomain string
+	// Sources says where each fact came from, for messages ("ServiceCIDR
+	// kubernetes", "kube-system/kubeadm-config networking.podSubnet").
+	Sources NetworkSources
+}
+
+// NetworkSources names the object (and key) each ClusterNetwork fact was
+// read from; "" when the fact was not found.
+type NetworkSources struct {
+	ServiceCIDRs, ClusterCIDRs, DNSServiceIP, ClusterDomain string
+}
+
+// DiscoverNetwork reads the cluster's network settings, each from the most
+// authoritative source that exists: live API objects first, then what
+// kubeadm recorded, then the flags of static control-plane pods. A missing
+// source is not an error; a fact no source names stays empty and its Source
+// says so. Errors other than not-found and forbidden are returned.
+func (c *Client) DiscoverNetwork(ctx context.Context) (*ClusterNetwork, error) {
+	src, err := c.readNetworkSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return src.network(c.Host()), nil
+}
+
+// networkSources holds every raw source the network facts are derived from,
+// so the derivation is a pure function (and unit-tested without a cluster).
+type networkSources struct {
+	serverVersion string
+	// serviceCIDRObject is spec.cidrs of the ServiceCIDR "kubernetes"; nil when absent.
+	serviceCIDRObject []string
+	kubeadm           *kubeadmClusterConfiguration
+	kubelet           *kubeletConfiguration
+	flannel           *FlannelConfig
+	controllerManager map[string]string // flags of the kube-controller-manager static pod
+	apiServer         map[string]string // flags of the kube-apiserver static pod
+	dnsService        *corev1.Service
+}
+
+func (c *Client) readNetworkSources(ctx context.Context) (*networkSources, error) {
+	src := &networkSources{}
+	var err error
+	if src.serverVersion, err = c.ServerVersion(ctx); err != nil {
+		return nil, err
+	}
+	if src.serviceCIDRObject, err = c.serviceCIDRs(ctx); err != nil {
+		return nil, err
+	}
+	if src.kubeadm, err = c.kubeadmConfig(ctx); err != nil {
+		return nil, err
+	}
+	if src.kubelet, err = c.kubeletConfig(ctx); err != nil {
+		return nil, err
+	}
+	if src.flannel, err = c.findFlannelConfig(ctx); err != nil {
+		return nil, err
+	}
+	if src.controllerManager, err = c.staticPodFlags(ctx, "kube-controller-manager"); err != nil {
+		return nil, err
+	}
+	if src.apiServer, err = c.staticPodFlags(ctx, "kube-apiserver"); err != nil {
+		return nil, err
+	}
+	if src.dnsService, err = c.dnsService(ctx); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+func (s *networkSources) network(host string) *ClusterNetwork {
+	n := &ClusterNetwork{APIEndpoint: host, ServerVersion: s.serverVersion}
+
+	switch {
+	case len(s.serviceCIDRObject) > 0:
+		n.ServiceCIDRs, n.Sources.ServiceCIDRs = s.serviceCIDRObject, "ServiceCIDR "+defaultServiceCIDR
+	case s.kubeadm != nil && s.kubeadm.Networking.ServiceSubnet != "":
+		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(s.kubeadm.Networking.ServiceSubnet), "kube-system/kubeadm-config networking.serviceSubnet"
+	case s.apiServer["service-cluster-ip-range"] != "":
+		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(s.apiServer["service-cluster-ip-range"]), "kube-apiserver --service-cluster-ip-range"
+	}
+
+	switch {
+	case s.kubeadm != nil && s.kubeadm.Networking.PodSubnet != "":
+		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(s.kubeadm.Networking.PodSubnet), "kube-system/kubeadm-config networking.podSubnet"
+	case s.flannel != nil && len(s.flannel.Networks()) > 0:
+		n.ClusterCIDRs, n.Sources.ClusterCIDRs = s.flannel.Networks(), s.flannel.ConfigMap+" net-conf.json Network"
+	case s.controllerManager["cluster-cidr"] != "":
+		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(s.controllerManager["cluster-cidr"]), "kube-controller-manager --cluster-cidr"
+	}
+
+	if svc := s.dnsService; svc != nil && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		n.DNSServiceIP, n.Sources.DNSServiceIP = svc.Spec.ClusterIP, "Service "+svc.Namespace+"/"+svc.Name
+	}
+
+	switch {
+	case s.kubelet != nil && s.kubelet.ClusterDomain != "":
+		n.ClusterDomain, n.Sources.ClusterDomain = s.kubelet.ClusterDomain, "kube-system/kubelet-config clusterDomain"
+	case s.kubeadm != nil && s.kubeadm.Networking.DNSDomain != "":
+		n.ClusterDomain, n.Sources.ClusterDomain = s.kubeadm.Networking.DNSDomain, "kube-system/kubeadm-config networking.dnsDomain"
+	default:
+		n.ClusterDomain, n.Sources.ClusterDomain = defaultDomain, "default (no kubelet-config or kubeadm-config names one)"
+	}
+	return n
+}
+
+// ServerVersion returns the API server's git version ("v1.36.3"). It reads
+// /version itself because the discovery client's ServerVersion takes no
+// context.
+func (c *Client) ServerVersion(ctx context.Context) (string, error) {
+	rc := c.Discovery().RESTClient()
+	if rc == nil { // discovery without HTTP (client-go's fake): ask it directly
+		info, err := c.Discovery().ServerVersion()
+		if err != nil {
+			return "", fmt.Errorf("reading the API server version: %w", err)
+		}
+		return info.GitVersion, nil
+	}
+	body, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return "", fmt.Errorf("reading the API server version: %w", err)
+	}
+	var info version.Info
+	if err := json.Unmarshal(body, &info); err != nil {
+		return "", fmt.Errorf("reading the API server version: decoding /version: %w", err)
+	}
+	return info.GitVersion, nil
+}
+
+// serviceCIDRs reads the default ServiceCIDR object, which exists from
+// Kubernetes 1.33 (MultiCIDRServiceAllocator GA); older clusters answer 404.
+func (c *Client) serviceCIDRs(ctx context.Context) ([]string, error) {
+	obj, err := c.NetworkingV1().ServiceCIDRs().Get(ctx, defaultServiceCIDR, metav1.GetOptions{})
+	if absent(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ServiceCIDR %s: %w", defaultServiceCIDR, err)
+	}
+	return obj.Spec.CIDRs, nil
+}
+
+// dnsService finds the cluster DNS Service: kube-system/kube-dns, else the
+// first one labelled k8s-app=kube-dns (distributions that name it coredns).
+func (c *Client) dnsService(ctx context.Context) (*corev1.Service, error) {
+	svc, err := c.CoreV1().Services(metav1.NamespaceSystem).Get(ctx, kubeDNSService, metav1.GetOptions{})
+	if err == nil {
+		return svc, nil
+	}
+	if !absent(err) {
+		return nil, fmt.Errorf("reading Service kube-system/%s: %w", kubeDNSService, err)
+	}
+	list, err := c.CoreV1().Services(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=kube-dns"})
+	if absent(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing DNS Services in kube-system: %w", err)
+	}
+	if len(list.Items) == 0 {
+		return nil, nil
+	}
+	return &list.Items[0], nil
+}
+
+// staticPodFlags returns the --flags of a control-plane static pod
+// (component=<name> in kube-system, as kubeadm labels them), or nil when the
+// control plane does not run as pods (managed clusters, the sandbox).
+func (c *Client) staticPodFlags(ctx context.Context, component string) (map[string]string, error) {
+	pods, err := c.CoreV1().Pods(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: "component=" + component})
+	if absent(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s pods in kube-system: %w", component, err)
+	}
+	for _, p := range pods.Items {
+		for _, ctr := range p.Spec.Containers {
+			if flags := parseFlags(append(append([]string{}, ctr.Command...), ctr.Args...)); len(flags) > 0 {
+				return flags, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// parseFlags reads --name=value and --name value arguments; a bare --name is
+// "true".
+func parseFlags(args []string) map[string]string {
+	flags := map[string]string{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "--") {
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !hasValue {
+			value = "true"
+			if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				value = args[i+1]
+				i++
+			}
+		}
+		flags[name] = value
+	}
+	return flags
+}
+
+// absent reports an object discovery may do without: missing, or hidden by
+// RBAC from a user who may still manage nodes.
+func absent(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err)
+}
+
+func splitCIDRs(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,319 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+)
+
+func NewLinuxDaemonSetGuard() resource.Resource { return &linuxDaemonSetGuardResource{} }
+
+type linuxDaemonSetGuardResource struct {
+	clients *clients.Clients
+}
+
+var (
+	_ resource.ResourceWithConfigure   = (*linuxDaemonSetGuardResource)(nil)
+	_ resource.ResourceWithImportState = (*linuxDaemonSetGuardResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*linuxDaemonSetGuardResource)(nil)
+)
+
+type linuxDaemonSetGuardModel struct {
+	ID        types.String `tfsdk:"id"`
+	Namespace types.String `tfsdk:"namespace"`
+	Names     types.Set    `tfsdk:"names"`
+	Selected  types.Set    `tfsdk:"selected"`
+	Guarded   types.Set    `tfsdk:"guarded"`
+}
+
+func (r *linuxDaemonSetGuardResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_linux_daemonset_guard"
+}
+
+func (r *linuxDaemonSetGuardResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Keeps Linux-only DaemonSets (kube-proxy, flannel, node exporters) off Windows nodes by adding " +
+			"`kubernetes.io/os: linux` to the node selector of their pod template: what the Windows guides do by hand with `kubectl patch`. " +
+			"The selector is written by server-side apply under its own field manager (`" + kube.GuardFieldManager + "`), and no other field " +
+			"is touched. Kubernetes treats `nodeSelector` as one atomic value, so the guard applies the whole map (the DaemonSet's own " +
+			"entries plus `kubernetes.io/os`) and owns it, shared with the DaemonSet's manifest when that already sets the same map.\n\n" +
+			"Destroying the guard gives the selector back: it disappears when the guard added it to an empty selector, stays when the " +
+			"manifest sets it too, and otherwise returns to the manager of the DaemonSet's pod template without `kubernetes.io/os`, " +
+			"so the DaemonSet ends up exactly as before. Changing a node selector changes the pod template, so the DaemonSet rolls its pods.\n\n" +
+			"A tool that later re-applies the DaemonSet (Helm, `kubectl apply`) may drop the entry: the next plan shows it in `guarded` and " +
+			"the apply sets it again. Do not let two guards select the same DaemonSet: they share the field manager.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:            true,
+				MarkdownDescription: "`<namespace>` when `names` is omitted, else `<namespace>/<name>,<name>...` (sorted): the import ID.",
+			},
+			"namespace": schema.StringAttribute{
+				Required:            true,
+				MarkdownDescription: "Namespace of the DaemonSets, for example `kube-system`. Changing it replaces the guard.",
+				Validators:          []validator.String{dnsLabel()},
+				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			},
+			"names": schema.SetAttribute{
+				ElementType: types.StringType,
+				Optional:    true,
+				MarkdownDescription: "DaemonSets to guard. Omit to guard every DaemonSet of the namespace that, when the guard is created, has no " +
+					"`kubernetes.io/os` node selector or OS node affinity; DaemonSets created later are not added. Naming a DaemonSet that " +
+					"does not exist is an error at apply.",
+				Validators: []validator.Set{
+					setvalidator.SizeAtLeast(1),
+					setvalidator.ValueStringsAre(dnsSubdomain()),
+				},
+			},
+			"selected": schema.SetAttribute{
+				ElementType: types.StringType,
+				Computed:    true,
+				MarkdownDescription: "The DaemonSets this guard manages: `names`, or the DaemonSets found at creation when `names` is omitted. " +
+					"A DaemonSet deleted outside Terraform is dropped with a warning.",
+			},
+			"guarded": schema.SetAttribute{
+				ElementType: types.StringType,
+				Computed:    true,
+				MarkdownDescription: "The selected DaemonSets whose pod template currently has `kubernetes.io/os: linux`. The plan expects all of " +
+					"`selected`: a selector removed or changed outside Terraform shows up here as drift, and the apply sets it again.",
+			},
+		},
+	}
+}
+
+func (r *linuxDaemonSetGuardResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.clients = clientsFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan plans what the guard will select and that every selected
+// DaemonSet ends up guarded. Planning `guarded` as all of `selected` is what
+// turns a selector removed outside Terraform into a diff.
+func (r *linuxDaemonSetGuardResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan linuxDaemonSetGuardModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var state *linuxDaemonSetGuardModel
+	if !req.State.Raw.IsNull() {
+		state = &linuxDaemonSetGuardModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	unknown := types.SetUnknown(types.StringType)
+	switch {
+	case plan.Names.IsUnknown():
+		plan.Selected, plan.Guarded = unknown, unknown
+	case !plan.Names.IsNull():
+		plan.Selected, plan.Guarded = plan.Names, plan.Names
+	case state != nil && state.Names.IsNull() && !state.Selected.IsNull() && !state.Selected.IsUnknown():
+		// names omitted: the selection made at creation stands.
+		plan.Selected, plan.Guarded = state.Selected, state.Selected
+	default:
+		// Created now, or names just removed: the selection is made at apply.
+		plan.Selected, plan.Guarded = unknown, unknown
+	}
+	plan.ID = types.StringUnknown()
+	if !plan.Namespace.IsUnknown() && !plan.Names.IsUnknown() {
+		plan.ID = types.StringValue(guardID(plan.Namespace.ValueString(), setStrings(ctx, plan.Names, &resp.Diagnostics)))
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+func (r *linuxDaemonSetGuardResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan linuxDaemonSetGuardModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	namespace := plan.Namespace.ValueString()
+	summary := fmt.Sprintf("creating Windows Linux DaemonSet guard (%s)", namespace)
+	var selected []string
+	if plan.Names.IsNull() {
+		var err error
+		if selected, err = k.UnconstrainedDaemonSets(ctx, namespace); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+	} else {
+		selected = setStrings(ctx, plan.Names, &resp.Diagnostics)
+	}
+	guarded := r.guard(ctx, k, namespace, selected, summary, &resp.Diagnostics)
+	// Saved even after a failure: the state then names every DaemonSet that
+	// may carry the selector, the resource is tainted, and its replacement
+	// starts by giving the field back.
+	plan.ID = types.StringValue(guardID(namespace, setStrings(ctx, plan.Names, &resp.Diagnostics)))
+	plan.Selected = stringSet(selected)
+	plan.Guarded = stringSet(guarded)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *linuxDaemonSetGuardResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state linuxDaemonSetGuardModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	namespace := state.Namespace.ValueString()
+	summary := fmt.Sprintf("reading Windows Linux DaemonSet guard (%s)", namespace)
+	var selected []string
+	switch {
+	case !state.Selected.IsNull():
+		selected = setStrings(ctx, state.Selected, &resp.Diagnostics)
+	case !state.Names.IsNull(): // imported with names
+		selected = setStrings(ctx, state.Names, &resp.Diagnostics)
+	default: // imported without names: what the guard's field manager owns
+		var err error
+		if selected, err = k.GuardedDaemonSets(ctx, namespace); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+	}
+	var present, guarded []string
+	for _, name := range selected {
+		ds, err := k.FindDaemonSet(ctx, namespace, name)
+		if kube.IsNotFound(err) {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Windows Linux DaemonSet guard (%s): DaemonSet %s/%s not found", namespace, namespace, name),
+				"The DaemonSet was deleted outside Terraform; the guard no longer selects it. If `names` lists it, the next apply fails until it exists again or is removed from `names`.")
+			continue
+		}
+		if err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+		present = append(present, name)
+		if kube.LinuxOnly(ds) {
+			guarded = append(guarded, name)
+		}
+	}
+	state.ID = types.StringValue(guardID(namespace, setStrings(ctx, state.Names, &resp.Diagnostics)))
+	state.Selected = stringSet(present)
+	state.Guarded = stringSet(guarded)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *linuxDaemonSetGuardResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state linuxDaemonSetGuardModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	namespace := plan.Namespace.ValueString()
+	summary := fmt.Sprintf("updating Windows Linux DaemonSet guard (%s)", namespace)
+	previous := setStrings(ctx, state.Selected, &resp.Diagnostics)
+	var selected []string
+	if !plan.Selected.IsUnknown() {
+		selected = setStrings(ctx, plan.Selected, &resp.Diagnostics)
+	} else {
+		// names was removed: keep what is guarded and add what is unconstrained.
+		unconstrained, err := k.UnconstrainedDaemonSets(ctx, namespace)
+		if err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+		selected = union(previous, unconstrained)
+	}
+	for _, name := range previous {
+		if slices.Contains(selected, name) {
+			continue
+		}
+		tflog.Info(ctx, "releasing DaemonSet node selector", map[string]any{"namespace": namespace, "name": name})
+		if err := k.UnguardDaemonSet(ctx, namespace, name); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+	}
+	guarded := r.guard(ctx, k, namespace, selected, summary, &resp.Diagnostics)
+	plan.ID = types.StringValue(guardID(namespace, setStrings(ctx, plan.Names, &resp.Diagnostics)))
+	plan.Selected = stringSet(selected)
+	plan.Guarded = stringSet(guarded)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *linuxDaemonSetGuardResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state linuxDaemonSetGuardModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	namespace := state.Namespace.ValueString()
+	for _, name := range setStrings(ctx, state.Selected, &resp.Diagnostics) {
+		tflog.Info(ctx, "releasing DaemonSet node selector", map[string]any{"namespace": namespace, "name": name})
+		if err := k.UnguardDaemonSet(ctx, namespace, name); err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("deleting Windows Linux DaemonSet guard (%s)", namespace), err.Error())
+		}
+	}
+}
+
+// ImportState takes `<namespace>` (the DaemonSets whose node selector the
+// guard's field manager owns) or `<namespace>/<name>,<name>...`.
+func (r *linuxDaemonSetGuardResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	namespace, list, hasNames := strings.Cut(req.ID, "/")
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if namespace == "" || (hasNames && len(names) == 0) {
+		resp.Diagnostics.AddError("importing Windows Linux DaemonSet guard",
+			fmt.Sprintf("The import ID %q is not <namespace> or <namespace>/<name>,<name>: for example kube-system/kube-proxy,kube-flannel-ds.", req.ID))
+		return
+	}
+	namesValue := types.SetNull(types.StringType)
+	if hasNames {
+		namesValue = stringSet(names)
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), guardID(namespace, names))...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("names"), namesValue)...)
+}
+
+// guard applies the selector to each DaemonSet and returns those it guards,
+// adding one error per DaemonSet that could not be guarded.
+func (r *linuxDaemonSetGuardResource) guard(ctx context.Context, k *kube.Client, namespace string, names []string, summary string, diags *diag.Diagnostics) []string {
+	var guarded []string
+	for _, name := range names {
+		tflog.Info(ctx, "applying DaemonSet node selector", map[string]any{"namespace": namespace, "name": name})
+		_, err := k.GuardDaemonSet(ctx, namespace, name)
+		switch {
+		case kube.IsNotFound(err):
+			diags.AddError(summary, fmt.Sprintf("DaemonSet %s/%s does not exist: create it first, or remove it from names.", namespace, name))
+		case err != nil:
+			diags.AddError(summary, err.Error())
+		default:
+			guarded = append(guarded, name)
+		}
+	}
+	return guarded
+}
+
+// guardID is the import ID: the namespace, plus the sorted names when given.
+func guardID(namespace string, names []string) string {
+	if len(names) == 0 {
+		return namespace
+	}
+	sorted := slices.Sorted(slices.Values(names))
+	return namespace + "/" + strings.Join(sorted, ",")
+}

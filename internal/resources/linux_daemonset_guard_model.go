@@ -1,0 +1,39 @@
+package resources
+
+import (
+	"context"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// setStrings returns the elements of a set of strings, sorted; nil for a
+// null or unknown set.
+func setStrings(ctx context.Context, set types.Set, diags *diag.Diagnostics) []string {
+	if set.IsNull() || set.IsUnknown() {
+		return nil
+	}
+	var out []string
+	diags.Append(set.ElementsAs(ctx, &out, false)...)
+	slices.Sort(out)
+	return out
+}
+
+// stringSet is a known set of strings; empty (not null) for no elements, so
+// "guards nothing" and "not read yet" stay distinguishable.
+func stringSet(in []string) types.Set {
+	values := make([]attr.Value, 0, len(in))
+	for _, s := range in {
+		values = append(values, types.StringValue(s))
+	}
+	return types.SetValueMust(types.StringType, values)
+}
+
+// union returns the sorted, de-duplicated elements of a and b.
+func union(a, b []string) []string {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
