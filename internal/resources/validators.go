@@ -107,7 +107,6 @@ func (windowsBuildValidator) ValidateString(_ context.Context, req validator.Str
 
 var (
 	sha256HexPattern  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	k8sVersionPattern = regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+$`)
 	windowsPathRegexp = regexp.MustCompile(`^[A-Za-z]:\\[^"*?<>|]*$`)
 )
 
@@ -115,15 +114,6 @@ func sha256Hex() validator.String {
 	return stringCheck{"SHA-256 checksum", func(s string) []string {
 		if !sha256HexPattern.MatchString(s) {
 			return []string{"write the 64 hexadecimal digits of the file's SHA-256 (sha256sum FILE, or Get-FileHash -Algorithm SHA256 FILE)"}
-		}
-		return nil
-	}}
-}
-
-func releaseVersion() validator.String {
-	return stringCheck{"Kubernetes version", func(s string) []string {
-		if !k8sVersionPattern.MatchString(s) {
-			return []string{"write a release version with its leading v, for example v1.36.3"}
 		}
 		return nil
 	}}
