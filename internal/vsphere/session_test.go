@@ -14,7 +14,7 @@ import (
 
 // startVCSim serves the sandbox's vCenter simulator with a certificate from a
 // fresh CA and returns it with that CA's PEM.
-func startVCSim(t *testing.T) (*vcsim.Server, string) {
+func startVCSim(t testing.TB) (*vcsim.Server, string) {
 	t.Helper()
 	bundle, err := pki.Generate(t.TempDir())
 	if err != nil {

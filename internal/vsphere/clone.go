@@ -1,0 +1,352 @@
+package vsphere
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// CloneSpec says what to clone, where, and how to customize the guest.
+type CloneSpec struct {
+	// Source is the template or VM to clone.
+	Source mo.Reference
+	Name   string
+	// Folder receives the clone; ResourcePool places it (required for
+	// templates, which have no pool of their own). Datastore and Host are
+	// optional (vCenter/DRS choose); Network, when set, replaces the backing
+	// of the source's first NIC.
+	Folder       mo.Reference
+	ResourcePool mo.Reference
+	Datastore    mo.Reference
+	Host         mo.Reference
+	Network      mo.Reference
+
+	// Hardware; zero keeps the source's value. DiskSizeGB grows the first
+	// disk (never shrinks it: a smaller value is an error).
+	NumCPUs    int32
+	MemoryMB   int64
+	DiskSizeGB int64
+
+	// LinkedClone creates the disks as children of the source's current
+	// snapshot (fast, space-saving; the clone depends on the source). The
+	// source must have a snapshot: Clone never modifies the source (a
+	// template cannot take snapshots), so it fails with a message saying
+	// how to make one. windows_golden_image templates carry one.
+	LinkedClone bool
+
+	// Annotation sets the clone's notes; ExtraConfig adds advanced settings.
+	Annotation  string
+	ExtraConfig map[string]string
+
+	// Sysprep customizes the Windows guest at first power-on; nil clones
+	// without customization.
+	Sysprep *Sysprep
+}
+
+// Sysprep is a Windows guest customization (CustomizationSysprep).
+type Sysprep struct {
+	ComputerName  string // NetBIOS name, at most 15 characters
+	AdminPassword string // set as plain text in GuiUnattended
+	// TimeZone is the Windows time zone index (85 = GMT Standard Time, 4 =
+	// Pacific, 35 = Eastern, ...); 0 means 85, as the vSphere provider does.
+	TimeZone     int32
+	Workgroup    string // default WORKGROUP
+	FullName     string // registered owner, default "Administrator"
+	Organization string // default "Managed by Terraform"
+	// RunOnce commands run once at the first logon of the customization.
+	RunOnce []string
+	// IPv4 configures the NIC statically; nil means DHCP.
+	IPv4 *StaticIPv4
+	// DNSSuffixes is the global DNS suffix search list.
+	DNSSuffixes []string
+}
+
+// StaticIPv4 is a static NIC configuration.
+type StaticIPv4 struct {
+	Address      string
+	PrefixLength int
+	Gateway      string
+	DNSServers   []string
+	DNSDomain    string
+}
+
+// DefaultTimeZone is GMT Standard Time, the vSphere provider's default.
+const DefaultTimeZone = 85
+
+// Clone clones spec.Source and returns the new VM's identity as soon as the
+// clone task completes: the caller saves it before anything else can fail.
+// The clone is powered off; customization (if any) runs at its first PowerOn.
+func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	src := spec.Source.Reference()
+	var source mo.VirtualMachine
+	if err := c.retrieveOne(ctx, src, []string{"name", "config.template", "config.hardware.device", "snapshot", "resourcePool"}, &source); err != nil {
+		return nil, notFoundOr(err, "clone source", src, "reading")
+	}
+	if source.Config == nil {
+		return nil, fmt.Errorf("clone source %s (%s) has no configuration (is it inaccessible or orphaned?)", source.Name, src.Value)
+	}
+	cs, err := c.cloneSpec(ctx, spec, &source)
+	if err != nil {
+		return nil, err
+	}
+	folder := object.NewFolder(c.Client.Client, spec.Folder.Reference())
+	task, err := object.NewVirtualMachine(c.Client.Client, src).Clone(ctx, folder, spec.Name, *cs)
+	if err != nil {
+		return nil, fmt.Errorf("cloning %s to %s: %w", source.Name, spec.Name, err)
+	}
+	res, err := task.WaitForResult(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cloning %s to %s: %w", source.Name, spec.Name, err)
+	}
+	ref, ok := res.Result.(types.ManagedObjectReference)
+	if !ok {
+		return nil, fmt.Errorf("cloning %s to %s: the task returned %T, not a VM", source.Name, spec.Name, res.Result)
+	}
+	vm := &VM{Ref: ref, Name: spec.Name}
+	if err := c.identify(ctx, vm); err != nil {
+		// The clone exists: return its reference so it is not lost.
+		return vm, fmt.Errorf("cloned %s to %s (%s) but could not read its identity: %w", source.Name, spec.Name, ref.Value, err)
+	}
+	return vm, nil
+}
+
+// Identify reads a VM's identity (two round trips).
+func (c *Client) Identify(ctx context.Context, ref mo.Reference) (*VM, error) {
+	vm := &VM{Ref: ref.Reference()}
+	if err := c.identify(ctx, vm); err != nil {
+		return nil, err
+	}
+	return vm, nil
+}
+
+func (c *Client) identify(ctx context.Context, vm *VM) error {
+	var m mo.VirtualMachine
+	if err := c.retrieveOne(ctx, vm.Ref, []string{"name", "config.uuid", "config.instanceUuid"}, &m); err != nil {
+		return notFoundOr(err, "virtual machine", vm.Ref, "reading")
+	}
+	vm.Name = m.Name
+	if m.Config != nil {
+		vm.BIOSUUID, vm.InstanceUUID = m.Config.Uuid, m.Config.InstanceUuid
+	}
+	p, err := c.InventoryPath(ctx, vm.Ref)
+	if err != nil {
+		return err
+	}
+	vm.InventoryPath = p
+	return nil
+}
+
+func (s CloneSpec) validate() error {
+	var errs []error
+	if s.Source == nil {
+		errs = append(errs, errors.New("no source template or VM"))
+	}
+	if s.Name == "" {
+		errs = append(errs, errors.New("no name for the clone"))
+	}
+	if s.Folder == nil {
+		errs = append(errs, errors.New("no folder for the clone"))
+	}
+	if s.NumCPUs < 0 || s.MemoryMB < 0 || s.DiskSizeGB < 0 {
+		errs = append(errs, errors.New("CPU, memory and disk sizes cannot be negative"))
+	}
+	if p := s.Sysprep; p != nil {
+		if p.ComputerName == "" || len(p.ComputerName) > 15 {
+			errs = append(errs, fmt.Errorf("computer name %q must have 1 to 15 characters (NetBIOS)", p.ComputerName))
+		}
+		if p.IPv4 != nil {
+			if ip := net.ParseIP(p.IPv4.Address); ip == nil || ip.To4() == nil {
+				errs = append(errs, fmt.Errorf("static address %q is not an IPv4 address", p.IPv4.Address))
+			}
+			if p.IPv4.PrefixLength < 1 || p.IPv4.PrefixLength > 32 {
+				errs = append(errs, fmt.Errorf("prefix length %d is not between 1 and 32", p.IPv4.PrefixLength))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid clone request for %q: %w", s.Name, errors.Join(errs...))
+	}
+	return nil
+}
+
+// cloneSpec builds the VirtualMachineCloneSpec.
+func (c *Client) cloneSpec(ctx context.Context, spec CloneSpec, source *mo.VirtualMachine) (*types.VirtualMachineCloneSpec, error) {
+	cs := &types.VirtualMachineCloneSpec{
+		Config: &types.VirtualMachineConfigSpec{
+			NumCPUs:    spec.NumCPUs,
+			MemoryMB:   spec.MemoryMB,
+			Annotation: spec.Annotation,
+		},
+	}
+	for k, v := range spec.ExtraConfig {
+		cs.Config.ExtraConfig = append(cs.Config.ExtraConfig, &types.OptionValue{Key: k, Value: v})
+	}
+	if spec.ResourcePool != nil {
+		r := spec.ResourcePool.Reference()
+		cs.Location.Pool = &r
+	} else if source.Config.Template {
+		return nil, fmt.Errorf("cloning template %s: a resource pool is required (templates have none of their own)", source.Name)
+	}
+	if spec.Datastore != nil {
+		r := spec.Datastore.Reference()
+		cs.Location.Datastore = &r
+	}
+	if spec.Host != nil {
+		r := spec.Host.Reference()
+		cs.Location.Host = &r
+	}
+	if spec.LinkedClone {
+		if source.Snapshot == nil || source.Snapshot.CurrentSnapshot == nil {
+			return nil, fmt.Errorf("linked clone of %s: it has no snapshot to share disks from; take a snapshot of the source (a template: convert it to a VM, snapshot it, mark it as a template again) or clone in full", source.Name)
+		}
+		cs.Snapshot = source.Snapshot.CurrentSnapshot
+		cs.Location.DiskMoveType = string(types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking)
+	}
+
+	devices := object.VirtualDeviceList(source.Config.Hardware.Device)
+	if spec.Network != nil {
+		change, err := c.nicChange(ctx, devices, spec.Network.Reference(), source.Name)
+		if err != nil {
+			return nil, err
+		}
+		cs.Config.DeviceChange = append(cs.Config.DeviceChange, change)
+	}
+	if spec.DiskSizeGB > 0 {
+		if spec.LinkedClone {
+			// A child disk can grow, but only after the clone exists; vCenter
+			// refuses to resize during a linked clone.
+			return nil, fmt.Errorf("linked clone of %s: disk size cannot be changed while cloning; grow the disk after the clone (GrowDisk)", source.Name)
+		}
+		change, err := growDiskChange(devices, spec.DiskSizeGB, source.Name)
+		if err != nil {
+			return nil, err
+		}
+		if change != nil {
+			cs.Config.DeviceChange = append(cs.Config.DeviceChange, change)
+		}
+	}
+	if spec.Sysprep != nil {
+		nics := len(devices.SelectByType((*types.VirtualEthernetCard)(nil)))
+		if nics == 0 {
+			return nil, fmt.Errorf("customizing a clone of %s: the source has no network adapter", source.Name)
+		}
+		cs.Customization = spec.Sysprep.customizationSpec(nics)
+	}
+	return cs, nil
+}
+
+// nicChange points the first NIC at network.
+func (c *Client) nicChange(ctx context.Context, devices object.VirtualDeviceList, network types.ManagedObjectReference, source string) (types.BaseVirtualDeviceConfigSpec, error) {
+	nics := devices.SelectByType((*types.VirtualEthernetCard)(nil))
+	if len(nics) == 0 {
+		return nil, fmt.Errorf("cloning %s: it has no network adapter to connect to network %s", source, network.Value)
+	}
+	netObj, ok := object.NewReference(c.Client.Client, network).(object.NetworkReference)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a network", network.Value)
+	}
+	backing, err := netObj.EthernetCardBackingInfo(ctx)
+	if err != nil {
+		return nil, notFoundOr(err, kindName(network.Type), network, "reading the backing of")
+	}
+	nic := nics[0]
+	nic.GetVirtualDevice().Backing = backing
+	return &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: nic}, nil
+}
+
+// growDiskChange grows the first disk to sizeGB; nil when it has that size.
+func growDiskChange(devices object.VirtualDeviceList, sizeGB int64, vmName string) (types.BaseVirtualDeviceConfigSpec, error) {
+	ds := devices.SelectByType((*types.VirtualDisk)(nil))
+	if len(ds) == 0 {
+		return nil, fmt.Errorf("%s has no disk to size", vmName)
+	}
+	disk := ds[0].(*types.VirtualDisk)
+	current := disk.CapacityInBytes
+	if current == 0 {
+		current = disk.CapacityInKB * 1024
+	}
+	want := sizeGB * gib
+	switch {
+	case want == current:
+		return nil, nil
+	case want < current:
+		return nil, fmt.Errorf("disk of %s is %d GiB; disks can only grow, not shrink to %d GiB", vmName, (current+gib-1)/gib, sizeGB)
+	}
+	// vCenter (and vcsim) need both fields to agree.
+	disk.CapacityInBytes = want
+	disk.CapacityInKB = want / 1024
+	return &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: disk}, nil
+}
+
+// customizationSpec is the sysprep spec for a VM with nics network adapters
+// (the first one configured, the others DHCP).
+func (p *Sysprep) customizationSpec(nics int) *types.CustomizationSpec {
+	tz := p.TimeZone
+	if tz == 0 {
+		tz = DefaultTimeZone
+	}
+	workgroup := p.Workgroup
+	if workgroup == "" {
+		workgroup = "WORKGROUP"
+	}
+	fullName := p.FullName
+	if fullName == "" {
+		fullName = "Administrator"
+	}
+	org := p.Organization
+	if org == "" {
+		org = "Managed by Terraform"
+	}
+	sysprep := &types.CustomizationSysprep{
+		GuiUnattended: types.CustomizationGuiUnattended{
+			Password:       &types.CustomizationPassword{Value: p.AdminPassword, PlainText: true},
+			TimeZone:       tz,
+			AutoLogon:      false,
+			AutoLogonCount: 1,
+		},
+		UserData: types.CustomizationUserData{
+			FullName:     fullName,
+			OrgName:      org,
+			ComputerName: &types.CustomizationFixedName{Name: p.ComputerName},
+		},
+		Identification: types.CustomizationIdentification{JoinWorkgroup: workgroup},
+	}
+	if len(p.RunOnce) > 0 {
+		sysprep.GuiRunOnce = &types.CustomizationGuiRunOnce{CommandList: p.RunOnce}
+	}
+	spec := &types.CustomizationSpec{
+		Identity:         sysprep,
+		GlobalIPSettings: types.CustomizationGlobalIPSettings{DnsSuffixList: p.DNSSuffixes},
+	}
+	for i := 0; i < nics; i++ {
+		adapter := types.CustomizationIPSettings{Ip: &types.CustomizationDhcpIpGenerator{}}
+		if i == 0 && p.IPv4 != nil {
+			mask := net.CIDRMask(p.IPv4.PrefixLength, 32)
+			adapter = types.CustomizationIPSettings{
+				Ip:            &types.CustomizationFixedIp{IpAddress: p.IPv4.Address},
+				SubnetMask:    net.IP(mask).String(),
+				DnsServerList: p.IPv4.DNSServers,
+				DnsDomain:     p.IPv4.DNSDomain,
+			}
+			if p.IPv4.Gateway != "" {
+				adapter.Gateway = []string{p.IPv4.Gateway}
+			}
+		}
+		spec.NicSettingMap = append(spec.NicSettingMap, types.CustomizationAdapterMapping{Adapter: adapter})
+	}
+	return spec
+}
+
+// retrieveOne reads props of one object.
+func (c *Client) retrieveOne(ctx context.Context, ref types.ManagedObjectReference, props []string, dst any) error {
+	return property.DefaultCollector(c.Client.Client).RetrieveOne(ctx, ref, props, dst)
+}

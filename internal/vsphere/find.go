@@ -1,0 +1,216 @@
+package vsphere
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// Managed object types the finders return.
+const (
+	TypeVirtualMachine = "VirtualMachine"
+	TypeResourcePool   = "ResourcePool"
+	TypeDatastore      = "Datastore"
+	TypeNetwork        = "Network"
+	TypeDVPortgroup    = "DistributedVirtualPortgroup"
+	TypeOpaqueNetwork  = "OpaqueNetwork"
+	TypeHostSystem     = "HostSystem"
+	TypeFolder         = "Folder"
+)
+
+// kindNames name managed object types in messages.
+var kindNames = map[string]string{
+	TypeVirtualMachine: "virtual machine",
+	TypeResourcePool:   "resource pool",
+	"VirtualApp":       "vApp",
+	TypeDatastore:      "datastore",
+	TypeNetwork:        "network",
+	TypeDVPortgroup:    "distributed port group",
+	TypeOpaqueNetwork:  "opaque network",
+	TypeHostSystem:     "host",
+	TypeFolder:         "folder",
+}
+
+func kindName(typ string) string {
+	if k, ok := kindNames[typ]; ok {
+		return k
+	}
+	return typ
+}
+
+// VMRef returns the reference of the virtual machine (or template) with
+// managed object id id ("vm-42").
+func VMRef(id string) types.ManagedObjectReference {
+	return types.ManagedObjectReference{Type: TypeVirtualMachine, Value: id}
+}
+
+// NetworkRef returns the reference of a network by managed object id, the
+// type following vCenter's id prefixes: "dvportgroup-" is a distributed port
+// group, everything else a standard network (hashicorp/vsphere's
+// vsphere_network data source returns either).
+func NetworkRef(id string) types.ManagedObjectReference {
+	switch {
+	case strings.HasPrefix(id, "dvportgroup-"):
+		return types.ManagedObjectReference{Type: TypeDVPortgroup, Value: id}
+	default:
+		return types.ManagedObjectReference{Type: TypeNetwork, Value: id}
+	}
+}
+
+// FindByID returns the object of type typ with managed object id id, after
+// checking that it exists (one round trip). A missing object is a
+// *NotFoundError. For networks use FindNetworkByID, which knows the types a
+// network id can have.
+func (c *Client) FindByID(ctx context.Context, typ, id string) (types.ManagedObjectReference, error) {
+	ref := types.ManagedObjectReference{Type: typ, Value: id}
+	if id == "" {
+		return ref, fmt.Errorf("no %s id given", kindName(typ))
+	}
+	var e mo.ManagedEntity
+	if err := property.DefaultCollector(c.Client.Client).RetrieveOne(ctx, ref, []string{"name"}, &e); err != nil {
+		return ref, notFoundOr(err, kindName(typ), ref, "looking up")
+	}
+	return ref, nil
+}
+
+// FindVMByID returns the virtual machine or template with managed object id id.
+func (c *Client) FindVMByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	return c.FindByID(ctx, TypeVirtualMachine, id)
+}
+
+// FindResourcePoolByID returns the resource pool with managed object id id
+// (hashicorp/vsphere's vsphere_resource_pool.id). A vApp id ("resgroup-v...")
+// is a resource pool too.
+func (c *Client) FindResourcePoolByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	if strings.HasPrefix(id, "resgroup-v") {
+		return c.FindByID(ctx, "VirtualApp", id)
+	}
+	return c.FindByID(ctx, TypeResourcePool, id)
+}
+
+// FindDatastoreByID returns the datastore with managed object id id.
+func (c *Client) FindDatastoreByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	return c.FindByID(ctx, TypeDatastore, id)
+}
+
+// FindHostByID returns the ESXi host with managed object id id.
+func (c *Client) FindHostByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	return c.FindByID(ctx, TypeHostSystem, id)
+}
+
+// FindFolderByID returns the folder with managed object id id ("group-v4").
+func (c *Client) FindFolderByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	return c.FindByID(ctx, TypeFolder, id)
+}
+
+// FindNetworkByID returns the network (standard, distributed port group) with
+// managed object id id.
+func (c *Client) FindNetworkByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	ref := NetworkRef(id)
+	return c.FindByID(ctx, ref.Type, id)
+}
+
+// FindVMByPath returns the virtual machine or template at an absolute
+// inventory path ("/DC0/vm/templates/win2022-base"), in one round trip.
+func (c *Client) FindVMByPath(ctx context.Context, inventoryPath string) (types.ManagedObjectReference, error) {
+	ref, err := c.findByPath(ctx, inventoryPath, "virtual machine")
+	if err != nil {
+		return ref, err
+	}
+	if ref.Type != TypeVirtualMachine {
+		return ref, fmt.Errorf("%s is a %s, not a virtual machine or template", inventoryPath, kindName(ref.Type))
+	}
+	return ref, nil
+}
+
+// FindFolderByPath returns the folder at an absolute inventory path
+// ("/DC0/vm/windows"). With create, missing folders below the datacenter's
+// VM folder are created (concurrent creators of the same folder both succeed).
+func (c *Client) FindFolderByPath(ctx context.Context, inventoryPath string, create bool) (types.ManagedObjectReference, error) {
+	ref, err := c.findByPath(ctx, inventoryPath, "folder")
+	if err == nil {
+		if ref.Type != TypeFolder {
+			return ref, fmt.Errorf("%s is a %s, not a folder", inventoryPath, kindName(ref.Type))
+		}
+		return ref, nil
+	}
+	if !create || !IsNotFound(err) {
+		return ref, err
+	}
+	parentPath := path.Dir(path.Clean(inventoryPath))
+	if parentPath == "/" || strings.Count(parentPath, "/") < 2 {
+		// Never create datacenters or a datacenter's top-level folders.
+		return ref, err
+	}
+	parent, perr := c.FindFolderByPath(ctx, parentPath, true)
+	if perr != nil {
+		return ref, perr
+	}
+	name := path.Base(inventoryPath)
+	f, cerr := object.NewFolder(c.Client.Client, parent).CreateFolder(ctx, name)
+	if cerr == nil {
+		return f.Reference(), nil
+	}
+	if isFault(cerr, &types.DuplicateName{}) {
+		// Someone else created it meanwhile.
+		return c.findByPath(ctx, inventoryPath, "folder")
+	}
+	return ref, fmt.Errorf("creating folder %s: %w", inventoryPath, cerr)
+}
+
+// findByPath resolves an absolute inventory path with the SearchIndex.
+func (c *Client) findByPath(ctx context.Context, inventoryPath, kind string) (types.ManagedObjectReference, error) {
+	if !strings.HasPrefix(inventoryPath, "/") {
+		return types.ManagedObjectReference{}, fmt.Errorf("%s path %q is not absolute: write it as /<datacenter>/vm/<folder>/<name>", kind, inventoryPath)
+	}
+	p := path.Clean(inventoryPath)
+	obj, err := object.NewSearchIndex(c.Client.Client).FindByInventoryPath(ctx, p)
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("looking up %s %s: %w", kind, p, err)
+	}
+	if obj == nil {
+		return types.ManagedObjectReference{}, &NotFoundError{Kind: kind, ID: p}
+	}
+	return obj.Reference(), nil
+}
+
+// FindVMByUUID returns the virtual machine with the given instance UUID
+// (instance = true: vCenter's own id, stable across BIOS UUID changes) or
+// BIOS UUID (the SMBIOS serial the guest and the Kubernetes providerID see).
+func (c *Client) FindVMByUUID(ctx context.Context, uuid string, instance bool) (types.ManagedObjectReference, error) {
+	kind := "virtual machine with BIOS UUID"
+	if instance {
+		kind = "virtual machine with instance UUID"
+	}
+	obj, err := object.NewSearchIndex(c.Client.Client).FindByUuid(ctx, nil, uuid, true, &instance)
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("looking up %s %s: %w", kind, uuid, err)
+	}
+	if obj == nil {
+		return types.ManagedObjectReference{}, &NotFoundError{Kind: kind, ID: uuid}
+	}
+	return obj.Reference(), nil
+}
+
+// InventoryPath returns an object's inventory path, in one round trip.
+func (c *Client) InventoryPath(ctx context.Context, ref types.ManagedObjectReference) (string, error) {
+	entities, err := mo.Ancestors(ctx, c.Client.Client, c.Client.ServiceContent.PropertyCollector, ref)
+	if err != nil {
+		return "", notFoundOr(err, kindName(ref.Type), ref, "reading the inventory path of")
+	}
+	var b strings.Builder
+	for _, e := range entities {
+		if e.Parent == nil {
+			continue // the root folder has no name in paths
+		}
+		b.WriteString("/")
+		b.WriteString(e.Name)
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,35 @@
+package vsphere_test
+
+import (
+	"testing"
+
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// TestRoundTrips counts the SOAP calls of each operation a node's
+// create, refresh and delete make; refresh must stay within 2 per node.
+func TestRoundTrips(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	spec := e.cloneSpec(t, "win-rt", "127.0.77.1")
+	count := func(name string, max int64, f func() error) {
+		t.Helper()
+		e.counter.reset()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		n := e.counter.n.Load()
+		t.Logf("%-22s %2d round trips %v", name, n, e.counter.reset())
+		if n > max {
+			t.Errorf("%s took %d round trips, want at most %d", name, n, max)
+		}
+	}
+	var vm *vsphere.VM
+	count("Clone", 12, func() (err error) { vm, err = e.c.Clone(ctx, spec); return err })
+	count("PowerOn", 8, func() error { return e.c.PowerOn(ctx, vm) })
+	count("WaitForCustomization", 8, func() error { return e.c.WaitForCustomization(ctx, vm) })
+	count("WaitForIP", 8, func() error { _, err := e.c.WaitForIP(ctx, vm, vsphere.IPFilter{}); return err })
+	count("ReadVM (refresh)", 2, func() error { _, err := e.c.ReadVM(ctx, vm); return err })
+	count("Destroy (powered on)", 16, func() error { return e.c.Destroy(ctx, vm) })
+	count("Destroy (gone)", 1, func() error { return e.c.Destroy(ctx, vm) })
+}
