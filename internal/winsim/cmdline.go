@@ -170,9 +170,10 @@ func (h *Host) executeWithFaults(ctx context.Context, req execRequest, text, ste
 
 var echoRE = regexp.MustCompile(`(?is)^echo(?:[ .](.*))?$`)
 
-// runLine runs one cmd.exe command line.
+// runLine runs one cmd.exe command line, after cmd's %NAME% expansion.
 func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth int) int {
 	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "@"))
+	line = h.fs.expandCmdEnv(line)
 	if depth > 8 {
 		io.WriteString(req.Stderr, "batch nesting too deep\r\n")
 		return 1
@@ -225,6 +226,10 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		return boolExit(h.fs.MkdirAll(arg) != nil)
 	case "del", "erase":
 		return boolExit(h.fs.Remove(strings.TrimSpace(strings.TrimPrefix(arg, "/f")), false) != nil)
+	}
+	if ShutdownCommand(fields) {
+		h.shutdownSoon()
+		return 0
 	}
 	script := strings.Trim(fields[0], `"`)
 	switch ext := strings.ToLower(script[strings.LastIndexByte(script, '.')+1:]); ext {
@@ -290,7 +295,9 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 	env := newPSEnv(ctx, h, req.Stdin, req.Stdout, req.Stderr, inv.encoded)
 	code := env.run(script, inv.file != "")
 	env.finish()
-	if env.reboot {
+	if env.shutdown {
+		h.shutdownSoon()
+	} else if env.reboot {
 		// Restart-Computer returns at once; Windows goes down moments later,
 		// after the caller has seen the command finish.
 		go func() {
@@ -299,6 +306,19 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 		}()
 	}
 	return code
+}
+
+// shutdownSoon takes the host down for good shortly after the current
+// command returns (the client sees it finish, as on Windows) and then tells
+// HostConfig.OnShutdown.
+func (h *Host) shutdownSoon() {
+	go func() {
+		time.Sleep(restartComputerGrace)
+		h.goDown()
+		if h.cfg.OnShutdown != nil {
+			h.cfg.OnShutdown(h)
+		}
+	}()
 }
 
 // exitBadArguments is powershell.exe's exit code for bad arguments (-196608).

@@ -30,6 +30,10 @@ type HostConfig struct {
 	WindowsBuild  string // "10.0.20348" (default)
 	UBR           int    // update build revision, the fourth version number
 	BIOSUUID      string
+	// NumCPU and MemoryMB are the VM's hardware, reported by the simulated
+	// kubelet as the Node's capacity (defaults 2 and 4096).
+	NumCPU   int
+	MemoryMB int
 
 	// Dir is the host's on-disk root ($SANDBOX_DIR/hosts/<computer name>/): fs/,
 	// scripts.log and services.json live there. Reusing a Dir keeps the disk,
@@ -59,6 +63,18 @@ type HostConfig struct {
 	// The simulated kubelet plugs in here. OnServiceStop runs when it stops.
 	OnServiceStart func(ctx context.Context, h *Host, svc Service) error
 	OnServiceStop  func(h *Host, svc Service)
+
+	// OnShutdown runs after the guest shut itself down (Stop-Computer,
+	// shutdown.exe /s, sysprep.exe ... /shutdown: ShutdownCommand): the script
+	// has finished and the host has gone down, and stays down. The sandbox
+	// powers the VM off in vSphere there. It runs on its own goroutine.
+	OnShutdown func(h *Host)
+	// OnStateChange runs when the host starts serving (up) and when it goes
+	// down (reboot, shutdown, Stop, and Faults.RefuseConnections, which looks
+	// the same from outside): the sandbox reports VMware Tools running or not
+	// to vSphere there, which is how vCenter sees a guest reboot. It runs on
+	// the goroutine that changed the state and must not block.
+	OnStateChange func(h *Host, up bool)
 }
 
 // Faults injects failures; change them at run time with Host.SetFaults.
@@ -69,6 +85,9 @@ type Faults struct {
 	FailAuth bool
 	// Steps alter scripts that match; the first matching fault applies.
 	Steps []StepFault
+	// KubeletNeverReady makes the simulated kubelet register its Node but
+	// never report Ready (read when the kubelet service starts).
+	KubeletNeverReady bool
 }
 
 // StepFault changes what happens when a script matches. A script matches when
@@ -113,6 +132,12 @@ func (c *HostConfig) setDefaults() {
 	}
 	if c.WindowsBuild == "" {
 		c.WindowsBuild = "10.0.20348"
+	}
+	if c.NumCPU == 0 {
+		c.NumCPU = 2
+	}
+	if c.MemoryMB == 0 {
+		c.MemoryMB = 4096
 	}
 	if c.RebootDelay == 0 {
 		c.RebootDelay = 2 * time.Second

@@ -13,7 +13,8 @@
 //
 // # Command lines
 //
-// WinRM commands and SSH exec requests are command lines as cmd.exe sees them:
+// WinRM commands and SSH exec requests are command lines as cmd.exe sees them
+// (each line, also in .cmd files, has its %NAME% references expanded first):
 //
 //   - powershell[.exe] [-NoProfile] [-NonInteractive] [-ExecutionPolicy X]
 //     -EncodedCommand <base64 UTF-16LE> | -File <path.ps1> | -Command <text>
@@ -59,13 +60,19 @@
 //	(Get-Service -Name '<name>').Status   Running or Stopped; missing service is an error
 //	Remove-Service -Name '<name>', sc.exe delete <name>
 //
-// Starting a service calls HostConfig.OnServiceStart (the simulated kubelet
-// plugs in there); Automatic services start again after every boot.
+// Starting a service calls HostConfig.OnServiceStart (the simulated kubelet,
+// internal/kubeletsim, plugs in there: kubeletsim.ServiceHooks); Automatic
+// services start again after every boot.
 //
 // System:
 //
 //	Restart-Computer [-Force]   the script finishes, then the host goes down
 //	                            (connections drop) and comes back after RebootDelay
+//	Stop-Computer [-Force], shutdown.exe /s|/p, sysprep.exe ... /shutdown ...
+//	    (directly, with &, or Start-Process -FilePath '...\sysprep.exe' -ArgumentList '...')
+//	                            the command finishes, then the host goes down for
+//	                            good and HostConfig.OnShutdown runs (the sandbox
+//	                            powers the VM off: how sysprep ends an image build)
 //	[Environment]::OSVersion.Version[.ToString()]   "10.0.<build>.0" (OSVersion)
 //	(Get-ItemProperty -Path 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion').CurrentBuild
 //	    also .UBR, .CurrentBuildNumber, .ProductName, .EditionID (Get-ItemProperty,
@@ -81,6 +88,7 @@
 //	exit <n>
 //	$name = <literal | $env:X | (statement) | [IO.Path]::GetFullPath("...")>   variables
 //	$ErrorActionPreference = 'Stop'   the first error ends the script (exit 1)
+//	('<text>' + $v + (statement).Property)   concatenation: strings join, numbers add
 //	if (<condition>) { ... } elseif (<condition>) { ... } else { ... }   (if)
 //	    conditions: a statement or expression (truthy unless empty/False/0),
 //	    -not / !, -and / -or, and -eq -ne -like -notlike -match -notmatch
@@ -102,13 +110,24 @@
 //
 // Over SSH files arrive by SFTP ("/C:/k/file" paths).
 //
+// Image builds (downloads, archives, Windows features):
+//
+//	Invoke-WebRequest [-UseBasicParsing] -Uri '<url>' -OutFile '<path>'   a real HTTP GET from
+//	    this machine (the tests' artifact servers); errors read as on Windows
+//	Expand-Archive -Path '<zip>' -DestinationPath '<dir>' [-Force]   unzip into the filesystem
+//	tar.exe -xzf '<archive.tar.gz>' -C '<dir>'   untar (tar.exe ships with Windows Server 2019+)
+//	(Get-WindowsFeature -Name '<name>').Installed   True once installed and rebooted
+//	Install-WindowsFeature -Name '<name>'   .RestartNeeded is Yes until the next boot completes
+//	    the install (features.json keeps the state across reboots and into clones)
+//
 // # Named steps and faults
 //
 // A script names its step with a comment line "# step: <name>" (StepComment).
 // HostConfig.Faults (and Host.SetFaults at run time) can refuse connections,
 // fail every authentication, and for a step (or a script matching a regexp)
 // exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
-// host as the step arrives.
+// host as the step arrives. Faults.KubeletNeverReady makes the simulated
+// kubelet register its Node but never report Ready.
 //
 // # WinRM details
 //

@@ -1,6 +1,9 @@
 package winsim
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // StepComment marks a named step in a script: a line "# step: install-kubelet".
 // Fault injection (StepFault.Step) and scripts.log use the name; the bootstrap
@@ -83,6 +86,12 @@ var Effects = []Effect{
 	{"Get-Service", `Get-Service [-Name] '<name>' [-ErrorAction SilentlyContinue] | (Get-Service ...).Status -> Running|Stopped`},
 	{"Remove-Service", `Remove-Service -Name '<name>' | sc.exe delete <name>`},
 	{"Restart-Computer", `Restart-Computer [-Force]: the host goes down after the script and comes back after RebootDelay`},
+	{"Stop-Computer", `Stop-Computer [-Force] | shutdown.exe /s|/p ... | [& ]'<...>\sysprep.exe' ... /shutdown ... | Start-Process -FilePath '<...>\sysprep.exe' -ArgumentList '... /shutdown ...': the host shuts down after the command and stays down (HostConfig.OnShutdown)`},
+	{"Invoke-WebRequest", `Invoke-WebRequest [-UseBasicParsing] -Uri '<url>' -OutFile '<path>': a real HTTP GET from this machine`},
+	{"Expand-Archive", `Expand-Archive -Path '<zip>' -DestinationPath '<dir>' [-Force]`},
+	{"tar.exe", `tar.exe -xzf '<archive.tar.gz>' -C '<dir>'`},
+	{"Get-WindowsFeature", `(Get-WindowsFeature -Name '<name>').Installed -> True|False (.InstallState)`},
+	{"Install-WindowsFeature", `Install-WindowsFeature -Name '<name>' -> .RestartNeeded Yes (InstallPending until the next boot) | No`},
 	{"exit", `exit <n>`},
 	{"throw", `throw '<message>'`},
 	{"Write-Output", `Write-Output '<text>' | echo '<text>' | Write-Host '<text>' | '<text>' | $env:NAME`},
@@ -92,7 +101,50 @@ var Effects = []Effect{
 	{"COMPUTERNAME", `$env:COMPUTERNAME | hostname | [Environment]::MachineName`},
 	{"if", `if (<condition>) { <statements> } [elseif (...) {...}] [else { <statements> }]`},
 	{"variables", `$name = <value or statement>; $ErrorActionPreference = 'Stop'`},
+	{"concatenation", `('<text>' + ' ' + (<statement>).<Property>): strings concatenate, numbers add`},
 	{"StdinUpload", `$f = [IO.File]::Create('<path>'); try { foreach ($l in $input) { ... } } finally { $f.Close() }`},
 	{"WinrmcpRestore", `the packer-community/winrmcp restore script`},
 	{"echo-redirect", `echo <text> >> "<path>" (cmd.exe)`},
+}
+
+// ShutdownCommand reports whether a command's words (the command, then its
+// arguments, quoted or not, in any order) shut Windows down: Stop-Computer,
+// shutdown.exe /s (or /p), and sysprep.exe with /shutdown, run directly, with
+// the call operator &, or through Start-Process -FilePath/-ArgumentList.
+func ShutdownCommand(words []string) bool {
+	if len(words) == 0 {
+		return false
+	}
+	var exe string
+	var args []string
+	for _, w := range words {
+		for _, f := range strings.FieldsFunc(w, func(r rune) bool { return r == ' ' || r == ',' || r == '\'' || r == '"' }) {
+			if exe == "" && f != "&" && !strings.EqualFold(f, "start-process") && !strings.HasPrefix(f, "-") {
+				exe = f
+				continue
+			}
+			args = append(args, strings.ToLower(f))
+		}
+	}
+	base := strings.ToLower(exe[strings.LastIndexAny(exe, `\/`)+1:])
+	base = strings.TrimSuffix(base, ".exe")
+	has := func(opts ...string) bool {
+		for _, a := range args {
+			for _, o := range opts {
+				if a == o {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch base {
+	case "stop-computer":
+		return true
+	case "shutdown":
+		return has("/s", "-s", "/p", "-p")
+	case "sysprep":
+		return has("/shutdown", "-shutdown")
+	}
+	return false
 }

@@ -20,11 +20,12 @@ import (
 
 // Host is one simulated Windows Server host.
 type Host struct {
-	cfg   HostConfig
-	fs    *vfs
-	svcs  *serviceTable
-	log   *scriptLog
-	wsman *wsmanServer
+	cfg      HostConfig
+	fs       *vfs
+	svcs     *serviceTable
+	features *featureTable
+	log      *scriptLog
+	wsman    *wsmanServer
 
 	tlsConfig *tls.Config
 	sshConfig *ssh.ServerConfig
@@ -79,10 +80,15 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}
+	features, err := loadFeatures(filepath.Join(cfg.Dir, "features.json"))
+	if err != nil {
+		return nil, fmt.Errorf("winsim: %w", err)
+	}
 	h := &Host{
 		cfg:      cfg,
 		fs:       fs,
 		svcs:     svcs,
+		features: features,
 		log:      &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
 		faults:   cfg.Faults,
 		fired:    map[int]int{},
@@ -105,6 +111,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 			h.after(cfg.BootDelay, h.comeUp)
 		}
 	} else {
+		h.stateChanged(true)
 		h.bootServices()
 	}
 	return h, nil
@@ -166,7 +173,15 @@ func (h *Host) comeUp() {
 	}
 	h.serveLocked(lns)
 	h.mu.Unlock()
+	h.stateChanged(true)
 	h.bootServices()
+}
+
+// stateChanged tells HostConfig.OnStateChange.
+func (h *Host) stateChanged(up bool) {
+	if h.cfg.OnStateChange != nil {
+		h.cfg.OnStateChange(h, up)
+	}
 }
 
 func (h *Host) serveLocked(lns map[string]net.Listener) {
@@ -233,6 +248,7 @@ func (h *Host) goDown() {
 			_ = h.stopService(s.Name)
 		}
 	}
+	h.stateChanged(false)
 }
 
 // Reboot takes the host down, waits RebootDelay and brings it back. It blocks
@@ -374,6 +390,7 @@ func (h *Host) stopService(name string) error {
 
 // bootServices starts the Automatic services, as the SCM does at boot.
 func (h *Host) bootServices() {
+	h.features.boot()
 	for _, s := range h.svcs.list() {
 		if s.StartupType == StartupAutomatic && s.Status != StatusRunning {
 			_ = h.startService(s.Name)

@@ -70,7 +70,9 @@ func TestEffects(t *testing.T) {
 		{"stop-preference", "$ErrorActionPreference = 'Stop'\nGet-Content 'C:\\nope'\nWrite-Output 'not reached'", "", 1},
 		{"try-catch", "try { Get-Content 'C:\\nope' } catch { Write-Output 'caught' }", "caught", 0},
 		{"double-quoted", "$d = 'C:\\x'\nWrite-Output \"dir is $d\\y and $env:COMPUTERNAME\"", "dir is C:\\x\\y and WIN-UNIT", 0},
-		{"unknown-succeeds", "Install-WindowsFeature -Name Containers\nSet-NetFirewallRule -Name x", "", 0},
+		{"concat", "New-Service -Name 'svc' -BinaryPathName 'C:\\x.exe' | Out-Null\nWrite-Output ('svc' + ' ' + (Get-Service -Name 'svc').Status)\n$n = 2 + 3\n$n", "svc Stopped\r\n5", 0},
+		{"unknown-expression-fails", "('a' 'b')", "", 1},
+		{"unknown-succeeds", "Enable-WindowsOptionalFeature -Online -FeatureName Containers\nSet-NetFirewallRule -Name x", "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := run(t, h, encoded(tc.script))
@@ -176,5 +178,56 @@ func TestEffectsDocumented(t *testing.T) {
 		if !strings.Contains(string(doc), e.Name) {
 			t.Errorf("effect %q is not documented in doc.go", e.Name)
 		}
+	}
+}
+
+func TestShutdownCommands(t *testing.T) {
+	for line, want := range map[string]bool{
+		`Stop-Computer -Force`: true,
+		`& 'C:\Windows\System32\Sysprep\sysprep.exe' /generalize /oobe /shutdown /quiet /unattend:C:\Windows\Temp\unattend.xml`:                     true,
+		`C:\Windows\System32\Sysprep\sysprep.exe /generalize /oobe /shutdown`:                                                                       true,
+		`Start-Process -FilePath 'C:\Windows\System32\Sysprep\Sysprep.exe' -ArgumentList '/generalize /oobe /shutdown /quiet' -Wait`:                true,
+		`Start-Process -FilePath "$env:SystemRoot\System32\Sysprep\sysprep.exe" -ArgumentList '/generalize','/oobe','/shutdown' -NoNewWindow -Wait`: true,
+		`shutdown.exe /s /t 0`: true,
+		`& 'C:\Windows\System32\Sysprep\sysprep.exe' /generalize /oobe /reboot`: false,
+		`shutdown /r /t 0`:                 false,
+		`Write-Output 'sysprep /shutdown'`: false,
+	} {
+		var shut atomic.Bool
+		done := make(chan struct{})
+		h := startTestHost(t, func(c *HostConfig) {
+			c.OnShutdown = func(*Host) { shut.Store(true); close(done) }
+		})
+		_, stderr, code := run(t, h, encoded(line))
+		if code != 0 {
+			t.Errorf("%s: exit %d, stderr %q", line, code, stderr)
+		}
+		if want {
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Errorf("%s: the host did not shut down", line)
+				continue
+			}
+			if h.Up() {
+				t.Errorf("%s: the host is still up after shutting down", line)
+			}
+		} else {
+			time.Sleep(2 * restartComputerGrace)
+			if shut.Load() {
+				t.Errorf("%s: shut the host down", line)
+			}
+		}
+	}
+	// cmd.exe command lines too.
+	done := make(chan struct{})
+	h := startTestHost(t, func(c *HostConfig) { c.OnShutdown = func(*Host) { close(done) } })
+	if _, _, code := run(t, h, `C:\Windows\System32\Sysprep\sysprep.exe /generalize /oobe /shutdown /unattend:C:\unattend.xml`); code != 0 {
+		t.Errorf("cmd sysprep: exit %d", code)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Error("cmd sysprep /shutdown did not shut the host down")
 	}
 }

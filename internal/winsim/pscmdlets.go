@@ -379,6 +379,10 @@ func (e *psEnv) cmdlet(name, display string, a cmdArgs) ([]psObj, error) {
 		e.reboot = true
 		return nil, nil
 
+	case "stop-computer":
+		e.shutdown = true
+		return nil, nil
+
 	case "get-itemproperty", "get-itempropertyvalue":
 		p, err := e.pathArg(a)
 		if err != nil {
@@ -398,6 +402,12 @@ func (e *psEnv) cmdlet(name, display string, a cmdArgs) ([]psObj, error) {
 			return nil, &psErr{msg: fmt.Sprintf("Property %s does not exist at path %s.", n, p)}
 		}
 		return []psObj{{text: "", props: props}}, nil
+	}
+	if ShutdownCommand(append(append([]string{display}, a.positional...), a.values()...)) {
+		e.shutdown = true
+	}
+	if objs, handled, err := e.imageCmdlet(name, a); handled {
+		return objs, err
 	}
 	return nil, nil // not in the contract: recorded by the caller, succeeds
 }

@@ -83,6 +83,8 @@ type psEnv struct {
 	vars   map[string]string
 	stop   bool // $ErrorActionPreference = 'Stop'
 	reboot bool // Restart-Computer ran
+	// shutdown: Stop-Computer, shutdown.exe /s or sysprep.exe /shutdown ran
+	shutdown bool
 }
 
 func newPSEnv(ctx context.Context, h *Host, stdin io.Reader, stdout, stderr io.Writer, clixml bool) *psEnv {
@@ -290,7 +292,56 @@ func (e *psEnv) expr(s string) ([]psObj, error) {
 	if objs, ok, err := e.dotnet(s); ok {
 		return objs, err
 	}
+	if objs, ok, err := e.concat(s); ok {
+		return objs, err
+	}
+	if strings.ContainsRune("('\"$", rune(s[0])) {
+		// stmt would hand it back here: an expression shape we do not know.
+		return nil, &psErr{msg: fmt.Sprintf("Unexpected token in expression or statement: %s", s), statement: s, terminating: true}
+	}
 	return e.stmt(s)
+}
+
+// concat evaluates "<expr> + <expr> ...": numbers add, anything else
+// concatenates as strings (the left operand is a string in our scripts).
+func (e *psEnv) concat(s string) ([]psObj, bool, error) {
+	toks := tokens(s)
+	var parts []string
+	start := 0
+	for i, t := range toks {
+		if t == "+" {
+			parts = append(parts, strings.Join(toks[start:i], " "))
+			start = i + 1
+		}
+	}
+	if len(parts) == 0 {
+		return nil, false, nil
+	}
+	parts = append(parts, strings.Join(toks[start:], " "))
+	vals := make([]string, len(parts))
+	numeric := true
+	for i, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			return nil, true, &psErr{msg: "You must provide a value expression following the '+' operator.", statement: s, terminating: true}
+		}
+		v, err := e.value(p)
+		if err != nil {
+			return nil, true, err
+		}
+		vals[i] = v
+		if !numberRE.MatchString(strings.TrimSpace(v)) {
+			numeric = false
+		}
+	}
+	if numeric {
+		sum := 0
+		for _, v := range vals {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			sum += n
+		}
+		return []psObj{textObj(strconv.Itoa(sum))}, true, nil
+	}
+	return []psObj{textObj(strings.Join(vals, ""))}, true, nil
 }
 
 // closing2 returns where a quoted literal starting at s[0] ends.

@@ -50,23 +50,31 @@ var (
 	psEnvRef  = regexp.MustCompile(`(?i)\$env:([A-Za-z_][A-Za-z0-9_]*)`)
 )
 
-// expandEnv replaces %NAME% and $env:NAME with the host's environment, as cmd.exe
-// and PowerShell double-quoted strings would.
-func (v *vfs) expandEnv(s string) string {
-	lookup := func(name string) (string, bool) {
-		for k, val := range v.env {
-			if strings.EqualFold(k, name) {
-				return val, true
-			}
+func (v *vfs) lookupEnv(name string) (string, bool) {
+	for k, val := range v.env {
+		if strings.EqualFold(k, name) {
+			return val, true
 		}
-		return "", false
 	}
-	s = cmdEnvRef.ReplaceAllStringFunc(s, func(m string) string {
-		if val, ok := lookup(m[1 : len(m)-1]); ok {
+	return "", false
+}
+
+// expandCmdEnv replaces %NAME% with the host's environment, as cmd.exe does
+// to every command line before running it (unknown names stay as typed).
+func (v *vfs) expandCmdEnv(s string) string {
+	return cmdEnvRef.ReplaceAllStringFunc(s, func(m string) string {
+		if val, ok := v.lookupEnv(m[1 : len(m)-1]); ok {
 			return val
 		}
 		return m
 	})
+}
+
+// expandEnv replaces %NAME% and $env:NAME with the host's environment, as cmd.exe
+// and PowerShell double-quoted strings would.
+func (v *vfs) expandEnv(s string) string {
+	lookup := v.lookupEnv
+	s = v.expandCmdEnv(s)
 	return psEnvRef.ReplaceAllStringFunc(s, func(m string) string {
 		if val, ok := lookup(m[len("$env:"):]); ok {
 			return val

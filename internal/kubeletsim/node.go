@@ -1,0 +1,510 @@
+package kubeletsim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+)
+
+// Labels the kubelet sets on its own Node.
+const (
+	LabelWindowsBuild = "node.kubernetes.io/windows-build"
+	betaLabelOS       = "beta.kubernetes.io/os"
+	betaLabelArch     = "beta.kubernetes.io/arch"
+)
+
+// Cadences of the kubelet's loops (its defaults).
+var (
+	nodeStatusUpdateFrequency = 10 * time.Second
+	nodeStatusReportFrequency = time.Minute
+	registerBackoff           = [2]time.Duration{100 * time.Millisecond, 7 * time.Second}
+)
+
+// Ready condition reasons and messages as the kubelet writes them.
+const (
+	reasonReady           = "KubeletReady"
+	reasonNotReady        = "KubeletNotReady"
+	messageReady          = "kubelet is posting ready status"
+	messageRuntimeDown    = "container runtime is down"
+	messageNetworkNotInit = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+	kubeNodeLeaseNS       = "kube-node-lease"
+)
+
+// nodeAgent is the part of a kubelet that talks to the API server with the
+// node's own credentials: registration, status, Lease and pods.
+type nodeAgent struct {
+	k              *Kubelet
+	client         kubernetes.Interface
+	name           string
+	runtimeVersion string
+	bootID         string
+
+	mu          sync.Mutex
+	uid         types.UID
+	podCIDR     string
+	ready       bool
+	lastMessage string
+	lastReport  time.Time
+	ipam        *ipam
+	podCIDRSet  chan struct{}
+}
+
+func newNodeAgent(k *Kubelet, client kubernetes.Interface, runtimeVersion string) *nodeAgent {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return &nodeAgent{
+		k: k, client: client, name: k.nodeName, runtimeVersion: runtimeVersion,
+		bootID:     fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]),
+		podCIDRSet: make(chan struct{}),
+	}
+}
+
+// run registers the Node and runs the loops until ctx ends.
+func (n *nodeAgent) run(ctx context.Context) error {
+	if !n.k.settings.RegisterNode {
+		n.k.log.Info("kubelet.go:1620", "Node registration is disabled (--register-node=false)")
+	} else if err := n.registerWithAPIServer(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { n.watchNode(ctx) })
+	wg.Go(func() { n.leaseLoop(ctx) })
+	wg.Go(func() { n.statusLoop(ctx) })
+	wg.Go(func() { newPodWorker(n).run(ctx) })
+	wg.Wait()
+	return ctx.Err()
+}
+
+// registerWithAPIServer creates the Node, retrying with back-off until it
+// succeeds or ctx ends, as kubelet.registerWithAPIServer does.
+func (n *nodeAgent) registerWithAPIServer(ctx context.Context) error {
+	delay := registerBackoff[0]
+	for {
+		n.k.log.Info("kubelet_node_status.go:75", "Attempting to register node", "node", n.name)
+		err := n.tryRegister(ctx)
+		if err == nil {
+			n.k.log.Info("kubelet_node_status.go:78", "Successfully registered node", "node", n.name)
+			return nil
+		}
+		n.k.log.Error("kubelet_node_status.go:107", err, "Unable to register node with API server", "node", n.name)
+		n.k.setErr(fmt.Errorf("registering node %s: %w", n.name, err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		if delay *= 2; delay > registerBackoff[1] {
+			delay = registerBackoff[1]
+		}
+	}
+}
+
+func (n *nodeAgent) tryRegister(ctx context.Context) error {
+	node := n.initialNode()
+	created, err := n.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err == nil {
+		n.setUID(created.UID)
+		n.notePodCIDR(created.Spec.PodCIDR)
+		n.k.setErr(nil)
+		return nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	existing, err := n.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	// An existing Node keeps its labels, except the ones the kubelet owns.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := n.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		changed := false
+		if cur.Labels == nil {
+			cur.Labels = map[string]string{}
+		}
+		for k, v := range n.defaultLabels() {
+			if cur.Labels[k] != v {
+				cur.Labels[k], changed = v, true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		_, err = n.client.CoreV1().Nodes().Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	n.setUID(existing.UID)
+	n.notePodCIDR(existing.Spec.PodCIDR)
+	n.k.setErr(nil)
+	return n.updateStatus(ctx, true)
+}
+
+func (n *nodeAgent) setUID(uid types.UID) {
+	n.mu.Lock()
+	n.uid = uid
+	n.mu.Unlock()
+}
+
+// defaultLabels are the labels a Windows kubelet sets on its Node itself.
+func (n *nodeAgent) defaultLabels() map[string]string {
+	return map[string]string{
+		corev1.LabelHostname:   n.name,
+		corev1.LabelOSStable:   "windows",
+		corev1.LabelArchStable: "amd64",
+		betaLabelOS:            "windows",
+		betaLabelArch:          "amd64",
+		LabelWindowsBuild:      majorMinorBuild(n.k.cfg.Host.WindowsBuild),
+	}
+}
+
+func (n *nodeAgent) initialNode() *corev1.Node {
+	labels := map[string]string{}
+	for k, v := range n.k.flags.NodeLabels {
+		labels[k] = v
+	}
+	for k, v := range n.defaultLabels() {
+		labels[k] = v
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   n.name,
+			Labels: labels,
+			Annotations: map[string]string{
+				"volumes.kubernetes.io/controller-managed-attach-detach": "true",
+			},
+		},
+		Spec: corev1.NodeSpec{
+			Taints:     append([]corev1.Taint(nil), n.k.settings.RegisterWithTaints...),
+			ProviderID: n.k.settings.ProviderID,
+		},
+	}
+	n.fillStatus(&node.Status)
+	return node
+}
+
+// readiness is the Ready condition the kubelet would post now.
+func (n *nodeAgent) readiness() (bool, string) {
+	switch {
+	case !n.k.runtimeUp():
+		return false, messageRuntimeDown
+	case n.k.cfg.NeverReady:
+		return false, messageNetworkNotInit
+	default:
+		return true, messageReady
+	}
+}
+
+func (n *nodeAgent) fillStatus(st *corev1.NodeStatus) {
+	h := n.k.cfg.Host
+	now := metav1.Now()
+	cpu := resource.MustParse(fmt.Sprint(h.NumCPU))
+	mem := resource.MustParse(fmt.Sprintf("%dMi", h.MemoryMB))
+	pods := resource.MustParse(fmt.Sprint(n.k.settings.MaxPods))
+	storage := resource.MustParse("100Gi")
+	st.Capacity = corev1.ResourceList{
+		corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem, corev1.ResourcePods: pods,
+		corev1.ResourceEphemeralStorage: storage,
+	}
+	allocCPU, allocMem := cpu.DeepCopy(), mem.DeepCopy()
+	r := n.k.settings.reserved(corev1.ResourceCPU)
+	allocCPU.Sub(r)
+	r = n.k.settings.reserved(corev1.ResourceMemory)
+	allocMem.Sub(r)
+	st.Allocatable = corev1.ResourceList{
+		corev1.ResourceCPU: allocCPU, corev1.ResourceMemory: allocMem, corev1.ResourcePods: pods,
+		corev1.ResourceEphemeralStorage: storage,
+	}
+	st.Addresses = []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: n.nodeIP()},
+		{Type: corev1.NodeHostName, Address: strings.ToLower(h.ComputerName)},
+	}
+	st.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}}
+	st.NodeInfo = corev1.NodeSystemInfo{
+		MachineID:               strings.ToLower(strings.ReplaceAll(h.BIOSUUID, "-", "")),
+		SystemUUID:              strings.ToUpper(h.BIOSUUID),
+		BootID:                  n.bootID,
+		KernelVersion:           h.WindowsBuild,
+		OSImage:                 osImage(h.WindowsBuild),
+		ContainerRuntimeVersion: n.runtimeVersion,
+		KubeletVersion:          n.k.version,
+		OperatingSystem:         "windows",
+		Architecture:            "amd64",
+	}
+	ready, msg := n.readiness()
+	readyStatus, reason := corev1.ConditionTrue, reasonReady
+	if !ready {
+		readyStatus, reason = corev1.ConditionFalse, reasonNotReady
+	}
+	pressure := func(t corev1.NodeConditionType, reason, msg string) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: t, Status: corev1.ConditionFalse, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now}
+	}
+	want := []corev1.NodeCondition{
+		pressure(corev1.NodeMemoryPressure, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+		pressure(corev1.NodeDiskPressure, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+		pressure(corev1.NodePIDPressure, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		{Type: corev1.NodeReady, Status: readyStatus, Reason: reason, Message: msg, LastHeartbeatTime: now, LastTransitionTime: now},
+	}
+	for i, c := range want {
+		for _, old := range st.Conditions {
+			if old.Type == c.Type && old.Status == c.Status {
+				want[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+	// Conditions set by others (NetworkUnavailable, ...) stay.
+	var keep []corev1.NodeCondition
+	for _, old := range st.Conditions {
+		switch old.Type {
+		case corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeReady:
+		default:
+			keep = append(keep, old)
+		}
+	}
+	st.Conditions = append(keep, want...)
+}
+
+// nodeIP is --node-ip (its first address), else the host's IP.
+func (n *nodeAgent) nodeIP() string {
+	if ip := strings.TrimSpace(strings.Split(n.k.flags.NodeIP, ",")[0]); ip != "" {
+		return ip
+	}
+	return n.k.cfg.Host.IP
+}
+
+// statusLoop posts the node status when readiness changes, and at least
+// every nodeStatusReportFrequency.
+func (n *nodeAgent) statusLoop(ctx context.Context) {
+	t := time.NewTicker(nodeStatusUpdateFrequency)
+	defer t.Stop()
+	for {
+		if err := n.updateStatus(ctx, false); err != nil && ctx.Err() == nil {
+			n.k.log.Error("kubelet_node_status.go:535", err, "Error updating node status, will retry")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (n *nodeAgent) updateStatus(ctx context.Context, force bool) error {
+	ready, msg := n.readiness()
+	n.mu.Lock()
+	due := force || ready != n.ready || msg != n.lastMessage || time.Since(n.lastReport) >= nodeStatusReportFrequency
+	n.mu.Unlock()
+	if !due {
+		return nil
+	}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := n.client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		n.fillStatus(&node.Status)
+		_, err = n.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	if ready != n.ready || msg != n.lastMessage {
+		if ready {
+			n.k.log.Info("kubelet_node_status.go:724", "Node became ready", "node", n.name)
+		} else {
+			n.k.log.Info("setters.go:618", "Node became not ready", "node", n.name, "reason", reasonNotReady, "message", msg)
+		}
+	}
+	n.ready, n.lastMessage, n.lastReport = ready, msg, time.Now()
+	n.mu.Unlock()
+	return nil
+}
+
+// leaseLoop keeps kube-node-lease/<node> renewed every quarter of its duration.
+func (n *nodeAgent) leaseLoop(ctx context.Context) {
+	dur := n.k.settings.LeaseDurationSeconds
+	interval := time.Duration(float64(dur) * 0.25 * float64(time.Second))
+	for {
+		if err := n.renewLease(ctx, dur); err != nil && ctx.Err() == nil {
+			n.k.log.Error("controller.go:145", err, "Failed to ensure lease exists, will retry", "interval", interval)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (n *nodeAgent) renewLease(ctx context.Context, dur int32) error {
+	leases := n.client.CoordinationV1().Leases(kubeNodeLeaseNS)
+	now := metav1.NewMicroTime(time.Now())
+	lease, err := leases.Get(ctx, n.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		n.mu.Lock()
+		uid := n.uid
+		n.mu.Unlock()
+		l := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: kubeNodeLeaseNS},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity: &n.name, LeaseDurationSeconds: &dur, RenewTime: &now,
+			},
+		}
+		if uid != "" {
+			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: uid}}
+		}
+		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds, lease.Spec.RenewTime = &n.name, &dur, &now
+	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+	return err
+}
+
+// watchNode follows the Node for the pod CIDR the controller manager assigns.
+func (n *nodeAgent) watchNode(ctx context.Context) {
+	lw := cache.NewListWatchFromClient(n.client.CoreV1().RESTClient(), "nodes", "", fields.OneTermEqualSelector("metadata.name", n.name))
+	inf := cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{})
+	handle := func(obj any) {
+		if node, ok := obj.(*corev1.Node); ok {
+			n.notePodCIDR(node.Spec.PodCIDR)
+		}
+	}
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    handle,
+		UpdateFunc: func(_, obj any) { handle(obj) },
+	})
+	inf.RunWithContext(ctx)
+}
+
+func (n *nodeAgent) notePodCIDR(cidr string) {
+	if cidr == "" {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.podCIDR != "" {
+		return
+	}
+	p, err := newIPAM(cidr)
+	if err != nil {
+		n.k.log.Error("kubelet_network.go:47", err, "Invalid pod CIDR", "podCIDR", cidr)
+		return
+	}
+	n.podCIDR, n.ipam = cidr, p
+	close(n.podCIDRSet)
+	n.k.log.Info("kuberuntime_manager.go:1745", "Updating runtime config through cri with podcidr", "CIDR", cidr)
+}
+
+// ipam hands out pod addresses from the node's pod CIDR (host-local style:
+// .1 is the gateway, pods get .2 upwards).
+type ipam struct {
+	mu    sync.Mutex
+	net   *net.IPNet
+	inUse map[string]string // ip -> pod UID
+}
+
+func newIPAM(cidr string) (*ipam, error) {
+	_, n, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return nil, err
+	}
+	return &ipam{net: n, inUse: map[string]string{}}, nil
+}
+
+func (p *ipam) allocate(owner string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for ip, o := range p.inUse {
+		if o == owner {
+			return ip, nil
+		}
+	}
+	base := p.net.IP.To4()
+	if base == nil {
+		return "", fmt.Errorf("only IPv4 pod CIDRs are simulated, got %s", p.net)
+	}
+	ones, bits := p.net.Mask.Size()
+	size := 1 << (bits - ones)
+	for i := 2; i < size-1; i++ {
+		ip := make(net.IP, 4)
+		copy(ip, base)
+		v := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
+		v += uint32(i)
+		ip[0], ip[1], ip[2], ip[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
+		s := ip.String()
+		if _, used := p.inUse[s]; !used {
+			p.inUse[s] = owner
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("no IP addresses available in range set: %s", p.net)
+}
+
+func (p *ipam) release(owner string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for ip, o := range p.inUse {
+		if o == owner {
+			delete(p.inUse, ip)
+		}
+	}
+}
+
+// majorMinorBuild turns 10.0.20348.2340 into 10.0.20348.
+func majorMinorBuild(v string) string {
+	parts := strings.Split(v, ".")
+	if len(parts) > 3 {
+		parts = parts[:3]
+	}
+	return strings.Join(parts, ".")
+}
+
+// osImage is the product name Windows reports for a build.
+func osImage(version string) string {
+	parts := strings.Split(version, ".")
+	build := ""
+	if len(parts) >= 3 {
+		build = parts[2]
+	}
+	switch {
+	case build == "17763":
+		return "Windows Server 2019 Datacenter"
+	case build >= "26100":
+		return "Windows Server 2025 Datacenter"
+	default:
+		return "Windows Server 2022 Datacenter"
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
