@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 )
 
 // EnvVar is one environment variable.
@@ -15,7 +18,36 @@ type EnvVar struct{ Name, Value string }
 // tests, examples/quickstart): add to them, never rename.
 func (s *Sandbox) Env() []EnvVar {
 	vc := s.VSphere
-	return []EnvVar{
+	var env []EnvVar
+	if s.Hosts != nil {
+		// The simulated Windows hosts: their directories and ports (the
+		// Windows ones unless this machine cannot bind them).
+		p := s.Hosts.Ports()
+		env = []EnvVar{
+			{"SANDBOX_HOSTS_DIR", s.Hosts.Dir},
+			{"SANDBOX_WINRM_PORT", strconv.Itoa(p.WinRM)},
+			{"SANDBOX_WINRM_HTTPS_PORT", strconv.Itoa(p.WinRMHTTPS)},
+			{"SANDBOX_SSH_PORT", strconv.Itoa(p.SSH)},
+		}
+	}
+	if a := s.Artifacts; a != nil {
+		// The artifact server, for windows_golden_image in tests and the quickstart.
+		env = append(env,
+			EnvVar{"SANDBOX_ARTIFACTS_URL", a.BaseURL},
+			EnvVar{"TF_VAR_kubernetes_version", artifacts.KubernetesVersion},
+			EnvVar{"TF_VAR_artifacts_base_url", a.BaseURL},
+			EnvVar{"TF_VAR_kubelet_sha256", a.Kubelet.SHA256},
+			EnvVar{"TF_VAR_kube_proxy_sha256", a.KubeProxy.SHA256},
+			EnvVar{"TF_VAR_containerd_url", a.Containerd.URL},
+			EnvVar{"TF_VAR_containerd_sha256", a.Containerd.SHA256},
+			EnvVar{"TF_VAR_cni_plugins_url", a.CNIPlugins.URL},
+			EnvVar{"TF_VAR_cni_plugins_sha256", a.CNIPlugins.SHA256},
+			EnvVar{"TF_VAR_flanneld_url", a.Flanneld.URL},
+			EnvVar{"TF_VAR_flanneld_sha256", a.Flanneld.SHA256},
+			EnvVar{"TF_VAR_winrm_ca_certificate_file", s.CAFile},
+		)
+	}
+	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},
 		{"VSPHERE_USER", vc.User},
@@ -40,7 +72,7 @@ func (s *Sandbox) Env() []EnvVar {
 		{"TF_VAR_source_template_2019", vc.Templates["2019"]},
 		{"TF_VAR_source_template_2022", vc.Templates["2022"]},
 		{"TF_VAR_admin_password", s.AdminPassword},
-	}
+	}, env...)
 }
 
 // Environ returns Env as NAME=value strings, for exec.Cmd.Env or os.Setenv.

@@ -1,7 +1,9 @@
 // Package sandbox brings up the embedded world that `make demo` and the
-// acceptance tests run against, on 127.0.0.1 only: govmomi's vCenter
-// simulator with Windows Server base templates and a real Kubernetes control
-// plane, every endpoint signed by one generated CA.
+// acceptance tests run against, on loopback only: govmomi's vCenter
+// simulator with Windows Server base templates, a real Kubernetes control
+// plane, and a simulated Windows host (internal/sandbox/guests) for every VM
+// that powers on, each on its own 127.x.y.z with a simulated kubelet; every
+// endpoint signed by one generated CA.
 //
 // Tests start it in-process (once per package, from TestMain); cmd/sandbox
 // runs it as a process and writes Env to a file for shells.
@@ -16,7 +18,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/guests"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 )
@@ -34,6 +39,10 @@ type Options struct {
 	// allocation; nil means true. Tests of clusters whose network plugin
 	// assigns pod CIDRs itself turn it off.
 	AllocateNodeCIDRs *bool
+	// HostBootDelay keeps a simulated Windows host's listeners closed this
+	// long after its VM powers on (a guest still booting); HostRebootDelay is
+	// Restart-Computer's downtime (winsim's default when 0).
+	HostBootDelay, HostRebootDelay time.Duration
 	// Logf receives progress; nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -54,6 +63,13 @@ type Sandbox struct {
 
 	VSphere      *vcsim.Server
 	ControlPlane *controlplane.ControlPlane
+	// Hosts are the simulated Windows hosts of powered-on VMs: find one with
+	// Hosts.ByName / ByIP / ByVM / WaitFor, inject faults before it boots
+	// with Hosts.SetFaults / SetDefaultFaults.
+	Hosts *guests.Hosts
+	// Artifacts serves what golden image builds download (kubelet,
+	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
+	Artifacts *artifacts.Server
 
 	// ReadyIn is how long Start took.
 	ReadyIn time.Duration
@@ -148,6 +164,19 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if firstErr != nil {
 		return nil, fmt.Errorf("sandbox: %w", firstErr)
 	}
+	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: logf})
+	s.Hosts, err = guests.Start(ctx, guests.Options{
+		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
+		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay,
+		OnServiceStart: onStart, OnServiceStop: onStop, Logf: logf,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if s.Artifacts, err = artifacts.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	logf("artifacts: serving image downloads at %s", s.Artifacts.BaseURL)
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
@@ -165,6 +194,13 @@ func (s *Sandbox) Err() error { return s.ControlPlane.Err() }
 func (s *Sandbox) Stop() error {
 	s.stopOnce.Do(func() {
 		var errs []error
+		if s.Hosts != nil {
+			// Before the control plane: the simulated kubelets talk to it.
+			errs = append(errs, s.Hosts.Close())
+		}
+		if s.Artifacts != nil {
+			errs = append(errs, s.Artifacts.Close())
+		}
 		if s.ControlPlane != nil {
 			errs = append(errs, s.ControlPlane.Stop())
 		}

@@ -2,6 +2,11 @@
 // small site (one datacenter, a three-host cluster, a standalone host, two
 // datastores, port groups) with Windows Server base templates, served over
 // TLS on 127.0.0.1 with a sandbox-CA certificate and real credentials.
+//
+// Clones behave as on vCenter where vcsim differs (fidelity.go): they carry
+// the source's extraConfig (the template's Windows build), get fresh BIOS and
+// instance UUIDs, and linked clones get child disks of the source's disk.
+// OnClone lets the sandbox see (and refuse) clone requests.
 package vcsim
 
 import (
@@ -56,6 +61,8 @@ type Server struct {
 	// handlers, fault rules) that later sandbox parts install.
 	Model *simulator.Model
 	HTTP  *simulator.Server
+
+	hooks methodHooks
 }
 
 // Start creates the simulator, serves it on a free 127.0.0.1 port and builds
@@ -109,6 +116,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		Model:      model,
 		HTTP:       httpSrv,
 	}
+	s.installHandler()
 	logf("vcsim: serving the vSphere API at %s", s.URL)
 
 	c, err := s.login(ctx, opts.RootCAs)

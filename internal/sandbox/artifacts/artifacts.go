@@ -1,0 +1,176 @@
+// Package artifacts serves the downloads a golden image build makes, the way
+// an air-gapped site's local HTTP server does: kubelet and kube-proxy in the
+// upstream release layout (<base>/<version>/bin/windows/amd64/<binary>), a
+// containerd release archive, the Windows CNI plugins and flanneld.
+//
+// The "binaries" are small files whose text names the program and its
+// version ("kubelet v1.36.3"): the simulated Windows host reads versions from
+// them as a real host runs the real ones. Their SHA-256 sums are real, so the
+// image's checksum verification is exercised for real too.
+package artifacts
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+)
+
+// Versions of the simulated artifacts.
+const (
+	KubernetesVersion = "v1.36.3"
+	ContainerdVersion = "1.7.24"
+	CNIVersion        = "v1.6.2"
+	FlannelVersion    = "v0.27.0"
+)
+
+// Artifact is one file the server offers.
+type Artifact struct {
+	URL    string
+	SHA256 string
+}
+
+// Server is a running artifact server.
+type Server struct {
+	// BaseURL is the artifacts_base_url of kubelet and kube-proxy.
+	BaseURL    string
+	Kubelet    Artifact
+	KubeProxy  Artifact
+	Containerd Artifact
+	CNIPlugins Artifact
+	Flanneld   Artifact
+
+	files map[string][]byte // by URL path
+	srv   *http.Server
+	ln    net.Listener
+	root  string
+}
+
+// Start serves the artifacts on a free 127.0.0.1 port.
+func Start() (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("artifacts: listening: %w", err)
+	}
+	s := &Server{ln: ln, root: "http://" + ln.Addr().String(), files: map[string][]byte{}}
+	s.BaseURL = s.root + "/release"
+	k8s := "/release/" + KubernetesVersion + "/bin/windows/amd64/"
+	s.Kubelet = s.add(k8s+"kubelet.exe", binary("kubelet", KubernetesVersion))
+	s.KubeProxy = s.add(k8s+"kube-proxy.exe", binary("kube-proxy", KubernetesVersion))
+	containerd, err := tarGz(map[string][]byte{
+		"bin/containerd.exe":                binary("containerd", "v"+ContainerdVersion),
+		"bin/ctr.exe":                       binary("ctr", "v"+ContainerdVersion),
+		"bin/containerd-shim-runhcs-v1.exe": binary("containerd-shim-runhcs-v1", "v0.13.0"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.Containerd = s.add("/containerd/containerd-"+ContainerdVersion+"-windows-amd64.tar.gz", containerd)
+	cni, err := zipFiles(map[string][]byte{
+		"win-overlay.exe": binary("win-overlay", CNIVersion),
+		"win-bridge.exe":  binary("win-bridge", CNIVersion),
+		"host-local.exe":  binary("host-local", CNIVersion),
+		"flannel.exe":     binary("flannel", CNIVersion),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.CNIPlugins = s.add("/cni/cni-plugins-windows-amd64-"+CNIVersion+".zip", cni)
+	s.Flanneld = s.add("/flannel/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
+
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops serving.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// Add serves extra content at path (tests: a file with a wrong checksum).
+func (s *Server) Add(path string, content []byte) Artifact { return s.add(path, content) }
+
+func (s *Server) add(path string, content []byte) Artifact {
+	s.files[path] = content
+	sum := sha256.Sum256(content)
+	return Artifact{URL: s.root + path, SHA256: hex.EncodeToString(sum[:])}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	body, ok := s.files[r.URL.Path]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = w.Write(body)
+}
+
+// Paths lists what the server offers, for messages.
+func (s *Server) Paths() []string {
+	var out []string
+	for p := range s.files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// binary is the content of a simulated executable.
+func binary(name, version string) []byte {
+	return []byte(fmt.Sprintf("MZ simulated Windows executable\r\n%s %s\r\n%s\r\n", name, version, strings.Repeat("#", 64)))
+}
+
+func tarGz(files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, name := range sortedKeys(files) {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o755, Size: int64(len(files[name])), Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(files[name]); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := gz.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func zipFiles(files map[string][]byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range sortedKeys(files) {
+		w, err := zw.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := w.Write(files[name]); err != nil {
+			return nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,163 @@
+package vcsim
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// CloneHook observes a CloneVM_Task request after the sandbox's fixes (so
+// req.Spec.Config.Uuid is the clone's BIOS UUID) and before the simulator
+// runs it. An error refuses the clone: the call fails with an
+// InvalidArgument fault carrying the error's text.
+type CloneHook func(source *simulator.VirtualMachine, req *types.CloneVM_Task) error
+
+// methodHooks is the simulator's one method handler (Registry.Handler),
+// shared by the sandbox's fixes and its observers.
+type methodHooks struct {
+	mu    sync.Mutex
+	clone []CloneHook
+}
+
+// OnClone adds a hook run for every CloneVM_Task request.
+func (s *Server) OnClone(h CloneHook) {
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	s.hooks.clone = append(s.hooks.clone, h)
+}
+
+// installHandler makes clones behave as on vCenter where vcsim differs, and
+// runs the hooks. vcsim's clone does not copy the source's extraConfig
+// (vCenter does: the Windows build recorded on a template reaches its
+// clones), derives the BIOS and instance UUIDs from the VM's path (vCenter
+// generates fresh ones: a VM recreated at the same path is a new machine
+// with a new providerID) and ignores linked clones (vCenter creates child
+// disks whose parent is the source's disk: LinkedClones relies on that).
+func (s *Server) installHandler() {
+	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		if m.Name != "CloneVM_Task" {
+			return nil, nil
+		}
+		req, ok := m.Body.(*types.CloneVM_Task)
+		if !ok {
+			return nil, nil
+		}
+		src, ok := ctx.Map.Get(m.This).(*simulator.VirtualMachine)
+		if !ok {
+			return nil, nil // the simulator answers ManagedObjectNotFound
+		}
+		var err error
+		ctx.WithLock(src, func() {
+			fixClone(ctx, src, req)
+			s.hooks.mu.Lock()
+			hooks := s.hooks.clone
+			s.hooks.mu.Unlock()
+			for _, h := range hooks {
+				if err = h(src, req); err != nil {
+					return
+				}
+			}
+		})
+		if err != nil {
+			// The simulator prefers the registry's object for m.This over a
+			// handler returned here, so point the call at one it lacks.
+			m.This = types.ManagedObjectReference{Type: "VirtualMachine", Value: "sandbox-refusal"}
+			return &refusal{self: m.This, msg: err.Error()}, nil
+		}
+		return nil, nil
+	}
+}
+
+// refusal answers a CloneVM_Task call with a fault that carries a message
+// (a fault returned by Registry.Handler itself reaches clients without one).
+type refusal struct {
+	self types.ManagedObjectReference
+	msg  string
+}
+
+func (r *refusal) Reference() types.ManagedObjectReference { return r.self }
+
+// CloneVMTask is called by the simulator in place of the VM's own method.
+func (r *refusal) CloneVMTask(*simulator.Context, *types.CloneVM_Task) soap.HasFault {
+	return &methods.CloneVM_TaskBody{Fault_: simulator.Fault(r.msg, &types.InvalidArgument{InvalidProperty: "spec"})}
+}
+
+func fixClone(ctx *simulator.Context, src *simulator.VirtualMachine, req *types.CloneVM_Task) {
+	if req.Spec.Config == nil {
+		req.Spec.Config = &types.VirtualMachineConfigSpec{}
+	}
+	cfg := req.Spec.Config
+	if cfg.Uuid == "" {
+		cfg.Uuid = uuid.NewString()
+	}
+	if cfg.InstanceUuid == "" {
+		cfg.InstanceUuid = uuid.NewString()
+	}
+	if src.Config == nil {
+		return
+	}
+	set := map[string]bool{}
+	for _, o := range cfg.ExtraConfig {
+		set[o.GetOptionValue().Key] = true
+	}
+	for _, o := range src.Config.ExtraConfig {
+		ov := o.GetOptionValue()
+		if !set[ov.Key] && !strings.HasPrefix(ov.Key, "SET.") {
+			cfg.ExtraConfig = append(cfg.ExtraConfig, &types.OptionValue{Key: ov.Key, Value: ov.Value})
+		}
+	}
+	switch types.VirtualMachineRelocateDiskMoveOptions(req.Spec.Location.DiskMoveType) {
+	case types.VirtualMachineRelocateDiskMoveOptionsCreateNewChildDiskBacking,
+		types.VirtualMachineRelocateDiskMoveOptionsMoveChildMostDiskBacking:
+		if change := linkedDisk(ctx, src, req); change != nil {
+			req.Spec.Location.DeviceChange = append(req.Spec.Location.DeviceChange, change)
+		}
+	}
+}
+
+// vmPathRE splits "[datastore] dir/file.vmx".
+var vmPathRE = regexp.MustCompile(`^\[([^\]]+)\]`)
+
+// linkedDisk makes the clone's first disk a child of the source's: an edit
+// of the disk the simulator created, at the path it created it.
+func linkedDisk(ctx *simulator.Context, src *simulator.VirtualMachine, req *types.CloneVM_Task) types.BaseVirtualDeviceConfigSpec {
+	var disk *types.VirtualDisk
+	for _, d := range src.Config.Hardware.Device {
+		if vd, ok := d.(*types.VirtualDisk); ok {
+			disk = vd
+			break
+		}
+	}
+	if disk == nil {
+		return nil
+	}
+	backing, ok := disk.Backing.(*types.VirtualDiskFlatVer2BackingInfo)
+	if !ok {
+		return nil
+	}
+	ds := ""
+	if m := vmPathRE.FindStringSubmatch(src.Config.Files.VmPathName); m != nil {
+		ds = m[1]
+	}
+	if ref := req.Spec.Location.Datastore; ref != nil {
+		if d, ok := ctx.Map.Get(*ref).(*simulator.Datastore); ok {
+			ds = d.Name
+		}
+	}
+	parent := *backing
+	child := *backing
+	child.Parent = &parent
+	child.FileName = fmt.Sprintf("[%s] %s/%s.vmdk", ds, req.Name, req.Name)
+	child.Uuid = ""
+	edited := *disk
+	edited.Backing = &child
+	return &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: &edited}
+}
