@@ -68,6 +68,7 @@ func (p *windowsProvider) Configure(ctx context.Context, req provider.ConfigureR
 func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		resources.NewRuntimeClass,
+		resources.NewGoldenImage,
 		resources.NewLinuxDaemonSetGuard,
 	}
 }

@@ -15,12 +15,9 @@ $ErrorActionPreference = 'Stop'
 # Windows containers need the Containers feature; enabling it needs a restart.
 if ((Get-WindowsFeature -Name 'Containers').Installed) {
   Write-Output 'Containers feature already installed'
-} else {
-  $result = Install-WindowsFeature -Name 'Containers'
-  if ($result.RestartNeeded -eq 'Yes') {
-    Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
-    Restart-Computer -Force
-  }
+} elseif ((Install-WindowsFeature -Name 'Containers').RestartNeeded -eq 'Yes') {
+  Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
+  Restart-Computer -Force
 }
 
 ########## install-containerd

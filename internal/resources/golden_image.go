@@ -1,0 +1,242 @@
+package resources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// Default timeouts: an image build downloads hundreds of megabytes and
+// reboots the guest; deleting a template is one task.
+const (
+	goldenImageCreateTimeout = 60 * time.Minute
+	goldenImageDeleteTimeout = 10 * time.Minute
+)
+
+func NewGoldenImage() resource.Resource { return &goldenImageResource{} }
+
+type goldenImageResource struct {
+	clients *clients.Clients
+}
+
+var (
+	_ resource.ResourceWithConfigure   = (*goldenImageResource)(nil)
+	_ resource.ResourceWithImportState = (*goldenImageResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*goldenImageResource)(nil)
+)
+
+func (r *goldenImageResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_golden_image"
+}
+
+func (r *goldenImageResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.clients = clientsFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan checks at plan time what can be known then: that the source is
+// a Windows Server release Kubernetes supports.
+func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() || r.clients == nil {
+		return // destroy, or an existing image (inputs force replacement anyway)
+	}
+	var source types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("source_template"), &source)...)
+	if source.IsUnknown() || source.IsNull() || r.clients.VSphereConfig.Server == "" {
+		return
+	}
+	vc, err := r.clients.VSphere(ctx)
+	if err != nil {
+		return // Create reports connection problems with full context
+	}
+	info, err := goldenimage.InspectSource(ctx, vc, source.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("source_template"), "Invalid source_template", err.Error())
+		return
+	}
+	tflog.Debug(ctx, "source template", map[string]any{"path": info.Path, "guest_id": info.GuestID, "release": info.Release.Version})
+}
+
+func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan goldenImageModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	var password types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("admin_password_wo"), &password)...)
+	var sshKey types.String
+	if !plan.Transport.IsNull() {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &sshKey)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, goldenImageCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	if plan.Name.IsUnknown() || plan.Name.IsNull() {
+		plan.Name = types.StringValue(plan.NamePrefix.ValueString() + time.Now().UTC().Format("20060102150405"))
+	}
+	buildReq, err := plan.buildRequest(ctx, password.ValueString(), sshKey.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("creating Windows golden image (%s)", plan.Name.ValueString()), err.Error())
+		return
+	}
+	buildReq.OnBuildVM = func(vm goldenimage.VM) {
+		// From here on a failure leaves the resource tainted, never an
+		// untracked VM.
+		plan.ID = types.StringValue(vm.ID)
+		plan.BuildVMID = types.StringValue(vm.ID)
+		plan.clearOutputs()
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+	buildReq.Progress = func(stage string, fields map[string]any) {
+		if fields == nil {
+			fields = map[string]any{}
+		}
+		fields["image"] = plan.Name.ValueString()
+		tflog.Info(ctx, "golden image: "+stage, fields)
+	}
+
+	res, err := goldenimage.Build(ctx, goldenimage.NewVSphere(vc), remote.Connect, buildReq)
+	if err != nil {
+		summary := fmt.Sprintf("creating Windows golden image (%s)", plan.Name.ValueString())
+		if res.BuildVM == nil {
+			// The build VM is gone again: nothing to track.
+			resp.State.RemoveResource(ctx)
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+		resp.Diagnostics.AddError(summary, err.Error()+fmt.Sprintf(
+			"\n\nThe build VM %s was kept for debugging (keep_build_vm_on_failure); it is in the state and the next apply replaces it.", res.BuildVM.ID))
+		return
+	}
+	plan.ID = types.StringValue(res.Template.ID)
+	plan.BuildVMID = types.StringValue("")
+	plan.setOutputs(res)
+	tflog.Info(ctx, "golden image built", map[string]any{"template": res.Template.Path, "windows_build": res.WindowsBuildFull,
+		"elapsed": res.Elapsed.String(), "round_trips": res.RoundTrips})
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state goldenImageModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if id := state.BuildVMID.ValueString(); id != "" {
+		// A kept, failed build: only its existence matters.
+		if _, err := goldenimage.FindVM(ctx, vc, id); vsphere.IsNotFound(err) {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Windows golden image (%s) build VM not found", state.Name.ValueString()),
+				"The build VM kept after a failed build was deleted outside Terraform; it is removed from the state.")
+			resp.State.RemoveResource(ctx)
+		} else if err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("reading Windows golden image (%s)", state.Name.ValueString()), err.Error())
+		}
+		return
+	}
+	info, err := goldenimage.FindTemplate(ctx, vc, state.ID.ValueString())
+	if vsphere.IsNotFound(err) {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows golden image (%s) not found", state.Name.ValueString()),
+			"The template was deleted outside Terraform (or is no longer a template); it is removed from the state and the next apply builds it again.")
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows golden image (%s)", state.Name.ValueString()), err.Error())
+		return
+	}
+	state.fromTemplate(info)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update never runs: every input forces a replacement. It exists because
+// timeouts and the write-only password's version are not inputs of the image.
+func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan goldenImageModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state goldenImageModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	timeout, diags := state.Timeouts.Delete(ctx, goldenImageDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	summary := fmt.Sprintf("deleting Windows golden image (%s)", state.Name.ValueString())
+	if id := state.BuildVMID.ValueString(); id != "" {
+		if err := goldenimage.NewVSphere(vc).Destroy(ctx, goldenimage.VM{ID: id}); err != nil {
+			resp.Diagnostics.AddError(summary, fmt.Sprintf("destroying the kept build VM %s: %v", id, err))
+		}
+		return
+	}
+	err := goldenimage.DeleteTemplate(ctx, vc, state.ID.ValueString())
+	var inUse *goldenimage.InUseError
+	switch {
+	case errors.As(err, &inUse):
+		resp.Diagnostics.AddError(summary, fmt.Sprintf("The template %s still has linked clones that share its disks: %s. "+
+			"Delete or fully clone them first (or keep the image until the nodes move to a new one with create_before_destroy).",
+			state.TemplatePath.ValueString(), strings.Join(inUse.Clones, ", ")))
+	case err != nil:
+		resp.Diagnostics.AddError(summary, err.Error())
+	}
+}
+
+// ImportState takes the template's inventory path (or managed object id).
+func (r *goldenImageResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	info, err := goldenimage.FindTemplate(ctx, vc, req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows golden image (%s)", req.ID), err.Error())
+		return
+	}
+	state := goldenImageModel{}
+	state.nullInputs()
+	state.fromTemplate(info)
+	state.ID = types.StringValue(info.VM.ID)
+	state.BuildVMID = types.StringValue("")
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// vsphereClient returns the vCenter session or adds one diagnostic saying why
+// there is none.
+func vsphereClient(ctx context.Context, c *clients.Clients, diags diagAdder) *vsphere.Client {
+	if c == nil {
+		diags.AddError("Provider not configured", "The windows provider was not configured before use. This is a bug in the provider; please report it.")
+		return nil
+	}
+	vc, err := c.VSphere(ctx)
+	if err != nil {
+		diags.AddError("Cannot connect to vSphere", err.Error())
+		return nil
+	}
+	return vc
+}
+
+type diagAdder interface{ AddError(summary, detail string) }

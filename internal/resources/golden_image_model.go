@@ -1,0 +1,187 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
+)
+
+type goldenImageModel struct {
+	ID                     types.String   `tfsdk:"id"`
+	Name                   types.String   `tfsdk:"name"`
+	NamePrefix             types.String   `tfsdk:"name_prefix"`
+	Folder                 types.String   `tfsdk:"folder"`
+	SourceTemplate         types.String   `tfsdk:"source_template"`
+	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
+	DatastoreID            types.String   `tfsdk:"datastore_id"`
+	NetworkID              types.String   `tfsdk:"network_id"`
+	HostID                 types.String   `tfsdk:"host_id"`
+	AdminUser              types.String   `tfsdk:"admin_user"`
+	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
+	AdminPasswordWOVersion types.Int64    `tfsdk:"admin_password_wo_version"`
+	Transport              types.Object   `tfsdk:"transport"`
+	KubernetesVersion      types.String   `tfsdk:"kubernetes_version"`
+	ArtifactsBaseURL       types.String   `tfsdk:"artifacts_base_url"`
+	KubeletSHA256          types.String   `tfsdk:"kubelet_sha256"`
+	KubeProxySHA256        types.String   `tfsdk:"kube_proxy_sha256"`
+	ContainerdURL          types.String   `tfsdk:"containerd_url"`
+	ContainerdSHA256       types.String   `tfsdk:"containerd_sha256"`
+	CNIPluginsURL          types.String   `tfsdk:"cni_plugins_url"`
+	CNIPluginsSHA256       types.String   `tfsdk:"cni_plugins_sha256"`
+	PauseImage             types.String   `tfsdk:"pause_image"`
+	PrepullImages          types.List     `tfsdk:"prepull_images"`
+	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
+	SSHAuthorizedKey       types.String   `tfsdk:"ssh_authorized_key"`
+	Timezone               types.String   `tfsdk:"timezone"`
+	KeepBuildVMOnFailure   types.Bool     `tfsdk:"keep_build_vm_on_failure"`
+	TemplateID             types.String   `tfsdk:"template_id"`
+	TemplatePath           types.String   `tfsdk:"template_path"`
+	BuildVMID              types.String   `tfsdk:"build_vm_id"`
+	WindowsBuild           types.String   `tfsdk:"windows_build"`
+	WindowsBuildFull       types.String   `tfsdk:"windows_build_full"`
+	WindowsVersion         types.String   `tfsdk:"windows_version"`
+	ContainerdVersion      types.String   `tfsdk:"containerd_version"`
+	Manifest               types.String   `tfsdk:"manifest"`
+	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+}
+
+type executableModel struct {
+	URL         types.String `tfsdk:"url"`
+	SHA256      types.String `tfsdk:"sha256"`
+	Destination types.String `tfsdk:"destination"`
+}
+
+// buildRequest converts the plan into the build's plain request.
+func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey string) (goldenimage.Request, error) {
+	var transport *transportModel
+	if !m.Transport.IsNull() && !m.Transport.IsUnknown() {
+		transport = &transportModel{}
+		if diags := m.Transport.As(ctx, transport, basetypes.ObjectAsOptions{}); diags.HasError() {
+			return goldenimage.Request{}, fmt.Errorf("reading transport: %v", diags)
+		}
+		transport.SSHPrivateKey = types.StringValue(sshKey)
+	}
+	var prepull []string
+	if diags := m.PrepullImages.ElementsAs(ctx, &prepull, false); diags.HasError() {
+		return goldenimage.Request{}, fmt.Errorf("reading prepull_images: %v", diags)
+	}
+	var extra []executableModel
+	if diags := m.AdditionalExecutables.ElementsAs(ctx, &extra, false); diags.HasError() {
+		return goldenimage.Request{}, fmt.Errorf("reading additional_executables: %v", diags)
+	}
+	version, base := m.KubernetesVersion.ValueString(), m.ArtifactsBaseURL.ValueString()
+	image := bootstrap.ImageConfig{
+		KubernetesVersion: version,
+		Containerd: bootstrap.Artifact{Name: "containerd", URL: m.ContainerdURL.ValueString(), SHA256: m.ContainerdSHA256.ValueString(),
+			Path: bootstrap.DownloadPath(m.ContainerdURL.ValueString()), ExtractTo: bootstrap.ContainerdDir},
+		Kubelet: bootstrap.Artifact{Name: "kubelet", URL: bootstrap.KubernetesArtifactURL(base, version, "kubelet.exe"),
+			SHA256: m.KubeletSHA256.ValueString(), Path: bootstrap.KubeletExe},
+		KubeProxy: bootstrap.Artifact{Name: "kube-proxy", URL: bootstrap.KubernetesArtifactURL(base, version, "kube-proxy.exe"),
+			SHA256: m.KubeProxySHA256.ValueString(), Path: bootstrap.KubeProxyExe},
+		CNIPlugins: bootstrap.Artifact{Name: "cni-plugins", URL: m.CNIPluginsURL.ValueString(), SHA256: m.CNIPluginsSHA256.ValueString(),
+			Path: bootstrap.DownloadPath(m.CNIPluginsURL.ValueString()), ExtractTo: bootstrap.CNIBinDir},
+		PauseImage:       m.PauseImage.ValueString(),
+		PrepullImages:    prepull,
+		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
+	}
+	for i, e := range extra {
+		image.Additional = append(image.Additional, bootstrap.Artifact{
+			Name: fmt.Sprintf("additional-%d", i), URL: e.URL.ValueString(), SHA256: e.SHA256.ValueString(), Path: e.Destination.ValueString(),
+		})
+	}
+	return goldenimage.Request{
+		Clone: goldenimage.CloneRequest{
+			Source: m.SourceTemplate.ValueString(), Name: m.Name.ValueString(), Folder: m.Folder.ValueString(),
+			ResourcePoolID: m.ResourcePoolID.ValueString(), DatastoreID: m.DatastoreID.ValueString(),
+			NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
+		},
+		Transport:            transport.remoteConfig("", m.AdminUser.ValueString(), password),
+		Image:                image,
+		Unattend:             bootstrap.UnattendConfig{AdministratorPassword: password, TimeZone: m.Timezone.ValueString()},
+		KeepBuildVMOnFailure: m.KeepBuildVMOnFailure.ValueBool(),
+	}, nil
+}
+
+// clearOutputs makes every computed output known-empty, for the state saved
+// while the build runs (Terraform rejects unknown values after apply).
+func (m *goldenImageModel) clearOutputs() {
+	for _, s := range []*types.String{&m.TemplateID, &m.TemplatePath, &m.WindowsBuild, &m.WindowsBuildFull,
+		&m.WindowsVersion, &m.ContainerdVersion, &m.Manifest} {
+		*s = types.StringValue("")
+	}
+}
+
+func (m *goldenImageModel) setOutputs(res goldenimage.Result) {
+	m.TemplateID = types.StringValue(res.Template.ID)
+	m.TemplatePath = types.StringValue(res.Template.Path)
+	m.setBuild(res.WindowsBuildFull)
+	m.ContainerdVersion = types.StringValue(res.ContainerdVersion)
+	m.Manifest = types.StringValue(res.Manifest)
+}
+
+func (m *goldenImageModel) setBuild(full string) {
+	m.WindowsBuildFull = types.StringValue(full)
+	m.WindowsBuild = types.StringValue(winversion.TrimUBR(full))
+	m.WindowsVersion = types.StringValue("")
+	if r, ok := winversion.ByBuild(full); ok {
+		m.WindowsVersion = types.StringValue(r.Version)
+	}
+}
+
+// fromTemplate refreshes what vSphere knows of the finished template: where
+// it is and what the build recorded on it.
+func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
+	m.TemplateID = types.StringValue(info.VM.ID)
+	m.TemplatePath = types.StringValue(info.VM.Path)
+	m.Name = types.StringValue(info.Name)
+	if m.Folder.IsNull() {
+		m.Folder = types.StringValue(info.Folder)
+	}
+	if info.WindowsBuildFull != "" {
+		m.setBuild(info.WindowsBuildFull)
+	}
+	if info.ContainerdVersion != "" {
+		m.ContainerdVersion = types.StringValue(info.ContainerdVersion)
+	}
+	if info.Manifest != "" {
+		m.Manifest = types.StringValue(info.Manifest)
+	}
+	if info.KubernetesVersion != "" && m.KubernetesVersion.IsNull() {
+		m.KubernetesVersion = types.StringValue(info.KubernetesVersion)
+	}
+}
+
+// nullInputs prepares an imported state: inputs unknown to vSphere are null.
+func (m *goldenImageModel) nullInputs() {
+	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
+		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256,
+		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey} {
+		*s = types.StringNull()
+	}
+	m.AdminUser = types.StringValue("Administrator")
+	m.ArtifactsBaseURL = types.StringValue(bootstrap.DefaultBaseURL)
+	m.PauseImage = types.StringValue(bootstrap.DefaultPause)
+	m.Timezone = types.StringValue("UTC")
+	m.KeepBuildVMOnFailure = types.BoolValue(false)
+	m.AdminPasswordWOVersion = types.Int64Null()
+	m.Transport = types.ObjectNull(transportAttrTypes)
+	m.PrepullImages = types.ListNull(types.StringType)
+	m.AdditionalExecutables = types.ListNull(executableObjectType)
+	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
+	m.clearOutputs()
+}
+
+var executableObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"url": types.StringType, "sha256": types.StringType, "destination": types.StringType,
+}}
+
+// timeoutsAttrTypes is the timeouts block of the golden image (create, delete).
+var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType, "delete": types.StringType}

@@ -1,0 +1,205 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+)
+
+// replace is the plan modifier every golden image input carries: a template
+// is immutable, so any change builds a new one.
+var (
+	replaceString = []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	replaceBool   = []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
+	replaceInt64  = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+	replaceList   = []planmodifier.List{listplanmodifier.RequiresReplace()}
+	replaceObject = []planmodifier.Object{objectplanmodifier.RequiresReplace()}
+	keepString    = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+)
+
+func sha256Attribute(what string) schema.StringAttribute {
+	return schema.StringAttribute{
+		Required:            true,
+		MarkdownDescription: "SHA-256 (64 hex digits) of " + what + ". The download is verified on the guest before it is used.",
+		Validators:          []validator.String{sha256Hex()},
+		PlanModifiers:       replaceString,
+	}
+}
+
+func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A Kubernetes-ready Windows Server template on vSphere, built with nothing on your machine but Terraform. " +
+			"Create clones `source_template` into a temporary build VM, connects to it over WinRM or SSH, enables the Containers feature " +
+			"(rebooting), installs containerd, kubelet, kube-proxy and the CNI plugins — every download verified by SHA-256 on the guest — " +
+			"writes VMware Tools' `tools.conf` (`exclude-nics=`) and the kubelet firewall rule, optionally sets up OpenSSH, verifies the result, " +
+			"reads back the real Windows build, generalizes the guest with sysprep and a generated answer file, waits for it to power off " +
+			"and marks it as a template.\n\n" +
+			"A template is immutable: any change builds a new one. To roll out a new image without a gap, use `name_prefix` with " +
+			"`lifecycle { create_before_destroy = true }`: Terraform builds the new template, moves the nodes, then deletes the old one.\n\n" +
+			"If the build fails, the build VM is destroyed, unless `keep_build_vm_on_failure` is set: then it stays, recorded in the state " +
+			"(`build_vm_id`) with the resource tainted, so the next apply or destroy removes it. Nothing is ever left that Terraform does not know.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Managed object id of the template (the build VM's while it is not a template yet).",
+			},
+			"name": schema.StringAttribute{
+				Optional: true, Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplaceIfConfigured(), stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Name of the template. Conflicts with `name_prefix`; one of them is required.",
+				Validators: []validator.String{
+					stringvalidator.ExactlyOneOf(path.MatchRoot("name_prefix")),
+					stringvalidator.LengthBetween(1, 80),
+				},
+			},
+			"name_prefix": schema.StringAttribute{
+				Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Creates a unique name beginning with this prefix (a timestamp follows), for `create_before_destroy` rollouts.",
+				Validators:          []validator.String{stringvalidator.LengthBetween(1, 60)},
+			},
+			"folder": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Inventory path of the VM folder for the template, for example `/dc1/vm/templates` (created if missing).",
+			},
+			"source_template": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Inventory path or managed object id of the base Windows Server 2019, 2022 or 2025 template or VM, with VMware Tools and WinRM (or OpenSSH) reachable with the administrator credentials below.",
+			},
+			"resource_pool_id": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the resource pool of the build VM (for example `data.vsphere_resource_pool.pool.id`).",
+			},
+			"datastore_id": schema.StringAttribute{
+				Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the datastore for the build VM and the template; defaults to the source's.",
+			},
+			"network_id": schema.StringAttribute{
+				Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the network for the build VM's NIC; defaults to the source's.",
+			},
+			"host_id": schema.StringAttribute{
+				Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the ESXi host for the build VM; defaults to one DRS picks.",
+			},
+			"admin_user": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("Administrator"), PlanModifiers: replaceString,
+				MarkdownDescription: "Administrator account of the source image. Defaults to `Administrator`.",
+			},
+			"admin_password_wo": schema.StringAttribute{
+				Required: true, WriteOnly: true, Sensitive: true,
+				MarkdownDescription: "Administrator password of the source image; also the password sysprep sets on the template. Write-only: never stored in the state. " +
+					"Change `admin_password_wo_version` to rebuild with a new password.",
+			},
+			"admin_password_wo_version": schema.Int64Attribute{
+				Optional: true, PlanModifiers: replaceInt64,
+				MarkdownDescription: "Any number; changing it rebuilds the image with the current `admin_password_wo`.",
+			},
+			"transport": transportSchema(),
+			"kubernetes_version": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Kubernetes version of kubelet and kube-proxy, for example `v1.36.3`.",
+				Validators:          []validator.String{kubernetesRelease()},
+			},
+			"artifacts_base_url": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultBaseURL), PlanModifiers: replaceString,
+				MarkdownDescription: "Where the guest downloads kubelet and kube-proxy: `<base>/<version>/bin/windows/amd64/<binary>`. Defaults to the upstream release " +
+					"location; point it at a local HTTP server for air-gapped sites.",
+				Validators: []validator.String{httpURL()},
+			},
+			"kubelet_sha256":    sha256Attribute("kubelet.exe"),
+			"kube_proxy_sha256": sha256Attribute("kube-proxy.exe"),
+			"containerd_url": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "URL of the containerd Windows release archive (`containerd-<version>-windows-amd64.tar.gz`).",
+				Validators:          []validator.String{httpURL()},
+			},
+			"containerd_sha256": sha256Attribute("the containerd archive"),
+			"cni_plugins_url": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "URL of the Windows CNI plugins archive (`.zip` or `.tgz`), unpacked into `C:\\opt\\cni\\bin`.",
+				Validators:          []validator.String{httpURL()},
+			},
+			"cni_plugins_sha256": sha256Attribute("the CNI plugins archive"),
+			"pause_image": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: replaceString,
+				MarkdownDescription: "The pod sandbox (pause) image containerd uses. Defaults to `" + bootstrap.DefaultPause + "`.",
+			},
+			"prepull_images": schema.ListAttribute{
+				ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+				MarkdownDescription: "Images pulled into the template, so the first pods on new nodes start without waiting.",
+			},
+			"additional_executables": schema.ListNestedAttribute{
+				Optional: true, PlanModifiers: replaceList,
+				MarkdownDescription: "Further files to install, each verified by SHA-256.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"url":         schema.StringAttribute{Required: true, Validators: []validator.String{httpURL()}, MarkdownDescription: "Download URL."},
+					"sha256":      schema.StringAttribute{Required: true, Validators: []validator.String{sha256Hex()}, MarkdownDescription: "SHA-256 of the file."},
+					"destination": schema.StringAttribute{Required: true, Validators: []validator.String{windowsPath()}, MarkdownDescription: "Absolute Windows path of the file, for example `C:\\k\\wins.exe`."},
+				}},
+			},
+			"ssh_authorized_key": schema.StringAttribute{
+				Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
+			},
+			"timezone": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("UTC"), PlanModifiers: replaceString,
+				MarkdownDescription: "Windows time zone id the answer file sets, for example `W. Europe Standard Time`. Defaults to `UTC`.",
+			},
+			"keep_build_vm_on_failure": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
+				MarkdownDescription: "Keep the build VM when a step fails, for debugging (it stays in the state and the resource is tainted).",
+			},
+
+			"template_id": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Managed object id of the template.",
+			},
+			"template_path": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Inventory path of the template, for `windows_node.template`.",
+			},
+			"build_vm_id": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Managed object id of the build VM while it exists (a failed build with `keep_build_vm_on_failure`); empty once the template is done.",
+			},
+			"windows_build": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Windows build read from the guest, as the `node.kubernetes.io/windows-build` label carries it (`10.0.20348`), for `windows_runtime_class.windows_build`.",
+			},
+			"windows_build_full": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Windows build read from the guest with its update revision, for example `10.0.20348.2340`.",
+			},
+			"windows_version": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "Windows Server release of the guest: `2019`, `2022` or `2025`.",
+			},
+			"containerd_version": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "containerd version, from the release archive's name.",
+			},
+			"manifest": schema.StringAttribute{
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "JSON list of every installed artifact with its URL, SHA-256 and path on the guest.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Delete: true}),
+		},
+	}
+}

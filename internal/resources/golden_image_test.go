@@ -1,0 +1,371 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+const giAddress = "windows_golden_image.test"
+
+// goldenImageConfig is a complete image against the sandbox's artifact
+// server; overrides replace attributes (an empty value removes one).
+func goldenImageConfig(name string, overrides map[string]string) string {
+	a := acctest.Sandbox.Artifacts
+	attrs := map[string]string{
+		"name":               fmt.Sprintf("%q", name),
+		"folder":             `"/DC0/vm/golden"`,
+		"source_template":    fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
+		"resource_pool_id":   fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
+		"datastore_id":       fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
+		"network_id":         fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
+		"admin_password_wo":  fmt.Sprintf("%q", os.Getenv("SANDBOX_ADMIN_PASSWORD")),
+		"kubernetes_version": `"v1.36.3"`,
+		"artifacts_base_url": fmt.Sprintf("%q", a.BaseURL),
+		"kubelet_sha256":     fmt.Sprintf("%q", a.Kubelet.SHA256),
+		"kube_proxy_sha256":  fmt.Sprintf("%q", a.KubeProxy.SHA256),
+		"containerd_url":     fmt.Sprintf("%q", a.Containerd.URL),
+		"containerd_sha256":  fmt.Sprintf("%q", a.Containerd.SHA256),
+		"cni_plugins_url":    fmt.Sprintf("%q", a.CNIPlugins.URL),
+		"cni_plugins_sha256": fmt.Sprintf("%q", a.CNIPlugins.SHA256),
+		"transport": fmt.Sprintf(`{
+    port           = %s
+    ca_certificate = file(%q)
+  }`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE")),
+	}
+	for k, v := range overrides {
+		if v == "" {
+			delete(attrs, k)
+			continue
+		}
+		attrs[k] = v
+	}
+	var b strings.Builder
+	b.WriteString("resource \"windows_golden_image\" \"test\" {\n")
+	for _, k := range sortedKeys(attrs) {
+		fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func TestAccGoldenImage_basic(t *testing.T) {
+	name := acctest.Name("win2022-k8s")
+	var templatePath string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkTemplatesDestroyed(t),
+		Steps: []resource.TestStep{
+			{
+				Config: goldenImageConfig(name, nil),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.20348")),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2022")),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringRegexp(regexp.MustCompile(`^10\.0\.20348\.[0-9]+$`))),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("containerd_version"), knownvalue.StringExact("1.7.24")),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("template_path"), knownvalue.StringExact("/DC0/vm/golden/"+name)),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("build_vm_id"), knownvalue.StringExact("")),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(`"name":"kubelet".*"sha256":"`+acctest.Sandbox.Artifacts.Kubelet.SHA256))),
+				},
+				Check: func(s *terraform.State) error {
+					rs := s.RootModule().Resources[giAddress]
+					templatePath = rs.Primary.Attributes["template_path"]
+					info := readVM(t, rs.Primary.ID)
+					if !info.Template {
+						return fmt.Errorf("%s is not a template", templatePath)
+					}
+					if info.CurrentSnapshot == nil {
+						return fmt.Errorf("%s has no snapshot for linked clones", templatePath)
+					}
+					// What the build did on the guest: the files it verified,
+					// the services, the reboot for the Containers feature.
+					host := filepath.Join(acctest.Sandbox.Hosts.Dir, computerNameOf(name))
+					for _, f := range []string{`fs/C/k/kubelet.exe`, `fs/C/k/kube-proxy.exe`, `fs/C/Program Files/containerd/bin/containerd.exe`,
+						`fs/C/opt/cni/bin/win-overlay.exe`, `fs/C/ProgramData/VMware/VMware Tools/tools.conf`, `fs/C/Windows/System32/Sysprep/unattend.xml`} {
+						if _, err := os.Stat(filepath.Join(host, f)); err != nil {
+							return fmt.Errorf("the build did not leave %s: %v", f, err)
+						}
+					}
+					log, err := os.ReadFile(filepath.Join(host, "scripts.log"))
+					if err != nil {
+						return err
+					}
+					for _, step := range []string{"containers-feature", "install-kubelet", "containerd-service", "verify", "windows-build", "sysprep"} {
+						if !strings.Contains(string(log), "step: "+step) {
+							return fmt.Errorf("scripts.log has no step %s", step)
+						}
+					}
+					if strings.Contains(string(log), os.Getenv("SANDBOX_ADMIN_PASSWORD")) {
+						return fmt.Errorf("the administrator password appears in the guest's script log")
+					}
+					return nil
+				},
+			},
+			{
+				ResourceName:            giAddress,
+				ImportState:             true,
+				ImportStateIdFunc:       func(*terraform.State) (string, error) { return templatePath, nil },
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: goldenImageInputs,
+			},
+		},
+	})
+}
+
+// goldenImageInputs are what an import cannot read back from vCenter.
+var goldenImageInputs = []string{
+	"admin_password_wo", "admin_password_wo_version", "source_template", "resource_pool_id", "datastore_id", "network_id",
+	"artifacts_base_url", "kubelet_sha256", "kube_proxy_sha256", "containerd_url", "containerd_sha256", "cni_plugins_url",
+	"cni_plugins_sha256", "transport", "transport.%", "transport.port", "transport.ca_certificate", "timeouts",
+}
+
+func readVM(t *testing.T, id string) *vsphere.VMInfo {
+	t.Helper()
+	info, err := acctestVSphere(t).ReadVM(context.Background(), vsphere.VMRef(id))
+	if err != nil {
+		t.Fatalf("reading %s: %v", id, err)
+	}
+	return info
+}
+
+func acctestVSphere(t *testing.T) *vsphere.Client {
+	t.Helper()
+	c, err := vsphere.NewClient(context.Background(), vsphere.Config{
+		Server: os.Getenv("VSPHERE_SERVER"), User: os.Getenv("VSPHERE_USER"), Password: os.Getenv("VSPHERE_PASSWORD"), CAFile: os.Getenv("VSPHERE_CA_FILE"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// computerNameOf is the Windows computer name the sandbox gives a VM without
+// a customization: its name, upper case, at most 15 characters.
+func computerNameOf(vmName string) string {
+	n := strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9-]`).ReplaceAllString(vmName, "-"))
+	if len(n) > 15 {
+		n = n[:15]
+	}
+	return n
+}
+
+func checkTemplatesDestroyed(t *testing.T) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		c := acctestVSphere(t)
+		for _, rs := range s.RootModule().Resources {
+			if rs.Type != "windows_golden_image" {
+				continue
+			}
+			if _, err := c.FindVMByID(context.Background(), rs.Primary.ID); !vsphere.IsNotFound(err) {
+				return fmt.Errorf("golden image %s (%s) still exists (err %v)", rs.Primary.Attributes["name"], rs.Primary.ID, err)
+			}
+		}
+		return nil
+	}
+}
+
+// TestAccGoldenImage_disappears deletes the template outside Terraform; the
+// refresh notices and the next apply builds it again.
+func TestAccGoldenImage_disappears(t *testing.T) {
+	name := acctest.Name("win-gone")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkTemplatesDestroyed(t),
+		Steps: []resource.TestStep{
+			{
+				Config: goldenImageConfig(name, nil),
+				Check: func(s *terraform.State) error {
+					return acctestVSphere(t).Destroy(context.Background(), vsphere.VMRef(s.RootModule().Resources[giAddress].Primary.ID))
+				},
+				ExpectNonEmptyPlan: true,
+			},
+			{Config: goldenImageConfig(name, nil)},
+		},
+	})
+}
+
+// TestAccGoldenImage_failures: each failure says what failed, and leaves no
+// VM behind that Terraform does not know.
+func TestAccGoldenImage_failures(t *testing.T) {
+	cases := map[string]struct {
+		overrides map[string]string
+		want      string
+	}{
+		"checksum mismatch": {map[string]string{"kubelet_sha256": fmt.Sprintf("%q", strings.Repeat("0", 64))},
+			`(?s)image step "install-kubelet" exited with code 1.*checksum mismatch for kubelet`},
+		"unreachable artifact": {map[string]string{"artifacts_base_url": `"http://127.0.0.1:1/release"`},
+			`(?s)image step "install-kubelet".*Unable to connect to the remote server`},
+		"wrong password": {map[string]string{"admin_password_wo": `"not-the-password"`},
+			`(?s)connecting to the build VM.*(auth|credentials|password)`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			vmName := acctest.Name("win-fail")
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      goldenImageConfig(vmName, tc.overrides),
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+				CheckDestroy: func(*terraform.State) error {
+					// The failed build's VM was destroyed: nothing untracked.
+					if _, err := acctestVSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+						return fmt.Errorf("the build VM %s was left behind (err %v)", vmName, err)
+					}
+					return nil
+				},
+			})
+		})
+	}
+}
+
+// TestAccGoldenImage_keepBuildVM keeps the failed build VM in the state
+// (tainted); destroy removes it.
+func TestAccGoldenImage_keepBuildVM(t *testing.T) {
+	vmName := acctest.Name("win-kept")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: goldenImageConfig(vmName, map[string]string{
+					"kubelet_sha256": fmt.Sprintf("%q", strings.Repeat("0", 64)), "keep_build_vm_on_failure": "true",
+				}),
+				ExpectError: regexp.MustCompile(`(?s)checksum mismatch.*was kept for debugging`),
+			},
+			{
+				// The kept VM is in the state, tainted: the plan replaces it.
+				Config:   goldenImageConfig(vmName, map[string]string{"kubelet_sha256": fmt.Sprintf("%q", strings.Repeat("0", 64)), "keep_build_vm_on_failure": "true"}),
+				PlanOnly: true, ExpectNonEmptyPlan: true,
+				Check: func(*terraform.State) error { return nil },
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := acctestVSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+				return fmt.Errorf("destroy left the kept build VM %s (err %v)", vmName, err)
+			}
+			return nil
+		},
+	})
+}
+
+// TestAccGoldenImage_sourceValidation refuses, at plan time, a source that is
+// not Windows or not a supported Windows Server release.
+func TestAccGoldenImage_sourceValidation(t *testing.T) {
+	acctest.PreCheck(t)
+	linux := createVM(t, "linux-base", "otherLinux64Guest")
+	w2016 := createVM(t, "win2016-base", "windows9Server64Guest")
+	for path, want := range map[string]string{
+		linux:                       `(?s)runs guest OS "otherLinux64Guest",\s+not Windows`,
+		w2016:                       `(?s)"windows9Server64Guest",\s+which\s+Kubernetes\s+does\s+not\s+support`,
+		"/DC0/vm/templates/missing": `(?s)Invalid source_template.*not found`,
+	} {
+		resource.Test(t, resource.TestCase{
+			ProtoV6ProviderFactories: acctest.ProviderFactories,
+			Steps: []resource.TestStep{{
+				Config:      goldenImageConfig(acctest.Name("win-src"), map[string]string{"source_template": fmt.Sprintf("%q", path)}),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(want),
+			}},
+		})
+	}
+}
+
+// TestAccGoldenImage_linkedClonesBlockDelete refuses to delete a template
+// whose disks linked clones still use, naming them.
+func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
+	name := acctest.Name("win-linked")
+	var cloneID string
+	config := goldenImageConfig(name, nil)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkTemplatesDestroyed(t),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(s *terraform.State) error {
+					c := acctestVSphere(t)
+					pool, _ := c.FindResourcePoolByID(context.Background(), os.Getenv("SANDBOX_RESOURCE_POOL_ID"))
+					folder, _ := c.FindFolderByPath(context.Background(), "/DC0/vm/golden", false)
+					vm, err := c.Clone(context.Background(), vsphere.CloneSpec{
+						Source: vsphere.VMRef(s.RootModule().Resources[giAddress].Primary.ID), Name: name + "-lc",
+						Folder: folder, ResourcePool: pool, LinkedClone: true,
+					})
+					if err != nil {
+						return err
+					}
+					cloneID = vm.ID()
+					return nil
+				},
+			},
+			{
+				Config:      config,
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)still has linked clones.*` + regexp.QuoteMeta(name+"-lc")),
+			},
+			{
+				PreConfig: func() {
+					if err := acctestVSphere(t).Destroy(context.Background(), vsphere.VMRef(cloneID)); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+			},
+		},
+	})
+}
+
+// createVM makes a plain VM with a guest OS id in the sandbox inventory.
+func createVM(t *testing.T, name, guestID string) string {
+	t.Helper()
+	c := acctestVSphere(t)
+	ctx := context.Background()
+	pool, err := c.FindResourcePoolByID(ctx, os.Getenv("SANDBOX_RESOURCE_POOL_ID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	folderRef, err := c.FindFolderByPath(ctx, "/DC0/vm/other", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := object.NewFolder(c.Client.Client, folderRef)
+	task, err := folder.CreateVM(ctx, types.VirtualMachineConfigSpec{
+		Name: name, GuestId: guestID, Files: &types.VirtualMachineFileInfo{VmPathName: "[LocalDS_0]"},
+	}, object.NewResourcePool(c.Client.Client, pool), nil)
+	if err == nil {
+		_, err = task.WaitForResult(ctx)
+	}
+	if err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+	return "/DC0/vm/other/" + name
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
