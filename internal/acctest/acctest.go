@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,3 +96,9 @@ func Kube(t *testing.T) *kube.Client {
 func Name(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
 }
+
+var seq atomic.Int64
+
+// Seq returns a number unique in the test binary, for short names (a
+// Windows computer name has at most 15 characters).
+func Seq() int64 { return seq.Add(1)*1000 + time.Now().UnixNano()%1000 }

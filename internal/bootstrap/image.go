@@ -247,3 +247,10 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// WindowsBuildStep reads the guest's build with its update revision; parse
+// its output with ParseWindowsBuild.
+func WindowsBuildStep() (Step, error) {
+	script, err := render("windows-build", "windows-build", nil)
+	return Step{Name: "windows-build", Script: script}, err
+}

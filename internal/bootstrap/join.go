@@ -316,3 +316,7 @@ func quoteArg(s string) string {
 	}
 	return s
 }
+
+// KubeletLogFile is where the node's kubelet log is kept; windows_node reads
+// its last lines from here when a node never becomes Ready.
+const KubeletLogFile = `C:\var\log\kubelet\kubelet.log`

@@ -59,6 +59,6 @@
 // unreachable server, a wrong token, a missing CA, no container runtime) are
 // logged as "command failed" and the kubelet is restarted with back-off, as
 // the service's recovery actions do; the Node never appears. Everything is
-// logged in klog's text format to Config.Log (<host dir>/kubelet.log with
+// logged in klog's text format to Config.Log (the guest's C:\var\log\kubelet\kubelet.log with
 // the hooks).
 package kubeletsim

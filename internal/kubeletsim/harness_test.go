@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/big"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -166,7 +165,7 @@ func (n *node) joinWith(t *testing.T, cfg bootstrap.JoinConfig, beforeKubelet fu
 }
 
 func (n *node) kubeletLog() string {
-	b, _ := os.ReadFile(filepath.Join(n.Host.Dir(), kubeletsim.LogFile))
+	b, _ := os.ReadFile(n.Host.DiskPath(kubeletsim.LogFile))
 	return string(b)
 }
 

@@ -9,14 +9,16 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
 // ServiceName is the Windows service whose start runs the simulated kubelet.
 const ServiceName = "kubelet"
 
-// LogFile is the kubelet's log, in the host's directory (<host dir>/kubelet.log).
-const LogFile = "kubelet.log"
+// LogFile is the kubelet's log in the guest (bootstrap.KubeletLogFile); on
+// disk it is Host.DiskPath(LogFile).
+const LogFile = bootstrap.KubeletLogFile
 
 // HookOptions configure the kubelet of every simulated host.
 type HookOptions struct {
@@ -54,7 +56,13 @@ func ServiceHooks(opts HookOptions) (onStart func(ctx context.Context, h *winsim
 		}
 		stop(h) // a kubelet left over from an earlier start
 		exe, args := SplitCommandLine(svc.BinaryPathName)
-		f, err := os.OpenFile(filepath.Join(h.Dir(), LogFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		// The log lives in the guest's filesystem, where windows_node reads
+		// it over the transport when a node never becomes Ready.
+		logPath := h.DiskPath(bootstrap.KubeletLogFile)
+		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+			return fmt.Errorf("creating the kubelet log directory: %w", err)
+		}
+		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("opening the kubelet log: %w", err)
 		}

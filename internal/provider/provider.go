@@ -69,6 +69,7 @@ func (p *windowsProvider) Resources(context.Context) []func() resource.Resource 
 	return []func() resource.Resource{
 		resources.NewRuntimeClass,
 		resources.NewGoldenImage,
+		resources.NewNode,
 		resources.NewLinuxDaemonSetGuard,
 	}
 }

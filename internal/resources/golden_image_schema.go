@@ -109,7 +109,7 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Optional: true, PlanModifiers: replaceInt64,
 				MarkdownDescription: "Any number; changing it rebuilds the image with the current `admin_password_wo`.",
 			},
-			"transport": transportSchema(),
+			"transport": transportSchema(replaceObject...),
 			"kubernetes_version": schema.StringAttribute{
 				Required: true, PlanModifiers: replaceString,
 				MarkdownDescription: "Kubernetes version of kubelet and kube-proxy, for example `v1.36.3`.",

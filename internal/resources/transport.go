@@ -5,6 +5,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -31,10 +32,12 @@ var transportAttrTypes = map[string]attr.Type{
 	"ssh_private_key_wo": types.StringType, "ssh_host_key": types.StringType,
 }
 
-func transportSchema() schema.SingleNestedAttribute {
+// transportSchema is the transport attribute; modifiers are its plan
+// modifiers (a golden image is rebuilt when it changes, a node is not).
+func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional:      true,
-		PlanModifiers: replaceObject,
+		PlanModifiers: modifiers,
 		MarkdownDescription: "How the provider reaches the guest. Defaults to WinRM over HTTPS (port 5986) with NTLM authentication and " +
 			"certificate verification against `ca_certificate` (or the system roots).",
 		Attributes: map[string]schema.Attribute{

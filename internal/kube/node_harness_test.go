@@ -1,0 +1,175 @@
+package kube_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
+)
+
+// The tests in package kube_test run against the sandbox's real control
+// plane, started on first use; the package's unit tests never start it.
+
+const (
+	// clusterWait bounds each wait on the cluster; they take seconds.
+	clusterWait = 60 * time.Second
+	// Versions in the simulated binaries of the golden image.
+	kubeletVersion    = "v1.36.3"
+	containerdVersion = "1.7.24"
+)
+
+var (
+	sbOnce sync.Once
+	sb     *sandbox.Sandbox
+	sbErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if sb != nil {
+		_ = sb.Stop()
+	}
+	os.Exit(code)
+}
+
+// cluster starts the package's sandbox on first use and returns an admin
+// client of its cluster.
+func cluster(t *testing.T) (*sandbox.Sandbox, *kube.Client) {
+	t.Helper()
+	if os.Getenv(controlplane.BinEnv) == "" && testing.Short() {
+		t.Skipf("-short and %s unset: not building the control plane", controlplane.BinEnv)
+	}
+	sbOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		defer cancel()
+		sb, sbErr = sandbox.Start(ctx, sandbox.Options{})
+	})
+	if sbErr != nil {
+		t.Fatalf("starting the sandbox: %v", sbErr)
+	}
+	c, err := kube.NewClient(t.Context(), kube.Config{ConfigPaths: []string{sb.Kubeconfig}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sb, c
+}
+
+// winHost is a simulated Windows host prepared like a clone of our golden
+// image, whose kubelet service runs kubeletsim.
+type winHost struct {
+	*winsimtest.Fixture
+	name string
+	tr   remote.Transport
+}
+
+func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
+	t.Helper()
+	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: t.Logf})
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		c.ComputerName = strings.ToUpper(name)
+		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
+		c.NumCPU, c.MemoryMB = 4, 8192
+		c.Faults = faults
+		c.OnServiceStart, c.OnServiceStop = onStart, onStop
+	})
+	for p, content := range map[string]string{
+		bootstrap.ContainerdExe: "containerd github.com/containerd/containerd v" + containerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
+		bootstrap.KubeProxyExe:  "Kubernetes kube-proxy " + kubeletVersion + "\r\n",
+		bootstrap.KubeletExe:    "Kubernetes kubelet " + kubeletVersion + "\r\nkubelet " + kubeletVersion + "\r\n",
+	} {
+		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	tr, err := remote.Connect(ctx, remote.Config{
+		Host: "127.0.0.1", Port: f.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: f.CA.CertPEM,
+		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: f.Password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	h := &winHost{Fixture: f, name: name, tr: tr}
+	h.run(t, fmt.Sprintf("New-Service -Name 'containerd' -BinaryPathName '\"%s\" --run-service --config \"%s\"' -DisplayName 'containerd container runtime' -StartupType Automatic | Out-Null\nStart-Service -Name 'containerd'\n",
+		bootstrap.ContainerdExe, bootstrap.ContainerdConf))
+	return h
+}
+
+func (h *winHost) run(t *testing.T, script string) {
+	t.Helper()
+	if _, err := h.tr.Run(t.Context(), script); err != nil {
+		t.Fatalf("running on %s: %v", h.name, err)
+	}
+}
+
+// join runs windows_node's join steps with the token over WinRM.
+func (h *winHost) join(t *testing.T, s *sandbox.Sandbox, token string, labels map[string]string) {
+	t.Helper()
+	steps, err := bootstrap.JoinSteps(bootstrap.JoinConfig{
+		NodeName: h.name, NodeIP: "127.0.0.1",
+		APIServer: s.ControlPlane.Server, ClusterCA: s.CA.CertPEM, BootstrapToken: token,
+		ClusterDNS: []string{controlplane.DNSServiceIP}, ClusterDomain: controlplane.DNSDomain,
+		ClusterCIDR: controlplane.ClusterCIDR, ServiceCIDR: controlplane.ServiceCIDR,
+		Labels: labels, Taints: []string{"os=windows:NoSchedule"}, CNI: bootstrap.CNINone,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		if _, err := h.tr.Run(t.Context(), st.Script); err != nil {
+			t.Fatalf("join step %s on %s: %v\nkubelet.log:\n%s", st.Name, h.name, err, h.kubeletLog())
+		}
+	}
+}
+
+func (h *winHost) kubeletLog() string {
+	b, _ := os.ReadFile(filepath.Join(h.Host.Dir(), kubeletsim.LogFile))
+	return string(b)
+}
+
+// joinNode brings up a host, joins it with a fresh bootstrap token the way
+// windows_node does, and waits until its Node is Ready. The Node is deleted
+// when the test ends.
+func joinNode(t *testing.T, s *sandbox.Sandbox, c *kube.Client, name string, labels map[string]string) *winHost {
+	t.Helper()
+	h := newHost(t, name, noFaults)
+	token, id, err := c.CreateBootstrapToken(t.Context(), 10*time.Minute, "kube test "+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.join(t, s, token, labels)
+	ctx, cancel := context.WithTimeout(t.Context(), clusterWait)
+	defer cancel()
+	if _, err := c.WaitForNodeReady(ctx, name); err != nil {
+		t.Fatalf("%v\nkubelet.log:\n%s", err, h.kubeletLog())
+	}
+	if err := c.DeleteBootstrapToken(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Stop the kubelet first, or it would keep the Node's Lease alive.
+		_, _ = h.tr.Run(context.WithoutCancel(t.Context()), "Stop-Service -Name 'kubelet'")
+		_ = c.DeleteNode(context.WithoutCancel(t.Context()), name)
+	})
+	return h
+}
+
+var (
+	noFaults   = winsim.Faults{}
+	neverReady = winsim.Faults{KubeletNeverReady: true}
+)

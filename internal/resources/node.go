@@ -1,0 +1,328 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
+)
+
+// Default timeouts of a node: a clone, a boot, a join and a Ready wait; a
+// drain that waits for PodDisruptionBudgets.
+const (
+	nodeCreateTimeout = 30 * time.Minute
+	nodeUpdateTimeout = 30 * time.Minute
+	nodeDeleteTimeout = 30 * time.Minute
+)
+
+func NewNode() resource.Resource { return &nodeResource{} }
+
+type nodeResource struct {
+	clients *clients.Clients
+}
+
+var (
+	_ resource.ResourceWithConfigure   = (*nodeResource)(nil)
+	_ resource.ResourceWithImportState = (*nodeResource)(nil)
+	_ resource.ResourceWithModifyPlan  = (*nodeResource)(nil)
+)
+
+func (r *nodeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node"
+}
+
+func (r *nodeResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.clients = clientsFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Manager {
+	vc := vsphereClient(ctx, r.clients, diags)
+	if vc == nil {
+		return nil
+	}
+	k, err := r.clients.Kubernetes(ctx)
+	if err != nil {
+		diags.AddError("Cannot connect to Kubernetes", err.Error())
+		return nil
+	}
+	return &winnode.Manager{VSphere: vc, Kube: k, Connect: remote.Connect, Progress: func(stage string, fields map[string]any) {
+		tflog.Info(ctx, "windows node: "+stage, fields)
+	}}
+}
+
+// ModifyPlan plans what can be known before apply: the re-join of a Node
+// deleted outside Terraform, a disk that would shrink, and — for a new node —
+// the cluster readiness checks against the template's kubelet version and
+// Windows build, which stop the plan with the failing check's remedy.
+func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan nodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var state nodeModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if !state.DiskSizeGB.IsNull() && !plan.DiskSizeGB.IsUnknown() && !plan.DiskSizeGB.IsNull() &&
+			plan.DiskSizeGB.ValueInt64() < state.DiskSizeGB.ValueInt64() {
+			resp.Diagnostics.AddAttributeError(path.Root("disk_size_gb"), "Disk cannot shrink",
+				fmt.Sprintf("disk_size_gb: the disk has %d GiB; a virtual disk can only grow. Keep %d or more, or replace the node (terraform apply -replace).",
+					state.DiskSizeGB.ValueInt64(), state.DiskSizeGB.ValueInt64()))
+		}
+		if !state.Joined.ValueBool() {
+			// The Node is gone while the VM lives: the update joins it again.
+			plan.Joined = types.BoolValue(true)
+			plan.Ready = types.BoolUnknown()
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		}
+		return
+	}
+	if r.clients == nil || plan.Template.IsUnknown() || plan.SkipChecks.IsUnknown() || r.clients.VSphereConfig.Server == "" {
+		return
+	}
+	k, err := r.clients.Kubernetes(ctx)
+	if err != nil {
+		return // Create reports it with full context
+	}
+	opts := kube.CheckOptions{}
+	resp.Diagnostics.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
+	if vc, err := r.clients.VSphere(ctx); err == nil {
+		if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {
+			opts.KubernetesVersion = tmpl.KubernetesVersion
+			opts.WindowsBuild = winversion.TrimUBR(tmpl.WindowsBuildFull)
+		} else if vsphere.IsNotFound(err) {
+			resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
+				fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))
+			return
+		}
+	}
+	checks, err := kube.RunChecks(ctx, k, opts)
+	if err != nil {
+		resp.Diagnostics.AddWarning("Cluster readiness checks did not run", err.Error())
+		return
+	}
+	if err := kube.ChecksFailed(checks); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Cluster not ready for Windows node %s", plan.Name.ValueString()),
+			err.Error()+"\n\nFix the cluster, or list the check's ID in skip_checks if you know better.")
+	}
+}
+
+func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan nodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
+	timeout, diags := plan.Timeouts.Create(ctx, nodeCreateTimeout)
+	resp.Diagnostics.Append(diags...)
+	spec := plan.spec(ctx, password, sshKey, &resp.Diagnostics)
+	m := r.manager(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res, err := m.Create(ctx, spec, func(id winnode.Identity) {
+		plan.setIdentity(id)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	})
+	summary := fmt.Sprintf("creating Windows node (%s)", spec.Name)
+	if err != nil {
+		if res.VMID == "" {
+			resp.State.RemoveResource(ctx) // nothing was created
+		}
+		resp.Diagnostics.AddError(summary, err.Error()+tainted(res.VMID))
+		return
+	}
+	plan.setJoined(res)
+	tflog.Info(ctx, "windows node joined", map[string]any{"node": spec.Name, "ready_to_done": res.ReadyToDone.String()})
+	if info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(res.VMID)); err == nil {
+		plan.fromVM(info)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func tainted(vmID string) string {
+	if vmID == "" {
+		return ""
+	}
+	return fmt.Sprintf("\n\nThe VM %s exists and is in the state; the resource is tainted, so the next apply replaces it (or terraform destroy removes it).", vmID)
+}
+
+func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state nodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	m := r.manager(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obs, err := m.Read(ctx, state.ID.ValueString(), state.Name.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows node (%s)", state.Name.ValueString()), err.Error())
+		return
+	}
+	if obs.VM == nil {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node (%s) VM not found", state.Name.ValueString()),
+			"The VM was deleted outside Terraform; the node is removed from the state and the next apply creates it again."+
+				staleNode(obs.Node != nil, state.Name.ValueString()))
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.fromVM(obs.VM)
+	if obs.Node == nil {
+		state.Joined = types.BoolValue(false)
+		state.Ready = types.BoolValue(false)
+	} else {
+		state.fromNode(obs.Node, true)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func staleNode(exists bool, name string) string {
+	if !exists {
+		return ""
+	}
+	return fmt.Sprintf(" Its Node object %s is still in the cluster (NotReady); the new node replaces it under the same name.", name)
+}
+
+func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state nodeModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
+	timeout, diags := plan.Timeouts.Update(ctx, nodeUpdateTimeout)
+	resp.Diagnostics.Append(diags...)
+	spec := plan.spec(ctx, password, sshKey, &resp.Diagnostics)
+	drain := plan.drainOptions(ctx, &resp.Diagnostics)
+	m := r.manager(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	summary := fmt.Sprintf("updating Windows node (%s)", spec.Name)
+	id := winnode.Identity{VMID: state.ID.ValueString(), InstanceUUID: state.InstanceUUID.ValueString(),
+		BIOSUUID: state.BIOSUUID.ValueString(), InventoryPath: state.VMPath.ValueString()}
+
+	hw := vsphere.Hardware{}
+	if !plan.NumCPUs.IsUnknown() && !plan.NumCPUs.Equal(state.NumCPUs) {
+		hw.NumCPUs = int32(plan.NumCPUs.ValueInt64())
+	}
+	if !plan.MemoryMB.IsUnknown() && !plan.MemoryMB.Equal(state.MemoryMB) {
+		hw.MemoryMB = plan.MemoryMB.ValueInt64()
+	}
+	if hw != (vsphere.Hardware{}) {
+		if err := m.Hardware(ctx, spec.Name, id.VMID, hw, drain); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+	}
+	if !plan.DiskSizeGB.IsUnknown() && !plan.DiskSizeGB.IsNull() && plan.DiskSizeGB.ValueInt64() > state.DiskSizeGB.ValueInt64() {
+		if err := m.VSphere.GrowDisk(ctx, vsphere.VMRef(id.VMID), plan.DiskSizeGB.ValueInt64()); err != nil {
+			resp.Diagnostics.AddError(summary, "growing the disk: "+err.Error())
+			return
+		}
+	}
+
+	if !state.Joined.ValueBool() {
+		tflog.Info(ctx, "windows node: the Node is gone from the cluster; joining again", map[string]any{"node": spec.Name})
+		res, err := m.Join(ctx, spec, id)
+		if err != nil {
+			resp.Diagnostics.AddError(summary, "joining the node again: "+err.Error())
+			return
+		}
+		plan.setJoined(res)
+	} else {
+		removed := removedTaints(state.taints(ctx, &resp.Diagnostics), spec.Taints)
+		node, err := m.SetNodeSettings(ctx, spec.Name, kube.NodeSettings{
+			ProviderID: id.ProviderID(), Labels: withBuild(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
+		}, removed)
+		if err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+		plan.fromNode(node, false)
+	}
+	if info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(id.VMID)); err == nil {
+		plan.fromVM(info)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state nodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	timeout, diags := state.Timeouts.Delete(ctx, nodeDeleteTimeout)
+	resp.Diagnostics.Append(diags...)
+	drain := state.drainOptions(ctx, &resp.Diagnostics)
+	m := r.manager(ctx, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := m.Delete(ctx, state.Name.ValueString(), state.ID.ValueString(), drain); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("deleting Windows node (%s)", state.Name.ValueString()), err.Error())
+	}
+}
+
+// ImportState takes the VM's inventory path or instance UUID.
+func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var err error
+	var info *vsphere.VMInfo
+	if strings.Contains(req.ID, "/") {
+		ref, ferr := vc.FindVMByPath(ctx, req.ID)
+		if err = ferr; err == nil {
+			info, err = vc.ReadVM(ctx, ref)
+		}
+	} else {
+		ref, ferr := vc.FindVMByUUID(ctx, req.ID, true)
+		if err = ferr; err == nil {
+			info, err = vc.ReadVM(ctx, ref)
+		}
+	}
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node (%s)", req.ID),
+			err.Error()+"\n\nImport by the VM's inventory path (/dc/vm/folder/name) or its instance UUID.")
+		return
+	}
+	p, _ := vc.InventoryPath(ctx, info.Ref)
+	for attr, v := range map[string]string{"id": info.ID(), "name": strings.ToLower(info.Name), "vm_path": p,
+		"folder": p[:strings.LastIndex(p, "/")], "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID} {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("joined"), true)...)
+}
+
+// writeOnlySecrets reads the write-only password and SSH key from the
+// configuration (they are never in the plan or state).
+func writeOnlySecrets(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (password, sshKey string) {
+	var p, k types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("admin_password_wo"), &p)...)
+	var transport types.Object
+	diags.Append(config.GetAttribute(ctx, path.Root("transport"), &transport)...)
+	if !transport.IsNull() && !transport.IsUnknown() {
+		diags.Append(config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &k)...)
+	}
+	return p.ValueString(), k.ValueString()
+}

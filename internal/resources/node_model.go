@@ -1,0 +1,279 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
+)
+
+type nodeModel struct {
+	ID                     types.String   `tfsdk:"id"`
+	Name                   types.String   `tfsdk:"name"`
+	Template               types.String   `tfsdk:"template"`
+	Folder                 types.String   `tfsdk:"folder"`
+	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
+	DatastoreID            types.String   `tfsdk:"datastore_id"`
+	NetworkID              types.String   `tfsdk:"network_id"`
+	HostID                 types.String   `tfsdk:"host_id"`
+	NumCPUs                types.Int64    `tfsdk:"num_cpus"`
+	MemoryMB               types.Int64    `tfsdk:"memory_mb"`
+	DiskSizeGB             types.Int64    `tfsdk:"disk_size_gb"`
+	LinkedClone            types.Bool     `tfsdk:"linked_clone"`
+	AdminUser              types.String   `tfsdk:"admin_user"`
+	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
+	AdminPasswordWOVersion types.Int64    `tfsdk:"admin_password_wo_version"`
+	TimeZone               types.Int64    `tfsdk:"time_zone"`
+	IPv4                   types.Object   `tfsdk:"ipv4"`
+	Transport              types.Object   `tfsdk:"transport"`
+	Labels                 types.Map      `tfsdk:"labels"`
+	Taints                 types.List     `tfsdk:"taints"`
+	CNI                    types.String   `tfsdk:"cni"`
+	FlannelBackend         types.String   `tfsdk:"flannel_backend"`
+	APIServer              types.String   `tfsdk:"api_server"`
+	ClusterDNS             types.String   `tfsdk:"cluster_dns"`
+	ClusterDomain          types.String   `tfsdk:"cluster_domain"`
+	ServiceCIDR            types.String   `tfsdk:"service_cidr"`
+	ClusterCIDR            types.String   `tfsdk:"cluster_cidr"`
+	SkipChecks             types.List     `tfsdk:"skip_checks"`
+	Drain                  types.Object   `tfsdk:"drain"`
+	VMPath                 types.String   `tfsdk:"vm_path"`
+	InstanceUUID           types.String   `tfsdk:"instance_uuid"`
+	BIOSUUID               types.String   `tfsdk:"bios_uuid"`
+	ProviderID             types.String   `tfsdk:"provider_id"`
+	IPAddress              types.String   `tfsdk:"ip_address"`
+	WindowsBuild           types.String   `tfsdk:"windows_build"`
+	WindowsBuildFull       types.String   `tfsdk:"windows_build_full"`
+	KubeletVersion         types.String   `tfsdk:"kubelet_version"`
+	PodCIDR                types.String   `tfsdk:"pod_cidr"`
+	Ready                  types.Bool     `tfsdk:"ready"`
+	Joined                 types.Bool     `tfsdk:"joined"`
+	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+}
+
+type taintModel struct {
+	Key    types.String `tfsdk:"key"`
+	Value  types.String `tfsdk:"value"`
+	Effect types.String `tfsdk:"effect"`
+}
+
+type ipv4Model struct {
+	Address      types.String `tfsdk:"address"`
+	PrefixLength types.Int64  `tfsdk:"prefix_length"`
+	Gateway      types.String `tfsdk:"gateway"`
+	DNSServers   types.List   `tfsdk:"dns_servers"`
+}
+
+type drainModel struct {
+	Timeout            types.String `tfsdk:"timeout"`
+	IgnoreDaemonSets   types.Bool   `tfsdk:"ignore_daemonsets"`
+	DeleteEmptyDirData types.Bool   `tfsdk:"delete_emptydir_data"`
+	Force              types.Bool   `tfsdk:"force"`
+}
+
+// spec converts the plan into the node's plain description.
+func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *diag.Diagnostics) winnode.Spec {
+	s := winnode.Spec{
+		Name: m.Name.ValueString(), Template: m.Template.ValueString(), Folder: m.Folder.ValueString(),
+		ResourcePoolID: m.ResourcePoolID.ValueString(), DatastoreID: m.DatastoreID.ValueString(),
+		NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
+		NumCPUs: int32(m.NumCPUs.ValueInt64()), MemoryMB: m.MemoryMB.ValueInt64(), DiskSizeGB: m.DiskSizeGB.ValueInt64(),
+		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), AdminPassword: password,
+		TimeZone: int32(m.TimeZone.ValueInt64()), CNI: m.CNI.ValueString(), FlannelBackend: m.FlannelBackend.ValueString(),
+		APIServer: m.APIServer.ValueString(), ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(),
+		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
+		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags),
+	}
+	if !m.IPv4.IsNull() && !m.IPv4.IsUnknown() {
+		var ip ipv4Model
+		diags.Append(m.IPv4.As(ctx, &ip, basetypes.ObjectAsOptions{})...)
+		var dns []string
+		diags.Append(ip.DNSServers.ElementsAs(ctx, &dns, false)...)
+		s.IPv4 = &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
+			Gateway: ip.Gateway.ValueString(), DNSServers: dns}
+	}
+	var transport *transportModel
+	if !m.Transport.IsNull() && !m.Transport.IsUnknown() {
+		transport = &transportModel{}
+		diags.Append(m.Transport.As(ctx, transport, basetypes.ObjectAsOptions{})...)
+		transport.SSHPrivateKey = types.StringValue(sshKey)
+	}
+	s.Transport = transport.remoteConfig("", s.AdminUser, password)
+	return s
+}
+
+func (m *nodeModel) labels(ctx context.Context, diags *diag.Diagnostics) map[string]string {
+	out := map[string]string{}
+	if !m.Labels.IsNull() && !m.Labels.IsUnknown() {
+		diags.Append(m.Labels.ElementsAs(ctx, &out, false)...)
+	}
+	return out
+}
+
+func (m *nodeModel) taints(ctx context.Context, diags *diag.Diagnostics) []corev1.Taint {
+	var in []taintModel
+	if !m.Taints.IsNull() && !m.Taints.IsUnknown() {
+		diags.Append(m.Taints.ElementsAs(ctx, &in, false)...)
+	}
+	out := make([]corev1.Taint, 0, len(in))
+	for _, t := range in {
+		out = append(out, corev1.Taint{Key: t.Key.ValueString(), Value: t.Value.ValueString(), Effect: corev1.TaintEffect(t.Effect.ValueString())})
+	}
+	return out
+}
+
+func (m *nodeModel) drainOptions(ctx context.Context, diags *diag.Diagnostics) kube.DrainOptions {
+	var d drainModel
+	if m.Drain.IsNull() || m.Drain.IsUnknown() {
+		return kube.DrainOptions{Timeout: 10 * time.Minute, IgnoreDaemonSets: true}
+	}
+	diags.Append(m.Drain.As(ctx, &d, basetypes.ObjectAsOptions{})...)
+	timeout, err := time.ParseDuration(d.Timeout.ValueString())
+	if err != nil {
+		timeout = 10 * time.Minute
+	}
+	return kube.DrainOptions{Timeout: timeout, IgnoreDaemonSets: d.IgnoreDaemonSets.ValueBool(),
+		DeleteEmptyDirData: d.DeleteEmptyDirData.ValueBool(), Force: d.Force.ValueBool()}
+}
+
+// setIdentity records the VM the moment it exists; every computed value must
+// be known in a state saved mid-create, so the rest start empty.
+func (m *nodeModel) setIdentity(id winnode.Identity) {
+	m.ID = types.StringValue(id.VMID)
+	m.VMPath = types.StringValue(id.InventoryPath)
+	m.InstanceUUID = types.StringValue(id.InstanceUUID)
+	m.BIOSUUID = types.StringValue(id.BIOSUUID)
+	m.ProviderID = types.StringValue(id.ProviderID())
+	for _, s := range []*types.String{&m.IPAddress, &m.WindowsBuild, &m.WindowsBuildFull, &m.KubeletVersion, &m.PodCIDR} {
+		if s.IsUnknown() || s.IsNull() {
+			*s = types.StringValue("")
+		}
+	}
+	for _, b := range []*types.Bool{&m.Ready, &m.Joined} {
+		if b.IsUnknown() || b.IsNull() {
+			*b = types.BoolValue(false)
+		}
+	}
+	for _, n := range []*types.Int64{&m.NumCPUs, &m.MemoryMB, &m.DiskSizeGB} {
+		if n.IsUnknown() {
+			*n = types.Int64Null()
+		}
+	}
+}
+
+// setJoined records a joined node.
+func (m *nodeModel) setJoined(res winnode.Result) {
+	m.setIdentity(res.Identity)
+	m.IPAddress = types.StringValue(res.IP)
+	m.WindowsBuildFull = types.StringValue(res.WindowsBuildFull)
+	m.WindowsBuild = types.StringValue(winversion.TrimUBR(res.WindowsBuildFull))
+	if res.Node != nil {
+		m.fromNode(res.Node, false)
+	}
+}
+
+// fromVM refreshes the vSphere side.
+func (m *nodeModel) fromVM(info *vsphere.VMInfo) {
+	m.NumCPUs = types.Int64Value(int64(info.NumCPUs))
+	m.MemoryMB = types.Int64Value(info.MemoryMB)
+	if len(info.Disks) > 0 {
+		m.DiskSizeGB = types.Int64Value(info.Disks[0].SizeGB())
+	}
+	if ip := info.IP(vsphere.IPFilter{}); ip != "" {
+		m.IPAddress = types.StringValue(ip)
+	}
+	m.BIOSUUID = types.StringValue(info.BIOSUUID)
+	m.InstanceUUID = types.StringValue(info.InstanceUUID)
+}
+
+// fromNode refreshes the Kubernetes side. With refreshInputs, the labels and
+// taints this resource owns are read back from the Node, so a change made
+// outside Terraform shows as a diff (only configured keys are compared;
+// others' labels and taints are not ours).
+func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
+	m.Joined = types.BoolValue(true)
+	m.Ready = types.BoolValue(nodeReady(node))
+	m.KubeletVersion = types.StringValue(node.Status.NodeInfo.KubeletVersion)
+	m.PodCIDR = types.StringValue(node.Spec.PodCIDR)
+	if b := node.Labels[winnode.LabelWindowsBuild]; b != "" {
+		m.WindowsBuild = types.StringValue(b)
+	}
+	if !refreshInputs {
+		return
+	}
+	if !m.Labels.IsNull() {
+		owned := map[string]attr.Value{}
+		for k := range m.Labels.Elements() {
+			if v, ok := node.Labels[k]; ok {
+				owned[k] = types.StringValue(v)
+			}
+		}
+		m.Labels = types.MapValueMust(types.StringType, owned)
+	}
+	var kept []attr.Value
+	for _, elem := range m.Taints.Elements() {
+		obj := elem.(types.Object)
+		key := obj.Attributes()["key"].(types.String).ValueString()
+		effect := obj.Attributes()["effect"].(types.String).ValueString()
+		for _, t := range node.Spec.Taints {
+			if t.Key == key && string(t.Effect) == effect {
+				kept = append(kept, types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
+					"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
+				}))
+			}
+		}
+	}
+	m.Taints = types.ListValueMust(taintObjectType, kept)
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// removedTaints are the taints of prior that plan no longer has.
+func removedTaints(prior, plan []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, p := range prior {
+		found := false
+		for _, t := range plan {
+			if t.Key == p.Key && t.Effect == p.Effect {
+				found = true
+			}
+		}
+		if !found {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// withBuild adds the windows-build label the node always carries.
+func withBuild(labels map[string]string, build string) map[string]string {
+	out := maps.Clone(labels)
+	if out == nil {
+		out = map[string]string{}
+	}
+	if build != "" {
+		out[winnode.LabelWindowsBuild] = build
+	}
+	return out
+}
+
+var _ = fmt.Sprintf

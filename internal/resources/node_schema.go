@@ -1,0 +1,184 @@
+package resources
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+)
+
+var (
+	taintObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"key": types.StringType, "value": types.StringType, "effect": types.StringType,
+	}}
+	ipv4ObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"address": types.StringType, "prefix_length": types.Int64Type, "gateway": types.StringType,
+		"dns_servers": types.ListType{ElemType: types.StringType},
+	}}
+	drainAttrTypes = map[string]attr.Type{
+		"timeout": types.StringType, "ignore_daemonsets": types.BoolType, "delete_emptydir_data": types.BoolType, "force": types.BoolType,
+	}
+)
+
+func defaultNodeTaint() attr.Value {
+	return types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
+		"key": types.StringValue("os"), "value": types.StringValue("windows"), "effect": types.StringValue("NoSchedule"),
+	})
+}
+
+func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	computed := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: keepString}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A Kubernetes Windows worker node on vSphere. Create clones the template (a `windows_golden_image` or any " +
+			"Kubernetes-ready Windows template) with a sysprep customization, saves the VM in the state at once, waits for the guest's " +
+			"IP (property-collector wait), discovers the cluster from its API (API server and CA, service and cluster CIDRs, DNS service " +
+			"IP, domain — never typed in by hand), creates a short-lived bootstrap token (never an admin kubeconfig on the node), runs the " +
+			"join steps over WinRM or SSH, waits for the Node to become Ready (a watch), sets `spec.providerID` to `vsphere://<BIOS UUID>`, " +
+			"the labels (with `node.kubernetes.io/windows-build` read from the guest) and the taints, and deletes the token.\n\n" +
+			"Before creating, the plan runs the same readiness checks as `data.windows_cluster` (node CIDR allocation, flannel VXLAN " +
+			"settings, Linux DaemonSets, Linux headroom, version skew against the template's kubelet, Windows build) and stops on a failing " +
+			"one with its remedy; `skip_checks` opts out per check.\n\n" +
+			"Delete cordons and drains the node through the eviction API (honouring PodDisruptionBudgets), deletes the Node, shuts the " +
+			"guest down and destroys the VM. A failure after the clone leaves the resource tainted, never an untracked VM.",
+		Attributes: map[string]schema.Attribute{
+			"id": computed("Managed object id of the VM."),
+			"name": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Kubernetes node name, VM name and Windows computer name: a lower-case DNS label of at most 15 characters (the NetBIOS limit).",
+				Validators:          []validator.String{computerName()},
+			},
+			"template": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Inventory path or managed object id of the template, for example `windows_golden_image.ltsc2022.template_path`.",
+			},
+			"folder": schema.StringAttribute{
+				Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Inventory path of the VM folder, for example `/dc1/vm/k8s-windows` (created if missing).",
+			},
+			"resource_pool_id": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the resource pool (for example `data.vsphere_resource_pool.pool.id`)."},
+			"datastore_id": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the datastore; defaults to the template's."},
+			"network_id": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of the network of the VM's NIC (for example `data.vsphere_network.vm.id`); changing it replaces the node."},
+			"host_id": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
+				MarkdownDescription: "Managed object id of an ESXi host to place the VM on; defaults to one DRS picks."},
+			"num_cpus": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+				MarkdownDescription: "vCPUs; defaults to the template's. Changed in place (with a drain and power cycle when hot-add cannot apply it).",
+				Validators:          []validator.Int64{int64validator.Between(1, 128)}},
+			"memory_mb": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Memory in MiB (a multiple of 4); defaults to the template's. Changed in place like `num_cpus`.",
+				Validators:          []validator.Int64{int64validator.Between(2048, 4194304), multipleOf(4)}},
+			"disk_size_gb": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Size of the first disk in GiB; defaults to the template's. Can only grow.",
+				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
+			"linked_clone": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
+				MarkdownDescription: "Clone from the template's snapshot (fast; the node depends on the template). Defaults to a full clone."},
+			"admin_user": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Administrator"), PlanModifiers: replaceString,
+				MarkdownDescription: "Administrator account of the image. Defaults to `Administrator`."},
+			"admin_password_wo": schema.StringAttribute{Required: true, WriteOnly: true, Sensitive: true,
+				MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
+			"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64,
+				MarkdownDescription: "Any number; changing it replaces the node with the current `admin_password_wo`."},
+			"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(85), PlanModifiers: replaceInt64,
+				MarkdownDescription: "Windows time zone index of the customization (85 = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern)."},
+			"ipv4": schema.SingleNestedAttribute{
+				Optional: true, PlanModifiers: replaceObject,
+				MarkdownDescription: "Static IPv4 settings; omit for DHCP.",
+				Attributes: map[string]schema.Attribute{
+					"address":       schema.StringAttribute{Required: true, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Address, for example `10.0.0.21`."},
+					"prefix_length": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 32)}, MarkdownDescription: "Prefix length, for example `24`."},
+					"gateway":       schema.StringAttribute{Optional: true, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Default gateway."},
+					"dns_servers": schema.ListAttribute{ElementType: types.StringType, Optional: true,
+						Validators: []validator.List{listvalidator.ValueStringsAre(ipv4Address())}, MarkdownDescription: "DNS servers of the NIC."},
+				},
+			},
+			"transport": transportSchema(),
+			"labels": schema.MapAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest.",
+				Validators:          []validator.Map{mapvalidator.KeysAre(labelKey()), mapvalidator.ValueStringsAre(labelValue())},
+			},
+			"taints": schema.ListNestedAttribute{
+				Optional: true, Computed: true,
+				Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{defaultNodeTaint()})),
+				MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `os=windows:NoSchedule`, " +
+					"which `windows_runtime_class` tolerates; set `[]` for none.",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"key":    schema.StringAttribute{Required: true, Validators: []validator.String{labelKey()}, MarkdownDescription: "Taint key."},
+					"value":  schema.StringAttribute{Optional: true, Validators: []validator.String{labelValue()}, MarkdownDescription: "Taint value."},
+					"effect": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
+				}},
+			},
+			"cni": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.CNINone), PlanModifiers: replaceString,
+				MarkdownDescription: "`none` (the default: the cluster runs its CNI and kube-proxy as HostProcess DaemonSets) or `flannel` " +
+					"(flanneld and kube-proxy as Windows services, VXLAN with VNI 4096 / port 4789, or host-gw; the image needs `C:\\k\\flanneld.exe`).",
+				Validators: []validator.String{stringvalidator.OneOf(bootstrap.CNINone, bootstrap.CNIFlannel)},
+			},
+			"flannel_backend": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("vxlan"), PlanModifiers: replaceString,
+				MarkdownDescription: "flannel backend with `cni = \"flannel\"`: `vxlan` (overlay, the default) or `host-gw`.",
+				Validators:          []validator.String{stringvalidator.OneOf("vxlan", "host-gw")},
+			},
+			"api_server":     schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{httpsURL()}, MarkdownDescription: "API server URL the kubelet uses; defaults to the provider's."},
+			"cluster_dns":    schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Cluster DNS service IP; discovered from the kube-dns Service by default."},
+			"cluster_domain": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, MarkdownDescription: "Cluster domain; discovered (kubelet-config, kubeadm-config) by default."},
+			"service_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Service CIDR; discovered (ServiceCIDR API, kubeadm-config) by default."},
+			"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
+			"skip_checks": schema.ListAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Readiness check IDs (or families) not to enforce at plan time, for users who know better, for example `[\"linux-headroom\"]`.",
+				Validators:          []validator.List{listvalidator.ValueStringsAre(checkID())},
+			},
+			"drain": schema.SingleNestedAttribute{
+				Optional: true, Computed: true,
+				Default: objectdefault.StaticValue(types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
+					"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
+					"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
+				})),
+				MarkdownDescription: "How the node is drained before it is deleted or power-cycled.",
+				Attributes: map[string]schema.Attribute{
+					"timeout":              schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("10m"), Validators: []validator.String{duration()}, MarkdownDescription: "How long evictions may wait for PodDisruptionBudgets. Defaults to `10m`."},
+					"ignore_daemonsets":    schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Leave DaemonSet pods (they would come back). Defaults to `true`."},
+					"delete_emptydir_data": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), MarkdownDescription: "Evict pods with emptyDir volumes (their data is lost). Defaults to `false`."},
+					"force":                schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), MarkdownDescription: "Delete pods no controller manages. Defaults to `false`."},
+				},
+			},
+			"vm_path":            computed("Inventory path of the VM."),
+			"instance_uuid":      computed("vCenter instance UUID of the VM."),
+			"bios_uuid":          computed("SMBIOS UUID of the VM, as the guest sees it."),
+			"provider_id":        computed("The Node's `spec.providerID`: `vsphere://<BIOS UUID>`, as the vSphere cloud provider and CSI driver expect."),
+			"ip_address":         computed("The node IP (APIPA and HNS vEthernet addresses are ignored)."),
+			"windows_build":      computed("Windows build read from the guest (`10.0.20348`), the node's `node.kubernetes.io/windows-build` label."),
+			"windows_build_full": computed("Windows build with its update revision, for example `10.0.20348.2340`."),
+			"kubelet_version":    computed("kubelet version the Node reports."),
+			"pod_cidr":           computed("Pod CIDR the controller manager allocated to the Node."),
+			"ready":              schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node's Ready condition is True."},
+			"joined": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
+				"shows up as `joined = false`, and the next apply joins it again."},
+		},
+		Blocks: map[string]schema.Block{
+			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}

@@ -1,0 +1,179 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// nodeConfig is a golden image plus count nodes cloned from it; body adds
+// attributes to every node.
+func nodeConfig(image string, nodes []string, body string) string {
+	var b strings.Builder
+	b.WriteString(goldenImageConfig(image, nil))
+	for i, n := range nodes {
+		fmt.Fprintf(&b, `
+resource "windows_node" "n%d" {
+  name              = %q
+  template          = windows_golden_image.test.template_path
+  folder            = "/DC0/vm/windows"
+  resource_pool_id  = %q
+  network_id        = %q
+  admin_password_wo = %q
+  transport = {
+    port           = %s
+    ca_certificate = file(%q)
+  }
+%s
+}
+`, i, n, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"), os.Getenv("SANDBOX_ADMIN_PASSWORD"),
+			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
+	}
+	return b.String()
+}
+
+func TestAccNode_basic(t *testing.T) {
+	image := acctest.Name("img")
+	node := fmt.Sprintf("win-%d", acctest.Seq())
+	const addr = "windows_node.n0"
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkNodesDestroyed(t),
+		Steps: []resource.TestStep{
+			{
+				Config: nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("ready"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("joined"), knownvalue.Bool(true)),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.20348")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("kubelet_version"), knownvalue.StringExact("v1.36.3")),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("pod_cidr"), knownvalue.StringRegexp(regexp.MustCompile(`^10\.244\.[0-9]+\.0/24$`))),
+					statecheck.ExpectKnownValue(addr, tfjsonpath.New("provider_id"), knownvalue.StringRegexp(regexp.MustCompile(`^vsphere://[0-9a-f-]{36}$`))),
+				},
+				Check: func(s *terraform.State) error {
+					attrs := s.RootModule().Resources[addr].Primary.Attributes
+					n, err := acctest.Kube(t).FindNode(context.Background(), node)
+					if err != nil {
+						return err
+					}
+					if n.Spec.ProviderID != attrs["provider_id"] || !strings.EqualFold(n.Spec.ProviderID, "vsphere://"+attrs["bios_uuid"]) {
+						return fmt.Errorf("providerID = %q, state %q, BIOS UUID %q", n.Spec.ProviderID, attrs["provider_id"], attrs["bios_uuid"])
+					}
+					for k, v := range map[string]string{"example.com/pool": "web", "node.kubernetes.io/windows-build": "10.0.20348", "kubernetes.io/os": "windows"} {
+						if n.Labels[k] != v {
+							return fmt.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
+						}
+					}
+					if !hasTaint(n, "os", "windows", corev1.TaintEffectNoSchedule) {
+						return fmt.Errorf("taints = %v, want os=windows:NoSchedule", n.Spec.Taints)
+					}
+					// The join credential is gone once the node has joined.
+					secrets, err := acctest.Kube(t).CoreV1().Secrets("kube-system").List(context.Background(), metav1.ListOptions{FieldSelector: "type=bootstrap.kubernetes.io/token"})
+					if err != nil {
+						return err
+					}
+					for _, sec := range secrets.Items {
+						if strings.Contains(string(sec.Data["description"]), node) {
+							return fmt.Errorf("bootstrap token %s of %s was not deleted", sec.Name, node)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				// Labels and taints change in place; others' labels stay.
+				PreConfig: func() {
+					labelNode(t, node, "team.example.com/owner", "someone-else")
+				},
+				Config: nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "batch" }
+  taints = [{ key = "os", value = "windows", effect = "NoSchedule" }, { key = "example.com/dedicated", value = "batch", effect = "NoSchedule" }]`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					n, err := acctest.Kube(t).FindNode(context.Background(), node)
+					if err != nil {
+						return err
+					}
+					if n.Labels["example.com/pool"] != "batch" || n.Labels["team.example.com/owner"] != "someone-else" {
+						return fmt.Errorf("labels = %v", n.Labels)
+					}
+					if !hasTaint(n, "example.com/dedicated", "batch", corev1.TaintEffectNoSchedule) {
+						return fmt.Errorf("taints = %v", n.Spec.Taints)
+					}
+					return nil
+				},
+			},
+			{
+				// Removing a taint removes it, even the one the kubelet registered.
+				Config: nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "batch" }
+  taints = [{ key = "example.com/dedicated", value = "batch", effect = "NoSchedule" }]`),
+				Check: func(*terraform.State) error {
+					n, err := acctest.Kube(t).FindNode(context.Background(), node)
+					if err != nil {
+						return err
+					}
+					if hasTaint(n, "os", "windows", corev1.TaintEffectNoSchedule) {
+						return fmt.Errorf("the removed taint is still there: %v", n.Spec.Taints)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+func hasTaint(n *corev1.Node, key, value string, effect corev1.TaintEffect) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key && t.Value == value && t.Effect == effect {
+			return true
+		}
+	}
+	return false
+}
+
+func labelNode(t *testing.T, name, key, value string) {
+	t.Helper()
+	n, err := acctest.Kube(t).FindNode(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Labels[key] = value
+	if _, err := acctest.Kube(t).CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkNodesDestroyed(t *testing.T) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, rs := range s.RootModule().Resources {
+			if rs.Type != "windows_node" {
+				continue
+			}
+			if _, err := acctest.Kube(t).FindNode(context.Background(), rs.Primary.Attributes["name"]); !kube.IsNotFound(err) {
+				return fmt.Errorf("Node %s still exists (err %v)", rs.Primary.Attributes["name"], err)
+			}
+			if _, err := acctestVSphere(t).FindVMByID(context.Background(), rs.Primary.ID); !vsphere.IsNotFound(err) {
+				return fmt.Errorf("VM %s of node %s still exists (err %v)", rs.Primary.ID, rs.Primary.Attributes["name"], err)
+			}
+		}
+		return checkTemplatesDestroyed(t)(s)
+	}
+}

@@ -1,0 +1,176 @@
+package winnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// guestShutdownTimeout bounds a graceful guest shutdown before the VM is
+// powered off hard (Windows services get this long to stop).
+const guestShutdownTimeout = 2 * time.Minute
+
+// Observed is both sides of a node as they are now; nil means gone.
+type Observed struct {
+	VM   *vsphere.VMInfo
+	Node *corev1.Node
+}
+
+// Read refreshes a node: one vSphere round trip and one Kubernetes request.
+func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, error) {
+	var obs Observed
+	info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(vmID))
+	switch {
+	case vsphere.IsNotFound(err):
+	case err != nil:
+		return obs, fmt.Errorf("reading VM %s: %w", vmID, err)
+	default:
+		obs.VM = info
+	}
+	if m.Kube == nil {
+		return obs, nil
+	}
+	node, err := m.Kube.FindNode(ctx, nodeName)
+	switch {
+	case kube.IsNotFound(err):
+	case err != nil:
+		return obs, fmt.Errorf("reading Node %s: %w", nodeName, err)
+	default:
+		obs.Node = node
+	}
+	return obs, nil
+}
+
+// Delete takes a node away cleanly: cordon and drain (honouring
+// PodDisruptionBudgets), delete the Node, shut the guest down, destroy the
+// VM. Parts already gone are skipped.
+func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.DrainOptions) error {
+	if _, err := m.Kube.FindNode(ctx, nodeName); err == nil {
+		m.progress("drain", map[string]any{"node": nodeName})
+		if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
+			return &StageError{Stage: "draining the Node", Err: err}
+		}
+		m.progress("delete Node", map[string]any{"node": nodeName})
+		if err := m.Kube.DeleteNode(ctx, nodeName); err != nil {
+			return &StageError{Stage: "deleting the Node", Err: err}
+		}
+	} else if !kube.IsNotFound(err) {
+		return &StageError{Stage: "reading the Node", Err: err}
+	}
+	if vmID == "" {
+		return nil
+	}
+	m.progress("shut down", map[string]any{"vm": vmID})
+	ref := vsphere.VMRef(vmID)
+	if err := m.shutdown(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
+		return &StageError{Stage: "shutting the guest down", Err: err}
+	}
+	m.progress("destroy VM", map[string]any{"vm": vmID})
+	if err := m.VSphere.Destroy(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
+		return &StageError{Stage: "destroying the VM", Err: err}
+	}
+	return nil
+}
+
+// shutdown asks the guest to shut down and waits for the power-off; a guest
+// that does not finish in time is powered off.
+func (m *Manager) shutdown(ctx context.Context, ref types.ManagedObjectReference) error {
+	if err := m.VSphere.ShutdownGuest(ctx, ref); err != nil {
+		return m.VSphere.PowerOff(ctx, ref)
+	}
+	wctx, cancel := context.WithTimeout(ctx, guestShutdownTimeout)
+	defer cancel()
+	if err := m.VSphere.WaitForPowerState(wctx, ref, types.VirtualMachinePowerStatePoweredOff); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return m.VSphere.PowerOff(ctx, ref)
+	}
+	return nil
+}
+
+// Hardware changes CPUs and memory. When the change cannot be made while the
+// VM runs (no hot-add, or removing capacity) the node is cordoned, drained,
+// shut down, reconfigured, powered on, waited for until Ready, and uncordoned.
+func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vsphere.Hardware, drain kube.DrainOptions) error {
+	ref := vsphere.VMRef(vmID)
+	err := m.VSphere.Reconfigure(ctx, ref, hw)
+	var cycle *vsphere.PowerCycleRequiredError
+	if !errors.As(err, &cycle) {
+		if err != nil {
+			return &StageError{Stage: "reconfiguring the VM", Err: err}
+		}
+		return nil
+	}
+	m.progress("power cycle for hardware change", map[string]any{"node": nodeName, "reason": cycle.Error()})
+	if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
+		return &StageError{Stage: "draining the Node before the power cycle", Err: err}
+	}
+	if err := m.shutdown(ctx, ref); err != nil {
+		return &StageError{Stage: "shutting the guest down", Err: err}
+	}
+	if err := m.VSphere.Reconfigure(ctx, ref, hw); err != nil {
+		return &StageError{Stage: "reconfiguring the VM", Err: err}
+	}
+	if err := m.VSphere.PowerOn(ctx, ref); err != nil {
+		return &StageError{Stage: "powering the VM on", Err: err}
+	}
+	if _, err := m.Kube.WaitForNodeReady(ctx, nodeName); err != nil {
+		return &StageError{Stage: "waiting for the Node to be Ready after the power cycle", Err: err}
+	}
+	if err := m.Kube.CordonNode(ctx, nodeName, false); err != nil {
+		return &StageError{Stage: "uncordoning the Node", Err: err}
+	}
+	return nil
+}
+
+// SetNodeSettings applies labels and taints (only the keys this provider
+// owns) and removes the taints of removed: the kubelet registered those at
+// join (--register-with-taints) and co-owns them, so giving up ownership
+// alone would not remove them.
+func (m *Manager) SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings, removed []corev1.Taint) (*corev1.Node, error) {
+	if len(removed) > 0 {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			node, err := m.Kube.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			kept := node.Spec.Taints[:0]
+			for _, t := range node.Spec.Taints {
+				if !containsTaint(removed, t) {
+					kept = append(kept, t)
+				}
+			}
+			node.Spec.Taints = kept
+			_, err = m.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{FieldManager: kube.FieldManager})
+			return err
+		})
+		if err != nil {
+			return nil, &StageError{Stage: "removing taints", Err: err}
+		}
+	}
+	node, err := m.Kube.ApplyNodeSettings(ctx, nodeName, s)
+	if err != nil {
+		return nil, &StageError{Stage: "setting labels and taints", Err: err}
+	}
+	return node, nil
+}
+
+func containsTaint(list []corev1.Taint, t corev1.Taint) bool {
+	for _, l := range list {
+		if l.Key == t.Key && l.Effect == t.Effect {
+			return true
+		}
+	}
+	return false
+}

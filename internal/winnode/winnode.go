@@ -1,0 +1,379 @@
+// Package winnode creates, joins, updates and removes a Windows worker node:
+// a vSphere clone of a golden image, customized by sysprep, bootstrapped over
+// WinRM or SSH with the bootstrap's join steps, and registered with the
+// cluster through a short-lived bootstrap token. It orchestrates
+// internal/vsphere, internal/kube, internal/remote and internal/bootstrap and
+// knows nothing of Terraform.
+package winnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi/vim25/types"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
+)
+
+// BootstrapTokenTTL bounds the join credential: long enough for a slow
+// bootstrap, short enough that a leaked token is soon useless. The token is
+// deleted as soon as the node has joined anyway.
+const BootstrapTokenTTL = 30 * time.Minute
+
+// LabelWindowsBuild is the node label pods and RuntimeClasses select on.
+const LabelWindowsBuild = "node.kubernetes.io/windows-build"
+
+// Connector opens a transport to the guest (remote.Connect in production).
+type Connector func(ctx context.Context, cfg remote.Config) (remote.Transport, error)
+
+// Spec is what a node is.
+type Spec struct {
+	Name string // Kubernetes node name (lower case) and Windows computer name
+
+	// vSphere placement and hardware.
+	Template       string // inventory path or managed object id
+	Folder         string
+	ResourcePoolID string
+	DatastoreID    string
+	NetworkID      string
+	HostID         string
+	NumCPUs        int32
+	MemoryMB       int64
+	DiskSizeGB     int64
+	LinkedClone    bool
+
+	// Guest customization.
+	AdminUser     string
+	AdminPassword string
+	TimeZone      int32
+	IPv4          *vsphere.StaticIPv4 // nil: DHCP
+
+	Transport remote.Config // Host, User and Password are filled in
+
+	// Kubernetes.
+	Labels         map[string]string
+	Taints         []corev1.Taint
+	CNI            string
+	FlannelBackend string
+	// Overrides of discovered cluster facts ("" = discover).
+	APIServer, ClusterDNS, ClusterDomain, ServiceCIDR, ClusterCIDR string
+}
+
+// Identity is the VM, saved to state the moment it exists.
+type Identity struct {
+	VMID, InstanceUUID, BIOSUUID, InventoryPath string
+}
+
+// ProviderID is the Node's spec.providerID in the form the vSphere cloud
+// provider (and its CSI driver) expects.
+func (id Identity) ProviderID() string { return "vsphere://" + strings.ToLower(id.BIOSUUID) }
+
+// Result is a joined node.
+type Result struct {
+	Identity
+	IP               string
+	WindowsBuildFull string
+	Node             *corev1.Node
+	// ReadyToDone is how long it took from the Node turning Ready to the end
+	// of the create (providerID, labels, taints, token clean-up).
+	ReadyToDone time.Duration
+}
+
+// StageError names the stage of a create or update that failed, with the
+// evidence (a step's output, the last kubelet log lines).
+type StageError struct {
+	Stage    string
+	Err      error
+	Evidence string
+}
+
+func (e *StageError) Error() string {
+	msg := e.Stage + ": " + e.Err.Error()
+	if e.Evidence != "" {
+		msg += "\n\n" + e.Evidence
+	}
+	return msg
+}
+
+func (e *StageError) Unwrap() error { return e.Err }
+
+// Manager runs node operations against one vCenter and one cluster.
+type Manager struct {
+	VSphere  *vsphere.Client
+	Kube     *kube.Client
+	Connect  Connector
+	Progress func(stage string, fields map[string]any)
+}
+
+func (m *Manager) progress(stage string, fields map[string]any) {
+	if m.Progress != nil {
+		m.Progress(stage, fields)
+	}
+}
+
+// Create clones, customizes, bootstraps and joins a node. onVM is called as
+// soon as the VM exists, before anything else can fail, so the caller saves
+// it: from then on a failure leaves a tracked VM, never an untracked one.
+func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (Result, error) {
+	var res Result
+	m.progress("clone", map[string]any{"template": spec.Template})
+	vm, err := m.clone(ctx, spec)
+	if err != nil {
+		return res, &StageError{Stage: "cloning " + spec.Template, Err: err}
+	}
+	res.Identity = Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}
+	if onVM != nil {
+		onVM(res.Identity)
+	}
+	m.progress("power on", map[string]any{"vm": vm.ID()})
+	if err := m.VSphere.PowerOn(ctx, vm); err != nil {
+		return res, &StageError{Stage: "powering on", Err: err}
+	}
+	m.progress("customize", map[string]any{"vm": vm.ID()})
+	if err := m.VSphere.WaitForCustomization(ctx, vm); err != nil {
+		return res, &StageError{Stage: "guest customization", Err: err}
+	}
+	joined, err := m.Join(ctx, spec, res.Identity)
+	joined.Identity = res.Identity
+	return joined, err
+}
+
+// Join bootstraps the node on an existing VM: wait for its IP, discover the
+// cluster, create a bootstrap token, run the join steps, wait for Ready, set
+// providerID, labels and taints, delete the token. Re-running it converges
+// (a node deleted from the cluster is re-joined this way).
+func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, error) {
+	res := Result{Identity: id}
+	m.progress("wait for IP", map[string]any{"vm": id.VMID})
+	filter := vsphere.IPFilter{}
+	ip, err := m.VSphere.WaitForIP(ctx, vsphere.VMRef(id.VMID), filter)
+	if err != nil {
+		return res, &StageError{Stage: "waiting for the guest's IP address", Err: err}
+	}
+	res.IP = ip
+
+	m.progress("discover cluster", nil)
+	join, err := m.joinConfig(ctx, spec, ip)
+	if err != nil {
+		return res, &StageError{Stage: "discovering the cluster", Err: err}
+	}
+
+	tcfg := spec.Transport
+	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.AdminPassword
+	m.progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
+	t, err := m.Connect(ctx, tcfg)
+	if err != nil {
+		return res, &StageError{Stage: "connecting to the guest", Err: err}
+	}
+	defer func() { _ = t.Close() }()
+
+	buildStep, err := bootstrap.WindowsBuildStep()
+	if err != nil {
+		return res, err
+	}
+	out, err := runStep(ctx, t, buildStep)
+	if err != nil {
+		return res, err
+	}
+	if res.WindowsBuildFull, err = bootstrap.ParseWindowsBuild(out); err != nil {
+		return res, &StageError{Stage: "reading the Windows build", Err: err}
+	}
+	build := winversion.TrimUBR(res.WindowsBuildFull)
+	join.Labels = map[string]string{LabelWindowsBuild: build}
+	join.Taints = taintStrings(spec.Taints)
+
+	m.progress("bootstrap token", nil)
+	token, tokenID, err := m.Kube.CreateBootstrapToken(ctx, BootstrapTokenTTL, "windows_node "+spec.Name)
+	if err != nil {
+		return res, &StageError{Stage: "creating a bootstrap token", Err: err}
+	}
+	defer func() {
+		// Also after a failure: an unused join credential must not linger.
+		_ = m.Kube.DeleteBootstrapToken(context.WithoutCancel(ctx), tokenID)
+	}()
+	join.BootstrapToken = token
+
+	steps, err := bootstrap.JoinSteps(join)
+	if err != nil {
+		return res, &StageError{Stage: "rendering the join steps", Err: err}
+	}
+	for _, step := range steps {
+		m.progress("step "+step.Name, nil)
+		if _, err := runStep(ctx, t, step); err != nil {
+			return res, err
+		}
+	}
+
+	m.progress("wait for Ready", map[string]any{"node": spec.Name})
+	node, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
+	if err != nil {
+		return res, &StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: kubeletLog(context.WithoutCancel(ctx), t)}
+	}
+	readyAt := time.Now()
+	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
+	labels := map[string]string{LabelWindowsBuild: build}
+	for k, v := range spec.Labels {
+		labels[k] = v
+	}
+	if node, err = m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
+		ProviderID: id.ProviderID(), Labels: labels, Taints: spec.Taints,
+	}); err != nil {
+		return res, &StageError{Stage: "setting the Node's providerID, labels and taints", Err: err}
+	}
+	res.Node = node
+	res.ReadyToDone = time.Since(readyAt)
+	return res, nil
+}
+
+func (m *Manager) clone(ctx context.Context, spec Spec) (*vsphere.VM, error) {
+	c := m.VSphere
+	source, err := resolveVM(ctx, c, spec.Template)
+	if err != nil {
+		return nil, err
+	}
+	cs := vsphere.CloneSpec{
+		Source: source, Name: spec.Name, NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB,
+		LinkedClone: spec.LinkedClone, Annotation: "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
+		Sysprep: &vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
+	}
+	if cs.Folder, err = c.FindFolderByPath(ctx, spec.Folder, true); err != nil {
+		return nil, err
+	}
+	if cs.ResourcePool, err = c.FindResourcePoolByID(ctx, spec.ResourcePoolID); err != nil {
+		return nil, err
+	}
+	if spec.DatastoreID != "" {
+		if cs.Datastore, err = c.FindDatastoreByID(ctx, spec.DatastoreID); err != nil {
+			return nil, err
+		}
+	}
+	if spec.NetworkID != "" {
+		if cs.Network, err = c.FindNetworkByID(ctx, spec.NetworkID); err != nil {
+			return nil, err
+		}
+	}
+	if spec.HostID != "" {
+		if cs.Host, err = c.FindHostByID(ctx, spec.HostID); err != nil {
+			return nil, err
+		}
+	}
+	return c.Clone(ctx, cs)
+}
+
+// joinConfig discovers what the join needs from the cluster itself; the
+// user's overrides win.
+func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstrap.JoinConfig, error) {
+	net, err := m.Kube.DiscoverNetwork(ctx)
+	if err != nil {
+		return bootstrap.JoinConfig{}, err
+	}
+	ca, err := clusterCA(m.Kube)
+	if err != nil {
+		return bootstrap.JoinConfig{}, err
+	}
+	cfg := bootstrap.JoinConfig{
+		NodeName: spec.Name, NodeIP: ip,
+		APIServer: or(spec.APIServer, net.APIEndpoint), ClusterCA: ca,
+		ClusterDomain: or(spec.ClusterDomain, net.ClusterDomain),
+		CNI:           spec.CNI, FlannelBackend: spec.FlannelBackend,
+	}
+	if dns := or(spec.ClusterDNS, net.DNSServiceIP); dns != "" {
+		cfg.ClusterDNS = []string{dns}
+	} else {
+		return cfg, errors.New("no DNS Service found in kube-system (kube-dns, or labelled k8s-app=kube-dns): deploy the cluster DNS, or set cluster_dns")
+	}
+	cfg.ServiceCIDR = spec.ServiceCIDR
+	if cfg.ServiceCIDR == "" && len(net.ServiceCIDRs) > 0 {
+		cfg.ServiceCIDR = net.ServiceCIDRs[0]
+	}
+	cfg.ClusterCIDR = spec.ClusterCIDR
+	if cfg.ClusterCIDR == "" && len(net.ClusterCIDRs) > 0 {
+		cfg.ClusterCIDR = net.ClusterCIDRs[0]
+	}
+	if cfg.CNI == bootstrap.CNIFlannel && cfg.ClusterCIDR == "" {
+		return cfg, errors.New("flannel needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr")
+	}
+	return cfg, nil
+}
+
+// clusterCA is the CA the provider trusts for the API server, which the
+// node's kubelet then trusts too.
+func clusterCA(k *kube.Client) ([]byte, error) {
+	if len(k.REST.TLSClientConfig.CAData) > 0 {
+		return k.REST.TLSClientConfig.CAData, nil
+	}
+	if f := k.REST.TLSClientConfig.CAFile; f != "" {
+		return os.ReadFile(f)
+	}
+	return nil, errors.New("the provider's Kubernetes settings carry no cluster CA certificate to give the node: set kubernetes.cluster_ca_certificate (an insecure connection cannot bootstrap a node)")
+}
+
+// runStep runs one step, turning a failure into a StageError with the step's
+// last output lines.
+func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step) (string, error) {
+	r, err := t.Run(ctx, step.Script)
+	if err == nil {
+		return r.Stdout, nil
+	}
+	var exit *remote.ExitError
+	if errors.As(err, &exit) {
+		return "", &StageError{Stage: fmt.Sprintf("join step %q (exit code %d)", step.Name, exit.ExitCode), Err: errors.New("the step failed"),
+			Evidence: lastLines(or(exit.Stderr, exit.Stdout), 15)}
+	}
+	return "", &StageError{Stage: fmt.Sprintf("join step %q", step.Name), Err: err}
+}
+
+// kubeletLog fetches the last lines of the kubelet's log from the guest, the
+// evidence when a node never becomes Ready.
+func kubeletLog(ctx context.Context, t remote.Transport) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	r, err := t.Run(ctx, "Get-Content -Path '"+bootstrap.KubeletLogFile+"' -Raw")
+	if err != nil || strings.TrimSpace(r.Stdout) == "" {
+		return ""
+	}
+	return "Last lines of " + bootstrap.KubeletLogFile + ":\n" + lastLines(r.Stdout, 20)
+}
+
+func taintStrings(taints []corev1.Taint) []string {
+	out := make([]string, 0, len(taints))
+	for _, t := range taints {
+		s := t.Key
+		if t.Value != "" {
+			s += "=" + t.Value
+		}
+		out = append(out, s+":"+string(t.Effect))
+	}
+	return out
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func resolveVM(ctx context.Context, c *vsphere.Client, pathOrID string) (types.ManagedObjectReference, error) {
+	if strings.Contains(pathOrID, "/") {
+		return c.FindVMByPath(ctx, pathOrID)
+	}
+	return c.FindVMByID(ctx, pathOrID)
+}
