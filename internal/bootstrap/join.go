@@ -168,7 +168,8 @@ type Service struct {
 // KubeletCommand is the kubelet service's command line: current flags only
 // (every removed flag of the recipes — --network-plugin, --cni-bin-dir,
 // --image-pull-progress-deadline, --pod-infra-container-image — stops a
-// current kubelet), the rest in the configuration file.
+// current kubelet), and none that are deprecated in favour of the
+// configuration file (the runtime endpoint and the taints live there).
 func (c JoinConfig) KubeletCommand() string {
 	args := []string{
 		quoteArg(KubeletExe),
@@ -179,14 +180,10 @@ func (c JoinConfig) KubeletCommand() string {
 		"--cert-dir=" + quoteArg(KubeletCertDir),
 		"--hostname-override=" + c.NodeName,
 		"--node-ip=" + c.NodeIP,
-		"--container-runtime-endpoint=" + ContainerdPipe,
 		"--v=2",
 	}
 	if labels := joinLabels(c.Labels); labels != "" {
 		args = append(args, "--node-labels="+labels)
-	}
-	if len(c.Taints) > 0 {
-		args = append(args, "--register-with-taints="+strings.Join(c.Taints, ","))
 	}
 	return strings.Join(args, " ")
 }
@@ -292,7 +289,25 @@ func (c JoinConfig) kubeletConfiguration() ([]byte, error) {
 		"hairpinMode":              "promiscuous-bridge",
 		"rotateCertificates":       true,
 		"maxPods":                  maxPods,
+		// Registered with the Node, so no pod lands before the taints exist.
+		"registerWithTaints": registerTaints(c.Taints),
 	})
+}
+
+// registerTaints turns "key=value:Effect" strings into KubeletConfiguration
+// taints.
+func registerTaints(taints []string) []map[string]string {
+	out := []map[string]string{}
+	for _, t := range taints {
+		kv, effect, _ := strings.Cut(t, ":")
+		key, value, _ := strings.Cut(kv, "=")
+		taint := map[string]string{"key": key, "effect": effect}
+		if value != "" {
+			taint["value"] = value
+		}
+		out = append(out, taint)
+	}
+	return out
 }
 
 // joinLabels renders labels sorted, for a stable command line.

@@ -53,9 +53,13 @@ func TestKubeletCommandUsesCurrentFlagsOnly(t *testing.T) {
 			t.Errorf("kubelet command uses %s: %s", removed, cmd)
 		}
 	}
+	for _, deprecated := range []string{"--register-with-taints", "--container-runtime-endpoint"} {
+		if strings.Contains(cmd, deprecated) {
+			t.Errorf("kubelet command uses deprecated %s (it belongs in the configuration file): %s", deprecated, cmd)
+		}
+	}
 	for _, want := range []string{"--node-labels=example.com/pool=web,node.kubernetes.io/windows-build=10.0.20348",
-		"--register-with-taints=os=windows:NoSchedule", "--node-ip=10.0.0.21", "--hostname-override=win-0",
-		"--container-runtime-endpoint=npipe:////./pipe/containerd-containerd", "--bootstrap-kubeconfig="} {
+		"--node-ip=10.0.0.21", "--hostname-override=win-0", "--bootstrap-kubeconfig="} {
 		if !strings.Contains(cmd, want) {
 			t.Errorf("kubelet command lacks %s: %s", want, cmd)
 		}
@@ -78,6 +82,13 @@ func TestKubeletConfigurationAndFlannel(t *testing.T) {
 	var typed kubeletv1beta1.KubeletConfiguration
 	if err := yaml.UnmarshalStrict(kc, &typed); err != nil {
 		t.Errorf("the kubelet configuration does not decode strictly: %v", err)
+	}
+	if len(typed.RegisterWithTaints) != 1 || typed.RegisterWithTaints[0].Key != "os" || typed.RegisterWithTaints[0].Value != "windows" ||
+		typed.RegisterWithTaints[0].Effect != "NoSchedule" {
+		t.Errorf("registerWithTaints = %+v, want os=windows:NoSchedule", typed.RegisterWithTaints)
+	}
+	if typed.ContainerRuntimeEndpoint != ContainerdPipe {
+		t.Errorf("containerRuntimeEndpoint = %q", typed.ContainerRuntimeEndpoint)
 	}
 	if typed.CgroupsPerQOS == nil || *typed.CgroupsPerQOS || typed.EnforceNodeAllocatable == nil || len(typed.EnforceNodeAllocatable) != 0 {
 		t.Errorf("Windows settings lost: cgroupsPerQOS=%v enforceNodeAllocatable=%v", typed.CgroupsPerQOS, typed.EnforceNodeAllocatable)

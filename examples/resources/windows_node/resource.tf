@@ -1,0 +1,55 @@
+# Three Windows Server 2022 workers from a golden image, with DHCP addresses,
+# the default os=windows:NoSchedule taint and a label of their own.
+resource "windows_node" "worker" {
+  count = 3
+
+  name             = "win-${count.index}" # node name and computer name (15 characters at most)
+  template         = windows_golden_image.ltsc2022.template_path
+  folder           = "/dc1/vm/k8s-windows"
+  resource_pool_id = var.resource_pool_id
+  network_id       = var.network_id
+  num_cpus         = 4
+  memory_mb        = 8192
+  disk_size_gb     = 100
+
+  admin_password_wo         = var.admin_password
+  admin_password_wo_version = 1
+
+  transport = {
+    ca_certificate = file("winrm-ca.pem") # verifies the guest's WinRM HTTPS certificate
+  }
+
+  labels = {
+    "example.com/pool" = "web"
+  }
+
+  timeouts {
+    create = "45m"
+    delete = "20m"
+  }
+}
+
+# A node with a static address and flannel (VXLAN, VNI 4096 / port 4789).
+resource "windows_node" "static" {
+  name              = "win-static"
+  template          = windows_golden_image.ltsc2022.template_path
+  folder            = "/dc1/vm/k8s-windows"
+  resource_pool_id  = var.resource_pool_id
+  network_id        = var.network_id
+  admin_password_wo = var.admin_password
+
+  ipv4 = {
+    address       = "10.0.0.21"
+    prefix_length = 24
+    gateway       = "10.0.0.1"
+    dns_servers   = ["10.0.0.2"]
+  }
+
+  cni             = "flannel"
+  flannel_backend = "vxlan"
+
+  drain = {
+    timeout              = "15m"
+    delete_emptydir_data = true
+  }
+}
