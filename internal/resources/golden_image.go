@@ -71,12 +71,7 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	var password types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("admin_password_wo"), &password)...)
-	var sshKey types.String
-	if !plan.Transport.IsNull() {
-		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &sshKey)...)
-	}
+	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -92,7 +87,7 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 	if plan.Name.IsUnknown() || plan.Name.IsNull() {
 		plan.Name = types.StringValue(plan.NamePrefix.ValueString() + time.Now().UTC().Format("20060102150405"))
 	}
-	buildReq, err := plan.buildRequest(ctx, password.ValueString(), sshKey.ValueString())
+	buildReq, err := plan.buildRequest(ctx, password, sshKey)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("creating Windows golden image (%s)", plan.Name.ValueString()), err.Error())
 		return
