@@ -35,7 +35,7 @@ func goldenImageConfig(name string, overrides map[string]string) string {
 		"resource_pool_id":   fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
 		"datastore_id":       fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
 		"network_id":         fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
-		"admin_password_wo":  fmt.Sprintf("%q", os.Getenv("SANDBOX_ADMIN_PASSWORD")),
+		"admin_password_wo":  "var.admin_password", // TF_VAR_admin_password, from the sandbox
 		"kubernetes_version": `"v1.36.3"`,
 		"artifacts_base_url": fmt.Sprintf("%q", a.BaseURL),
 		"kubelet_sha256":     fmt.Sprintf("%q", a.Kubelet.SHA256),
@@ -57,6 +57,9 @@ func goldenImageConfig(name string, overrides map[string]string) string {
 		attrs[k] = v
 	}
 	var b strings.Builder
+	// The password comes from the environment, so no log of the
+	// configuration text holds it.
+	b.WriteString("variable \"admin_password\" {\n  type      = string\n  sensitive = true\n}\n\n")
 	b.WriteString("resource \"windows_golden_image\" \"test\" {\n")
 	for _, k := range sortedKeys(attrs) {
 		fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -35,20 +36,38 @@ resource "windows_node" "n%d" {
   folder            = "/DC0/vm/windows"
   resource_pool_id  = %q
   network_id        = %q
-  admin_password_wo = %q
+  admin_password_wo = var.admin_password
   transport = {
     port           = %s
     ca_certificate = file(%q)
   }
 %s
 }
-`, i, n, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"), os.Getenv("SANDBOX_ADMIN_PASSWORD"),
+`, i, n, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
 			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
 	}
 	return b.String()
 }
 
 func TestAccNode_basic(t *testing.T) {
+	// Everything Terraform and the provider log at trace level, to check no
+	// secret reaches a log: the administrator password, the bootstrap token.
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "trace")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+	t.Cleanup(func() {
+		logs, err := os.ReadFile(logFile)
+		if err != nil || len(logs) < 10000 {
+			t.Errorf("trace log missing or short (%d bytes): %v", len(logs), err)
+			return
+		}
+		if strings.Contains(string(logs), os.Getenv("SANDBOX_ADMIN_PASSWORD")) {
+			t.Errorf("the administrator password appears in the trace log")
+		}
+		if m := regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`).FindString(string(logs)); m != "" {
+			t.Errorf("a bootstrap token (%s...) appears in the trace log", m[:7])
+		}
+	})
 	image := acctest.Name("img")
 	node := fmt.Sprintf("win-%d", acctest.Seq())
 	const addr = "windows_node.n0"
