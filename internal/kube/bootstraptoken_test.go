@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,20 @@ func TestBootstrapTokenJoin(t *testing.T) {
 	if !kube.NodeIsReady(node) || node.Labels["example.com/pool"] != "token" {
 		t.Errorf("WaitForNodeReady returned %s: ready %v, labels %v", node.Name, kube.NodeIsReady(node), node.Labels)
 	}
+
+	// What windows_node does next, while the node lifecycle controller may
+	// not yet have lifted its not-ready taint: the two must not undo each
+	// other.
+	if _, err := c.ApplyNodeSettings(ctx, name, kube.NodeSettings{
+		ProviderID: "vsphere://4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11",
+		Taints:     []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	node = waitForNode(t, c, name, "free of the not-ready taint", func(n *corev1.Node) bool {
+		return !slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == corev1.TaintNodeNotReady })
+	})
+	expectTaints(t, node, "os=windows:NoSchedule")
 
 	cidr, err := c.WaitForNodePodCIDR(wctx, name)
 	if err != nil {
@@ -156,7 +171,7 @@ func TestWaitForNodeTimeouts(t *testing.T) {
 		h.join(t, s, token, nil)
 		// Registration takes a few seconds (TLS bootstrap); the wait must
 		// see the Node and then report its Ready condition.
-		ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+		ctx, cancel := context.WithTimeout(t.Context(), 8*time.Second)
 		defer cancel()
 		_, err = c.WaitForNodeReady(ctx, name)
 		var we *kube.NodeWaitError

@@ -56,7 +56,10 @@ type DrainOptions struct {
 // eviction API (policy/v1), so PodDisruptionBudgets are honoured: an
 // eviction a budget refuses is retried until the budget allows it or the
 // drain times out (the error then names the budget). It returns once the
-// evicted pods are gone (a watch, not polling). Pods it must not evict stop
+// evicted pods are gone (a watch, not polling), unless the Node is not
+// Ready: then no kubelet will confirm their deletion, and it returns once
+// they are marked for deletion (like kubectl's --skip-wait-for-delete-timeout),
+// so deleting an unreachable node does not hang. Pods it must not evict stop
 // it before anything is evicted, with a *DrainRefusedError naming them and
 // the option that allows them; mirror pods of static pods are skipped. The
 // Node stays cordoned when the drain fails. A missing Node is a
@@ -67,7 +70,11 @@ func (c *Client) DrainNode(ctx context.Context, name string, opts DrainOptions) 
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	if err := c.CordonNode(ctx, name, true); err != nil {
+	node, err := c.FindNode(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := c.cordon(ctx, node, true); err != nil {
 		if IsNotFound(err) {
 			return err
 		}
@@ -98,7 +105,13 @@ func (c *Client) DrainNode(ctx context.Context, name string, opts DrainOptions) 
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return c.drainFailed(ctx, name, opts, errors.Join(errs...))
+		return c.drainFailed(ctx, name, opts, errors.Join(groupBlocked(errs)...))
+	}
+	if !NodeIsReady(node) {
+		// No kubelet confirms the deletions: the pods stay Terminating until
+		// it returns, or until the Node is deleted and the pod garbage
+		// collector removes them. Their workloads have replacements already.
+		return nil
 	}
 	if err := c.waitForPodsGone(ctx, name, append(plan.evict, plan.terminating...)); err != nil {
 		return c.drainFailed(ctx, name, opts, err)
@@ -237,18 +250,19 @@ func (c *Client) evictPod(ctx context.Context, p corev1.Pod, grace *int64) error
 		select {
 		case <-ctx.Done():
 			timer.Stop()
-			return &EvictionBlockedError{Pod: id, Budgets: budgets, Err: err}
+			return &EvictionBlockedError{Pods: []string{id}, Budgets: budgets, Err: err}
 		case <-timer.C:
 		}
 		delay = min(2*delay, evictionRetryMax)
 	}
 }
 
-// EvictionBlockedError says a pod's eviction was still refused (429) when
-// the drain ran out of time, and which PodDisruptionBudgets cover the pod.
+// EvictionBlockedError says pods' evictions were still refused (429) when
+// the drain ran out of time, and which PodDisruptionBudgets cover them.
 type EvictionBlockedError struct {
-	Pod string
-	// Budgets describes the PodDisruptionBudgets selecting the pod
+	// Pods are "namespace/name", sorted.
+	Pods []string
+	// Budgets describes the PodDisruptionBudgets selecting the pods
 	// ("default/web (minAvailable 2, 2 of 2 healthy, 0 disruptions allowed)").
 	Budgets string
 	// Err is the API server's last refusal.
@@ -256,14 +270,41 @@ type EvictionBlockedError struct {
 }
 
 func (e *EvictionBlockedError) Error() string {
-	msg := fmt.Sprintf("pod %s could not be evicted: %s", e.Pod, statusDetail(e.Err))
+	what := "pod " + e.Pods[0]
+	if len(e.Pods) > 1 {
+		what = "pods " + listNames(e.Pods)
+	}
+	msg := fmt.Sprintf("%s could not be evicted: %s", what, statusDetail(e.Err))
 	if e.Budgets != "" {
-		msg += "; PodDisruptionBudget " + e.Budgets + " allows no disruption: scale up the workload, relax the budget, or raise the drain timeout"
+		msg += "; PodDisruptionBudget " + e.Budgets + " allows no disruption now: scale the workload up, relax the budget, or raise the drain timeout"
 	}
 	return msg
 }
 
 func (e *EvictionBlockedError) Unwrap() error { return e.Err }
+
+// groupBlocked merges the EvictionBlockedErrors of pods under the same
+// budgets into one, so a Deployment's ten pods make one line, not ten.
+func groupBlocked(errs []error) []error {
+	var out []error
+	byBudgets := map[string]*EvictionBlockedError{}
+	for _, err := range errs {
+		var b *EvictionBlockedError
+		if !errors.As(err, &b) || b.Budgets == "" {
+			out = append(out, err)
+			continue
+		}
+		if g, ok := byBudgets[b.Budgets]; ok {
+			g.Pods = append(g.Pods, b.Pods...)
+			slices.Sort(g.Pods)
+			continue
+		}
+		g := &EvictionBlockedError{Pods: slices.Clone(b.Pods), Budgets: b.Budgets, Err: b.Err}
+		byBudgets[b.Budgets] = g
+		out = append(out, g)
+	}
+	return out
+}
 
 // statusDetail is the API error's message with its causes (the eviction
 // API names the refusing budget in a DisruptionBudget cause).
@@ -361,7 +402,7 @@ func (c *Client) waitForPodsGone(ctx context.Context, node string, pods []corev1
 			left = append(left, key)
 		}
 		slices.Sort(left)
-		return fmt.Errorf("evicted pods still terminating: %s (the kubelet deletes them once their containers stop; a kubelet that is down never does): %w", listNames(left), ctx.Err())
+		return fmt.Errorf("evicted pods still terminating: %s (the kubelet deletes them once their containers stop; a finalizer or a stuck kubelet keeps them): %w", listNames(left), ctx.Err())
 	}
 	return fmt.Errorf("waiting for evicted pods to go: %w", err)
 }

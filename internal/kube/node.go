@@ -87,6 +87,27 @@ func (c *Client) WaitForNodeReady(ctx context.Context, name string) (*corev1.Nod
 	return c.waitForNode(ctx, name, wantReady, NodeIsReady)
 }
 
+// WaitForNodeReadyAgain waits, like WaitForNodeReady, for a Node that was
+// Ready as prev shows it and whose kubelet then stopped (a power cycle): the
+// Ready condition it waits for must come from the kubelet running now, that
+// is report a boot ID other than prev's or a heartbeat after prev's last
+// one. The stale Ready condition the stopped kubelet left behind (the node
+// lifecycle controller only marks it Unknown after its grace period, 40 s
+// by default) does not count.
+func (c *Client) WaitForNodeReadyAgain(ctx context.Context, prev *corev1.Node) (*corev1.Node, error) {
+	var beat metav1.Time
+	if cond := NodeReadyCondition(prev); cond != nil {
+		beat = cond.LastHeartbeatTime
+	}
+	return c.waitForNode(ctx, prev.Name, wantReady, func(n *corev1.Node) bool {
+		cond := NodeReadyCondition(n)
+		if cond == nil || cond.Status != corev1.ConditionTrue {
+			return false
+		}
+		return n.Status.NodeInfo.BootID != prev.Status.NodeInfo.BootID || cond.LastHeartbeatTime.After(beat.Time)
+	})
+}
+
 // WaitForNodePodCIDR watches the Node until the controller manager has
 // allocated its spec.podCIDR, and returns it. When ctx ends first the error
 // is a *NodeWaitError naming the controller manager flags that allocate it.
@@ -145,6 +166,10 @@ func (c *Client) CordonNode(ctx context.Context, name string, cordon bool) error
 	if err != nil {
 		return err
 	}
+	return c.cordon(ctx, n, cordon)
+}
+
+func (c *Client) cordon(ctx context.Context, n *corev1.Node, cordon bool) error {
 	if n.Spec.Unschedulable == cordon {
 		return nil
 	}
@@ -152,13 +177,13 @@ func (c *Client) CordonNode(ctx context.Context, name string, cordon bool) error
 	// kubectl and other drainers, and our apply configuration (labels,
 	// taints, providerID) must not gain or lose it.
 	patch := fmt.Appendf(nil, `{"spec":{"unschedulable":%t}}`, cordon)
-	_, err = c.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	_, err := c.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
 	if err != nil {
 		verb := "cordoning"
 		if !cordon {
 			verb = "uncordoning"
 		}
-		return fmt.Errorf("%s Node %q: %w", verb, name, notFoundOr(err, "Node", name))
+		return fmt.Errorf("%s Node %q: %w", verb, n.Name, notFoundOr(err, "Node", n.Name))
 	}
 	return nil
 }

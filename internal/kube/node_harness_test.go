@@ -5,10 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -161,12 +170,42 @@ func joinNode(t *testing.T, s *sandbox.Sandbox, c *kube.Client, name string, lab
 	if err := c.DeleteBootstrapToken(t.Context(), id); err != nil {
 		t.Fatal(err)
 	}
+	// The node lifecycle controller lifts the not-ready taint up to its
+	// monitor period (5 s) after Ready; the tests want a schedulable Node.
+	waitForNode(t, c, name, "free of the not-ready taint", func(n *corev1.Node) bool {
+		return !slices.ContainsFunc(n.Spec.Taints, func(tn corev1.Taint) bool { return tn.Key == corev1.TaintNodeNotReady })
+	})
 	t.Cleanup(func() {
 		// Stop the kubelet first, or it would keep the Node's Lease alive.
 		_, _ = h.tr.Run(context.WithoutCancel(t.Context()), "Stop-Service -Name 'kubelet'")
 		_ = c.DeleteNode(context.WithoutCancel(t.Context()), name)
 	})
 	return h
+}
+
+// waitForNode watches the Node until cond holds.
+func waitForNode(t *testing.T, c *kube.Client, name, what string, cond func(*corev1.Node) bool) *corev1.Node {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), clusterWait)
+	defer cancel()
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	ev, err := watchtools.UntilWithSync(ctx, &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return c.CoreV1().Nodes().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return c.CoreV1().Nodes().Watch(ctx, o)
+		},
+	}, &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
+		n, ok := e.Object.(*corev1.Node)
+		return ok && e.Type != watch.Deleted && cond(n), nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for Node %s to be %s: %v", name, what, err)
+	}
+	return ev.Object.(*corev1.Node)
 }
 
 var (

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -249,10 +250,9 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 		plan.setJoined(res)
 	} else {
-		removed := removedTaints(state.taints(ctx, &resp.Diagnostics), spec.Taints)
 		node, err := m.SetNodeSettings(ctx, spec.Name, kube.NodeSettings{
 			ProviderID: id.ProviderID(), Labels: withBuild(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
-		}, removed)
+		})
 		if err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
 			return
@@ -263,6 +263,8 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		plan.fromVM(info)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	// The configuration's create-only inputs are in the state now.
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
 }
 
 func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -307,11 +309,27 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 		return
 	}
 	p, _ := vc.InventoryPath(ctx, info.Ref)
-	for attr, v := range map[string]string{"id": info.ID(), "name": strings.ToLower(info.Name), "vm_path": p,
-		"folder": p[:strings.LastIndex(p, "/")], "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID} {
+	attrs := map[string]any{"id": info.ID(), "name": strings.ToLower(info.Name), "vm_path": p,
+		"folder": p[:strings.LastIndex(p, "/")], "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
+		"provider_id": winnode.Identity{BIOSUUID: info.BIOSUUID}.ProviderID(), "joined": true,
+		"linked_clone": len(info.Disks) > 0 && len(info.Disks[0].ParentFileNames) > 0}
+	if info.ResourcePool != nil {
+		attrs["resource_pool_id"] = info.ResourcePool.Value
+	}
+	if b := info.ExtraConfig[keyWindowsBuildFull]; b != "" {
+		attrs["windows_build_full"] = b
+	}
+	for k, v := range importDefaults() {
+		attrs[k] = v
+	}
+	for attr, v := range attrs {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("joined"), true)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("drain"), types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
+		"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
+		"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
+	}))...)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 }
 
 // writeOnlySecrets reads the write-only password and SSH key from the

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"time"
 
@@ -210,8 +209,21 @@ func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 	if b := node.Labels[winnode.LabelWindowsBuild]; b != "" {
 		m.WindowsBuild = types.StringValue(b)
 	}
+	if node.Spec.ProviderID != "" {
+		m.ProviderID = types.StringValue(node.Spec.ProviderID)
+	}
 	if !refreshInputs {
 		return
+	}
+	if m.Taints.IsNull() {
+		// Imported: which taints were ours is unknown, so all are.
+		all := make([]attr.Value, 0, len(node.Spec.Taints))
+		for _, t := range node.Spec.Taints {
+			all = append(all, types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
+				"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
+			}))
+		}
+		m.Taints = types.ListValueMust(taintObjectType, all)
 	}
 	if !m.Labels.IsNull() {
 		owned := map[string]attr.Value{}
@@ -247,23 +259,6 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
-// removedTaints are the taints of prior that plan no longer has.
-func removedTaints(prior, plan []corev1.Taint) []corev1.Taint {
-	var out []corev1.Taint
-	for _, p := range prior {
-		found := false
-		for _, t := range plan {
-			if t.Key == p.Key && t.Effect == p.Effect {
-				found = true
-			}
-		}
-		if !found {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // withBuild adds the windows-build label the node always carries.
 func withBuild(labels map[string]string, build string) map[string]string {
 	out := maps.Clone(labels)
@@ -275,5 +270,3 @@ func withBuild(labels map[string]string, build string) map[string]string {
 	}
 	return out
 }
-
-var _ = fmt.Sprintf

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -119,13 +117,19 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	if err := m.shutdown(ctx, ref); err != nil {
 		return &StageError{Stage: "shutting the guest down", Err: err}
 	}
+	// The Node as the stopped kubelet left it: still Ready, until the node
+	// lifecycle controller notices. The wait below needs a newer report.
+	before, err := m.Kube.FindNode(ctx, nodeName)
+	if err != nil {
+		return &StageError{Stage: "reading the Node before the power-on", Err: err}
+	}
 	if err := m.VSphere.Reconfigure(ctx, ref, hw); err != nil {
 		return &StageError{Stage: "reconfiguring the VM", Err: err}
 	}
 	if err := m.VSphere.PowerOn(ctx, ref); err != nil {
 		return &StageError{Stage: "powering the VM on", Err: err}
 	}
-	if _, err := m.Kube.WaitForNodeReady(ctx, nodeName); err != nil {
+	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
 		return &StageError{Stage: "waiting for the Node to be Ready after the power cycle", Err: err}
 	}
 	if err := m.Kube.CordonNode(ctx, nodeName, false); err != nil {
@@ -134,43 +138,13 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	return nil
 }
 
-// SetNodeSettings applies labels and taints (only the keys this provider
-// owns) and removes the taints of removed: the kubelet registered those at
-// join (--register-with-taints) and co-owns them, so giving up ownership
-// alone would not remove them.
-func (m *Manager) SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings, removed []corev1.Taint) (*corev1.Node, error) {
-	if len(removed) > 0 {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			node, err := m.Kube.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			kept := node.Spec.Taints[:0]
-			for _, t := range node.Spec.Taints {
-				if !containsTaint(removed, t) {
-					kept = append(kept, t)
-				}
-			}
-			node.Spec.Taints = kept
-			_, err = m.Kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{FieldManager: kube.FieldManager})
-			return err
-		})
-		if err != nil {
-			return nil, &StageError{Stage: "removing taints", Err: err}
-		}
-	}
+// SetNodeSettings applies labels and taints: only the keys this provider
+// owns (kube.ApplyNodeSettings records them, so a taint the kubelet
+// registered at join and we dropped later is removed too).
+func (m *Manager) SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings) (*corev1.Node, error) {
 	node, err := m.Kube.ApplyNodeSettings(ctx, nodeName, s)
 	if err != nil {
 		return nil, &StageError{Stage: "setting labels and taints", Err: err}
 	}
 	return node, nil
-}
-
-func containsTaint(list []corev1.Taint, t corev1.Taint) bool {
-	for _, l := range list {
-		if l.Key == t.Key && l.Effect == t.Effect {
-			return true
-		}
-	}
-	return false
 }
