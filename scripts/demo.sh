@@ -21,8 +21,28 @@ step "terraform init (the provider comes from $plugins; no registry is contacted
 step "terraform apply"
 "$terraform" apply -input=false -auto-approve
 
-step "terraform output"
-"$terraform" output
+step "terraform output golden_image (the template windows_node clones)"
+"$terraform" output golden_image
+
+step "what the golden image build ran on the guest (the simulated host's script log)"
+# One line per script the provider sent to the build VM: its step, exit code
+# and duration. The transport proves each new connection with a trivial
+# script first: the second one is the reconnection after the reboot that
+# enabling the Containers feature takes.
+for log in "$SANDBOX_HOSTS_DIR"/*/scripts.log; do
+  printf '%s\n' "$(basename "$(dirname "$log")")"
+  awk 'function flush() { if (n) printf "  %-22s exit=%s %s\n", (step != "" ? step : (ready ? "(connection check)" : "(unnamed script)")), ex, dur }
+       /^=== / { flush(); n = 1; step = ""; ready = 0
+                 for (i = 3; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "exit") ex = kv[2]; if (kv[1] == "duration") dur = kv[2]; if (kv[1] == "step") step = kv[2] }
+                 next }
+       /Write-Output .ready./ { ready = 1 }
+       END { flush() }' "$log"
+done
+if grep -qF -- "$TF_VAR_admin_password" terraform.tfstate; then
+  echo "The administrator password is in terraform.tfstate." >&2
+  exit 1
+fi
+echo "The administrator password (write-only admin_password_wo) is not in terraform.tfstate."
 
 step "kubectl get runtimeclasses"
 "$kubectl" get runtimeclasses -o custom-columns='NAME:.metadata.name,HANDLER:.handler,WINDOWS-BUILD:.scheduling.nodeSelector.node\.kubernetes\.io/windows-build,TOLERATIONS:.scheduling.tolerations[*].key'

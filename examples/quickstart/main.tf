@@ -1,8 +1,11 @@
 # The quickstart: what `make demo` applies against the sandbox.
 #
 # The provider reads its settings from the environment (VSPHERE_*, KUBECONFIG),
-# which `go run ./cmd/sandbox --env-file sandbox.env` writes for the sandbox.
+# and the inputs below from TF_VAR_* (variables.tf), all of which
+# `go run ./cmd/sandbox --env-file sandbox.env` writes for the sandbox.
 terraform {
+  required_version = ">= 1.11" # write-only attributes (admin_password_wo)
+
   required_providers {
     windows = {
       source = "wincluster/windows"
@@ -12,21 +15,70 @@ terraform {
 
 provider "windows" {}
 
+# A Kubernetes-ready Windows Server 2022 template: containerd, kubelet,
+# kube-proxy and the CNI plugins installed and verified, generalized with
+# sysprep. Nodes are cloned from it.
+resource "windows_golden_image" "ltsc2022" {
+  name             = "win2022-k8s"
+  folder           = var.folder
+  source_template  = var.source_template_2022
+  resource_pool_id = var.resource_pool_id
+  datastore_id     = var.datastore_id
+  network_id       = var.network_id
+
+  admin_password_wo = var.admin_password
+
+  transport = {
+    port           = var.winrm_port
+    ca_certificate = file(var.winrm_ca_certificate_file)
+  }
+
+  kubernetes_version = var.kubernetes_version
+  artifacts_base_url = var.artifacts_base_url
+  kubelet_sha256     = var.kubelet_sha256
+  kube_proxy_sha256  = var.kube_proxy_sha256
+  containerd_url     = var.containerd_url
+  containerd_sha256  = var.containerd_sha256
+  cni_plugins_url    = var.cni_plugins_url
+  cni_plugins_sha256 = var.cni_plugins_sha256
+
+  lifecycle {
+    # The build reads the real Windows build back from the guest.
+    postcondition {
+      condition     = self.windows_build == provider::windows::build_number("2022")
+      error_message = "The source template is not Windows Server 2022 (the guest reports ${self.windows_build_full})."
+    }
+  }
+}
+
 # One RuntimeClass per Windows Server release the cluster runs. Pods set
 # `runtimeClassName: windows-2022` and land on Windows Server 2022 nodes only.
-resource "windows_runtime_class" "release" {
-  for_each = toset(["2019", "2022"])
+resource "windows_runtime_class" "ltsc2019" {
+  name            = "windows-2019"
+  windows_version = "2019"
+}
 
-  name            = "windows-${each.key}"
-  windows_version = each.key
+resource "windows_runtime_class" "ltsc2022" {
+  name          = "windows-2022"
+  windows_build = windows_golden_image.ltsc2022.windows_build # what the image's nodes will report
+}
+
+output "golden_image" {
+  description = "The template windows_node clones, and what is in it."
+  value = {
+    template_path      = windows_golden_image.ltsc2022.template_path
+    template_id        = windows_golden_image.ltsc2022.template_id
+    windows_version    = windows_golden_image.ltsc2022.windows_version
+    windows_build_full = windows_golden_image.ltsc2022.windows_build_full
+    kubernetes_version = windows_golden_image.ltsc2022.kubernetes_version
+    containerd_version = windows_golden_image.ltsc2022.containerd_version
+    artifacts          = { for a in jsondecode(windows_golden_image.ltsc2022.manifest) : a.name => a.sha256 }
+  }
 }
 
 output "runtime_classes" {
   description = "RuntimeClass name => Windows build it selects."
-  value       = { for rc in windows_runtime_class.release : rc.name => rc.windows_build }
-}
-
-output "ltsc2022_build" {
-  description = "The provider function modules use to compute a build."
-  value       = provider::windows::build_number("2022")
+  value = {
+    for rc in [windows_runtime_class.ltsc2019, windows_runtime_class.ltsc2022] : rc.name => rc.windows_build
+  }
 }

@@ -17,20 +17,53 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 )
 
-// replace is the plan modifier every golden image input carries: a template
-// is immutable, so any change builds a new one.
+// The replace modifiers: a template (and a node's placement) is immutable, so
+// a change builds a new one.
 var (
 	replaceString = []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	replaceBool   = []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
 	replaceInt64  = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
-	replaceList   = []planmodifier.List{listplanmodifier.RequiresReplace()}
 	replaceObject = []planmodifier.Object{objectplanmodifier.RequiresReplace()}
 	keepString    = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
+)
+
+// imported says the prior state came from an import: vCenter cannot tell an
+// image's inputs (source, checksums, URLs), so they are null there, and
+// recording them on the next apply must not rebuild the template. A built
+// image always has its required source_template.
+func imported(ctx context.Context, state tfsdk.State) bool {
+	if state.Raw.IsNull() {
+		return false
+	}
+	var source types.String
+	diags := state.GetAttribute(ctx, path.Root("source_template"), &source)
+	return !diags.HasError() && source.IsNull()
+}
+
+// Golden image inputs force a replacement, except when only an import left
+// them unknown.
+var (
+	imageString = []planmodifier.String{stringplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !imported(ctx, req.State)
+	}, "Changing it builds a new template.", "Changing it builds a new template.")}
+	imageBool = []planmodifier.Bool{boolplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.BoolRequest, resp *boolplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !imported(ctx, req.State)
+	}, "Changing it builds a new template.", "Changing it builds a new template.")}
+	imageInt64 = []planmodifier.Int64{int64planmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !imported(ctx, req.State)
+	}, "Changing it builds a new template.", "Changing it builds a new template.")}
+	imageList = []planmodifier.List{listplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !imported(ctx, req.State)
+	}, "Changing it builds a new template.", "Changing it builds a new template.")}
+	imageObject = []planmodifier.Object{objectplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ObjectRequest, resp *objectplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !imported(ctx, req.State)
+	}, "Changing it builds a new template.", "Changing it builds a new template.")}
 )
 
 func sha256Attribute(what string) schema.StringAttribute {
@@ -38,7 +71,7 @@ func sha256Attribute(what string) schema.StringAttribute {
 		Required:            true,
 		MarkdownDescription: "SHA-256 (64 hex digits) of " + what + ". The download is verified on the guest before it is used.",
 		Validators:          []validator.String{sha256Hex()},
-		PlanModifiers:       replaceString,
+		PlanModifiers:       imageString,
 	}
 }
 
@@ -50,8 +83,10 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"writes VMware Tools' `tools.conf` (`exclude-nics=`) and the kubelet firewall rule, optionally sets up OpenSSH, verifies the result, " +
 			"reads back the real Windows build, generalizes the guest with sysprep and a generated answer file, waits for it to power off " +
 			"and marks it as a template.\n\n" +
-			"A template is immutable: any change builds a new one. To roll out a new image without a gap, use `name_prefix` with " +
-			"`lifecycle { create_before_destroy = true }`: Terraform builds the new template, moves the nodes, then deletes the old one.\n\n" +
+			"A template is immutable: any change builds a new one. To roll out a new image without a gap, give the image `name_prefix` " +
+			"and the nodes names that change with the template, and set `lifecycle { create_before_destroy = true }` on both: Terraform " +
+			"then builds the new template, creates and joins the new nodes, drains and deletes the old ones, and deletes the old template last " +
+			"(see the rollout example). An imported template keeps its inputs unknown until the next apply records them, without a rebuild.\n\n" +
 			"If the build fails, the build VM is destroyed, unless `keep_build_vm_on_failure` is set: then it stays, recorded in the state " +
 			"(`build_vm_id`) with the resource tainted, so the next apply or destroy removes it. Nothing is ever left that Terraform does not know.",
 		Attributes: map[string]schema.Attribute{
@@ -68,36 +103,36 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				},
 			},
 			"name_prefix": schema.StringAttribute{
-				Optional: true, PlanModifiers: replaceString,
+				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "Creates a unique name beginning with this prefix (a timestamp follows), for `create_before_destroy` rollouts.",
 				Validators:          []validator.String{stringvalidator.LengthBetween(1, 60)},
 			},
 			"folder": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
+				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "Inventory path of the VM folder for the template, for example `/dc1/vm/templates` (created if missing).",
 			},
 			"source_template": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
+				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "Inventory path or managed object id of the base Windows Server 2019, 2022 or 2025 template or VM, with VMware Tools and WinRM (or OpenSSH) reachable with the administrator credentials below.",
 			},
 			"resource_pool_id": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
+				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "Managed object id of the resource pool of the build VM (for example `data.vsphere_resource_pool.pool.id`).",
 			},
 			"datastore_id": schema.StringAttribute{
-				Optional: true, PlanModifiers: replaceString,
+				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "Managed object id of the datastore for the build VM and the template; defaults to the source's.",
 			},
 			"network_id": schema.StringAttribute{
-				Optional: true, PlanModifiers: replaceString,
+				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "Managed object id of the network for the build VM's NIC; defaults to the source's.",
 			},
 			"host_id": schema.StringAttribute{
-				Optional: true, PlanModifiers: replaceString,
+				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "Managed object id of the ESXi host for the build VM; defaults to one DRS picks.",
 			},
 			"admin_user": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("Administrator"), PlanModifiers: replaceString,
+				Optional: true, Computed: true, Default: stringdefault.StaticString("Administrator"), PlanModifiers: imageString,
 				MarkdownDescription: "Administrator account of the source image. Defaults to `Administrator`.",
 			},
 			"admin_password_wo": schema.StringAttribute{
@@ -106,17 +141,17 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"Change `admin_password_wo_version` to rebuild with a new password.",
 			},
 			"admin_password_wo_version": schema.Int64Attribute{
-				Optional: true, PlanModifiers: replaceInt64,
+				Optional: true, PlanModifiers: imageInt64,
 				MarkdownDescription: "Any number; changing it rebuilds the image with the current `admin_password_wo`.",
 			},
-			"transport": transportSchema(replaceObject...),
+			"transport": transportSchema(imageObject...),
 			"kubernetes_version": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
+				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "Kubernetes version of kubelet and kube-proxy, for example `v1.36.3`.",
 				Validators:          []validator.String{kubernetesRelease()},
 			},
 			"artifacts_base_url": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultBaseURL), PlanModifiers: replaceString,
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultBaseURL), PlanModifiers: imageString,
 				MarkdownDescription: "Where the guest downloads kubelet and kube-proxy: `<base>/<version>/bin/windows/amd64/<binary>`. Defaults to the upstream release " +
 					"location; point it at a local HTTP server for air-gapped sites.",
 				Validators: []validator.String{httpURL()},
@@ -124,27 +159,27 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"kubelet_sha256":    sha256Attribute("kubelet.exe"),
 			"kube_proxy_sha256": sha256Attribute("kube-proxy.exe"),
 			"containerd_url": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
+				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "URL of the containerd Windows release archive (`containerd-<version>-windows-amd64.tar.gz`).",
 				Validators:          []validator.String{httpURL()},
 			},
 			"containerd_sha256": sha256Attribute("the containerd archive"),
 			"cni_plugins_url": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
+				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "URL of the Windows CNI plugins archive (`.zip` or `.tgz`), unpacked into `C:\\opt\\cni\\bin`.",
 				Validators:          []validator.String{httpURL()},
 			},
 			"cni_plugins_sha256": sha256Attribute("the CNI plugins archive"),
 			"pause_image": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: replaceString,
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: imageString,
 				MarkdownDescription: "The pod sandbox (pause) image containerd uses. Defaults to `" + bootstrap.DefaultPause + "`.",
 			},
 			"prepull_images": schema.ListAttribute{
-				ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+				ElementType: types.StringType, Optional: true, PlanModifiers: imageList,
 				MarkdownDescription: "Images pulled into the template, so the first pods on new nodes start without waiting.",
 			},
 			"additional_executables": schema.ListNestedAttribute{
-				Optional: true, PlanModifiers: replaceList,
+				Optional: true, PlanModifiers: imageList,
 				MarkdownDescription: "Further files to install, each verified by SHA-256.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"url":         schema.StringAttribute{Required: true, Validators: []validator.String{httpURL()}, MarkdownDescription: "Download URL."},
@@ -153,15 +188,15 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				}},
 			},
 			"ssh_authorized_key": schema.StringAttribute{
-				Optional: true, PlanModifiers: replaceString,
+				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
 			},
 			"timezone": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("UTC"), PlanModifiers: replaceString,
+				Optional: true, Computed: true, Default: stringdefault.StaticString("UTC"), PlanModifiers: imageString,
 				MarkdownDescription: "Windows time zone id the answer file sets, for example `W. Europe Standard Time`. Defaults to `UTC`.",
 			},
 			"keep_build_vm_on_failure": schema.BoolAttribute{
-				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: imageBool,
 				MarkdownDescription: "Keep the build VM when a step fails, for debugging (it stays in the state and the resource is tainted).",
 			},
 

@@ -28,6 +28,7 @@ func (s *Sandbox) Env() []EnvVar {
 			{"SANDBOX_WINRM_PORT", strconv.Itoa(p.WinRM)},
 			{"SANDBOX_WINRM_HTTPS_PORT", strconv.Itoa(p.WinRMHTTPS)},
 			{"SANDBOX_SSH_PORT", strconv.Itoa(p.SSH)},
+			{"TF_VAR_winrm_port", strconv.Itoa(p.WinRMHTTPS)},
 		}
 	}
 	if a := s.Artifacts; a != nil {

@@ -1,0 +1,93 @@
+# The quickstart's inputs. `make demo` (and `source build/sandbox.env`) set
+# every one of them from the sandbox as TF_VAR_<name>; against a real vCenter,
+# put them in a terraform.tfvars.
+
+# Where the golden image build runs: managed object ids, as the
+# hashicorp/vsphere data sources return them (data.vsphere_resource_pool.x.id).
+variable "resource_pool_id" {
+  description = "Resource pool of the build VM, for example `resgroup-8`."
+  type        = string
+}
+
+variable "datastore_id" {
+  description = "Datastore of the build VM and the template, for example `datastore-12`."
+  type        = string
+}
+
+variable "network_id" {
+  description = "Network of the build VM, for example `network-13`."
+  type        = string
+}
+
+variable "folder" {
+  description = "VM folder of the golden image template, for example `/dc1/vm/windows`."
+  type        = string
+}
+
+variable "source_template_2022" {
+  description = "Base Windows Server 2022 template (VMware Tools, WinRM over HTTPS), for example `/dc1/vm/templates/win2022-base`."
+  type        = string
+}
+
+variable "admin_password" {
+  description = "Administrator password of the base template; the golden image keeps it."
+  type        = string
+  sensitive   = true
+  ephemeral   = true # only ever sent to the write-only admin_password_wo: never in plan or state
+}
+
+# How the provider reaches the build VM: WinRM over HTTPS, verified against
+# this CA.
+variable "winrm_ca_certificate_file" {
+  description = "PEM file of the CA that signed the guests' WinRM HTTPS certificates."
+  type        = string
+}
+
+variable "winrm_port" {
+  description = "WinRM HTTPS port of the guests."
+  type        = number
+  default     = 5986
+}
+
+# What goes into the image. Every download is verified by SHA-256 on the guest.
+variable "kubernetes_version" {
+  description = "Kubernetes version of kubelet and kube-proxy."
+  type        = string
+  default     = "v1.36.3"
+}
+
+variable "artifacts_base_url" {
+  description = "Where kubelet and kube-proxy are downloaded (`<base>/<version>/bin/windows/amd64/`): null for the upstream release location, a local HTTP server for air-gapped sites."
+  type        = string
+  default     = null
+}
+
+variable "kubelet_sha256" {
+  description = "SHA-256 of kubelet.exe."
+  type        = string
+}
+
+variable "kube_proxy_sha256" {
+  description = "SHA-256 of kube-proxy.exe."
+  type        = string
+}
+
+variable "containerd_url" {
+  description = "URL of the containerd Windows release archive."
+  type        = string
+}
+
+variable "containerd_sha256" {
+  description = "SHA-256 of the containerd archive."
+  type        = string
+}
+
+variable "cni_plugins_url" {
+  description = "URL of the Windows CNI plugins archive."
+  type        = string
+}
+
+variable "cni_plugins_sha256" {
+  description = "SHA-256 of the CNI plugins archive."
+  type        = string
+}
