@@ -29,7 +29,7 @@ step "what the golden image build ran on the guest (the simulated host's script 
 # and duration. The transport proves each new connection with a trivial
 # script first: the second one is the reconnection after the reboot that
 # enabling the Containers feature takes.
-for log in "$SANDBOX_HOSTS_DIR"/*/scripts.log; do
+for log in "$SANDBOX_HOSTS_DIR"/WIN2022-K8S/scripts.log; do
   printf '%s\n' "$(basename "$(dirname "$log")")"
   awk 'function flush() { if (n) printf "  %-22s exit=%s %s\n", (step != "" ? step : (ready ? "(connection check)" : "(unnamed script)")), ex, dur }
        /^=== / { flush(); n = 1; step = ""; ready = 0
@@ -46,6 +46,20 @@ echo "The administrator password (write-only admin_password_wo) is not in terraf
 
 step "kubectl get runtimeclasses"
 "$kubectl" get runtimeclasses -o custom-columns='NAME:.metadata.name,HANDLER:.handler,WINDOWS-BUILD:.scheduling.nodeSelector.node\.kubernetes\.io/windows-build,TOLERATIONS:.scheduling.tolerations[*].key'
+
+step "terraform output nodes / cluster"
+"$terraform" output nodes
+"$terraform" output cluster
+
+step "kubectl get nodes (the simulated kubelets joined the real control plane)"
+"$kubectl" get nodes -o wide
+"$kubectl" get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,BUILD:.metadata.labels.node\.kubernetes\.io/windows-build,TAINTS:.spec.taints[*].key'
+
+step "deploy the sample Windows web server with runtimeClassName: windows-2022"
+"$kubectl" apply -f "$examples/win-webserver.yaml"
+"$kubectl" rollout status deployment/win-webserver --timeout=120s
+"$kubectl" get pods -l app=win-webserver -o wide
+"$kubectl" delete -f "$examples/win-webserver.yaml" --wait=true
 
 step "terraform plan (nothing to change)"
 "$terraform" plan -input=false -detailed-exitcode

@@ -63,6 +63,39 @@ resource "windows_runtime_class" "ltsc2022" {
   windows_build = windows_golden_image.ltsc2022.windows_build # what the image's nodes will report
 }
 
+# Two Windows workers cloned from the image. Each joins with a short-lived
+# bootstrap token; the cluster's API endpoint, CA, DNS service IP and CIDRs
+# are discovered, never typed in. The plan first runs the cluster readiness
+# checks (see data.windows_cluster) and stops on a failing one.
+resource "windows_node" "worker" {
+  count = 2
+
+  name              = "win-${count.index}"
+  template          = windows_golden_image.ltsc2022.template_path
+  folder            = var.folder
+  resource_pool_id  = var.resource_pool_id
+  network_id        = var.network_id
+  admin_password_wo = var.admin_password
+
+  transport = {
+    port           = var.winrm_port
+    ca_certificate = file(var.winrm_ca_certificate_file)
+  }
+
+  labels = {
+    "example.com/pool" = "web"
+  }
+}
+
+# What a Windows node needs of the cluster, and the checks windows_node runs
+# (read after the nodes exist, so the node checks see them).
+data "windows_cluster" "this" {
+  kubernetes_version = var.kubernetes_version
+  windows_build      = provider::windows::build_number("2022")
+
+  depends_on = [windows_node.worker]
+}
+
 output "golden_image" {
   description = "The template windows_node clones, and what is in it."
   value = {
@@ -80,5 +113,29 @@ output "runtime_classes" {
   description = "RuntimeClass name => Windows build it selects."
   value = {
     for rc in [windows_runtime_class.ltsc2019, windows_runtime_class.ltsc2022] : rc.name => rc.windows_build
+  }
+}
+
+output "nodes" {
+  description = "Node name => IP, Windows build, kubelet version and providerID."
+  value = {
+    for n in windows_node.worker : n.name => {
+      ip          = n.ip_address
+      build       = n.windows_build
+      kubelet     = n.kubelet_version
+      provider_id = n.provider_id
+      ready       = n.ready
+    }
+  }
+}
+
+output "cluster" {
+  description = "What windows_node discovered, and the readiness checks."
+  value = {
+    dns_service_ip = data.windows_cluster.this.dns_service_ip
+    service_cidrs  = data.windows_cluster.this.service_cidrs
+    cluster_cidrs  = data.windows_cluster.this.cluster_cidrs
+    ready          = data.windows_cluster.this.ready
+    checks         = { for c in data.windows_cluster.this.checks : c.id => c.status }
   }
 }
