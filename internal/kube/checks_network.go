@@ -20,12 +20,16 @@ func (cl *Cluster) checkNodeCIDRAllocation() Check {
 		"once it runs with them it allocates a pod CIDR to every node that has none.", cidr, cidr, cidr)
 
 	missing := cl.nodesWithoutPodCIDR()
+	allocated := cl.nodeWithPodCIDR()
 	switch {
-	case len(cl.Nodes) > 0 && len(missing) == 0:
-		n := cl.Nodes[0]
+	case allocated != nil && len(missing) == 0:
 		c.Status = StatusPass
-		c.Message = fmt.Sprintf("All %d nodes have a pod CIDR (spec.podCIDR), for example %s: %s.", len(cl.Nodes), n.Name, n.Spec.PodCIDR)
-	case len(cl.Nodes) > 0:
+		c.Message = fmt.Sprintf("All %d nodes have a pod CIDR (spec.podCIDR), for example %s: %s.", len(cl.Nodes), allocated.Name, allocated.Spec.PodCIDR)
+		if pending := len(cl.Nodes) - cl.nodesAllocated(); pending > 0 {
+			c.Message = fmt.Sprintf("Nodes have a pod CIDR (spec.podCIDR), for example %s: %s; %d registered in the last %s and are being allocated one.",
+				allocated.Name, allocated.Spec.PodCIDR, pending, podCIDRGrace)
+		}
+	case len(missing) > 0:
 		c.Status, c.Remedy = StatusFail, remedy
 		c.Message = fmt.Sprintf("%d of %d nodes have no pod CIDR (spec.podCIDR): %s. The controller manager does not allocate node pod CIDRs, "+
 			"so a Windows node would join without a pod network and its pods would get no IP address.",

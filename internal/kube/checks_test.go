@@ -263,3 +263,20 @@ func TestChecksSkipAndReady(t *testing.T) {
 		t.Error("a family skip matched an ID that merely starts with its name")
 	}
 }
+
+// A node that registered moments ago and has no pod CIDR yet is being
+// allocated one; it must not make the check read "allocation is off" (seen
+// when many nodes join at once).
+func TestCheckNodeCIDRAllocationGraceForNewNodes(t *testing.T) {
+	young := node("just-joined", nil, "")
+	young.CreationTimestamp = metav1.Now()
+	cl := &Cluster{Nodes: []corev1.Node{node("old", nil, "10.244.1.0/24"), young}}
+	if c := cl.checkNodeCIDRAllocation(); c.Status != StatusPass || !strings.Contains(c.Message, "being allocated") {
+		t.Errorf("check = %+v, want pass naming the node being allocated", c)
+	}
+	stale := node("stale", nil, "")
+	cl.Nodes = append(cl.Nodes, stale) // zero creation time: registered long ago
+	if c := cl.checkNodeCIDRAllocation(); c.Status != StatusFail || !strings.Contains(c.Message, "stale") {
+		t.Errorf("check = %+v, want fail naming the stale node", c)
+	}
+}

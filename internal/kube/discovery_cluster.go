@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -121,15 +122,44 @@ func (cl *Cluster) NodeCIDRAllocation() (enabled, known bool) {
 	return false, false
 }
 
+// podCIDRGrace is how long a just-registered node may be without a pod CIDR:
+// the controller manager allocates one within moments of registration, and a
+// node caught in between must not read as "allocation is off".
+const podCIDRGrace = 30 * time.Second
+
 func (cl *Cluster) nodesWithoutPodCIDR() []string {
 	var out []string
 	for _, n := range cl.Nodes {
+		if time.Since(n.CreationTimestamp.Time) < podCIDRGrace {
+			continue
+		}
 		if n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) == 0 {
 			out = append(out, n.Name)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// nodeWithPodCIDR returns a node that has a pod CIDR, or nil.
+func (cl *Cluster) nodeWithPodCIDR() *corev1.Node {
+	for i := range cl.Nodes {
+		if n := &cl.Nodes[i]; n.Spec.PodCIDR != "" {
+			return n
+		}
+	}
+	return nil
+}
+
+// nodesAllocated counts the nodes that have a pod CIDR.
+func (cl *Cluster) nodesAllocated() int {
+	n := 0
+	for i := range cl.Nodes {
+		if cl.Nodes[i].Spec.PodCIDR != "" || len(cl.Nodes[i].Spec.PodCIDRs) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // IsWindowsNode reports a node labelled (or reporting itself) as Windows.
