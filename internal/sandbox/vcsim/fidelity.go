@@ -34,8 +34,8 @@ func (s *Server) OnClone(h CloneHook) {
 	s.hooks.clone = append(s.hooks.clone, h)
 }
 
-// installHandler makes clones behave as on vCenter where vcsim differs, and
-// runs the hooks. vcsim's clone does not copy the source's extraConfig
+// installHandler counts every call (calls.go), makes clones behave as on
+// vCenter where vcsim differs, and runs the hooks. vcsim's clone does not copy the source's extraConfig
 // (vCenter does: the Windows build recorded on a template reaches its
 // clones), derives the BIOS and instance UUIDs from the VM's path (vCenter
 // generates fresh ones: a VM recreated at the same path is a new machine
@@ -43,6 +43,7 @@ func (s *Server) OnClone(h CloneHook) {
 // disks whose parent is the source's disk: LinkedClones relies on that).
 func (s *Server) installHandler() {
 	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
+		s.calls.add(ctx, m.Name)
 		if m.Name != "CloneVM_Task" {
 			return nil, nil
 		}

@@ -63,6 +63,7 @@ type Server struct {
 	HTTP  *simulator.Server
 
 	hooks methodHooks
+	calls calls
 }
 
 // Start creates the simulator, serves it on a free 127.0.0.1 port and builds

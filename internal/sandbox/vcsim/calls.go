@@ -1,0 +1,57 @@
+package vcsim
+
+import (
+	"maps"
+	"sync"
+
+	"github.com/vmware/govmomi/simulator"
+)
+
+// calls counts the SOAP requests clients send over HTTP, by method: the
+// server side of a round-trip count, whatever client (the provider in a
+// Terraform run, a test) sent them.
+type calls struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (c *calls) add(ctx *simulator.Context, method string) {
+	// The sandbox's own in-process client (simulator.Service.RoundTrip, used
+	// for guest-initiated power-offs) is no round trip: its calls carry the
+	// simulator's internal session, which has no user agent. Every HTTP
+	// session has one (govmomi always sends it); calls before a login carry
+	// no session at all.
+	if ctx.Session != nil && ctx.Session.UserAgent == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[method]++
+}
+
+// Calls returns how many SOAP requests clients have sent over HTTP to the
+// vim25 endpoint (/sdk) since Start, by method name ("RetrievePropertiesEx",
+// "CloneVM_Task", ...), including requests that failed. Take it before and
+// after an operation and subtract (CallsSince) to count its round trips.
+func (s *Server) Calls() map[string]int64 {
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	return maps.Clone(s.calls.n)
+}
+
+// CallsSince returns the requests sent since before (an earlier Calls), by
+// method, and their total.
+func (s *Server) CallsSince(before map[string]int64) (map[string]int64, int64) {
+	diff := map[string]int64{}
+	var total int64
+	for m, n := range s.Calls() {
+		if d := n - before[m]; d > 0 {
+			diff[m] = d
+			total += d
+		}
+	}
+	return diff, total
+}

@@ -1,0 +1,51 @@
+package vcsim
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+func TestCallsCountsHTTPRequestsByMethod(t *testing.T) {
+	s, ca := startServer(t)
+	ctx := t.Context()
+	before := s.Calls()
+
+	c, err := connect(ctx, t, s, ca, url.UserPassword(s.User, s.Password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := property.DefaultCollector(c)
+	if err := pc.RetrieveOne(ctx, c.ServiceContent.RootFolder, []string{"name"}, &mo.Folder{}); err != nil {
+		t.Fatal(err)
+	}
+	// A failed call is a round trip too.
+	gone := types.ManagedObjectReference{Type: "VirtualMachine", Value: "vm-gone"}
+	if err := pc.RetrieveOne(ctx, gone, []string{"name"}, &mo.VirtualMachine{}); err == nil {
+		t.Fatal("reading a VM that does not exist succeeded")
+	}
+
+	// The in-process client the sandbox itself uses is no round trip.
+	local, err := vim25.NewClient(ctx, s.Model.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := property.DefaultCollector(local).RetrieveOne(ctx, local.ServiceContent.RootFolder, []string{"name"}, &mo.Folder{}); err != nil {
+		t.Fatal(err)
+	}
+
+	got, total := s.CallsSince(before)
+	want := map[string]int64{"RetrieveServiceContent": 1, "Login": 1, "RetrievePropertiesEx": 2}
+	for m, n := range want {
+		if got[m] != n {
+			t.Errorf("%s: %d calls, want %d (all: %v)", m, got[m], n, got)
+		}
+	}
+	if total != 4 || len(got) != len(want) {
+		t.Errorf("total %d over %v, want 4 over %v", total, got, want)
+	}
+}
