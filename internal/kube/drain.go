@@ -67,7 +67,7 @@ type DrainOptions struct {
 func (c *Client) DrainNode(ctx context.Context, name string, opts DrainOptions) error {
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, errDrainTimeout)
 		defer cancel()
 	}
 	node, err := c.FindNode(ctx, name)
@@ -119,9 +119,16 @@ func (c *Client) DrainNode(ctx context.Context, name string, opts DrainOptions) 
 	return nil
 }
 
+// errDrainTimeout is the cause of a drain's own deadline, told apart from
+// the caller's (a resource's delete or update timeout), which may come first.
+var errDrainTimeout = errors.New("drain timeout")
+
 func (c *Client) drainFailed(ctx context.Context, name string, opts DrainOptions, err error) error {
-	if ctx.Err() != nil && opts.Timeout > 0 {
+	switch {
+	case errors.Is(context.Cause(ctx), errDrainTimeout):
 		return fmt.Errorf("draining Node %q: not done within the drain timeout of %s: %w", name, opts.Timeout, err)
+	case ctx.Err() != nil:
+		return fmt.Errorf("draining Node %q: interrupted (%v) before the drain timeout of %s: %w", name, ctx.Err(), opts.Timeout, err)
 	}
 	return fmt.Errorf("draining Node %q: %w", name, err)
 }

@@ -27,6 +27,9 @@ const giAddress = "windows_golden_image.test"
 // goldenImageConfig is a complete image against the sandbox's artifact
 // server; overrides replace attributes (an empty value removes one).
 func goldenImageConfig(name string, overrides map[string]string) string {
+	if acctest.Sandbox == nil {
+		return "" // no TF_ACC: resource.Test skips the test before using it
+	}
 	a := acctest.Sandbox.Artifacts
 	attrs := map[string]string{
 		"name":               fmt.Sprintf("%q", name),
@@ -69,6 +72,7 @@ func goldenImageConfig(name string, overrides map[string]string) string {
 }
 
 func TestAccGoldenImage_basic(t *testing.T) {
+	acctest.PreCheck(t)
 	name := acctest.Name("win2022-k8s")
 	var templatePath string
 	resource.Test(t, resource.TestCase{
@@ -187,6 +191,7 @@ func checkTemplatesDestroyed(t *testing.T) resource.TestCheckFunc {
 // TestAccGoldenImage_disappears deletes the template outside Terraform; the
 // refresh notices and the next apply builds it again.
 func TestAccGoldenImage_disappears(t *testing.T) {
+	acctest.PreCheck(t)
 	name := acctest.Name("win-gone")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -208,6 +213,7 @@ func TestAccGoldenImage_disappears(t *testing.T) {
 // TestAccGoldenImage_failures: each failure says what failed, and leaves no
 // VM behind that Terraform does not know.
 func TestAccGoldenImage_failures(t *testing.T) {
+	acctest.PreCheck(t)
 	cases := map[string]struct {
 		overrides map[string]string
 		want      string
@@ -244,6 +250,7 @@ func TestAccGoldenImage_failures(t *testing.T) {
 // TestAccGoldenImage_keepBuildVM keeps the failed build VM in the state
 // (tainted); destroy removes it.
 func TestAccGoldenImage_keepBuildVM(t *testing.T) {
+	acctest.PreCheck(t)
 	vmName := acctest.Name("win-kept")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -296,6 +303,7 @@ func TestAccGoldenImage_sourceValidation(t *testing.T) {
 // TestAccGoldenImage_linkedClonesBlockDelete refuses to delete a template
 // whose disks linked clones still use, naming them.
 func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
+	acctest.PreCheck(t)
 	name := acctest.Name("win-linked")
 	var cloneID string
 	config := goldenImageConfig(name, nil)

@@ -92,6 +92,10 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			// The Node is gone while the VM lives: the update joins it again.
 			plan.Joined = types.BoolValue(true)
 			plan.Ready = types.BoolUnknown()
+			// A new Node object: the controller manager allocates it a new
+			// pod CIDR.
+			plan.PodCIDR = types.StringUnknown()
+			plan.KubeletVersion = types.StringUnknown()
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
 		return

@@ -50,6 +50,7 @@ resource "windows_node" "n%d" {
 }
 
 func TestAccNode_basic(t *testing.T) {
+	acctest.PreCheck(t)
 	// Everything Terraform and the provider log at trace level, to check no
 	// secret reaches a log: the administrator password, the bootstrap token.
 	logFile := filepath.Join(t.TempDir(), "trace.log")

@@ -191,6 +191,10 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	join.Labels = map[string]string{LabelWindowsBuild: build}
 	join.Taints = taintStrings(spec.Taints)
 
+	if err := m.removeStaleNode(ctx, spec.Name, id); err != nil {
+		return res, &StageError{Stage: "checking the Node name", Err: err}
+	}
+
 	m.progress("bootstrap token", nil)
 	token, tokenID, err := m.Kube.CreateBootstrapToken(ctx, BootstrapTokenTTL, "windows_node "+spec.Name)
 	if err != nil {
@@ -232,6 +236,37 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	res.Node = node
 	res.ReadyToDone = time.Since(readyAt)
 	return res, nil
+}
+
+// removeStaleNode deletes a Node of this name left behind by a VM that no
+// longer exists (destroyed outside Terraform): its spec.providerID names the
+// old VM and cannot change, so the new VM's kubelet would take the Node over
+// and setting the providerID would fail. A Node whose VM still exists
+// belongs to another machine and is left alone: the name is taken.
+func (m *Manager) removeStaleNode(ctx context.Context, name string, id Identity) error {
+	node, err := m.Kube.FindNode(ctx, name)
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	pid := node.Spec.ProviderID
+	if pid == "" || strings.EqualFold(pid, id.ProviderID()) {
+		return nil // not yet claimed, or ours (a re-join)
+	}
+	taken := fmt.Errorf("a Node named %q already exists for another machine (providerID %s): give this node another name, or delete that Node (kubectl delete node %s) if the machine is gone", name, pid, name)
+	uuid, ok := strings.CutPrefix(pid, "vsphere://")
+	if !ok {
+		return taken
+	}
+	if _, err := m.VSphere.FindVMByUUID(ctx, uuid, false); err == nil {
+		return taken
+	} else if !vsphere.IsNotFound(err) {
+		return err
+	}
+	m.progress("delete stale Node", map[string]any{"node": name, "provider_id": pid})
+	return m.Kube.DeleteNode(ctx, name)
 }
 
 func (m *Manager) clone(ctx context.Context, spec Spec) (*vsphere.VM, error) {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -366,7 +367,7 @@ func (e *psEnv) cmdlet(name, display string, a cmdArgs) ([]psObj, error) {
 
 	case "sc.exe":
 		if len(a.positional) >= 2 && strings.EqualFold(a.positional[0], "delete") {
-			n, _ := e.value(a.positional[1])
+			n, _ := e.arg(a.positional[1]) // a bareword is the service name
 			_ = e.h.stopService(n)
 			if err := e.h.svcs.remove(n); err != nil {
 				return []psObj{textObj("[SC] OpenService FAILED 1060:")}, nil
@@ -403,7 +404,18 @@ func (e *psEnv) cmdlet(name, display string, a cmdArgs) ([]psObj, error) {
 		}
 		return []psObj{{text: "", props: props}}, nil
 	}
-	if ShutdownCommand(append(append([]string{display}, a.positional...), a.values()...)) {
+	// The program first (Start-Process -FilePath), then its arguments: map
+	// order would otherwise let an argument pass for the program.
+	words := append([]string{display}, a.positional...)
+	if fp, ok := a.named["filepath"]; ok {
+		words = append(words, fp)
+	}
+	for _, k := range sortedKeys(a.named) {
+		if k != "filepath" {
+			words = append(words, a.named[k])
+		}
+	}
+	if ShutdownCommand(words) {
 		e.shutdown = true
 	}
 	if objs, handled, err := e.imageCmdlet(name, a); handled {
@@ -428,4 +440,13 @@ func serviceObj(s Service) psObj {
 		props: map[string]string{"Name": s.Name, "DisplayName": s.DisplayName, "Status": s.Status,
 			"StartType": s.StartupType, "BinaryPathName": s.BinaryPathName},
 	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

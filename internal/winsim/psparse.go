@@ -295,16 +295,6 @@ func isIdentStart(c byte) bool {
 	return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
 }
 
-// values returns the named parameters' values (for command lines that only
-// need to be recognised, such as ShutdownCommand).
-func (a cmdArgs) values() []string {
-	out := make([]string, 0, len(a.named))
-	for _, v := range a.named {
-		out = append(out, v)
-	}
-	return out
-}
-
 // get returns the first of the named parameters present (PowerShell accepts any
 // unambiguous prefix; the bootstrap uses full names, plus the common aliases).
 func (a cmdArgs) get(names ...string) (string, bool) {
