@@ -22,6 +22,51 @@ type Clients struct {
 
 	vsphereMu sync.Mutex
 	vsphere   *vsphere.Client
+
+	discoveryMu sync.Mutex
+	network     *kube.ClusterNetwork
+	cluster     *kube.Cluster
+}
+
+// ClusterNetwork discovers the cluster's network settings once per provider
+// process (one terraform command): every node of an apply joins with the same
+// facts, and a 20-node apply asks the API server once instead of 20 times.
+// A failed discovery is not remembered.
+func (c *Clients) ClusterNetwork(ctx context.Context) (*kube.ClusterNetwork, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if c.network != nil {
+		return c.network, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.network, err = k.DiscoverNetwork(ctx); err != nil {
+		c.network = nil
+		return nil, err
+	}
+	return c.network, nil
+}
+
+// Cluster is the snapshot the readiness checks evaluate, taken once per
+// provider process, so every node planned in one run is checked against the
+// same cluster at the cost of one discovery.
+func (c *Clients) Cluster(ctx context.Context) (*kube.Cluster, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if c.cluster != nil {
+		return c.cluster, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if c.cluster, err = k.DiscoverCluster(ctx); err != nil {
+		c.cluster = nil
+		return nil, err
+	}
+	return c.cluster, nil
 }
 
 // Kubernetes returns the shared Kubernetes client, connecting on first use.

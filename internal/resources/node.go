@@ -61,9 +61,10 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 		diags.AddError("Cannot connect to Kubernetes", err.Error())
 		return nil
 	}
-	return &winnode.Manager{VSphere: vc, Kube: k, Connect: remote.Connect, Progress: func(stage string, fields map[string]any) {
-		tflog.Info(ctx, "windows node: "+stage, fields)
-	}}
+	return &winnode.Manager{VSphere: vc, Kube: k, Connect: remote.Connect, Network: r.clients.ClusterNetwork,
+		Progress: func(stage string, fields map[string]any) {
+			tflog.Info(ctx, "windows node: "+stage, fields)
+		}}
 }
 
 // ModifyPlan plans what can be known before apply: the re-join of a Node
@@ -103,8 +104,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if r.clients == nil || plan.Template.IsUnknown() || plan.SkipChecks.IsUnknown() || r.clients.VSphereConfig.Server == "" {
 		return
 	}
-	k, err := r.clients.Kubernetes(ctx)
-	if err != nil {
+	if _, err := r.clients.Kubernetes(ctx); err != nil {
 		return // Create reports it with full context
 	}
 	opts := kube.CheckOptions{}
@@ -119,12 +119,12 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			return
 		}
 	}
-	checks, err := kube.RunChecks(ctx, k, opts)
+	cluster, err := r.clients.Cluster(ctx) // one snapshot for every node of this run
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cluster readiness checks did not run", err.Error())
 		return
 	}
-	if err := kube.ChecksFailed(checks); err != nil {
+	if err := kube.ChecksFailed(cluster.Checks(opts)); err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("Cluster not ready for Windows node %s", plan.Name.ValueString()),
 			err.Error()+"\n\nFix the cluster, or list the check's ID in skip_checks if you know better.")
 	}

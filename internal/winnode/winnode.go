@@ -108,9 +108,12 @@ func (e *StageError) Unwrap() error { return e.Err }
 
 // Manager runs node operations against one vCenter and one cluster.
 type Manager struct {
-	VSphere  *vsphere.Client
-	Kube     *kube.Client
-	Connect  Connector
+	VSphere *vsphere.Client
+	Kube    *kube.Client
+	Connect Connector
+	// Network, when set, supplies the discovered cluster network (the
+	// provider discovers it once per run); nil discovers it on every join.
+	Network  func(context.Context) (*kube.ClusterNetwork, error)
 	Progress func(stage string, fields map[string]any)
 }
 
@@ -200,10 +203,16 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	if err != nil {
 		return res, &StageError{Stage: "creating a bootstrap token", Err: err}
 	}
-	defer func() {
-		// Also after a failure: an unused join credential must not linger.
-		_ = m.Kube.DeleteBootstrapToken(context.WithoutCancel(ctx), tokenID)
-	}()
+	tokenDeleted := false
+	deleteToken := func() error {
+		if tokenDeleted {
+			return nil
+		}
+		tokenDeleted = true
+		return m.Kube.DeleteBootstrapToken(context.WithoutCancel(ctx), tokenID)
+	}
+	// Also after a failure: an unused join credential must not linger.
+	defer func() { _ = deleteToken() }()
 	join.BootstrapToken = token
 
 	steps, err := bootstrap.JoinSteps(join)
@@ -223,6 +232,10 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, &StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: kubeletLog(context.WithoutCancel(ctx), t)}
 	}
 	readyAt := time.Now()
+	// The kubelet has its own certificate now: the join credential goes.
+	if err := deleteToken(); err != nil {
+		return res, &StageError{Stage: "deleting the bootstrap token", Err: err}
+	}
 	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
 	labels := map[string]string{LabelWindowsBuild: build}
 	for k, v := range spec.Labels {
@@ -233,10 +246,23 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	}); err != nil {
 		return res, &StageError{Stage: "setting the Node's providerID, labels and taints", Err: err}
 	}
+	if node.Spec.PodCIDR == "" {
+		// The controller manager allocates it moments after registration;
+		// wait a little so the state records it. A cluster that does not
+		// allocate pod CIDRs failed the readiness check at plan time.
+		wctx, cancel := context.WithTimeout(ctx, podCIDRWait)
+		if cidr, err := m.Kube.WaitForNodePodCIDR(wctx, spec.Name); err == nil {
+			node.Spec.PodCIDR = cidr
+		}
+		cancel()
+	}
 	res.Node = node
 	res.ReadyToDone = time.Since(readyAt)
 	return res, nil
 }
+
+// podCIDRWait bounds the wait for the Node's pod CIDR after it is Ready.
+const podCIDRWait = 10 * time.Second
 
 // removeStaleNode deletes a Node of this name left behind by a VM that no
 // longer exists (destroyed outside Terraform): its spec.providerID names the
@@ -307,7 +333,11 @@ func (m *Manager) clone(ctx context.Context, spec Spec) (*vsphere.VM, error) {
 // joinConfig discovers what the join needs from the cluster itself; the
 // user's overrides win.
 func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstrap.JoinConfig, error) {
-	net, err := m.Kube.DiscoverNetwork(ctx)
+	discover := m.Kube.DiscoverNetwork
+	if m.Network != nil {
+		discover = m.Network
+	}
+	net, err := discover(ctx)
 	if err != nil {
 		return bootstrap.JoinConfig{}, err
 	}
