@@ -58,7 +58,10 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"settings, Linux DaemonSets, Linux headroom, version skew against the template's kubelet, Windows build) and stops on a failing " +
 			"one with its remedy; `skip_checks` opts out per check.\n\n" +
 			"Delete cordons and drains the node through the eviction API (honouring PodDisruptionBudgets), deletes the Node, shuts the " +
-			"guest down and destroys the VM. A failure after the clone leaves the resource tainted, never an untracked VM.",
+			"guest down and destroys the VM. A failure after the clone leaves the resource tainted, never an untracked VM.\n\n" +
+			"Import takes the VM's inventory path or instance UUID. vSphere and the Node tell the placement's resource pool, the taints and " +
+			"the build, but not the template, the static `ipv4` settings, the datastore/network/host ids, the cluster overrides or which " +
+			"labels were this resource's: the first apply after an import records them in place, without replacing the node.",
 		Attributes: map[string]schema.Attribute{
 			"id": computed("Managed object id of the VM."),
 			"name": schema.StringAttribute{
