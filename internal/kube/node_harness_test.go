@@ -2,11 +2,8 @@ package kube_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,12 +18,11 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
-	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim/kubeletsimtest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
 )
 
 // The tests in package kube_test run against the sandbox's real control
@@ -79,44 +75,15 @@ func cluster(t *testing.T) (*sandbox.Sandbox, *kube.Client) {
 // winHost is a simulated Windows host prepared like a clone of our golden
 // image, whose kubelet service runs kubeletsim.
 type winHost struct {
-	*winsimtest.Fixture
+	*kubeletsimtest.Node
 	name string
 	tr   remote.Transport
 }
 
 func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
 	t.Helper()
-	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: t.Logf})
-	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
-		c.ComputerName = strings.ToUpper(name)
-		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
-		c.NumCPU, c.MemoryMB = 4, 8192
-		c.Faults = faults
-		c.OnServiceStart, c.OnServiceStop = onStart, onStop
-	})
-	for p, content := range map[string]string{
-		bootstrap.ContainerdExe: "containerd github.com/containerd/containerd v" + containerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
-		bootstrap.KubeProxyExe:  "Kubernetes kube-proxy " + kubeletVersion + "\r\n",
-		bootstrap.KubeletExe:    "Kubernetes kubelet " + kubeletVersion + "\r\nkubelet " + kubeletVersion + "\r\n",
-	} {
-		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	tr, err := remote.Connect(ctx, remote.Config{
-		Host: "127.0.0.1", Port: f.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: f.CA.CertPEM,
-		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: f.Password,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Close() })
-	h := &winHost{Fixture: f, name: name, tr: tr}
-	h.run(t, fmt.Sprintf("New-Service -Name 'containerd' -BinaryPathName '\"%s\" --run-service --config \"%s\"' -DisplayName 'containerd container runtime' -StartupType Automatic | Out-Null\nStart-Service -Name 'containerd'\n",
-		bootstrap.ContainerdExe, bootstrap.ContainerdConf))
-	return h
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: faults})
+	return &winHost{Node: n, name: name, tr: n.Transport}
 }
 
 func (h *winHost) run(t *testing.T, script string) {
@@ -146,10 +113,7 @@ func (h *winHost) join(t *testing.T, s *sandbox.Sandbox, token string, labels ma
 	}
 }
 
-func (h *winHost) kubeletLog() string {
-	b, _ := os.ReadFile(filepath.Join(h.Host.Dir(), kubeletsim.LogFile))
-	return string(b)
-}
+func (h *winHost) kubeletLog() string { return h.KubeletLog() }
 
 // joinNode brings up a host, joins it with a fresh bootstrap token the way
 // windows_node does, and waits until its Node is Ready. The Node is deleted

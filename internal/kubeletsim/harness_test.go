@@ -22,18 +22,17 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
-	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim/kubeletsimtest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
 )
 
 // Versions in the simulated binaries the golden image would have installed.
 const (
-	kubeletVersion    = "v1.36.3"
-	containerdVersion = "1.7.24"
+	kubeletVersion    = kubeletsimtest.KubeletVersion
+	containerdVersion = kubeletsimtest.ContainerdVersion
 	// clusterWait bounds each wait on the cluster; they take seconds.
 	clusterWait = 60 * time.Second
 )
@@ -72,7 +71,7 @@ func cluster(t *testing.T) *sandbox.Sandbox {
 // node is a simulated Windows host whose kubelet service runs kubeletsim,
 // prepared like a machine cloned from our golden image.
 type node struct {
-	*winsimtest.Fixture
+	*kubeletsimtest.Node
 	name string
 	tr   remote.Transport
 }
@@ -85,57 +84,12 @@ type hostOptions struct {
 
 func newNode(t *testing.T, name string, o hostOptions) *node {
 	t.Helper()
-	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: t.Logf})
-	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
-		c.ComputerName = strings.ToUpper(name)
-		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
-		c.NumCPU, c.MemoryMB = 4, 8192
-		c.Faults = o.faults
-		c.OnServiceStart, c.OnServiceStop = onStart, onStop
-	})
-	files := map[string]string{
-		bootstrap.ContainerdExe: "containerd github.com/containerd/containerd v" + containerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
-		bootstrap.KubeProxyExe:  "Kubernetes kube-proxy " + kubeletVersion + "\r\n",
-	}
-	if !o.noKubeletBinary {
-		files[bootstrap.KubeletExe] = "Kubernetes kubelet " + kubeletVersion + "\r\nkubelet " + kubeletVersion + "\r\n"
-	}
-	for p, content := range files {
-		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tr, err := remote.Connect(ctx, remote.Config{
-		Host: "127.0.0.1", Port: f.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: f.CA.CertPEM,
-		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: f.Password,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Close() })
-	n := &node{Fixture: f, name: name, tr: tr}
-	// The golden image's containerd service.
-	startup := "Automatic"
-	script := fmt.Sprintf("New-Service -Name 'containerd' -BinaryPathName '\"%s\" --run-service --config \"%s\"' -DisplayName 'containerd container runtime' -StartupType %s | Out-Null\n",
-		bootstrap.ContainerdExe, bootstrap.ContainerdConf, startup)
-	if !o.containerdDown {
-		script += "Start-Service -Name 'containerd'\n"
-	}
-	n.run(t, script)
-	return n
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary})
+	return &node{Node: n, name: name, tr: n.Transport}
 }
 
 // run runs a script over WinRM and fails the test when it fails.
-func (n *node) run(t *testing.T, script string) remote.Result {
-	t.Helper()
-	res, err := n.tr.Run(context.Background(), script)
-	if err != nil {
-		t.Fatalf("running on %s: %v", n.name, err)
-	}
-	return res
-}
+func (n *node) run(t *testing.T, script string) remote.Result { return n.Run(t, script) }
 
 // join runs the windows_node join steps over WinRM.
 func (n *node) join(t *testing.T, cfg bootstrap.JoinConfig) error {
@@ -164,10 +118,7 @@ func (n *node) joinWith(t *testing.T, cfg bootstrap.JoinConfig, beforeKubelet fu
 	return nil
 }
 
-func (n *node) kubeletLog() string {
-	b, _ := os.ReadFile(n.Host.DiskPath(kubeletsim.LogFile))
-	return string(b)
-}
+func (n *node) kubeletLog() string { return n.KubeletLog() }
 
 // waitForLog waits until kubelet.log contains want.
 func (n *node) waitForLog(t *testing.T, want string, timeout time.Duration) {

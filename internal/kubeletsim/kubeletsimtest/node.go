@@ -1,0 +1,102 @@
+// Package kubeletsimtest prepares simulated Windows hosts the way a clone of
+// a golden image is: the kubelet, kube-proxy and containerd binaries in
+// place, containerd registered (and running), and the kubelet service wired
+// to the simulated kubelet. Tests of the kubelet simulation and of the
+// provider's node operations share it.
+package kubeletsimtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
+)
+
+// Versions in the simulated binaries the golden image would have installed.
+const (
+	KubeletVersion    = "v1.36.3"
+	ContainerdVersion = "1.7.24"
+)
+
+// Options shape a node.
+type Options struct {
+	Faults          winsim.Faults
+	ContainerdDown  bool // containerd installed but not running
+	NoKubeletBinary bool // kubelet.exe missing
+}
+
+// Node is a simulated Windows host with an open WinRM transport.
+type Node struct {
+	*winsimtest.Fixture
+	Name      string
+	Transport remote.Transport
+}
+
+// NewNode starts a host named name (its computer name is the upper-case
+// form) prepared like a golden image clone.
+func NewNode(t testing.TB, name string, o Options) *Node {
+	t.Helper()
+	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: t.Logf})
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		c.ComputerName = strings.ToUpper(name)
+		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
+		c.NumCPU, c.MemoryMB = 4, 8192
+		c.Faults = o.Faults
+		c.OnServiceStart, c.OnServiceStop = onStart, onStop
+	})
+	files := map[string]string{
+		bootstrap.ContainerdExe: "containerd github.com/containerd/containerd v" + ContainerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
+		bootstrap.KubeProxyExe:  "Kubernetes kube-proxy " + KubeletVersion + "\r\n",
+	}
+	if !o.NoKubeletBinary {
+		files[bootstrap.KubeletExe] = "Kubernetes kubelet " + KubeletVersion + "\r\nkubelet " + KubeletVersion + "\r\n"
+	}
+	for p, content := range files {
+		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := remote.Connect(ctx, remote.Config{
+		Host: "127.0.0.1", Port: f.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: f.CA.CertPEM,
+		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: f.Password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	n := &Node{Fixture: f, Name: name, Transport: tr}
+	// The golden image's containerd service.
+	script := fmt.Sprintf("New-Service -Name 'containerd' -BinaryPathName '\"%s\" --run-service --config \"%s\"' -DisplayName 'containerd container runtime' -StartupType Automatic | Out-Null\n",
+		bootstrap.ContainerdExe, bootstrap.ContainerdConf)
+	if !o.ContainerdDown {
+		script += "Start-Service -Name 'containerd'\n"
+	}
+	n.Run(t, script)
+	return n
+}
+
+// Run runs a script over WinRM and fails the test when it fails.
+func (n *Node) Run(t testing.TB, script string) remote.Result {
+	t.Helper()
+	res, err := n.Transport.Run(context.Background(), script)
+	if err != nil {
+		t.Fatalf("running on %s: %v", n.Name, err)
+	}
+	return res
+}
+
+// KubeletLog is the simulated kubelet's log so far.
+func (n *Node) KubeletLog() string {
+	b, _ := os.ReadFile(n.Host.DiskPath(kubeletsim.LogFile))
+	return string(b)
+}
