@@ -36,6 +36,8 @@ type goldenImageModel struct {
 	ContainerdSHA256       types.String   `tfsdk:"containerd_sha256"`
 	CNIPluginsURL          types.String   `tfsdk:"cni_plugins_url"`
 	CNIPluginsSHA256       types.String   `tfsdk:"cni_plugins_sha256"`
+	FlanneldURL            types.String   `tfsdk:"flanneld_url"`
+	FlanneldSHA256         types.String   `tfsdk:"flanneld_sha256"`
 	PauseImage             types.String   `tfsdk:"pause_image"`
 	PrepullImages          types.List     `tfsdk:"prepull_images"`
 	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
@@ -91,6 +93,11 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		PauseImage:       m.PauseImage.ValueString(),
 		PrepullImages:    prepull,
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
+	}
+	if u := m.FlanneldURL.ValueString(); u != "" {
+		image.Additional = append(image.Additional, bootstrap.Artifact{
+			Name: "flanneld", URL: u, SHA256: m.FlanneldSHA256.ValueString(), Path: bootstrap.FlannelExe,
+		})
 	}
 	for i, e := range extra {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
@@ -163,7 +170,8 @@ func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
 		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256,
-		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey} {
+		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey,
+		&m.FlanneldURL, &m.FlanneldSHA256} {
 		*s = types.StringNull()
 	}
 	m.AdminUser = types.StringValue("Administrator")

@@ -170,6 +170,16 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Validators:          []validator.String{httpURL()},
 			},
 			"cni_plugins_sha256": sha256Attribute("the CNI plugins archive"),
+			"flanneld_url": schema.StringAttribute{
+				Optional: true, PlanModifiers: imageString,
+				MarkdownDescription: "URL of `flanneld.exe`, installed as `C:\\k\\flanneld.exe` for nodes with `cni = \"flannel\"`. Requires `flanneld_sha256`.",
+				Validators:          []validator.String{httpURL(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_sha256"))},
+			},
+			"flanneld_sha256": schema.StringAttribute{
+				Optional: true, PlanModifiers: imageString,
+				MarkdownDescription: "SHA-256 (64 hex digits) of `flanneld.exe`. Requires `flanneld_url`.",
+				Validators:          []validator.String{sha256Hex(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_url"))},
+			},
 			"pause_image": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: imageString,
 				MarkdownDescription: "The pod sandbox (pause) image containerd uses. Defaults to `" + bootstrap.DefaultPause + "`.",

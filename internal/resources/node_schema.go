@@ -135,7 +135,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"cni": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.CNINone), PlanModifiers: replaceString,
 				MarkdownDescription: "`none` (the default: the cluster runs its CNI and kube-proxy as HostProcess DaemonSets) or `flannel` " +
-					"(flanneld and kube-proxy as Windows services, VXLAN with VNI 4096 / port 4789, or host-gw; the image needs `C:\\k\\flanneld.exe`).",
+					"(flanneld and kube-proxy as Windows services, VXLAN with VNI 4096 / port 4789, or host-gw; the image needs `C:\\k\\flanneld.exe`: set `flanneld_url` on `windows_golden_image`).",
 				Validators: []validator.String{stringvalidator.OneOf(bootstrap.CNINone, bootstrap.CNIFlannel)},
 			},
 			"flannel_backend": schema.StringAttribute{
