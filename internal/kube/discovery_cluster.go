@@ -122,15 +122,18 @@ func (cl *Cluster) NodeCIDRAllocation() (enabled, known bool) {
 	return false, false
 }
 
-// podCIDRGrace is how long a just-registered node may be without a pod CIDR:
-// the controller manager allocates one within moments of registration, and a
-// node caught in between must not read as "allocation is off".
+// podCIDRGrace is how long a just-registered node may be without a pod CIDR
+// while other nodes have one: the controller manager allocates it moments
+// after registration, and a node caught in between (many nodes joining at
+// once) must not read as "allocation is off". Without any allocated node
+// there is no such evidence, and every node without one counts.
 const podCIDRGrace = 30 * time.Second
 
 func (cl *Cluster) nodesWithoutPodCIDR() []string {
+	allocating := cl.nodesAllocated() > 0
 	var out []string
 	for _, n := range cl.Nodes {
-		if time.Since(n.CreationTimestamp.Time) < podCIDRGrace {
+		if allocating && time.Since(n.CreationTimestamp.Time) < podCIDRGrace {
 			continue
 		}
 		if n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) == 0 {
