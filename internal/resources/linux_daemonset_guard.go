@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -155,14 +156,7 @@ func (r *linuxDaemonSetGuardResource) Create(ctx context.Context, req resource.C
 	} else {
 		selected = setStrings(ctx, plan.Names, &resp.Diagnostics)
 	}
-	guarded := r.guard(ctx, k, namespace, selected, summary, &resp.Diagnostics)
-	// Saved even after a failure: the state then names every DaemonSet that
-	// may carry the selector, the resource is tainted, and its replacement
-	// starts by giving the field back.
-	plan.ID = types.StringValue(guardID(namespace, setStrings(ctx, plan.Names, &resp.Diagnostics)))
-	plan.Selected = stringSet(selected)
-	plan.Guarded = stringSet(guarded)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.guardAndRecord(ctx, k, &plan, selected, summary, &resp.State, &resp.Diagnostics)
 }
 
 func (r *linuxDaemonSetGuardResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -243,11 +237,21 @@ func (r *linuxDaemonSetGuardResource) Update(ctx context.Context, req resource.U
 			return
 		}
 	}
-	guarded := r.guard(ctx, k, namespace, selected, summary, &resp.Diagnostics)
-	plan.ID = types.StringValue(guardID(namespace, setStrings(ctx, plan.Names, &resp.Diagnostics)))
+	r.guardAndRecord(ctx, k, &plan, selected, summary, &resp.State, &resp.Diagnostics)
+}
+
+// guardAndRecord guards the selected DaemonSets and saves the result, even
+// after a failure: the state then names every DaemonSet that may carry the
+// selector, the resource is tainted, and its replacement starts by giving
+// the field back.
+func (r *linuxDaemonSetGuardResource) guardAndRecord(ctx context.Context, k *kube.Client, plan *linuxDaemonSetGuardModel,
+	selected []string, summary string, state *tfsdk.State, diags *diag.Diagnostics) {
+	namespace := plan.Namespace.ValueString()
+	guarded := r.guard(ctx, k, namespace, selected, summary, diags)
+	plan.ID = types.StringValue(guardID(namespace, setStrings(ctx, plan.Names, diags)))
 	plan.Selected = stringSet(selected)
 	plan.Guarded = stringSet(guarded)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	diags.Append(state.Set(ctx, plan)...)
 }
 
 func (r *linuxDaemonSetGuardResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
