@@ -2,6 +2,9 @@ package resources_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -40,9 +43,43 @@ func TestAccNode_import(t *testing.T) {
 			return rs.Primary.Attributes[name], nil
 		}
 	}
-	var uuid string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkNodesDestroyed(t),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				ResourceName: addr, ImportState: true, ImportStateIdFunc: attr("vm_path"),
+				ImportStateVerify: true, ImportStateVerifyIgnore: nodeImportIgnore,
+			},
+			{
+				ResourceName: addr, ImportState: true, ImportStateIdFunc: attr("instance_uuid"),
+				ImportStateVerify: true, ImportStateVerifyIgnore: nodeImportIgnore,
+			},
+		},
+	})
+}
+
+// TestAccNode_importAdopt forgets a node (a removed block) and imports it into
+// the state for real: the plan after the import updates the node in place
+// (it records the template and the owned labels), never replaces it.
+//
+// Terraform only: under OpenTofu 1.12 the test framework's import of a
+// resource whose provider only a removed block mentioned in the previous step
+// fails on the dependency lock file ("no version is selected"), a harness
+// interplay, not the provider's behaviour.
+func TestAccNode_importAdopt(t *testing.T) {
+	acctest.PreCheck(t)
+	if strings.Contains(filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH")), "tofu") {
+		t.Skip("the removed-block import step needs Terraform (see the comment)")
+	}
+	image := acctest.Name("img")
+	node := nodeName("adopt")
+	const addr = "windows_node.n0"
+	config := nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
+	var uuid string
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -50,14 +87,6 @@ func TestAccNode_import(t *testing.T) {
 				uuid = s.RootModule().Resources[addr].Primary.Attributes["instance_uuid"]
 				return nil
 			}},
-			{
-				Config: config, ResourceName: addr, ImportState: true, ImportStateIdFunc: attr("vm_path"),
-				ImportStateVerify: true, ImportStateVerifyIgnore: nodeImportIgnore,
-			},
-			{
-				Config: config, ResourceName: addr, ImportState: true, ImportStateIdFunc: attr("instance_uuid"),
-				ImportStateVerify: true, ImportStateVerifyIgnore: nodeImportIgnore,
-			},
 			{
 				// Forget the node without destroying it...
 				Config: goldenImageConfig(image, nil) + `
