@@ -263,6 +263,12 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 		plan.fromNode(node, false)
 	}
+	// A power cycle of an earlier update that failed after its drain left
+	// the node cordoned; now that it is Ready again, let pods back.
+	if err := m.ResumeAfterPowerCycle(ctx, spec.Name); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
 	if info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(id.VMID)); err == nil {
 		plan.fromVM(info)
 	}

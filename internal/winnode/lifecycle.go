@@ -8,7 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vmware/govmomi/vim25/types"
+	vimtypes "github.com/vmware/govmomi/vim25/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
@@ -82,13 +84,13 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 
 // shutdown asks the guest to shut down and waits for the power-off; a guest
 // that does not finish in time is powered off.
-func (m *Manager) shutdown(ctx context.Context, ref types.ManagedObjectReference) error {
+func (m *Manager) shutdown(ctx context.Context, ref vimtypes.ManagedObjectReference) error {
 	if err := m.VSphere.ShutdownGuest(ctx, ref); err != nil {
 		return m.VSphere.PowerOff(ctx, ref)
 	}
 	wctx, cancel := context.WithTimeout(ctx, guestShutdownTimeout)
 	defer cancel()
-	if err := m.VSphere.WaitForPowerState(wctx, ref, types.VirtualMachinePowerStatePoweredOff); err != nil {
+	if err := m.VSphere.WaitForPowerState(wctx, ref, vimtypes.VirtualMachinePowerStatePoweredOff); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -111,6 +113,11 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 		return nil
 	}
 	m.progress("power cycle for hardware change", map[string]any{"node": nodeName, "reason": cycle.Error()})
+	// Recorded first, so that a later update uncordons the node even when
+	// this one fails after the drain (ResumeAfterPowerCycle).
+	if err := m.annotateCordon(ctx, nodeName, true); err != nil {
+		return &StageError{Stage: "marking the Node for the power cycle", Err: err}
+	}
 	if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
 		return &StageError{Stage: "draining the Node before the power cycle", Err: err}
 	}
@@ -132,10 +139,47 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
 		return &StageError{Stage: "waiting for the Node to be Ready after the power cycle", Err: err}
 	}
+	return m.ResumeAfterPowerCycle(ctx, nodeName)
+}
+
+// cordonedForPowerCycle marks a Node this provider cordoned for a power
+// cycle; only such a cordon is lifted again (an operator's is left alone).
+const cordonedForPowerCycle = "windows.wincluster.io/cordoned-for-power-cycle"
+
+// ResumeAfterPowerCycle uncordons a Node this provider cordoned for a power
+// cycle once it is Ready (waiting for that with a watch): the end of a
+// successful power cycle, and the next update after one that failed midway.
+func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) error {
+	node, err := m.Kube.FindNode(ctx, nodeName)
+	if err != nil {
+		return &StageError{Stage: "reading the Node", Err: err}
+	}
+	if _, ours := node.Annotations[cordonedForPowerCycle]; !ours {
+		return nil
+	}
+	if !kube.NodeIsReady(node) {
+		m.progress("wait for Ready before uncordoning", map[string]any{"node": nodeName})
+		if _, err := m.Kube.WaitForNodeReady(ctx, nodeName); err != nil {
+			return &StageError{Stage: "waiting for the Node to be Ready before uncordoning it", Err: err}
+		}
+	}
 	if err := m.Kube.CordonNode(ctx, nodeName, false); err != nil {
 		return &StageError{Stage: "uncordoning the Node", Err: err}
 	}
+	if err := m.annotateCordon(ctx, nodeName, false); err != nil {
+		return &StageError{Stage: "unmarking the Node", Err: err}
+	}
 	return nil
+}
+
+func (m *Manager) annotateCordon(ctx context.Context, nodeName string, set bool) error {
+	value := `"hardware change"`
+	if !set {
+		value = "null"
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, cordonedForPowerCycle, value)
+	_, err := m.Kube.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: kube.FieldManager})
+	return err
 }
 
 // SetNodeSettings applies labels and taints: only the keys this provider
