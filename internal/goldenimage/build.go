@@ -229,22 +229,9 @@ func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step, round
 	}
 	var exit *remote.ExitError
 	if errors.As(err, &exit) {
-		return "", &StepError{Step: step.Name, ExitCode: exit.ExitCode, Output: tail(exit.Stderr, exit.Stdout), Err: err}
+		return "", &StepError{Step: step.Name, ExitCode: exit.ExitCode, Output: exit.Output(15), Err: err}
 	}
 	return "", &StepError{Step: step.Name, Err: err}
-}
-
-// tail is the last lines of a step's output: stderr if it has any.
-func tail(stderr, stdout string) string {
-	out := stderr
-	if strings.TrimSpace(out) == "" {
-		out = stdout
-	}
-	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(out, "\r\n", "\n"), "\n"), "\n")
-	if len(lines) > 15 {
-		lines = lines[len(lines)-15:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 type manifestEntry struct {

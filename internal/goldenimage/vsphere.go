@@ -32,17 +32,8 @@ type VSphereAdapter struct {
 	c *vsphere.Client
 }
 
-// ResolveVM finds a VM or template by inventory path ("/dc/vm/x") or managed
-// object id ("vm-42").
-func ResolveVM(ctx context.Context, c *vsphere.Client, pathOrID string) (types.ManagedObjectReference, error) {
-	if strings.Contains(pathOrID, "/") {
-		return c.FindVMByPath(ctx, pathOrID)
-	}
-	return c.FindVMByID(ctx, pathOrID)
-}
-
 func (a *VSphereAdapter) CloneBuildVM(ctx context.Context, req CloneRequest) (VM, error) {
-	source, err := ResolveVM(ctx, a.c, req.Source)
+	source, err := a.c.FindVM(ctx, req.Source)
 	if err != nil {
 		return VM{}, err
 	}
@@ -130,7 +121,7 @@ type SourceInfo struct {
 // InspectSource checks that the source exists and is a Windows Server
 // release Kubernetes supports (by its vSphere guest OS id).
 func InspectSource(ctx context.Context, c *vsphere.Client, pathOrID string) (SourceInfo, error) {
-	ref, err := ResolveVM(ctx, c, pathOrID)
+	ref, err := c.FindVM(ctx, pathOrID)
 	if err != nil {
 		return SourceInfo{}, err
 	}
@@ -178,7 +169,7 @@ func FindVM(ctx context.Context, c *vsphere.Client, id string) (VM, error) {
 // FindTemplate reads a golden image template by managed object id or
 // inventory path. A VM that is no longer a template counts as not found.
 func FindTemplate(ctx context.Context, c *vsphere.Client, pathOrID string) (TemplateInfo, error) {
-	ref, err := ResolveVM(ctx, c, pathOrID)
+	ref, err := c.FindVM(ctx, pathOrID)
 	if err != nil {
 		return TemplateInfo{}, err
 	}

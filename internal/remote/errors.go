@@ -87,14 +87,26 @@ func (e *ExitError) Error() string {
 	if strings.TrimSpace(out) == "" {
 		out = e.Stdout
 	}
-	tail := lastLines(out, tailLines)
+	tail := LastLines(out, tailLines)
 	if tail == "" {
 		return fmt.Sprintf("script exited with code %d and no output", e.ExitCode)
 	}
 	return fmt.Sprintf("script exited with code %d: %s", e.ExitCode, tail)
 }
 
-func lastLines(s string, n int) string {
+// Output is the last n non-empty lines of what the script printed: stderr
+// (CLIXML decoded) when it has any, else stdout. Callers quote it as the
+// evidence of a failed step.
+func (e *ExitError) Output(n int) string {
+	out := e.Stderr
+	if strings.TrimSpace(out) == "" {
+		out = e.Stdout
+	}
+	return LastLines(out, n)
+}
+
+// LastLines returns the last n non-empty lines of s, CRLF or LF.
+func LastLines(s string, n int) string {
 	var lines []string
 	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
 		if strings.TrimSpace(l) != "" {

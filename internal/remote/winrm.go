@@ -236,7 +236,7 @@ func (t *winrmTransport) upload(ctx context.Context, r io.Reader, size int64, sh
 // verifyError reports finalizeScript's hash mismatch as a *HashMismatchError.
 func verifyError(dest, sha string, err error) error {
 	if ee, ok := err.(*ExitError); ok && ee.ExitCode == exitHashMismatch {
-		got := strings.TrimSpace(strings.TrimPrefix(lastLines(ee.Stderr, 1), "SHA-256 on the host is"))
+		got := strings.TrimSpace(strings.TrimPrefix(LastLines(ee.Stderr, 1), "SHA-256 on the host is"))
 		return &HashMismatchError{Dest: dest, Want: strings.ToLower(sha), Got: strings.ToLower(got), Where: "on the host"}
 	}
 	return fmt.Errorf("uploading %s: verifying and moving into place: %w", dest, err)

@@ -214,3 +214,12 @@ func (c *Client) InventoryPath(ctx context.Context, ref types.ManagedObjectRefer
 	}
 	return b.String(), nil
 }
+
+// FindVM finds a VM or template by inventory path ("/dc/vm/x") or managed
+// object id ("vm-42"), the two ways resources accept one.
+func (c *Client) FindVM(ctx context.Context, pathOrID string) (types.ManagedObjectReference, error) {
+	if strings.Contains(pathOrID, "/") {
+		return c.FindVMByPath(ctx, pathOrID)
+	}
+	return c.FindVMByID(ctx, pathOrID)
+}

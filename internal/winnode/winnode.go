@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
@@ -297,7 +296,7 @@ func (m *Manager) removeStaleNode(ctx context.Context, name string, id Identity)
 
 func (m *Manager) clone(ctx context.Context, spec Spec) (*vsphere.VM, error) {
 	c := m.VSphere
-	source, err := resolveVM(ctx, c, spec.Template)
+	source, err := c.FindVM(ctx, spec.Template)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +391,7 @@ func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step) (stri
 	var exit *remote.ExitError
 	if errors.As(err, &exit) {
 		return "", &StageError{Stage: fmt.Sprintf("join step %q (exit code %d)", step.Name, exit.ExitCode), Err: errors.New("the step failed"),
-			Evidence: lastLines(or(exit.Stderr, exit.Stdout), 15)}
+			Evidence: exit.Output(15)}
 	}
 	return "", &StageError{Stage: fmt.Sprintf("join step %q", step.Name), Err: err}
 }
@@ -406,7 +405,7 @@ func kubeletLog(ctx context.Context, t remote.Transport) string {
 	if err != nil || strings.TrimSpace(r.Stdout) == "" {
 		return ""
 	}
-	return "Last lines of " + bootstrap.KubeletLogFile + ":\n" + lastLines(r.Stdout, 20)
+	return "Last lines of " + bootstrap.KubeletLogFile + ":\n" + remote.LastLines(r.Stdout, 20)
 }
 
 func taintStrings(taints []corev1.Taint) []string {
@@ -421,24 +420,9 @@ func taintStrings(taints []corev1.Taint) []string {
 	return out
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(s, "\r\n", "\n"), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 func or(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
-}
-
-func resolveVM(ctx context.Context, c *vsphere.Client, pathOrID string) (types.ManagedObjectReference, error) {
-	if strings.Contains(pathOrID, "/") {
-		return c.FindVMByPath(ctx, pathOrID)
-	}
-	return c.FindVMByID(ctx, pathOrID)
 }
