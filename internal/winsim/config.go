@@ -64,6 +64,12 @@ type HostConfig struct {
 	OnServiceStart func(ctx context.Context, h *Host, svc Service) error
 	OnServiceStop  func(h *Host, svc Service)
 
+	// Programs adds native programs to this host by identity (see Process):
+	// the simulated kubelet and the node agents plug in here, so the host
+	// runs them when a service, a script or a HostProcess container starts
+	// their executable, with whatever arguments and environment it was given.
+	Programs map[string]Program
+
 	// OnShutdown runs after the guest shut itself down (Stop-Computer,
 	// shutdown.exe /s, sysprep.exe ... /shutdown: ShutdownCommand): the script
 	// has finished and the host has gone down, and stays down. The sandbox

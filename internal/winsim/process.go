@@ -1,0 +1,104 @@
+package winsim
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+)
+
+// A Process is one run of a native program (an executable) on the host: from
+// PowerShell or cmd.exe (`& 'C:\k\ctr.exe' ...`, `sc.exe ...`), from the
+// service control manager, or from a HostProcess container that the simulated
+// kubelet runs.
+//
+// The host learns what a program is from what it holds, as Windows does: the
+// programs that ship with Windows are known by their System32 name; any other
+// executable is known by its content, "MZ simulated Windows executable" then a
+// line "<program> <version>" (the sandbox's artifact server serves such files
+// inside the real upstream archive layouts). Program names are lower-case.
+type Process struct {
+	Host    *Host
+	Path    string            // the executable as resolved on the host, e.g. C:\k\kubelet.exe
+	Program string            // identity: "sc.exe" for System32 programs, else the content's name ("kubelet")
+	Version string            // from the content ("v1.36.3"); "" for System32 programs
+	Args    []string          // arguments as the program receives them (after the caller's quoting rules)
+	Env     map[string]string // the process environment (case-insensitive names, stored upper-case)
+	Dir     string            // working directory
+	Stdin   io.Reader         // never nil (empty when nothing is piped)
+	Stdout  io.Writer         // never nil (io.Discard when nothing reads it)
+	Stderr  io.Writer         // never nil
+
+	// Service is set when the service control manager started the process:
+	// the service's name. A service program reports to the SCM by calling
+	// ServiceRunning; one that never does fails the start with error 1053
+	// after the start timeout, as on Windows.
+	Service string
+	running func()
+}
+
+// ServiceRunning tells the service control manager that the service entered
+// SERVICE_RUNNING (svc.Run's handler reporting Running). It does nothing for a
+// process that is not a service.
+func (p *Process) ServiceRunning() {
+	if p.running != nil {
+		p.running()
+	}
+}
+
+// Program runs a native program to completion and returns its exit code.
+// Long-running programs (service programs, node agents) return when ctx is
+// done, with the exit code the real program has when it is stopped.
+type Program func(ctx context.Context, p *Process) int
+
+// programs holds the programs every simulated host knows, by identity.
+// HostConfig.Programs adds or overrides programs per host (the simulated
+// kubelet and node agents plug in there).
+var (
+	programsMu sync.RWMutex
+	programs   = map[string]Program{}
+)
+
+// registerProgram makes a program known to every host. Files that add
+// programs call it from init.
+func registerProgram(name string, p Program) {
+	programsMu.Lock()
+	defer programsMu.Unlock()
+	programs[strings.ToLower(name)] = p
+}
+
+// program returns the implementation of a program identity: the host's own
+// (HostConfig.Programs) first, then the built-in ones.
+func (h *Host) program(name string) (Program, bool) {
+	name = strings.ToLower(name)
+	if p, ok := h.cfg.Programs[name]; ok {
+		return p, true
+	}
+	programsMu.RLock()
+	defer programsMu.RUnlock()
+	p, ok := programs[name]
+	return p, ok
+}
+
+// simulatedExecutableMagic starts the content of every simulated executable.
+const simulatedExecutableMagic = "MZ simulated Windows executable"
+
+// ExecutableIdentity reads a simulated executable's program name and version
+// from its content. ok is false for anything else (a text file, a script, a
+// truncated download): Windows cannot run it (error 193, not a valid Win32
+// application).
+func ExecutableIdentity(content []byte) (program, version string, ok bool) {
+	if !bytes.HasPrefix(content, []byte(simulatedExecutableMagic)) {
+		return "", "", false
+	}
+	lines := strings.Split(strings.ReplaceAll(string(content), "\r\n", "\n"), "\n")
+	if len(lines) < 2 {
+		return "", "", false
+	}
+	f := strings.Fields(lines[1])
+	if len(f) != 2 {
+		return "", "", false
+	}
+	return strings.ToLower(f[0]), f[1], true
+}
