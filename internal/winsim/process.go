@@ -102,3 +102,46 @@ func ExecutableIdentity(content []byte) (program, version string, ok bool) {
 	}
 	return strings.ToLower(f[0]), f[1], true
 }
+
+// ErrorCode is a Win32 error with its code, as the service control manager
+// and CreateProcess report them (2 ERROR_FILE_NOT_FOUND, 193
+// ERROR_BAD_EXE_FORMAT, 1053 ERROR_SERVICE_REQUEST_TIMEOUT, 1060
+// ERROR_SERVICE_DOES_NOT_EXIST, ...).
+type ErrorCode struct {
+	Code    int
+	Message string // the system message, e.g. "The system cannot find the file specified."
+}
+
+func (e *ErrorCode) Error() string { return e.Message }
+
+// systemPrograms are the programs that ship with Windows, found in System32
+// whatever the disk holds.
+var systemPrograms = map[string]bool{
+	"sc.exe": true, "tar.exe": true, "icacls.exe": true, "hostname.exe": true,
+	"shutdown.exe": true, "sysprep.exe": true, "cmd.exe": true, "powershell.exe": true,
+	"netsh.exe": true, "reg.exe": true, "whoami.exe": true,
+}
+
+// ResolveProgram finds what Windows would run for an executable path: a
+// System32 program by name, else the file on the host's disk, known by its
+// content. It fails with ERROR_FILE_NOT_FOUND (2) when there is no such file
+// and ERROR_BAD_EXE_FORMAT (193) when the file is not an executable.
+func (h *Host) ResolveProgram(path string) (program, version string, err error) {
+	base := strings.ToLower(path[strings.LastIndexAny(path, `\/`)+1:])
+	if !strings.HasSuffix(base, ".exe") && !strings.Contains(base, ".") {
+		base += ".exe"
+	}
+	dir := strings.ToLower(strings.TrimSuffix(path, path[strings.LastIndexAny(path, `\/`)+1:]))
+	if systemPrograms[base] && (dir == "" || strings.Contains(dir, `\windows\system32\`)) {
+		return base, "", nil
+	}
+	content, rerr := h.fs.ReadFile(path)
+	if rerr != nil {
+		return "", "", &ErrorCode{Code: 2, Message: "The system cannot find the file specified."}
+	}
+	program, version, ok := ExecutableIdentity(content)
+	if !ok {
+		return "", "", &ErrorCode{Code: 193, Message: "%1 is not a valid Win32 application."}
+	}
+	return program, version, nil
+}
