@@ -3,6 +3,8 @@ package winsim
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -144,4 +146,38 @@ func (h *Host) ResolveProgram(path string) (program, version string, err error) 
 		return "", "", &ErrorCode{Code: 193, Message: "%1 is not a valid Win32 application."}
 	}
 	return program, version, nil
+}
+
+// Run resolves p.Path (ResolveProgram), fills in p's identity and runs the
+// program to completion (or until ctx is done), returning its exit code. A
+// path that cannot be run, or a program the simulator does not model, fails
+// with a message on p.Stderr, as CreateProcess failures reach a caller: the
+// simulator never pretends to run what it does not model.
+func (h *Host) Run(ctx context.Context, p *Process) int {
+	p.Host = h
+	if p.Stdin == nil {
+		p.Stdin = strings.NewReader("")
+	}
+	if p.Stdout == nil {
+		p.Stdout = io.Discard
+	}
+	if p.Stderr == nil {
+		p.Stderr = io.Discard
+	}
+	program, version, err := h.ResolveProgram(p.Path)
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "%s: %v\r\n", p.Path, err)
+		var ec *ErrorCode
+		if errors.As(err, &ec) {
+			return ec.Code
+		}
+		return 1
+	}
+	p.Program, p.Version = program, version
+	run, ok := h.program(program)
+	if !ok {
+		fmt.Fprintf(p.Stderr, "winsim: the simulated host does not model the program %q (%s); refusing to run it\r\n", program, p.Path)
+		return 1
+	}
+	return run(ctx, p)
 }
