@@ -1,7 +1,6 @@
 package winsim
 
 import (
-	"context"
 	"regexp"
 	"time"
 )
@@ -58,11 +57,12 @@ type HostConfig struct {
 
 	Faults Faults
 
-	// OnServiceStart runs when a service enters Running (Start-Service or boot
-	// with StartupType Automatic); an error fails the start with that message.
-	// The simulated kubelet plugs in here. OnServiceStop runs when it stops.
-	OnServiceStart func(ctx context.Context, h *Host, svc Service) error
-	OnServiceStop  func(h *Host, svc Service)
+	// ServiceStartTimeout is how long the service control manager waits for
+	// a service program to report SERVICE_RUNNING before failing the start
+	// with error 1053 and ending the process: Windows' default, 30 seconds
+	// (ServicesPipeTimeout, https://learn.microsoft.com/troubleshoot/windows-server/system-management-components/service-not-start-events-7000-7011-time-out-error).
+	// Tests lower it.
+	ServiceStartTimeout time.Duration
 
 	// Programs adds native programs to this host by identity (see Process):
 	// the simulated kubelet and the node agents plug in here, so the host
@@ -94,6 +94,24 @@ type Faults struct {
 	// KubeletNeverReady makes the simulated kubelet register its Node but
 	// never report Ready (read when the kubelet service starts).
 	KubeletNeverReady bool
+	// ServiceExits makes a service's process exit on its own some time
+	// after it reported Running, as a crashing service does: the SCM sees
+	// the process end without a stop request (recovery actions apply).
+	ServiceExits []ServiceExitFault
+	// RebootMidReply reboots the host while a WinRM command's output is
+	// being received: the Receive response that carries output is cut off
+	// mid-body and the connection drops, as when Windows restarts under a
+	// running command. It fires for commands whose script matches (Step or
+	// Match as in StepFault; both empty match every command), Times times.
+	RebootMidReply *StepFault
+}
+
+// ServiceExitFault makes a service's process exit After it reported Running.
+type ServiceExitFault struct {
+	Service string
+	After   time.Duration
+	// Times limits how often it fires (0 = after every start).
+	Times int
 }
 
 // StepFault changes what happens when a script matches. A script matches when
@@ -117,13 +135,22 @@ type StepFault struct {
 	Times int
 }
 
-// Service is one entry of the host's service table.
+// Service is one service of the service control manager: its configuration
+// as the registry holds it (HKLM\SYSTEM\CurrentControlSet\Services\<Name>)
+// and its current status.
 type Service struct {
-	Name           string
-	DisplayName    string
-	BinaryPathName string // executable path and arguments, as given to New-Service
-	StartupType    string // Automatic, Manual or Disabled
-	Status         string // Running or Stopped
+	Name             string
+	DisplayName      string
+	BinaryPathName   string // ImagePath: executable path and arguments, as given to New-Service
+	StartupType      string // Automatic, Manual or Disabled
+	DelayedAutoStart bool   // Automatic (Delayed Start)
+	Status           string // Running, Stopped, StartPending or StopPending
+	Description      string   `json:",omitempty"`
+	DependOnService  []string `json:",omitempty"`
+	// Environment is the service's own environment (REG_MULTI_SZ
+	// NAME=value), added to the SCM's environment block.
+	Environment []string `json:",omitempty"`
+	ObjectName  string   `json:",omitempty"` // the account, LocalSystem
 }
 
 func (c *HostConfig) setDefaults() {
@@ -144,6 +171,9 @@ func (c *HostConfig) setDefaults() {
 	}
 	if c.MemoryMB == 0 {
 		c.MemoryMB = 4096
+	}
+	if c.ServiceStartTimeout == 0 {
+		c.ServiceStartTimeout = 30 * time.Second
 	}
 	if c.RebootDelay == 0 {
 		c.RebootDelay = 2 * time.Second

@@ -23,6 +23,8 @@ type Host struct {
 	cfg      HostConfig
 	fs       *vfs
 	svcs     *serviceTable
+	reg      *registry
+	scm      *scm
 	features *featureTable
 	log      *scriptLog
 	wsman    *wsmanServer
@@ -76,7 +78,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 			return nil, fmt.Errorf("winsim: creating %s: %w", d, err)
 		}
 	}
-	svcs, err := loadServices(filepath.Join(cfg.Dir, "services.json"))
+	reg, err := loadRegistry(filepath.Join(cfg.Dir, "registry.json"))
 	if err != nil {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}
@@ -87,13 +89,21 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	h := &Host{
 		cfg:      cfg,
 		fs:       fs,
-		svcs:     svcs,
+		reg:      reg,
+		scm:      &scm{},
 		features: features,
 		log:      &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
 		faults:   cfg.Faults,
 		fired:    map[int]int{},
 		sshConns: map[net.Conn]struct{}{},
 		upCh:     make(chan struct{}),
+	}
+	h.svcs = &serviceTable{reg: reg, status: h.scm.status}
+	if err := h.seedRegistry(); err != nil {
+		return nil, fmt.Errorf("winsim: writing the registry: %w", err)
+	}
+	if err := h.svcs.importServicesJSON(filepath.Join(cfg.Dir, "services.json")); err != nil {
+		return nil, fmt.Errorf("winsim: %w", err)
 	}
 	h.wsman = newWSManServer(h)
 	if h.tlsConfig, err = h.newTLSConfig(); err != nil {
@@ -243,11 +253,7 @@ func (h *Host) goDown() {
 		_ = c.Close()
 	}
 	h.wsman.reset()
-	for _, s := range h.svcs.list() {
-		if s.Status == StatusRunning {
-			_ = h.stopService(s.Name)
-		}
-	}
+	h.stopAllServices()
 	h.stateChanged(false)
 }
 
@@ -352,54 +358,19 @@ func (h *Host) Services() []Service { return h.svcs.list() }
 // Service returns one service.
 func (h *Host) Service(name string) (Service, bool) { return h.svcs.get(name) }
 
-// startService marks a service Running and calls the OnServiceStart hook.
-func (h *Host) startService(name string) error {
-	s, ok := h.svcs.get(name)
-	if !ok {
-		return noService(name)
-	}
-	if s.StartupType == StartupDisabled {
-		return fmt.Errorf("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s on computer '.'.", s.DisplayName, s.Name, s.Name)
-	}
-	if s.Status == StatusRunning {
-		return nil
-	}
-	h.mu.Lock()
-	ctx := h.upCtx
-	h.mu.Unlock()
-	if h.cfg.OnServiceStart != nil {
-		if err := h.cfg.OnServiceStart(ctx, h, s); err != nil {
-			return fmt.Errorf("Service '%s (%s)' cannot be started due to the following error: %v", s.DisplayName, s.Name, err)
-		}
-	}
-	_, err := h.svcs.update(name, func(s *Service) error { s.Status = StatusRunning; return nil })
-	return err
-}
-
-// stopService marks a service Stopped and calls the OnServiceStop hook.
-func (h *Host) stopService(name string) error {
-	s, err := h.svcs.update(name, func(s *Service) error { s.Status = StatusStopped; return nil })
-	if err != nil {
-		return err
-	}
-	if h.cfg.OnServiceStop != nil {
-		h.cfg.OnServiceStop(h, s)
-	}
-	return nil
-}
-
-// bootServices starts the Automatic services, as the SCM does at boot.
-func (h *Host) bootServices() {
-	h.features.boot()
-	for _, s := range h.svcs.list() {
-		if s.StartupType == StartupAutomatic && s.Status != StatusRunning {
-			_ = h.startService(s.Name)
-		}
-	}
-}
-
-// currentVersion is the CurrentVersionKey registry key.
+// currentVersion is the CurrentVersionKey registry key's values, as the
+// registry holds them (seedRegistry writes them from the configuration).
 func (h *Host) currentVersion() map[string]string {
+	vals, _ := h.reg.values(CurrentVersionKey)
+	out := make(map[string]string, len(vals))
+	for n, v := range vals {
+		out[n] = v.String()
+	}
+	return out
+}
+
+// currentVersionValues are the CurrentVersion values of the configured build.
+func (h *Host) currentVersionValues() map[string]string {
 	build := h.cfg.WindowsBuild
 	if i := strings.LastIndexByte(build, '.'); i >= 0 {
 		build = build[i+1:]

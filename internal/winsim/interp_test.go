@@ -86,14 +86,15 @@ func TestEffects(t *testing.T) {
 func TestServicesAndHook(t *testing.T) {
 	var starts atomic.Int32
 	h := startTestHost(t, func(c *HostConfig) {
-		c.OnServiceStart = func(ctx context.Context, h *Host, svc Service) error {
-			if svc.Name == "broken" {
-				return os.ErrPermission
-			}
+		c.Programs = map[string]Program{"kubelet": func(ctx context.Context, p *Process) int {
 			starts.Add(1)
-			return nil
-		}
+			p.ServiceRunning()
+			<-ctx.Done()
+			return 0
+		}}
+		c.ServiceStartTimeout = 200 * time.Millisecond
 	})
+	h.WriteFile(`C:\k\kubelet.exe`, []byte(simulatedExecutableMagic+"\r\nkubelet v1.36.3\r\n"))
 	script := "New-Service -Name 'kubelet' -BinaryPathName 'C:\\k\\kubelet.exe --v=2' -StartupType Automatic | Out-Null\n" +
 		"Start-Service 'kubelet'\n(Get-Service -Name 'kubelet').Status"
 	if out, errOut, code := run(t, h, encoded(script)); strings.TrimSpace(out) != "Running" || code != 0 {
@@ -104,7 +105,7 @@ func TestServicesAndHook(t *testing.T) {
 		t.Fatalf("service %+v, hook calls %d", svc, starts.Load())
 	}
 	if _, errOut, code := run(t, h, encoded("New-Service -Name 'broken' -BinaryPathName 'x.exe'\nStart-Service 'broken'")); code != 1 || !strings.Contains(errOut, "cannot be started") {
-		t.Fatalf("failing hook: code %d stderr %q", code, errOut)
+		t.Fatalf("missing binary: code %d stderr %q", code, errOut)
 	}
 	// CLIXML for -EncodedCommand errors, plain text for -File.
 	if _, errOut, _ := run(t, h, encoded("Get-Service -Name 'nope'")); !strings.HasPrefix(errOut, "#< CLIXML") {
