@@ -3,22 +3,13 @@ package kubeletsim
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 
-	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
-// ServiceName is the Windows service whose start runs the simulated kubelet.
+// ServiceName is the Windows service the provider runs the kubelet as.
 const ServiceName = "kubelet"
-
-// LogFile is the kubelet's log in the guest (bootstrap.KubeletLogFile); on
-// disk it is Host.DiskPath(LogFile).
-const LogFile = bootstrap.KubeletLogFile
 
 // HookOptions configure the kubelet of every simulated host.
 type HookOptions struct {
@@ -26,72 +17,63 @@ type HookOptions struct {
 	Logf func(string, ...any)
 }
 
-// ServiceHooks returns functions for winsim.HostConfig.OnServiceStart and
-// OnServiceStop: starting the service named "kubelet" starts a simulated
-// kubelet for that host, with the service's command line; stopping it (or
-// the host going down, which stops every service) stops the kubelet.
-func ServiceHooks(opts HookOptions) (onStart func(ctx context.Context, h *winsim.Host, svc winsim.Service) error, onStop func(h *winsim.Host, svc winsim.Service)) {
+// Programs returns the native programs this package provides, for
+// winsim.HostConfig.Programs: "kubelet", what the host runs for an executable
+// whose content names the kubelet (the sandbox's kubelet.exe). The host runs
+// it with the command line it was given, however it was started (a service,
+// nssm's Application, a script), and learns nothing else from the provider.
+//
+// As kubelet.exe does, it talks to the service control manager only with
+// --windows-service (k8s.io/kubernetes cmd/kubelet/app/options/osflags_windows.go
+// registers the flag; cmd/kubelet/app/server.go calls
+// service.InitServiceWithShutdown when it is set): a kubelet service
+// without it never reports Running and the SCM fails the start with error
+// 1053. The kubelet logs to stderr (klog's default): on a service without a
+// wrapper that output is lost; nssm's AppStderr puts it in a file. Under
+// nssm (not started by the SCM itself) --windows-service makes kubelet.exe
+// fail: svc.Run cannot connect to the service controller.
+func Programs(opts HookOptions) map[string]winsim.Program {
 	logf := opts.Logf
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	var (
-		mu      sync.Mutex
-		running = map[*winsim.Host]*hookedKubelet{}
-	)
-	stop := func(h *winsim.Host) {
-		mu.Lock()
-		hk := running[h]
-		delete(running, h)
-		mu.Unlock()
-		if hk != nil {
-			hk.k.Stop()
-			hk.logFile.Close()
-			logf("kubeletsim: %s: kubelet stopped", h.ComputerName())
-		}
-	}
-	onStart = func(ctx context.Context, h *winsim.Host, svc winsim.Service) error {
-		if !strings.EqualFold(svc.Name, ServiceName) {
-			return nil
-		}
-		stop(h) // a kubelet left over from an earlier start
-		exe, args := SplitCommandLine(svc.BinaryPathName)
-		// The log lives in the guest's filesystem, where windows_node reads
-		// it over the transport when a node never becomes Ready.
-		logPath := h.DiskPath(bootstrap.KubeletLogFile)
-		if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
-			return fmt.Errorf("creating the kubelet log directory: %w", err)
-		}
-		f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("opening the kubelet log: %w", err)
+	return map[string]winsim.Program{"kubelet": func(ctx context.Context, p *winsim.Process) int {
+		h := p.Host
+		if p.Service == "" && hasFlag(p.Args, "windows-service") {
+			// svc.Run outside the SCM (under nssm, from a console) fails
+			// with ERROR_FAILED_SERVICE_CONTROLLER_CONNECT and the kubelet
+			// exits (cmd/kubelet/app/server.go initForOS).
+			fmt.Fprintf(p.Stderr, "E0000 00:00:00.000000    1 run.go:72] \"command failed\" err=\"failed OS init: The service process could not connect to the service controller.\"\r\n")
+			return 1
 		}
 		cfg := HostConfigFor(h)
-		cfg.Executable, cfg.Args, cfg.Log = exe, args, f
+		cfg.Executable, cfg.Args, cfg.Log = p.Path, p.Args, p.Stderr
 		k, err := Start(ctx, cfg)
 		if err != nil {
-			f.Close()
 			logf("kubeletsim: %s: kubelet failed to start: %v", h.ComputerName(), err)
-			// What Start-Service reports for a service process that exits at once.
-			return fmt.Errorf("Cannot start service %s on computer '.'.", svc.Name)
+			return 1 // kubelet.exe exits 1 on a start-up error (klog.ErrorS + os.Exit(1))
 		}
-		mu.Lock()
-		running[h] = &hookedKubelet{k: k, logFile: f}
-		mu.Unlock()
+		if p.Service != "" && hasFlag(p.Args, "windows-service") {
+			p.ServiceRunning()
+		}
 		logf("kubeletsim: %s: kubelet started for node %s", h.ComputerName(), k.NodeName())
-		return nil
-	}
-	onStop = func(h *winsim.Host, svc winsim.Service) {
-		if strings.EqualFold(svc.Name, ServiceName) {
-			stop(h)
-		}
-	}
-	return onStart, onStop
+		<-ctx.Done()
+		k.Stop()
+		logf("kubeletsim: %s: kubelet stopped", h.ComputerName())
+		return 0
+	}}
 }
 
-type hookedKubelet struct {
-	k       *Kubelet
-	logFile io.Closer
+// hasFlag reports whether a boolean flag is set on the command line
+// (--name, -name, --name=true as pflag accepts them).
+func hasFlag(args []string, name string) bool {
+	for _, a := range args {
+		a = strings.TrimLeft(a, "-")
+		if a == name || strings.EqualFold(a, name+"=true") {
+			return true
+		}
+	}
+	return false
 }
 
 // HostConfigFor returns a Config with the host's filesystem, services,

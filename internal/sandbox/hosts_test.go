@@ -72,7 +72,7 @@ func testWindowsHost(ctx context.Context, t *testing.T, s *Sandbox) {
 		t.Fatal("Hosts.ByName finds no host")
 	}
 	cfg := host.Config()
-	if cfg.OnServiceStart == nil || cfg.OnServiceStop == nil || cfg.OnShutdown == nil {
+	if cfg.Programs["kubelet"] == nil || cfg.OnShutdown == nil {
 		t.Error("the host is not wired to the simulated kubelet and to vSphere power-off")
 	}
 	if !strings.EqualFold(cfg.BIOSUUID, vm.BIOSUUID) || cfg.NumCPU != 2 || cfg.MemoryMB != 4096 {

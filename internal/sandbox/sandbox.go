@@ -164,11 +164,10 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if firstErr != nil {
 		return nil, fmt.Errorf("sandbox: %w", firstErr)
 	}
-	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: logf})
 	s.Hosts, err = guests.Start(ctx, guests.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay,
-		OnServiceStart: onStart, OnServiceStop: onStop, Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

@@ -141,10 +141,10 @@ type StepFault struct {
 type Service struct {
 	Name             string
 	DisplayName      string
-	BinaryPathName   string // ImagePath: executable path and arguments, as given to New-Service
-	StartupType      string // Automatic, Manual or Disabled
-	DelayedAutoStart bool   // Automatic (Delayed Start)
-	Status           string // Running, Stopped, StartPending or StopPending
+	BinaryPathName   string   // ImagePath: executable path and arguments, as given to New-Service
+	StartupType      string   // Automatic, Manual or Disabled
+	DelayedAutoStart bool     // Automatic (Delayed Start)
+	Status           string   // Running, Stopped, StartPending or StopPending
 	Description      string   `json:",omitempty"`
 	DependOnService  []string `json:",omitempty"`
 	// Environment is the service's own environment (REG_MULTI_SZ

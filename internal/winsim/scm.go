@@ -63,7 +63,7 @@ func (h *Host) captureEnvironment() {
 		"ALLUSERSPROFILE": `C:\ProgramData`, "COMMONPROGRAMFILES": `C:\Program Files\Common Files`,
 		"PROGRAMFILES(X86)": `C:\Program Files (x86)`, "PUBLIC": `C:\Users\Public`,
 		"USERPROFILE": `C:\Windows\system32\config\systemprofile`, "USERDOMAIN": "WORKGROUP",
-		"APPDATA": `C:\Windows\system32\config\systemprofile\AppData\Roaming`,
+		"APPDATA":      `C:\Windows\system32\config\systemprofile\AppData\Roaming`,
 		"LOCALAPPDATA": `C:\Windows\system32\config\systemprofile\AppData\Local`,
 	} {
 		if _, ok := env[k]; !ok {

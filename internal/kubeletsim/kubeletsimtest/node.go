@@ -44,20 +44,25 @@ type Node struct {
 // form) prepared like a golden image clone.
 func NewNode(t testing.TB, name string, o Options) *Node {
 	t.Helper()
-	onStart, onStop := kubeletsim.ServiceHooks(kubeletsim.HookOptions{Logf: t.Logf})
 	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
 		c.ComputerName = strings.ToUpper(name)
 		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
-		c.OnServiceStart, c.OnServiceStop = onStart, onStop
+		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf})
 	})
+	// Executables are known by their content (winsim.ExecutableIdentity),
+	// as the sandbox's artifact server serves them.
+	exe := func(name, version string) string {
+		return "MZ simulated Windows executable\r\n" + name + " " + version + "\r\n"
+	}
 	files := map[string]string{
-		bootstrap.ContainerdExe: "containerd github.com/containerd/containerd v" + ContainerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
-		bootstrap.KubeProxyExe:  "Kubernetes kube-proxy " + KubeletVersion + "\r\n",
+		bootstrap.ContainerdExe:  exe("containerd", "v"+ContainerdVersion),
+		bootstrap.KubeProxyExe:   exe("kube-proxy", KubeletVersion),
+		bootstrap.ContainerdConf: "version = 2\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"registry.k8s.io/pause:3.10.1\"\r\n",
 	}
 	if !o.NoKubeletBinary {
-		files[bootstrap.KubeletExe] = "Kubernetes kubelet " + KubeletVersion + "\r\nkubelet " + KubeletVersion + "\r\n"
+		files[bootstrap.KubeletExe] = exe("kubelet", KubeletVersion)
 	}
 	for p, content := range files {
 		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
@@ -95,8 +100,16 @@ func (n *Node) Run(t testing.TB, script string) remote.Result {
 	return res
 }
 
-// KubeletLog is the simulated kubelet's log so far.
+// KubeletLog is the simulated kubelet's log so far: the file the host's
+// configuration sends its output to (nssm's AppStderr, else AppStdout, of
+// the kubelet service), as on a real host; "" when nothing redirects it.
 func (n *Node) KubeletLog() string {
-	b, _ := os.ReadFile(n.Host.DiskPath(kubeletsim.LogFile))
-	return string(b)
+	params := winsim.ServicesKey + `\` + kubeletsim.ServiceName + `\Parameters`
+	for _, v := range []string{"AppStderr", "AppStdout"} {
+		if p, ok := n.Host.RegistryValue(params, v); ok && p.Str != "" {
+			b, _ := os.ReadFile(n.Host.DiskPath(p.Str))
+			return string(b)
+		}
+	}
+	return ""
 }

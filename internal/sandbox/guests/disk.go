@@ -24,8 +24,10 @@ const (
 )
 
 // diskEntries are what a clone copies of its source's directory: the disk
-// (fs/) and the service table. Logs, keys and ownership stay behind.
-var diskEntries = []string{"fs", "services.json", "features.json"}
+// (fs/), the registry (the services are there) and, from disks written
+// before the registry, the service table. Logs, keys and ownership stay
+// behind.
+var diskEntries = []string{"fs", "registry.json", "services.json", "features.json"}
 
 type owner struct {
 	VM       string    `json:"vm"` // managed object id

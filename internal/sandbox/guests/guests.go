@@ -58,6 +58,10 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
+// sandboxServiceStartTimeout replaces Windows' 30 s service start timeout
+// (winsim.HostConfig.ServiceStartTimeout) in the sandbox.
+const sandboxServiceStartTimeout = 2 * time.Second
+
 // DefaultWindowsBuild is reported by VMs whose template records no build.
 const DefaultWindowsBuild = "10.0.20348"
 
@@ -77,11 +81,10 @@ type Options struct {
 	// BootDelay keeps a host's listeners closed this long after power-on;
 	// RebootDelay is Restart-Computer's downtime (winsim's default when 0).
 	BootDelay, RebootDelay time.Duration
-	// OnServiceStart/OnServiceStop are every host's service hooks (the
-	// simulated kubelet: kubeletsim.ServiceHooks).
-	OnServiceStart func(ctx context.Context, h *winsim.Host, svc winsim.Service) error
-	OnServiceStop  func(h *winsim.Host, svc winsim.Service)
-	Logf           func(format string, args ...any)
+	// Programs are the native programs every host runs besides winsim's
+	// own (the simulated kubelet: kubeletsim.Programs).
+	Programs map[string]winsim.Program
+	Logf     func(format string, args ...any)
 }
 
 // Hosts are the simulated Windows hosts of the sandbox's VMs.
@@ -521,25 +524,28 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 	}
 	ports := h.ports
 	cfg := winsim.HostConfig{
-		ComputerName:   st.computer,
-		IP:             st.ip,
-		AdminPassword:  st.password,
-		WindowsBuild:   build,
-		BIOSUUID:       ev.uuid,
-		NumCPU:         ev.numCPU,
-		MemoryMB:       ev.memoryMB,
-		Dir:            st.dir,
-		TLSCertPEM:     certPEM,
-		TLSKeyPEM:      tlsKeyPEM,
-		SSHHostKeyPEM:  keyPEM,
-		Ports:          &ports,
-		BootDelay:      h.opts.BootDelay,
-		RebootDelay:    h.opts.RebootDelay,
-		Faults:         h.faultsFor(st.computer),
-		OnServiceStart: h.opts.OnServiceStart,
-		OnServiceStop:  h.opts.OnServiceStop,
-		OnShutdown:     func(*winsim.Host) { h.guestShutdown(st) },
-		OnStateChange:  func(_ *winsim.Host, up bool) { h.reportGuest(st, up, !customizedName) },
+		ComputerName:  st.computer,
+		IP:            st.ip,
+		AdminPassword: st.password,
+		WindowsBuild:  build,
+		BIOSUUID:      ev.uuid,
+		NumCPU:        ev.numCPU,
+		MemoryMB:      ev.memoryMB,
+		Dir:           st.dir,
+		TLSCertPEM:    certPEM,
+		TLSKeyPEM:     tlsKeyPEM,
+		SSHHostKeyPEM: keyPEM,
+		Ports:         &ports,
+		BootDelay:     h.opts.BootDelay,
+		RebootDelay:   h.opts.RebootDelay,
+		Faults:        h.faultsFor(st.computer),
+		Programs:      h.opts.Programs,
+		// Windows waits 30 s for a service to report Running; the sandbox
+		// fails a service program that never does (error 1053) sooner, so
+		// tests of that failure do not spend the full timeout.
+		ServiceStartTimeout: sandboxServiceStartTimeout,
+		OnShutdown:          func(*winsim.Host) { h.guestShutdown(st) },
+		OnStateChange:       func(_ *winsim.Host, up bool) { h.reportGuest(st, up, !customizedName) },
 	}
 	host, err := winsim.Start(context.Background(), cfg)
 	for attempt := 0; err != nil && !st.static && errors.Is(err, syscall.EADDRINUSE) && attempt < 16; attempt++ {

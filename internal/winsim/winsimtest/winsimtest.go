@@ -136,6 +136,9 @@ func StartHost(t testing.TB, edit func(*winsim.HostConfig)) *Fixture {
 		AuthorizedKeys: ssh.MarshalAuthorizedKey(clientPub),
 		Ports:          &winsim.Ports{},
 		RebootDelay:    500 * time.Millisecond,
+		// Windows waits 30 s for a service to report Running; tests of a
+		// service that never does should not.
+		ServiceStartTimeout: 2 * time.Second,
 	}
 	if edit != nil {
 		edit(&cfg)

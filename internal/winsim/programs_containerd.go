@@ -1,0 +1,340 @@
+package winsim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/BurntSushi/toml"
+)
+
+// containerd.exe, as containerd's Windows build behaves (containerd/containerd
+// cmd/containerd/command/service_windows.go, main.go, and
+// cmd/containerd/server/config/config.go of v1.7 and v2.2):
+//
+//   - --register-service [flags] creates the service "containerd" (or
+//     --service-name) with mgr.CreateService: display name "Containerd",
+//     description "Container runtime", SERVICE_AUTO_START, the command line
+//     "<containerd.exe>" --run-service followed by every other flag given,
+//     and recovery actions restart/15s, restart/15s, none with a 24h reset;
+//     then it exits 0. --unregister-service deletes it.
+//   - --run-service runs the daemon under the SCM (svc.Run reports
+//     Running). Output goes to --log-file when given, else nowhere.
+//   - without --run-service it is a console daemon: it never talks to the
+//     SCM (a service started that way fails with 1053).
+//
+// The configuration (--config, default %ProgramFiles%\containerd\config.toml;
+// a missing default file means the built-in defaults) is read as containerd
+// does: 1.7 reads versions 1 (deprecated, converted) and 2 and refuses 3
+// ("unsupported config version `3`"); 2.x reads 1 and 2 by migrating them
+// to 3 and refuses anything above 3 ("expected containerd config version
+// equal to or less than `3`, got `N`"). The CRI settings the simulation
+// uses are the sandbox (pause) image and the CNI directories; in a version
+// 3 file the v2 section [plugins."io.containerd.grpc.v1.cri"] is not
+// migrated and its sandbox_image and cni keys are ignored with containerd's
+// "Ignoring unknown key in TOML for plugin" warning, as in containerd 2.x.
+func init() { registerProgram("containerd", runContainerd) }
+
+// ContainerdConfig is what a running containerd took from its configuration.
+type ContainerdConfig struct {
+	Version      string   // the executable's version, "v2.2.0"
+	ConfigPath   string   // the file read ("" when the defaults were used)
+	ConfigFormat int      // the file's version = N (after defaulting 0 to 1)
+	SandboxImage string   // the pause image
+	CNIBinDirs   []string // where CNI plugins are looked up
+	CNIConfDir   string   // where CNI configurations are read
+	Warnings     []string // what containerd logged about the file
+}
+
+var containerdConfigs sync.Map // *Host -> ContainerdConfig
+
+// ContainerdConfig returns the configuration of the containerd running on
+// the host; ok is false when none runs.
+func (h *Host) ContainerdConfig() (ContainerdConfig, bool) {
+	v, ok := containerdConfigs.Load(h)
+	if !ok {
+		return ContainerdConfig{}, false
+	}
+	return v.(ContainerdConfig), true
+}
+
+// containerdFlags are the global flags of containerd's CLI (urfave/cli): the
+// ones taking a value, and the service flags.
+var containerdValueFlags = map[string]bool{
+	"config": true, "c": true, "log-level": true, "l": true, "address": true, "a": true,
+	"root": true, "state": true, "service-name": true, "log-file": true,
+}
+
+func runContainerd(ctx context.Context, p *Process) int {
+	opts := map[string]string{}
+	var bools []string
+	for i := 0; i < len(p.Args); i++ {
+		a := p.Args[i]
+		if !strings.HasPrefix(a, "-") {
+			if a == "config" || a == "oci-hook" || a == "publish" || a == "help" {
+				fmt.Fprintf(p.Stderr, "winsim: containerd %s is not modelled\r\n", a)
+				return 1
+			}
+			fmt.Fprintf(p.Stderr, "containerd: no such command %q\r\n", a)
+			return 1
+		}
+		name := strings.TrimLeft(a, "-")
+		val, hasVal := "", false
+		if j := strings.IndexByte(name, '='); j >= 0 {
+			name, val, hasVal = name[:j], name[j+1:], true
+		}
+		switch {
+		case containerdValueFlags[name]:
+			if !hasVal {
+				if i+1 >= len(p.Args) {
+					fmt.Fprintf(p.Stderr, "containerd: flag needs an argument: -%s\r\n", name)
+					return 1
+				}
+				i++
+				val = p.Args[i]
+			}
+			opts[name] = val
+		case name == "register-service" || name == "unregister-service" || name == "run-service" || name == "version" || name == "v":
+			bools = append(bools, name)
+		default:
+			fmt.Fprintf(p.Stderr, "containerd: flag provided but not defined: -%s\r\n", name)
+			return 1
+		}
+	}
+	has := func(n string) bool {
+		for _, b := range bools {
+			if b == n {
+				return true
+			}
+		}
+		return false
+	}
+	svcName := opts["service-name"]
+	if svcName == "" {
+		svcName = "containerd"
+	}
+	switch {
+	case has("version") || has("v"):
+		fmt.Fprintf(p.Stdout, "containerd github.com/containerd/containerd/v2 %s\r\n", p.Version)
+		return 0
+	case has("register-service") && has("unregister-service"):
+		fmt.Fprintf(p.Stderr, "containerd: --register-service and --unregister-service cannot be used together: invalid argument\r\n")
+		return 1
+	case has("unregister-service"):
+		if err := p.Host.svcs.remove(svcName); err != nil {
+			fmt.Fprintf(p.Stderr, "containerd: %s\r\n", scMessage(err))
+			return 1
+		}
+		return 0
+	case has("register-service"):
+		return registerContainerd(p, svcName)
+	}
+	cfg, err := loadContainerdConfig(p, opts["config"])
+	logTo := p.Stderr
+	if has("run-service") && opts["log-file"] != "" {
+		f, ferr := p.Host.fs.OpenWrite(opts["log-file"], true)
+		if ferr != nil {
+			return 1
+		}
+		defer f.Close()
+		logTo = f
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintf(logTo, "time=%q level=warning msg=%q\r\n", "", w)
+	}
+	if err != nil {
+		fmt.Fprintf(logTo, "containerd: %v\r\n", err)
+		return 1
+	}
+	containerdConfigs.Store(p.Host, cfg)
+	defer containerdConfigs.Delete(p.Host)
+	fmt.Fprintf(logTo, "time=%q level=info msg=\"containerd successfully booted\"\r\n", "")
+	if has("run-service") && p.Service != "" {
+		p.ServiceRunning()
+	}
+	<-ctx.Done()
+	return 0
+}
+
+// registerContainerd is registerService: the service runs this executable
+// with --run-service and the other flags given.
+func registerContainerd(p *Process, name string) int {
+	args := []string{"--run-service"}
+	for _, a := range p.Args {
+		if a != "--register-service" && a != "--unregister-service" {
+			args = append(args, a)
+		}
+	}
+	cmd := []string{escapeArg(p.Path)}
+	for _, a := range args {
+		cmd = append(cmd, escapeArg(a))
+	}
+	err := p.Host.svcs.create(Service{Name: name, DisplayName: "Containerd", Description: "Container runtime",
+		BinaryPathName: strings.Join(cmd, " "), StartupType: StartupAutomatic})
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "containerd: %s\r\n", scMessage(err))
+		return 1
+	}
+	if err := p.Host.setFailureActions(name, failureActions{ResetSeconds: 24 * 3600, Actions: []scAction{
+		{Type: scActionRestart, Delay: 15e9}, {Type: scActionRestart, Delay: 15e9}, {Type: scActionNone},
+	}}); err != nil {
+		fmt.Fprintf(p.Stderr, "containerd: %v\r\n", err)
+		return 1
+	}
+	return 0
+}
+
+// escapeArg quotes an argument as Go's syscall.EscapeArg does (what
+// mgr.CreateService uses to build the service's command line).
+func escapeArg(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if !strings.ContainsAny(s, " \t\"") {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	slashes := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			slashes++
+		case '"':
+			b.WriteString(strings.Repeat(`\`, slashes+1))
+			slashes = 0
+		default:
+			slashes = 0
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteString(strings.Repeat(`\`, slashes))
+	b.WriteByte('"')
+	return b.String()
+}
+
+// scMessage is a service error as a Win32 API caller prints it.
+func scMessage(err error) string {
+	if se, ok := err.(*ServiceError); ok && se.Err != nil {
+		return se.Err.Message
+	}
+	return err.Error()
+}
+
+// containerdMajor reads the major version of "v2.2.0" / "1.7.24".
+func containerdMajor(v string) int {
+	v = strings.TrimPrefix(v, "v")
+	n, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	return n
+}
+
+func loadContainerdConfig(p *Process, path string) (ContainerdConfig, error) {
+	major := containerdMajor(p.Version)
+	cfg := ContainerdConfig{Version: p.Version, SandboxImage: "registry.k8s.io/pause:3.10",
+		CNIBinDirs: []string{`C:\Program Files\containerd\cni\bin`}, CNIConfDir: `C:\Program Files\containerd\cni\conf`}
+	if major < 2 {
+		cfg.SandboxImage = "registry.k8s.io/pause:3.8" // containerd 1.7's pkg/cri/config default
+	}
+	explicit := path != ""
+	if !explicit {
+		path = `C:\Program Files\containerd\config.toml`
+	}
+	data, err := p.Host.fs.ReadFile(path)
+	if err != nil {
+		if explicit {
+			return cfg, fmt.Errorf("failed to load TOML: %s: open %s: The system cannot find the file specified.", path, path)
+		}
+		return cfg, nil // containerd ignores a missing default config file
+	}
+	cfg.ConfigPath = path
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		return cfg, fmt.Errorf("failed to load TOML from %s: %v", path, err)
+	}
+	version := 0
+	if v, ok := raw["version"].(int64); ok {
+		version = int(v)
+	}
+	if version == 0 {
+		version = 1 // "Version 0 is not defined, treated at version 1"
+	}
+	cfg.ConfigFormat = version
+	plugins, _ := raw["plugins"].(map[string]any)
+	if version == 1 {
+		// v1Migrate: short plugin names become URIs ("cri" -> io.containerd.grpc.v1.cri).
+		migrated := map[string]any{}
+		for k, v := range plugins {
+			if !strings.Contains(k, ".") {
+				k = "io.containerd.grpc.v1." + k
+			}
+			migrated[k] = v
+		}
+		plugins = migrated
+	}
+	section := func(m map[string]any, k string) map[string]any { v, _ := m[k].(map[string]any); return v }
+	str := func(m map[string]any, k string) string { v, _ := m[k].(string); return v }
+	cni := func(c map[string]any) {
+		if c == nil {
+			return
+		}
+		if d := str(c, "bin_dir"); d != "" {
+			cfg.CNIBinDirs = []string{d}
+		}
+		if ds, ok := c["bin_dirs"].([]any); ok {
+			cfg.CNIBinDirs = nil
+			for _, d := range ds {
+				if s, ok := d.(string); ok {
+					cfg.CNIBinDirs = append(cfg.CNIBinDirs, s)
+				}
+			}
+		}
+		if d := str(c, "conf_dir"); d != "" {
+			cfg.CNIConfDir = d
+		}
+	}
+	if major < 2 {
+		switch {
+		case version > 2:
+			return cfg, fmt.Errorf("failed to load TOML from %s: unsupported config version `%d`", path, version)
+		case version < 2:
+			cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("containerd config version `%d` has been deprecated and will be converted on each startup in containerd v2.0, use `containerd config migrate` after upgrading to containerd 2.0 to avoid conversion on startup", version))
+		}
+		cri := section(plugins, "io.containerd.grpc.v1.cri")
+		if s := str(cri, "sandbox_image"); s != "" {
+			cfg.SandboxImage = s
+		}
+		cni(section(cri, "cni"))
+		return cfg, nil
+	}
+	if version > 3 {
+		return cfg, fmt.Errorf("failed to load TOML from %s: expected containerd config version equal to or less than `3`, got `%d`", path, version)
+	}
+	cri := section(plugins, "io.containerd.grpc.v1.cri")
+	if version < 3 {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("Configuration migrated from version %d, use `containerd config migrate` to avoid migration", version))
+		// plugins/cri/images and plugins/cri/runtime configMigration.
+		if s := str(cri, "sandbox_image"); s != "" {
+			cfg.SandboxImage = s
+		}
+		cni(section(cri, "cni"))
+		return cfg, nil
+	}
+	var unknown []string
+	for _, k := range []string{"sandbox_image", "cni", "containerd", "registry"} {
+		if _, ok := cri[k]; ok {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("Ignoring unknown key in TOML for plugin (plugin=io.containerd.grpc.v1.cri key=%s)", k))
+	}
+	if s := str(section(section(plugins, "io.containerd.cri.v1.images"), "pinned_images"), "sandbox"); s != "" {
+		cfg.SandboxImage = s
+	}
+	cni(section(section(plugins, "io.containerd.cri.v1.runtime"), "cni"))
+	return cfg, nil
+}
