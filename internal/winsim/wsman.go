@@ -53,6 +53,9 @@ type wsCommand struct {
 	done    bool
 	exit    int
 	changed chan struct{} // closed and replaced on every change
+	// rebootMidReply: Faults.RebootMidReply chose this command; its
+	// first reply is cut off by a reboot.
+	rebootMidReply bool
 }
 
 func newWSManServer(h *Host) *wsmanServer {
@@ -213,7 +216,8 @@ func (s *wsmanServer) command(w http.ResponseWriter, env *envelope, sh *wsShell)
 		line += " " + a
 	}
 	ctx, cancel := context.WithCancel(sh.ctx)
-	c := &wsCommand{id: newGUID(), cancel: cancel, stdin: newStdinBuffer(), changed: make(chan struct{})}
+	c := &wsCommand{id: newGUID(), cancel: cancel, stdin: newStdinBuffer(), changed: make(chan struct{}),
+		rebootMidReply: s.h.takeRebootMidReply(line)}
 	s.mu.Lock()
 	sh.cmds[c.id] = c
 	s.mu.Unlock()
@@ -305,7 +309,12 @@ func (s *wsmanServer) receive(w http.ResponseWriter, r *http.Request, env *envel
 		c.mu.Lock()
 		if len(c.stdout) > 0 || len(c.stderr) > 0 || c.done {
 			body := c.takeOutputLocked()
+			cut := c.rebootMidReply
+			c.rebootMidReply = false
 			c.mu.Unlock()
+			if cut {
+				s.h.cutReplyAndReboot(w, actionReceive+"Response", env.Header.MessageID, body)
+			}
 			writeSOAP(w, actionReceive+"Response", env.Header.MessageID, body)
 			return
 		}

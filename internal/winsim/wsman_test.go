@@ -8,6 +8,7 @@ import (
 
 	"github.com/masterzen/winrm"
 
+	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
 )
 
@@ -53,5 +54,35 @@ func TestWinRMClientLibrary(t *testing.T) {
 				t.Fatalf("wrong password: err = %v, want a 401", err)
 			}
 		})
+	}
+}
+
+// A reboot while a command's output is on its way: the client sees the
+// response end early and the connection drop, then the host comes back.
+func TestRebootMidReply(t *testing.T) {
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		c.Faults.RebootMidReply = &winsim.StepFault{Step: "join", Times: 1}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := newClient(t, f, true, true, winsimtest.Password)
+	_, _, _, err := c.RunPSWithContext(ctx, "# step: join\nWrite-Output 'joining the cluster'")
+	if err == nil {
+		t.Fatal("the command completed through a reboot")
+	}
+	if !strings.Contains(err.Error(), "EOF") && !strings.Contains(err.Error(), "connection reset") {
+		t.Errorf("error %v, want the connection cut mid-reply", err)
+	}
+	t.Logf("client error: %v", err)
+	for f.Host.Up() && ctx.Err() == nil { // the reboot takes the host down...
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := f.Host.WaitUp(ctx); err != nil { // ...and brings it back
+		t.Fatal(err)
+	}
+	c = newClient(t, f, true, true, winsimtest.Password)
+	out, _, code, err := c.RunPSWithContext(ctx, "# step: join\nWrite-Output 'joined'")
+	if err != nil || strings.TrimSpace(out) != "joined" || code != 0 {
+		t.Fatalf("after the reboot (Times: 1): %q %d %v", out, code, err)
 	}
 }
