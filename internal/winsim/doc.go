@@ -8,8 +8,9 @@
 // public-key authentication; exec runs a command line, subsystem sftp serves
 // the disk). It keeps a virtual filesystem, mirrored on disk under
 // <Dir>/fs/<drive>/ (case-insensitive lookups, names kept as created), a
-// service table (<Dir>/services.json) and a log of every script it received
-// (<Dir>/scripts.log: time, transport, user, step, exit code, text).
+// registry (HKLM, <Dir>/registry.json, which also holds the services) and a
+// log of every script it received (<Dir>/scripts.log: time, transport, user,
+// step, exit code, text).
 //
 // # Command lines
 //
@@ -60,9 +61,14 @@
 //	(Get-Service -Name '<name>').Status   Running or Stopped; missing service is an error
 //	Remove-Service -Name '<name>', sc.exe delete <name>
 //
-// Starting a service calls HostConfig.OnServiceStart (the simulated kubelet,
-// internal/kubeletsim, plugs in there: kubeletsim.ServiceHooks); Automatic
-// services start again after every boot.
+// Starting a service runs its program (see "The service control manager"
+// below); Automatic services start again after every boot. The cmdlets call
+// the SCM's h.startService / h.stopService (errors are *ServiceError with
+// the Win32 code; stopService refuses a service with running dependents,
+// h.stopServiceWithDependents is -Force) and the table h.svcs.
+// [Environment]::SetEnvironmentVariable(n, v, 'Machine') is Host.SetMachineEnv
+// (and GetEnvironmentVariable(n, 'Machine') is Host.MachineEnv): it writes the
+// registry only; services see it after the next reboot.
 //
 // System:
 //
@@ -128,6 +134,68 @@
 // exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
 // host as the step arrives. Faults.KubeletNeverReady makes the simulated
 // kubelet register its Node but never report Ready.
+//
+// # The service control manager, the registry, sc.exe, nssm and containerd
+//
+// (Behaviours modelled by the SCM work; merge into the package's table of
+// modelled behaviours as a separate group.)
+//
+// The registry (registry.go) is HKEY_LOCAL_MACHINE with REG_SZ,
+// REG_EXPAND_SZ, REG_MULTI_SZ, REG_DWORD and REG_BINARY values, saved to
+// <Dir>/registry.json: it survives reboots and clones copy it with the disk
+// (internal/sandbox/guests/disk.go). It holds
+// HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion (the configured build,
+// rewritten at every boot), HKLM\SYSTEM\CurrentControlSet\Control\Session
+// Manager\Environment (the machine environment) and
+// HKLM\SYSTEM\CurrentControlSet\Services\<name> (ImagePath, Start 2/3/4,
+// DelayedAutostart, DisplayName, Description, DependOnService, Environment,
+// ObjectName, FailureActions as SERVICE_FAILURE_ACTIONS bytes, nssm's
+// Parameters subkey). The engine's HKLM: provider reads and writes h.reg.
+//
+//	Behaviour                                              Upstream source
+//	start: dependencies first, any start type; one          learn.microsoft.com/windows/win32/services/service-startup
+//	  failing -> 1068, a missing one -> 1075
+//	ImagePath: REG_EXPAND_SZ expanded; quoted module, or    CreateProcessW lpCommandLine (learn.microsoft.com)
+//	  unquoted tried at each space; args by C runtime rules  "Parsing C command-line arguments" (learn.microsoft.com)
+//	no file -> 2, not an executable -> 193                  CreateProcess errors (system error codes)
+//	no Running report within ServiceStartTimeout (30 s)     ServicesPipeTimeout; error 1053
+//	  -> 1053, process ended
+//	process ends before Running -> 1067                     ERROR_PROCESS_ABORTED (event 7034)
+//	Disabled -> 1058; marked for deletion -> 1072            system error codes; DeleteService docs
+//	program the simulator does not model -> refused         (simulator rule: never pretend)
+//	environment: machine env captured at boot + the          services.exe builds its block at boot; Environment
+//	  service's Environment; no stdout/stderr                value (REG_MULTI_SZ) of the service key
+//	stop: refused with running dependents (1051, PS         Stop-Service docs (-Force), ControlService docs
+//	  "It can only be stopped if the Force flag is set.")
+//	recovery (FailureActions): restart after the delay;     SERVICE_FAILURE_ACTIONS, sc-failure docs
+//	  failure count picks the action, reset= zeroes it;
+//	  reboot/run actions refused
+//	boot: Automatic services, dependencies first,           "Automatically starting services" (learn.microsoft.com)
+//	  delayed ones last
+//	sc.exe create/config/description/failure/delete/start/  learn.microsoft.com/windows-server/administration/
+//	  stop/query/queryex/qc, "[SC] <API> FAILED <code>:",     windows-commands/sc-*; 1639 on a bad command line:
+//	  exit = Win32 code (1060, 1073, 1056, 1062, 1051,        OctopusDeploy/Issues#1787
+//	  1072, 87); "name= value" pairs, else 1639
+//	nssm 2.24 install/set/get/reset/remove/start/stop/      nssm.cc 2.24 (commit 220d2b0): service.cpp,
+//	  restart/status, messages and exit codes                 settings.cpp, messages.mc
+//	nssm service: Application + AppParameters               service.cpp start_service, throttle_restart,
+//	  (CommandLineToArgvW), AppDirectory, AppEnvironment[Extra],  end_service; io.cpp get_output_handles,
+//	  AppStdout/AppStderr appended (no directory created;    rotate_file, rotated_filename, write_to_file
+//	  2.24 runs the app without output), AppRotateFiles/
+//	  Bytes/Seconds/Online, AppExit Restart/Ignore/Exit,
+//	  AppRestartDelay, AppThrottle back-off; missing app ->
+//	  service stops (exit 3)
+//	containerd --register-service / --unregister-service /  containerd cmd/containerd/command/service_windows.go
+//	  --run-service / console; config version rules of 1.7   services/server/config (1.7.24), cmd/containerd/
+//	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go
+//	sshd service program                                    PowerShell/openssh-portable (install-sshd.ps1)
+//	kubelet (internal/kubeletsim): Running only with        kubernetes cmd/kubelet/app/options/osflags_windows.go,
+//	  --windows-service; fails under nssm with it            cmd/kubelet/app/server.go (initForOS)
+//
+// Faults: Faults.ServiceExits makes a service's process exit After it
+// reported Running (a crash: recovery actions apply); Faults.RebootMidReply
+// cuts the WinRM Receive reply of a matching command mid-body and reboots
+// the host.
 //
 // # WinRM details
 //
