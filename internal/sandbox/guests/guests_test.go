@@ -258,7 +258,10 @@ func TestGoldenImageFlow(t *testing.T) {
 	tr := w.connect(t, ip, "Build-Passw0rd!")
 	run(t, tr, `New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null
 Set-Content -Path 'C:\k\version.txt' -Value 'v1.36.3'
-New-Service -Name 'containerd' -BinaryPathName 'C:\Program Files\containerd\containerd.exe --run-service' -StartupType Automatic`)
+New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd\bin' | Out-Null
+Set-Content -Path 'C:\Program Files\containerd\bin\containerd.exe' -Value 'MZ simulated Windows executable
+containerd v1.7.24'
+New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin\containerd.exe" --run-service' -StartupType Automatic`)
 	// Restart-Computer keeps the VM on; vSphere sees VMware Tools stop and run again.
 	if err := w.c.WaitForToolsRunning(ctx, build); err != nil {
 		t.Fatal(err)
