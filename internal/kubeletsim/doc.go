@@ -3,8 +3,9 @@
 // the provider wrote on that host and joins the sandbox's real control plane
 // the way kubelet.exe v1.36 does, failing where kubelet.exe fails.
 //
-// Wire it into hosts with ServiceHooks (winsim.HostConfig.OnServiceStart and
-// OnServiceStop), or run one directly with Start.
+// Wire it into hosts with Programs (winsim.HostConfig.Programs: the host runs
+// it for its kubelet.exe, as a service, under nssm or from a script), or run
+// one directly with Start.
 //
 // # What it reads
 //
