@@ -191,6 +191,43 @@ func (k *Kubelet) containerRuntime() (string, error) {
 	return "containerd://" + string(m[1]), nil
 }
 
+// cniSettings reads containerd's CNI directories from its service's command
+// line and config file.
+func (k *Kubelet) cniSettings() (cniSettings, error) {
+	var args []string
+	if k.cfg.Services != nil {
+		if svc, ok := k.cfg.Services.Service(ContainerdService); ok {
+			_, args = SplitCommandLine(svc.BinaryPathName)
+		}
+	}
+	return containerdCNISettings(k.cfg.Files, args)
+}
+
+// networkError is containerd's NetworkReady condition: nil when the CNI
+// network is loaded and its plugins are installed.
+func (k *Kubelet) networkError() error {
+	s, err := k.cniSettings()
+	if err != nil {
+		return errCNINotInitialized
+	}
+	_, err = networkStatus(k.cfg.Files, s)
+	return err
+}
+
+// sandboxNetworkError is the error setting up a pod sandbox's network would
+// end with (a delegate or IPAM plugin missing), nil when it would work.
+func (k *Kubelet) sandboxNetworkError() error {
+	s, err := k.cniSettings()
+	if err != nil {
+		return err
+	}
+	net, err := networkStatus(k.cfg.Files, s)
+	if err != nil {
+		return err
+	}
+	return sandboxNetworkError(k.cfg.Files, s, net)
+}
+
 // runtimeUp reports whether containerd is still running.
 func (k *Kubelet) runtimeUp() bool {
 	if k.cfg.Services == nil {

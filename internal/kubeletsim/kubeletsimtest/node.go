@@ -31,6 +31,47 @@ type Options struct {
 	Faults          winsim.Faults
 	ContainerdDown  bool // containerd installed but not running
 	NoKubeletBinary bool // kubelet.exe missing
+	// NoCNI leaves out the CNI network configuration and plugins: the node
+	// then never becomes Ready ("cni plugin not initialized").
+	NoCNI bool
+}
+
+// CNI layout of the golden image: containerd's config names these
+// directories (flannel-io/cni-plugin's flannel.exe and containernetworking's
+// win-overlay/host-local in the bin dir; the conflist written at join).
+const (
+	CNIBinDir   = `C:\opt\cni\bin`
+	CNIConfDir  = `C:\etc\cni\net.d`
+	CNIConfList = CNIConfDir + `\10-flannel.conflist`
+)
+
+// ContainerdConfig is the golden image's containerd config.toml (version 2,
+// containerd 1.7).
+const ContainerdConfig = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n  bin_dir = \"C:\\\\opt\\\\cni\\\\bin\"\n  conf_dir = \"C:\\\\etc\\\\cni\\\\net.d\"\n"
+
+// FlannelConfList is the CNI network a flannel node gets.
+const FlannelConfList = `{"cniVersion":"0.3.0","name":"vxlan0","plugins":[{"type":"flannel","capabilities":{"portMappings":true,"dns":true},"delegate":{"type":"win-overlay","policies":[]}}]}`
+
+// Executable is the content of a simulated Windows executable (see
+// winsim.Process): the host knows the program by its second line.
+func Executable(program, version string) string {
+	return "MZ simulated Windows executable\r\n" + program + " " + version + "\r\n"
+}
+
+// WriteCNI installs the CNI plugins and the flannel network configuration.
+func WriteCNI(t testing.TB, h *winsim.Host) {
+	t.Helper()
+	files := map[string]string{
+		CNIBinDir + `\flannel.exe`:     Executable("flannel", "v1.6.2-flannel1"),
+		CNIBinDir + `\win-overlay.exe`: Executable("win-overlay", "v1.6.2"),
+		CNIBinDir + `\host-local.exe`:  Executable("host-local", "v1.6.2"),
+		CNIConfList:                    FlannelConfList,
+	}
+	for p, content := range files {
+		if err := h.WriteFile(p, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Node is a simulated Windows host with an open WinRM transport.
@@ -53,8 +94,9 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.OnServiceStart, c.OnServiceStop = onStart, onStop
 	})
 	files := map[string]string{
-		bootstrap.ContainerdExe: "containerd github.com/containerd/containerd v" + ContainerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
-		bootstrap.KubeProxyExe:  "Kubernetes kube-proxy " + KubeletVersion + "\r\n",
+		bootstrap.ContainerdExe:  "containerd github.com/containerd/containerd v" + ContainerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
+		bootstrap.KubeProxyExe:   Executable("kube-proxy", KubeletVersion),
+		bootstrap.ContainerdConf: ContainerdConfig,
 	}
 	if !o.NoKubeletBinary {
 		files[bootstrap.KubeletExe] = "Kubernetes kubelet " + KubeletVersion + "\r\nkubelet " + KubeletVersion + "\r\n"
@@ -63,6 +105,9 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !o.NoCNI {
+		WriteCNI(t, f.Host)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
