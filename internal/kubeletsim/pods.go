@@ -23,7 +23,8 @@ import (
 // deletions complete.
 type podWorker struct {
 	mu       sync.Mutex
-	recorded map[string]bool // events already recorded
+	recorded map[string]bool            // events already recorded
+	hostPods map[string]*hostProcessPod // by pod UID
 	n        *nodeAgent
 	store    cache.Store
 	queue    workqueue.TypedRateLimitingInterface[string]
@@ -58,6 +59,7 @@ func (w *podWorker) run(ctx context.Context) {
 		DeleteFunc: func(obj any) {
 			if p, ok := obj.(*corev1.Pod); ok {
 				w.n.k.log.Info("kubelet.go:2503", "SyncLoop REMOVE", "source", "api", "pods", []string{p.Namespace + "/" + p.Name})
+				w.stopHostProcess(p)
 				w.release(p)
 			} else if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				if p, ok := d.Obj.(*corev1.Pod); ok {
@@ -105,11 +107,19 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 	if pod.DeletionTimestamp != nil {
 		return w.kill(ctx, pod)
 	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || isRunning(pod) {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return nil
 	}
 	if pod.Spec.OS != nil && pod.Spec.OS.Name != corev1.Windows {
 		return w.reject(ctx, pod, "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS")
+	}
+	if isHostProcess(pod) {
+		// Its containers are processes on the host, run with the
+		// container's command (pods_hostprocess.go).
+		return w.startHostProcess(ctx, pod)
+	}
+	if isRunning(pod) {
+		return nil
 	}
 	var ip string
 	if pod.Spec.HostNetwork {
@@ -161,6 +171,7 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 // are gone, deletes the pod with grace period 0 and a UID precondition.
 func (w *podWorker) kill(ctx context.Context, pod *corev1.Pod) error {
 	w.n.k.log.Info("kubelet.go:2490", "SyncLoop DELETE", "source", "api", "pods", []string{pod.Namespace + "/" + pod.Name})
+	w.stopHostProcess(pod)
 	zero := int64(0)
 	uid := pod.UID
 	err := w.n.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{

@@ -26,6 +26,13 @@ const (
 	ContainerdVersion = "1.7.24"
 )
 
+// FlanneldExe is where the golden image installs flanneld.exe;
+// FlannelVersion is its version.
+const (
+	FlanneldExe    = `C:\k\flanneld.exe`
+	FlannelVersion = "v0.27.4"
+)
+
 // Options shape a node.
 type Options struct {
 	Faults          winsim.Faults
@@ -92,10 +99,12 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
 		c.OnServiceStart, c.OnServiceStop = onStart, onStop
+		c.Programs = kubeletsim.AgentPrograms(kubeletsim.AgentOptions{Logf: t.Logf})
 	})
 	files := map[string]string{
 		bootstrap.ContainerdExe:  "containerd github.com/containerd/containerd v" + ContainerdVersion + " 88bf19b2105c8b17560993bee28a01ddc2f97182\r\n",
 		bootstrap.KubeProxyExe:   Executable("kube-proxy", KubeletVersion),
+		FlanneldExe:              Executable("flanneld", FlannelVersion),
 		bootstrap.ContainerdConf: ContainerdConfig,
 	}
 	if !o.NoKubeletBinary {
