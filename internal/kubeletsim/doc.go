@@ -12,20 +12,46 @@
 //   - The service command line (BinaryPathName): the executable must exist on
 //     the host and contain a line "kubelet vX.Y.Z" (the sandbox's artifact
 //     server serves such files); that is the kubeletVersion. Arguments are
-//     parsed with the flag set of kubelet v1.36 on Windows (flagtable.go, generated from
-//     k8s.io/kubernetes cmd/kubelet/app/options): flags removed from the
-//     kubelet (--network-plugin, --cni-bin-dir, --pod-infra-container-image,
-//     --image-pull-progress-deadline, --logtostderr, ...) fail the start with
-//     "failed to parse kubelet flag: unknown flag: --x", deprecated ones log
-//     pflag's warning. --node-labels is validated like
-//     options.ValidateKubeletFlags (kubernetes.io labels outside the kubelet's
-//     allowed set are refused).
-//   - --config: a KubeletConfiguration (kubelet.config.k8s.io/v1beta1 only;
-//     unknown fields earn the lenient-decoding warning). Flags given on the
-//     command line win over the file. clusterDNS, clusterDomain, maxPods,
-//     registerWithTaints, providerID, containerRuntimeEndpoint,
-//     nodeLeaseDurationSeconds, system/kube reserved and
-//     authentication.x509.clientCAFile (must exist) take effect.
+//     judged by the kubelet's own code: kubeletcheck
+//     (tools/controlplane/kubeletcheck, built by tools/controlplane/build.sh
+//     next to the control plane; without it the kubelet does not start) runs
+//     NewKubeletCommand's checks of k8s.io/kubernetes v1.36.3: the flag set
+//     (options.NewKubeletFlags().AddFlags, AddKubeletConfigFlags,
+//     AddGlobalFlags), ValidateKubeletFlags, the --config loader
+//     (configfiles: strict decoding, then lenient with a warning), flags over
+//     the file (kubeletConfigFlagPrecedence) and
+//     validation.ValidateKubeletConfiguration. Hand-kept, because the helper
+//     is a Linux build: --windows-service and --windows-priorityclass
+//     (cmd/kubelet/app/options/osflags_windows.go), no cadvisor flags
+//     (globalflags_linux.go), eviction defaults (pkg/kubelet/eviction/
+//     defaults_windows.go) and validation_windows.go's rules in place of
+//     validation_linux.go's (whose cgroup v1 check fails every default
+//     configuration on a cgroup v1 machine).
+//   - Network readiness: containerd's CNI directories from its service's
+//     --config (version 2 [plugins."io.containerd.grpc.v1.cri".cni]
+//     bin_dir/conf_dir, version 3 [plugins."io.containerd.cri.v1.runtime".cni]
+//     bin_dirs/conf_dir) or its Windows defaults; go-cni loads the first
+//     .conf/.conflist/.json of conf_dir. Until it loads and every plugin type
+//     exists as <type>.exe the Node is NotReady ("container runtime network
+//     not ready: NetworkReady=false reason:NetworkPluginNotReady message:
+//     Network plugin returns error: cni plugin not initialized") and pods off
+//     the host network wait (event NetworkNotReady); delegate and IPAM
+//     plugins are needed at the first sandbox (FailedCreatePodSandBox).
+//   - HostProcess pods (pods_hostprocess.go) run their command on the host
+//     through winsim's Host.Run with the container's env, downward API,
+//     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and
+//     projected volumes (TokenRequest bound to the pod, with the node's
+//     credentials) under it; exits restart with CrashLoopBackOff
+//     (CrashLoopBackOff knob), logs go to C:\var\log\pods.
+//   - Node agents (AgentPrograms, for winsim.HostConfig.Programs): kube-proxy
+//     (cmd/kube-proxy/app, pkg/proxy/winkernel: GET its Node, wait for the HNS
+//     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node)
+//     and flanneld (flannel main.go, pkg/subnet/kube, vxlan_windows.go: node
+//     name, net-conf, list+watch all Nodes, lease annotations and
+//     NetworkUnavailable through nodes/status, HNS network in
+//     C:\ProgramData\winsim\hns.json, subnet.env) with exactly the
+//     credentials their kubeconfig names; a refusal exits 1 with the
+//     reflector's error on stderr.
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)

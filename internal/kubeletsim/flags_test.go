@@ -3,12 +3,14 @@ package kubeletsim
 import (
 	"bytes"
 	"context"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 )
 
 func TestSplitCommandLine(t *testing.T) {
@@ -30,71 +32,76 @@ func TestSplitCommandLine(t *testing.T) {
 	}
 }
 
-// TestFlagTable: every flag the simulator reads exists in kubelet v1.36,
-// and flags the old recipes used do not.
-func TestFlagTable(t *testing.T) {
-	known := map[string]bool{}
-	for _, f := range kubeletFlagTable {
-		known[f.name] = true
+// testChecker finds kubeletcheck as the kubelet does, skipping under -short
+// when no control-plane directory is given.
+func testChecker(t *testing.T) string {
+	t.Helper()
+	if os.Getenv(controlplane.BinEnv) == "" && testing.Short() {
+		t.Skipf("-short and %s unset: not building kubeletcheck", controlplane.BinEnv)
 	}
-	f, err := parseFlags(nil)
+	p, err := checkerPath("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.set.VisitAll(func(fl *pflag.Flag) {
-		if !known[fl.Name] {
-			t.Errorf("the simulator reads --%s, which kubelet v1.36 does not have", fl.Name)
-		}
-	})
-	for _, removed := range []string{"network-plugin", "cni-bin-dir", "cni-conf-dir", "pod-infra-container-image",
-		"image-pull-progress-deadline", "allow-privileged", "logtostderr", "log-dir", "log-file", "docker-endpoint"} {
-		if known[removed] {
-			t.Errorf("--%s is in the flag table, but kubelet v1.36 removed it", removed)
-		}
-	}
+	return p
 }
 
-func TestParseFlags(t *testing.T) {
-	f, err := parseFlags([]string{"--windows-service", "--v=2", "--hostname_override=WIN-0", "--node-labels=a=b,example.com/pool=web",
-		"--register-with-taints=os=windows:NoSchedule,dedicated:NoExecute", "--cluster-dns=10.96.0.10", "--enable-debugging-handlers", "--resolv-conf="})
-	if err != nil {
-		t.Fatal(err)
+// TestCheckerFlags: the kubelet's own flag set and checks, through
+// kubeletcheck, fail what kubelet.exe v1.36 fails.
+func TestCheckerFlags(t *testing.T) {
+	helper := testChecker(t)
+	ctx := context.Background()
+	res, err := checkKubelet(ctx, helper, memFS{}, []string{"--windows-service", "--v=2", "--hostname_override=WIN-0",
+		"--node-labels=a=b,example.com/pool=web", "--register-with-taints=os=windows:NoSchedule,dedicated:NoExecute",
+		"--cluster-dns=10.96.0.10", "--enable-debugging-handlers", "--resolv-conf="})
+	if err != nil || res.Error != "" {
+		t.Fatal(err, res.Error)
 	}
-	if !f.WindowsService || f.HostnameOverride != "WIN-0" || f.NodeLabels["example.com/pool"] != "web" {
+	f := flagsFrom(res.Flags, res.Changed)
+	s := settingsFrom(res.Config)
+	if !f.WindowsService || f.HostnameOverride != "WIN-0" || f.NodeLabels["example.com/pool"] != "web" || f.CertDir != `C:\var\lib\kubelet\pki` {
 		t.Errorf("flags = %+v", f)
 	}
 	want := []corev1.Taint{{Key: "os", Value: "windows", Effect: "NoSchedule"}, {Key: "dedicated", Effect: "NoExecute"}}
-	if !reflect.DeepEqual(f.RegisterWithTaints, want) {
-		t.Errorf("taints = %v", f.RegisterWithTaints)
+	if !reflect.DeepEqual(s.RegisterWithTaints, want) || s.ResolvConf != "" || s.ClusterDNS[0] != "10.96.0.10" {
+		t.Errorf("settings = %+v", s)
 	}
-	if len(f.warnings) != 4 || !strings.HasPrefix(f.warnings[0], "Flag --register-with-taints has been deprecated") {
-		t.Errorf("warnings = %q", f.warnings)
+	if len(res.Output) < 4 || !strings.HasPrefix(res.Output[0], "Flag --register-with-taints has been deprecated") {
+		t.Errorf("output = %q", res.Output)
 	}
 	for args, want := range map[string]string{
-		"--network-plugin=cni":                       "failed to parse kubelet flag: unknown flag: --network-plugin",
-		"--pod-infra-container-image=pause:3.9":      "unknown flag: --pod-infra-container-image",
-		"--image-pull-progress-deadline=20m":         "unknown flag: --image-pull-progress-deadline",
-		"--register-with-taints=os=windows:Sometime": "unsupported taint effect",
-		"--windows-service=maybe":                    "invalid syntax",
-		"run":                                        "unknown command run",
+		"--network-plugin=cni":                          "failed to parse kubelet flag: unknown flag: --network-plugin",
+		"--pod-infra-container-image=pause:3.9":         "unknown flag: --pod-infra-container-image",
+		"--image-pull-progress-deadline=20m":            "unknown flag: --image-pull-progress-deadline",
+		"--housekeeping-interval=10s":                   "unknown flag: --housekeeping-interval", // Linux builds only
+		"--register-with-taints=os=windows:Sometime":    "unsupported taint effect",
+		"--windows-service=maybe":                       "invalid syntax",
+		"run":                                           "unknown command run",
+		"--node-labels=node-role.kubernetes.io/worker=": "unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [node-role.kubernetes.io/worker]",
+		"--node-labels=example.com/pool=a@b":            "invalid node labels",
+		"--image-gc-high-threshold=200":                 "failed to validate kubelet configuration, error: invalid configuration: imageGCHighThresholdPercent (--image-gc-high-threshold) 200 must be between 0 and 100, inclusive",
 	} {
-		if _, err := parseFlags(strings.Fields(args)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", args, err, want)
+		res, err := checkKubelet(ctx, helper, memFS{}, strings.Fields(args))
+		if err != nil || !strings.Contains(res.Error, want) {
+			t.Errorf("%s: err = %v %q, want %q", args, err, res.Error, want)
 		}
 	}
-	for labels, want := range map[string]string{
-		"node-role.kubernetes.io/worker=": "unknown 'kubernetes.io' or 'k8s.io' labels specified with --node-labels: [node-role.kubernetes.io/worker]",
-		"example.com/pool=a b":            "invalid node labels",
-		"node.kubernetes.io/windows-build=10.0.20348,topology.kubernetes.io/zone=a": "",
-	} {
-		f, err := parseFlags([]string{"--node-labels=" + labels})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = f.validate()
-		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
-			t.Errorf("--node-labels=%s: err = %v, want %q", labels, err, want)
-		}
+	// The config file, flags over it, Windows rules.
+	files := memFS{`c:\k\config.yaml`: []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 30\nclusterDomain: cluster.local\nsingleProcessOOMKill: true\n")}
+	res, err = checkKubelet(ctx, helper, files, []string{`--config=C:\k\config.yaml`})
+	if err != nil || !strings.Contains(res.Error, "singleProcessOOMKill is not supported on Windows") {
+		t.Errorf("singleProcessOOMKill: %v %q", err, res.Error)
+	}
+	files[`c:\k\config.yaml`] = []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 30\nclusterDomain: cluster.local\n")
+	res, err = checkKubelet(ctx, helper, files, []string{`--config`, `C:\k\config.yaml`, "--max-pods=40"})
+	if err != nil || res.Error != "" {
+		t.Fatal(err, res.Error)
+	}
+	if s := settingsFrom(res.Config); s.MaxPods != 40 || s.ClusterDomain != "cluster.local" || s.EvictionHard["memory.available"] != "500Mi" {
+		t.Errorf("settings = %+v", s)
+	}
+	if !strings.Contains(strings.Join(res.Output, "\n"), "ignored configuration option: CgroupsPerQOS (--cgroups-per-qos) true is not supported on Windows") {
+		t.Errorf("output = %q", res.Output)
 	}
 }
 
@@ -117,6 +124,7 @@ func (e *notFound) Error() string { return "Cannot find path '" + e.p + "' becau
 // TestStartFailsLikeKubelet: what kubelet.exe exits with before it does
 // anything fails Start and lands in the log.
 func TestStartFailsLikeKubelet(t *testing.T) {
+	helper := testChecker(t)
 	files := memFS{
 		`c:\k\kubelet.exe`: []byte("kubelet v1.36.3\n"),
 		`c:\k\bad.yaml`:    []byte("apiVersion: kubelet.config.k8s.io/v1\nkind: KubeletConfiguration\n"),
@@ -133,7 +141,7 @@ func TestStartFailsLikeKubelet(t *testing.T) {
 		{`C:\k\kubelet.exe`, []string{`--config=C:\k\none.yaml`}, `failed to load kubelet config file, path: C:\k\none.yaml`},
 	} {
 		var log bytes.Buffer
-		_, err := Start(context.Background(), Config{Executable: tc.exe, Args: tc.args, Files: files, Log: &log})
+		_, err := Start(context.Background(), Config{Checker: helper, Executable: tc.exe, Args: tc.args, Files: files, Log: &log})
 		if err == nil || !strings.Contains(log.String(), tc.want) {
 			t.Errorf("%s %v: err %v, log %q, want %q", tc.exe, tc.args, err, log.String(), tc.want)
 		}
@@ -141,7 +149,7 @@ func TestStartFailsLikeKubelet(t *testing.T) {
 	// Unknown fields only warn; the kubelet starts (and, with no API server
 	// to reach, keeps failing its bootstrap in the background).
 	var log bytes.Buffer
-	k, err := Start(context.Background(), Config{Executable: `C:\k\kubelet.exe`, Args: []string{`--config=C:\k\good.yaml`}, Files: files, Log: &log})
+	k, err := Start(context.Background(), Config{Checker: helper, Executable: `C:\k\kubelet.exe`, Args: []string{`--config=C:\k\good.yaml`}, Files: files, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,11 +80,12 @@ type hostOptions struct {
 	faults          winsim.Faults
 	containerdDown  bool // containerd installed but not running
 	noKubeletBinary bool
+	noCNI           bool // no CNI configuration or plugins
 }
 
 func newNode(t *testing.T, name string, o hostOptions) *node {
 	t.Helper()
-	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary})
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
 	return &node{Node: n, name: name, tr: n.Transport}
 }
 

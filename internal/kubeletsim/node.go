@@ -211,9 +211,18 @@ func (n *nodeAgent) readiness() (bool, string) {
 		return false, messageRuntimeDown
 	case n.k.cfg.NeverReady:
 		return false, messageNetworkNotInit
-	default:
-		return true, messageReady
 	}
+	if err := n.k.networkError(); err != nil {
+		return false, networkNotReadyMessage(err)
+	}
+	return true, messageReady
+}
+
+// networkNotReadyMessage is the Ready condition's message for a runtime
+// whose NetworkReady condition is false (kubelet.go updateRuntimeUp and
+// containerd's status.go).
+func networkNotReadyMessage(err error) string {
+	return "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: " + err.Error()
 }
 
 func (n *nodeAgent) fillStatus(st *corev1.NodeStatus) {
@@ -296,7 +305,10 @@ func (n *nodeAgent) nodeIP() string {
 // statusLoop posts the node status when readiness changes, and at least
 // every nodeStatusReportFrequency.
 func (n *nodeAgent) statusLoop(ctx context.Context) {
-	t := time.NewTicker(nodeStatusUpdateFrequency)
+	// Readiness is looked at every cniPollInterval (the runtime's network
+	// condition follows files on the host); updateStatus posts only on a
+	// change or every nodeStatusReportFrequency.
+	t := time.NewTicker(min(cniPollInterval, nodeStatusUpdateFrequency))
 	defer t.Stop()
 	for {
 		if err := n.updateStatus(ctx, false); err != nil && ctx.Err() == nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,9 +22,12 @@ import (
 // deletes those being deleted once their "containers" stopped, so drains and
 // deletions complete.
 type podWorker struct {
-	n     *nodeAgent
-	store cache.Store
-	queue workqueue.TypedRateLimitingInterface[string]
+	mu       sync.Mutex
+	recorded map[string]bool            // events already recorded
+	hostPods map[string]*hostProcessPod // by pod UID
+	n        *nodeAgent
+	store    cache.Store
+	queue    workqueue.TypedRateLimitingInterface[string]
 }
 
 func newPodWorker(n *nodeAgent) *podWorker {
@@ -54,6 +59,7 @@ func (w *podWorker) run(ctx context.Context) {
 		DeleteFunc: func(obj any) {
 			if p, ok := obj.(*corev1.Pod); ok {
 				w.n.k.log.Info("kubelet.go:2503", "SyncLoop REMOVE", "source", "api", "pods", []string{p.Namespace + "/" + p.Name})
+				w.stopHostProcess(p)
 				w.release(p)
 			} else if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				if p, ok := d.Obj.(*corev1.Pod); ok {
@@ -101,16 +107,38 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 	if pod.DeletionTimestamp != nil {
 		return w.kill(ctx, pod)
 	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || isRunning(pod) {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return nil
 	}
 	if pod.Spec.OS != nil && pod.Spec.OS.Name != corev1.Windows {
 		return w.reject(ctx, pod, "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS")
 	}
+	if isHostProcess(pod) {
+		// Its containers are processes on the host, run with the
+		// container's command (pods_hostprocess.go).
+		return w.startHostProcess(ctx, pod)
+	}
+	if isRunning(pod) {
+		return nil
+	}
 	var ip string
 	if pod.Spec.HostNetwork {
 		ip = w.n.nodeIP()
 	} else {
+		// kubelet.go SyncPod: a pod that needs the pod network waits for
+		// the runtime's network ("network is not ready: ..." event
+		// NetworkNotReady); hostNetwork pods go ahead.
+		if err := w.n.k.networkError(); err != nil {
+			w.event(ctx, pod, corev1.EventTypeWarning, "NetworkNotReady", "network is not ready: "+networkNotReadyMessage(err))
+			w.queue.AddAfter(key, cniPollInterval)
+			return w.pending(ctx, pod)
+		}
+		if err := w.n.k.sandboxNetworkError(); err != nil {
+			w.event(ctx, pod, corev1.EventTypeWarning, "FailedCreatePodSandBox",
+				fmt.Sprintf("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox %q: %v", sandboxID(pod), err))
+			w.queue.AddAfter(key, cniPollInterval)
+			return w.pending(ctx, pod)
+		}
 		// Without a pod CIDR the network plugin cannot give the sandbox an
 		// address; the pod stays ContainerCreating until the CIDR arrives.
 		select {
@@ -143,6 +171,7 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 // are gone, deletes the pod with grace period 0 and a UID precondition.
 func (w *podWorker) kill(ctx context.Context, pod *corev1.Pod) error {
 	w.n.k.log.Info("kubelet.go:2490", "SyncLoop DELETE", "source", "api", "pods", []string{pod.Namespace + "/" + pod.Name})
+	w.stopHostProcess(pod)
 	zero := int64(0)
 	uid := pod.UID
 	err := w.n.client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
@@ -165,6 +194,64 @@ func (w *podWorker) reject(ctx context.Context, pod *corev1.Pod, reason, msg str
 	updated.Status.Reason, updated.Status.Message = reason, msg
 	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	return err
+}
+
+// event records an Event on the pod once per reason and message, as the
+// kubelet's recorder does (the API server's event aggregation aside).
+func (w *podWorker) event(ctx context.Context, pod *corev1.Pod, typ, reason, msg string) {
+	k := string(pod.UID) + "|" + reason + "|" + msg
+	w.mu.Lock()
+	if w.recorded == nil {
+		w.recorded = map[string]bool{}
+	}
+	seen := w.recorded[k]
+	w.recorded[k] = true
+	w.mu.Unlock()
+	if seen {
+		return
+	}
+	now := metav1.Now()
+	_, err := w.n.client.CoreV1().Events(pod.Namespace).Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{GenerateName: pod.Name + ".", Namespace: pod.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, APIVersion: "v1"},
+		Reason:         reason, Message: msg, Type: typ, Count: 1,
+		FirstTimestamp: now, LastTimestamp: now,
+		Source: corev1.EventSource{Component: "kubelet", Host: w.n.name},
+	}, metav1.CreateOptions{})
+	if err != nil && ctx.Err() == nil {
+		w.n.k.log.Error("event.go:368", err, "Server rejected event (will not retry!)", "reason", reason)
+	}
+	w.n.k.log.Info("event.go:389", "Event occurred", "object", pod.Namespace+"/"+pod.Name, "kind", "Pod", "type", typ, "reason", reason, "message", msg)
+}
+
+// pending reports a pod whose sandbox is not up yet: Pending, its
+// containers waiting in ContainerCreating.
+func (w *podWorker) pending(ctx context.Context, pod *corev1.Pod) error {
+	updated := pod.DeepCopy()
+	st := &updated.Status
+	if st.Phase == corev1.PodPending && len(st.ContainerStatuses) == len(pod.Spec.Containers) {
+		return nil
+	}
+	st.Phase = corev1.PodPending
+	st.HostIP, st.HostIPs = w.n.nodeIP(), []corev1.HostIP{{IP: w.n.nodeIP()}}
+	st.ContainerStatuses = nil
+	for _, c := range pod.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+		})
+	}
+	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// sandboxID is a stable stand-in for the pod sandbox's id in messages.
+func sandboxID(pod *corev1.Pod) string {
+	sum := sha256.Sum256([]byte(pod.UID))
+	return hex.EncodeToString(sum[:])
 }
 
 func isRunning(p *corev1.Pod) bool {

@@ -57,32 +57,32 @@ func start(ctx context.Context, cfg Config) (*Kubelet, error) {
 		return fail(fmt.Errorf("%s is not a kubelet binary (no \"kubelet vX.Y.Z\" line)", cfg.Executable))
 	}
 	version := string(m[1])
-	f, err := parseFlags(cfg.Args)
-	if f != nil {
-		for _, w := range f.warnings {
-			log.raw(w)
-		}
-	}
+	helper, err := checkerPath(cfg.Checker)
 	if err != nil {
 		return fail(err)
 	}
-	if err := f.validate(); err != nil {
+	verdict, err := checkKubelet(ctx, helper, cfg.Files, cfg.Args)
+	if err != nil {
 		return fail(err)
 	}
+	for _, line := range verdict.Output {
+		log.raw(line)
+	}
+	if verdict.Error != "" {
+		return fail(errors.New(verdict.Error))
+	}
+	if verdict.Help || verdict.Version {
+		// kubelet.exe prints its usage or version and exits 0; as a service
+		// that is a process that ended at once.
+		return fail(errors.New("the kubelet printed its help or version and exited"))
+	}
+	f := flagsFrom(verdict.Flags, verdict.Changed)
 	k := &Kubelet{
 		cfg: cfg, log: log, flags: f, version: version,
 		nodeName: nodeNameFor(f.HostnameOverride, cfg.Host.ComputerName),
 		done:     make(chan struct{}),
 	}
-	var kc = (*kubeletConfigFile)(nil)
-	if f.Config != "" {
-		c, err := loadConfigFile(cfg.Files, f.Config, log)
-		if err != nil {
-			return fail(err)
-		}
-		kc = c
-	}
-	k.settings = effectiveSettings(kc, f)
+	k.settings = settingsFrom(verdict.Config)
 	log.Info("server.go:528", "Kubelet version", "kubeletVersion", version)
 	f.visit(func(name, value string) { log.Infof("flags.go:64", "FLAG: --%s=%q", name, value) })
 	log.Info("server.go:540", "Kubelet configuration", "clusterDNS", k.settings.ClusterDNS, "clusterDomain", k.settings.ClusterDomain,
@@ -138,6 +138,9 @@ func (k *Kubelet) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("failed to run Kubelet: %w", err)
 	}
+	if err := k.flags.validateNodeIP(); err != nil {
+		return err
+	}
 	if ca := k.settings.ClientCAFile; ca != "" {
 		if _, err := k.cfg.Files.ReadFile(ca); err != nil {
 			return fmt.Errorf("failed to run Kubelet: unable to load client CA file %s: open %s: The system cannot find the file specified.", ca, ca)
@@ -186,6 +189,43 @@ func (k *Kubelet) containerRuntime() (string, error) {
 		return "", pipeDown()
 	}
 	return "containerd://" + string(m[1]), nil
+}
+
+// cniSettings reads containerd's CNI directories from its service's command
+// line and config file.
+func (k *Kubelet) cniSettings() (cniSettings, error) {
+	var args []string
+	if k.cfg.Services != nil {
+		if svc, ok := k.cfg.Services.Service(ContainerdService); ok {
+			_, args = SplitCommandLine(svc.BinaryPathName)
+		}
+	}
+	return containerdCNISettings(k.cfg.Files, args)
+}
+
+// networkError is containerd's NetworkReady condition: nil when the CNI
+// network is loaded and its plugins are installed.
+func (k *Kubelet) networkError() error {
+	s, err := k.cniSettings()
+	if err != nil {
+		return errCNINotInitialized
+	}
+	_, err = networkStatus(k.cfg.Files, s)
+	return err
+}
+
+// sandboxNetworkError is the error setting up a pod sandbox's network would
+// end with (a delegate or IPAM plugin missing), nil when it would work.
+func (k *Kubelet) sandboxNetworkError() error {
+	s, err := k.cniSettings()
+	if err != nil {
+		return err
+	}
+	net, err := networkStatus(k.cfg.Files, s)
+	if err != nil {
+		return err
+	}
+	return sandboxNetworkError(k.cfg.Files, s, net)
 }
 
 // runtimeUp reports whether containerd is still running.

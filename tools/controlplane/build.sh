@@ -2,7 +2,10 @@
 # Builds the sandbox's Kubernetes control plane (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, and kubectl for looking at it) from this module into a cache
 # directory keyed by the Kubernetes version and this module's go.sum, and does
-# nothing when that directory is already complete.
+# nothing when that directory is already complete. It also builds kubeletcheck
+# (./kubeletcheck), which judges a simulated Windows kubelet's command line
+# and KubeletConfiguration with the kubelet's own code (internal/kubeletsim
+# runs it from this directory).
 #
 #   build.sh            prints the bin directory (building it first if needed)
 #
@@ -13,13 +16,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here"
 
 k8s_version=$(go list -m -f '{{.Version}}' k8s.io/kubernetes)
-key=$(sha256sum go.mod go.sum build.sh | sha256sum | cut -c1-12)
+key=$(sha256sum go.mod go.sum build.sh kubeletcheck/*.go | sha256sum | cut -c1-12)
 cache_root=${SANDBOX_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/terraform-provider-windows}
 bin="$cache_root/controlplane/$k8s_version-$key"
 tools=(go.etcd.io/etcd/server/v3 k8s.io/kubernetes/cmd/kube-apiserver
        k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler
-       k8s.io/kubernetes/cmd/kubectl)
-names=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl)
+       k8s.io/kubernetes/cmd/kubectl ./kubeletcheck)
+names=(etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kubeletcheck)
 
 complete() { for n in "${names[@]}"; do [ -x "$bin/$n" ] || return 1; done; }
 if complete; then echo "$bin"; exit 0; fi

@@ -26,11 +26,59 @@ const (
 	ContainerdVersion = "1.7.24"
 )
 
+// FlanneldExe is where the golden image installs flanneld.exe;
+// FlannelVersion is its version.
+const (
+	FlanneldExe    = `C:\k\flanneld.exe`
+	FlannelVersion = "v0.27.4"
+)
+
 // Options shape a node.
 type Options struct {
 	Faults          winsim.Faults
 	ContainerdDown  bool // containerd installed but not running
 	NoKubeletBinary bool // kubelet.exe missing
+	// NoCNI leaves out the CNI network configuration and plugins: the node
+	// then never becomes Ready ("cni plugin not initialized").
+	NoCNI bool
+}
+
+// CNI layout of the golden image: containerd's config names these
+// directories (flannel-io/cni-plugin's flannel.exe and containernetworking's
+// win-overlay/host-local in the bin dir; the conflist written at join).
+const (
+	CNIBinDir   = `C:\opt\cni\bin`
+	CNIConfDir  = `C:\etc\cni\net.d`
+	CNIConfList = CNIConfDir + `\10-flannel.conflist`
+)
+
+// ContainerdConfig is the golden image's containerd config.toml (version 2,
+// containerd 1.7).
+const ContainerdConfig = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n  bin_dir = \"C:\\\\opt\\\\cni\\\\bin\"\n  conf_dir = \"C:\\\\etc\\\\cni\\\\net.d\"\n"
+
+// FlannelConfList is the CNI network a flannel node gets.
+const FlannelConfList = `{"cniVersion":"0.3.0","name":"vxlan0","plugins":[{"type":"flannel","capabilities":{"portMappings":true,"dns":true},"delegate":{"type":"win-overlay","policies":[]}}]}`
+
+// Executable is the content of a simulated Windows executable (see
+// winsim.Process): the host knows the program by its second line.
+func Executable(program, version string) string {
+	return "MZ simulated Windows executable\r\n" + program + " " + version + "\r\n"
+}
+
+// WriteCNI installs the CNI plugins and the flannel network configuration.
+func WriteCNI(t testing.TB, h *winsim.Host) {
+	t.Helper()
+	files := map[string]string{
+		CNIBinDir + `\flannel.exe`:     Executable("flannel", "v1.6.2-flannel1"),
+		CNIBinDir + `\win-overlay.exe`: Executable("win-overlay", "v1.6.2"),
+		CNIBinDir + `\host-local.exe`:  Executable("host-local", "v1.6.2"),
+		CNIConfList:                    FlannelConfList,
+	}
+	for p, content := range files {
+		if err := h.WriteFile(p, []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Node is a simulated Windows host with an open WinRM transport.
@@ -50,24 +98,26 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
 		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf})
+		for name, p := range kubeletsim.AgentPrograms(kubeletsim.AgentOptions{Logf: t.Logf}) {
+			c.Programs[name] = p
+		}
 	})
-	// Executables are known by their content (winsim.ExecutableIdentity),
-	// as the sandbox's artifact server serves them.
-	exe := func(name, version string) string {
-		return "MZ simulated Windows executable\r\n" + name + " " + version + "\r\n"
-	}
 	files := map[string]string{
-		bootstrap.ContainerdExe:  exe("containerd", "v"+ContainerdVersion),
-		bootstrap.KubeProxyExe:   exe("kube-proxy", KubeletVersion),
-		bootstrap.ContainerdConf: "version = 2\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"registry.k8s.io/pause:3.10.1\"\r\n",
+		bootstrap.ContainerdExe:  Executable("containerd", "v"+ContainerdVersion),
+		bootstrap.KubeProxyExe:   Executable("kube-proxy", KubeletVersion),
+		FlanneldExe:              Executable("flanneld", FlannelVersion),
+		bootstrap.ContainerdConf: ContainerdConfig,
 	}
 	if !o.NoKubeletBinary {
-		files[bootstrap.KubeletExe] = exe("kubelet", KubeletVersion)
+		files[bootstrap.KubeletExe] = Executable("kubelet", KubeletVersion)
 	}
 	for p, content := range files {
 		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !o.NoCNI {
+		WriteCNI(t, f.Host)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
