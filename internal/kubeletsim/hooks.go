@@ -19,7 +19,8 @@ type HookOptions struct {
 
 // Programs returns the native programs this package provides, for
 // winsim.HostConfig.Programs: "kubelet", what the host runs for an executable
-// whose content names the kubelet (the sandbox's kubelet.exe). The host runs
+// whose content names the kubelet (the sandbox's kubelet.exe), and the node
+// agents of AgentPrograms (kube-proxy, flanneld). The host runs
 // it with the command line it was given, however it was started (a service,
 // nssm's Application, a script), and learns nothing else from the provider.
 //
@@ -37,7 +38,8 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return map[string]winsim.Program{"kubelet": func(ctx context.Context, p *winsim.Process) int {
+	progs := AgentPrograms(AgentOptions{Logf: opts.Logf})
+	progs["kubelet"] = func(ctx context.Context, p *winsim.Process) int {
 		h := p.Host
 		if p.Service == "" && hasFlag(p.Args, "windows-service") {
 			// svc.Run outside the SCM (under nssm, from a console) fails
@@ -61,7 +63,8 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 		k.Stop()
 		logf("kubeletsim: %s: kubelet stopped", h.ComputerName())
 		return 0
-	}}
+	}
+	return progs
 }
 
 // hasFlag reports whether a boolean flag is set on the command line

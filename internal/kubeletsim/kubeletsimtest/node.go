@@ -98,9 +98,6 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
 		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf})
-		for name, p := range kubeletsim.AgentPrograms(kubeletsim.AgentOptions{Logf: t.Logf}) {
-			c.Programs[name] = p
-		}
 	})
 	files := map[string]string{
 		bootstrap.ContainerdExe:  Executable("containerd", "v"+ContainerdVersion),
