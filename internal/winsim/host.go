@@ -24,6 +24,9 @@ type Host struct {
 	fs       *vfs
 	svcs     *serviceTable
 	features *featureTable
+	images   *imageStore
+	envMu    sync.Mutex // machine-env.json
+	fwMu     sync.Mutex // firewall.json
 	log      *scriptLog
 	wsman    *wsmanServer
 
@@ -89,6 +92,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 		fs:       fs,
 		svcs:     svcs,
 		features: features,
+		images:   &imageStore{path: filepath.Join(cfg.Dir, "images.json")},
 		log:      &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
 		faults:   cfg.Faults,
 		fired:    map[int]int{},

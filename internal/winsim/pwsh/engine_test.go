@@ -27,7 +27,7 @@ func TestEngine(t *testing.T) {
 		source       string
 	}{
 		{"expand-subexpression", `$a = 2; "x $($a + 3) $env:COMPUTERNAME"`, "x 5 WIN-FAKE", "", 0, docAbout + "about_quoting_rules"},
-		{"single-quoted-literal", `'$a `+"`n"+` it''s'`, "$a `n it's", "", 0, docAbout + "about_quoting_rules"},
+		{"single-quoted-literal", `'$a ` + "`n" + ` it''s'`, "$a `n it's", "", 0, docAbout + "about_quoting_rules"},
 		{"backtick-escapes", "\"a`tb\"", "a\tb", "", 0, docAbout + "about_special_characters"},
 		{"here-string", "$v = 'x'\n$s = @\"\nline $v\n\"@\n$s", "line x", "", 0, docAbout + "about_quoting_rules"},
 		{"arithmetic", `1 + 2 * 3; 7 / 2; '5' + 1; 1 + '5'`, "7\r\n3.5\r\n51\r\n6", "", 0, docAbout + "about_arithmetic_operators"},

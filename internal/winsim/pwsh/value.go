@@ -287,3 +287,6 @@ func toFloat(v any) float64 {
 	}
 	return 0
 }
+
+// Text converts a value to string as PowerShell does in string contexts.
+func Text(v any) string { return toString(v) }
