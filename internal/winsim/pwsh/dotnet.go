@@ -289,6 +289,16 @@ func convertTo(v any, full string) (any, *ErrorRecord) {
 		if b, ok := v.([]byte); ok {
 			return b, nil
 		}
+		out := []byte{}
+		for _, e := range items(v) {
+			n, ok := toNumber(e)
+			i, isInt := n.(int)
+			if !ok || !isInt || i < 0 || i > 255 {
+				return nil, errConvert(e, "System.Byte", "Value was either too large or too small for an unsigned byte.", "InvalidCastIConvertible")
+			}
+			out = append(out, byte(i))
+		}
+		return out, nil
 	}
 	return nil, errUnsupported("a cast to [" + full + "]")
 }
