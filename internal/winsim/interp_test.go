@@ -166,19 +166,6 @@ func TestStepFaults(t *testing.T) {
 	}
 }
 
-// TestEffectsDocumented keeps doc.go and the Effects list in step.
-func TestEffectsDocumented(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range Effects {
-		if !strings.Contains(string(doc), e.Name) {
-			t.Errorf("effect %q is not documented in doc.go", e.Name)
-		}
-	}
-}
-
 func TestShutdownCommands(t *testing.T) {
 	for line, want := range map[string]bool{
 		`Stop-Computer -Force`: true,

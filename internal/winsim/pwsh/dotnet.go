@@ -3,6 +3,7 @@ package pwsh
 import (
 	"encoding/base64"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -345,3 +346,26 @@ func parseIntArg(a any) (int, bool) {
 }
 
 var _ = strconv.Itoa
+
+// TypeDoc describes a modelled .NET type for the package documentation: its
+// name, the static members modelled, and its reference page.
+func TypeDoc() []string {
+	var out []string
+	for _, t := range Types() {
+		var members []string
+		for m := range t.Static {
+			members = append(members, m+"()")
+		}
+		for p := range t.Props {
+			members = append(members, p)
+		}
+		sort.Strings(members)
+		line := "[" + t.Full + "]"
+		if len(members) > 0 {
+			line += " ::" + strings.Join(members, ", ::")
+		}
+		out = append(out, line+"  "+t.Source)
+	}
+	sort.Strings(out)
+	return out
+}
