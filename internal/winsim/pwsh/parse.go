@@ -84,7 +84,7 @@ func Parse(src string) (*Script, error) {
 		pe.Source = s.line(pe.Line)
 		return nil, pe
 	}
-	s.Root = convert(root, "", b)
+	s.Root = convert(root, "", src)
 	return s, nil
 }
 
@@ -121,21 +121,28 @@ var collapsible = map[string]bool{
 	"expression_with_unary_operator": false,
 }
 
-func convert(n *sitter.Node, field string, src []byte) *Node {
+// convert copies a node and its children. Text is a slice of the source
+// string (no copy: copying each node's text made the walk quadratic).
+func convert(n *sitter.Node, field string, src string) *Node {
 	count := n.ChildCount()
-	if count == 1 && collapsible[n.Kind()] {
+	kind := n.Kind()
+	if count == 1 && collapsible[kind] {
 		return convert(n.Child(0), field, src)
 	}
 	pos := n.StartPosition()
-	out := &Node{Kind: n.Kind(), Field: field, Text: n.Utf8Text(src), Line: int(pos.Row) + 1, Col: int(pos.Column) + 1, Named: n.IsNamed()}
+	start, end := n.ByteRange()
+	out := &Node{Kind: kind, Field: field, Text: src[start:end], Line: int(pos.Row) + 1, Col: int(pos.Column) + 1, Named: n.IsNamed()}
 	if count > 0 {
 		out.Kids = make([]*Node, 0, count)
-		for i := uint(0); i < count; i++ {
-			c := n.Child(i)
+		// One cursor walk per node's children: fewer cgo calls than Child(i).
+		cur := n.Walk()
+		defer cur.Close()
+		for ok := cur.GotoFirstChild(); ok; ok = cur.GotoNextSibling() {
+			c := cur.Node()
 			if c.Kind() == "comment" {
 				continue // comments are not statements
 			}
-			out.Kids = append(out.Kids, convert(c, n.FieldNameForChild(uint32(i)), src))
+			out.Kids = append(out.Kids, convert(c, cur.FieldName(), src))
 		}
 	}
 	return out
