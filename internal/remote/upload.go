@@ -10,7 +10,6 @@ import (
 	"strings"
 )
 
-
 // precheckScript creates dest's directory and prints dest's SHA-256 when it exists.
 func precheckScript(dest string) string {
 	return fmt.Sprintf("New-Item -ItemType Directory -Force -Path %s | Out-Null\n"+
