@@ -25,7 +25,8 @@
 // Nothing here logs: passwords, keys and script contents (which may carry
 // bootstrap tokens) never leave the call.
 //
-// The statement shapes the scripts here use are part of the contract that
-// internal/winsim documents (Get-FileHash, Test-Path, New-Item, Move-Item,
-// Remove-Item, if, exit, and the StdinUpload shape).
+// The scripts here are plain Windows PowerShell 5.1; the simulated hosts of
+// internal/winsim run them with their PowerShell engine (Get-FileHash,
+// Test-Path, New-Item, Move-Item, Remove-Item, if, exit, and the stdin upload's
+// $input, [Convert]::FromBase64String and FileStream members).
 package remote

@@ -83,6 +83,8 @@ func TestDecodeCLIXML(t *testing.T) {
 func longScript(n int) (script, want string) {
 	var b strings.Builder
 	b.WriteString("$ErrorActionPreference = 'Stop'\n")
+	// Set-Content does not create directories (on Windows as on the simulated host).
+	b.WriteString("New-Item -ItemType Directory -Force -Path 'C:\\big' | Out-Null\n")
 	for i := 0; b.Len() < n; i++ {
 		fmt.Fprintf(&b, "Set-Content -Path 'C:\\big\\line%d.txt' -Value 'padding padding padding padding padding %d'\n", i%50, i)
 	}

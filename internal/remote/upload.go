@@ -10,8 +10,6 @@ import (
 	"strings"
 )
 
-// These scripts use only shapes of the internal/winsim effects contract.
-
 // precheckScript creates dest's directory and prints dest's SHA-256 when it exists.
 func precheckScript(dest string) string {
 	return fmt.Sprintf("New-Item -ItemType Directory -Force -Path %s | Out-Null\n"+

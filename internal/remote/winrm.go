@@ -242,8 +242,7 @@ func verifyError(dest, sha string, err error) error {
 	return fmt.Errorf("uploading %s: verifying and moving into place: %w", dest, err)
 }
 
-// stdinUploadScript is the StdinUpload shape of the winsim contract: it
-// decodes base64 lines read from stdin into path.
+// stdinUploadScript decodes base64 lines read from stdin into path.
 func stdinUploadScript(path string) string {
 	return "$f = [IO.File]::Create(" + quotePS(path) + "); try { foreach ($l in $input) { if ($l) { " +
 		"$b = [Convert]::FromBase64String($l); $f.Write($b, 0, $b.Length) } } } finally { $f.Close() }"

@@ -9,13 +9,13 @@ import (
 // redirected stderr under -EncodedCommand: "#< CLIXML", then an <Objs>
 // document whose <S S="Error"> strings escape control characters as _xHHHH_.
 // A progress record comes first, as on a real host's first run.
-func encodeCLIXML(errs []*psErr) string {
+func encodeCLIXML(errs []string) string {
 	var b strings.Builder
 	b.WriteString("#< CLIXML\r\n")
 	b.WriteString(`<Objs Version="1.1.0.1" xmlns="http://schemas.microsoft.com/powershell/2004/04">`)
 	b.WriteString(`<Obj S="progress" RefId="0"><TN RefId="0"><T>System.Management.Automation.PSCustomObject</T><T>System.Object</T></TN><MS><I64 N="SourceId">1</I64><PR N="Record"><AV>Preparing modules for first use.</AV><AI>0</AI><Nil /><PI>-1</PI><PC>-1</PC><T>Completed</T><SR>-1</SR><SD> </SD></PR></MS></Obj>`)
 	for _, e := range errs {
-		for _, line := range strings.SplitAfter(e.format(), "\r\n") {
+		for _, line := range strings.SplitAfter(e, "\r\n") {
 			if line == "" {
 				continue
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf16"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winsim/pwsh"
 )
 
 // execRequest is one command line from WinRM (Command) or SSH (exec).
@@ -227,10 +229,6 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 	case "del", "erase":
 		return boolExit(h.fs.Remove(strings.TrimSpace(strings.TrimPrefix(arg, "/f")), false) != nil)
 	}
-	if ShutdownCommand(fields) {
-		h.shutdownSoon()
-		return 0
-	}
 	script := strings.Trim(fields[0], `"`)
 	switch ext := strings.ToLower(script[strings.LastIndexByte(script, '.')+1:]); ext {
 	case "cmd", "bat", "ps1":
@@ -244,7 +242,23 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		}
 		return h.runBatch(ctx, req, string(b), depth)
 	}
-	return 0 // not in the contract: recorded, succeeds
+	// A program: found as cmd.exe finds it (a path, or PATH with PATHEXT) and
+	// run by the host; anything else is what cmd.exe says of an unknown name.
+	env := newPSHost(ctx, h).env
+	if p, ok := h.resolveProgram(script, env); ok {
+		var args []string
+		for _, f := range fields[1:] {
+			args = append(args, strings.Trim(f, `"`))
+		}
+		code, err := h.runProgram(ctx, p, args, env, req.Stdin, req.Stdout, req.Stderr)
+		if err != nil {
+			fmt.Fprintf(req.Stderr, "The system cannot execute the specified program.\r\n")
+			return 1
+		}
+		return code
+	}
+	fmt.Fprintf(req.Stderr, "'%s' is not recognized as an internal or external command,\r\noperable program or batch file.\r\n", script)
+	return 9009
 }
 
 // runBatch runs a .cmd file with cmd.exe's default "echo on": each command is
@@ -281,7 +295,9 @@ func (h *Host) runBatch(ctx context.Context, req execRequest, body string, depth
 	return code
 }
 
-// runPowerShell runs a parsed powershell.exe invocation.
+// runPowerShell runs a parsed powershell.exe invocation with the engine
+// (internal/winsim/pwsh): the script is parsed by the tree-sitter grammar
+// first, and a syntax error runs none of it.
 func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocation) int {
 	if inv.err != "" {
 		io.WriteString(req.Stderr, inv.err+"\r\n")
@@ -292,20 +308,28 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 		b, _ := io.ReadAll(req.Stdin)
 		script = string(b)
 	}
-	env := newPSEnv(ctx, h, req.Stdin, req.Stdout, req.Stderr, inv.encoded)
-	code := env.run(script, inv.file != "")
-	env.finish()
-	if env.shutdown {
-		h.shutdownSoon()
-	} else if env.reboot {
-		// Restart-Computer returns at once; Windows goes down moments later,
-		// after the caller has seen the command finish.
-		go func() {
-			time.Sleep(restartComputerGrace)
-			h.Reboot()
-		}()
+	ph := newPSHost(ctx, h)
+	res := pwsh.Run(ctx, script, pwsh.Options{Host: ph, Commands: hostCommands, Stdin: req.Stdin,
+		Stdout: req.Stdout, Stderr: req.Stderr, CLIXML: inv.encoded, File: inv.file})
+	if inv.encoded && len(res.Errors) > 0 {
+		io.WriteString(req.Stderr, encodeCLIXML(res.Errors))
 	}
-	return code
+	if ph.shutdown {
+		h.shutdownSoon()
+	} else if ph.reboot {
+		h.rebootSoon()
+	}
+	return res.ExitCode
+}
+
+// rebootSoon reboots shortly after the current command returns:
+// Restart-Computer returns at once and Windows goes down moments later, after
+// the caller has seen the command finish.
+func (h *Host) rebootSoon() {
+	go func() {
+		time.Sleep(restartComputerGrace)
+		h.Reboot()
+	}()
 }
 
 // shutdownSoon takes the host down for good shortly after the current

@@ -71,7 +71,7 @@ type HostConfig struct {
 	Programs map[string]Program
 
 	// OnShutdown runs after the guest shut itself down (Stop-Computer,
-	// shutdown.exe /s, sysprep.exe ... /shutdown: ShutdownCommand): the script
+	// shutdown.exe /s, sysprep.exe ... /shutdown): the script
 	// has finished and the host has gone down, and stays down. The sandbox
 	// powers the VM off in vSphere there. It runs on its own goroutine.
 	OnShutdown func(h *Host)

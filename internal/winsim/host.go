@@ -26,6 +26,9 @@ type Host struct {
 	reg      *registry
 	scm      *scm
 	features *featureTable
+	images   *imageStore
+	envMu    sync.Mutex // machine-env.json
+	fwMu     sync.Mutex // firewall.json
 	log      *scriptLog
 	wsman    *wsmanServer
 
@@ -92,6 +95,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 		reg:      reg,
 		scm:      &scm{},
 		features: features,
+		images:   &imageStore{path: filepath.Join(cfg.Dir, "images.json")},
 		log:      &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
 		faults:   cfg.Faults,
 		fired:    map[int]int{},

@@ -38,6 +38,8 @@ func TestImageEffects(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := startTestHost(t, nil)
+	// Invoke-WebRequest -OutFile needs the directory, as on Windows.
+	_ = h.fs.MkdirAll(`C:\k`)
 
 	out, errOut, code := run(t, h, encoded("Invoke-WebRequest -UseBasicParsing -Uri '"+srv.URL+"/kubelet.exe' -OutFile 'C:\\k\\kubelet.exe'\nGet-Content -Path 'C:\\k\\kubelet.exe' -Raw"))
 	if code != 0 || !strings.Contains(out, "kubelet v1.36.3") {
@@ -56,6 +58,7 @@ func TestImageEffects(t *testing.T) {
 		"Expand-Archive -Path 'C:\\k\\cni.zip' -DestinationPath 'C:\\opt\\cni\\bin' -Force\n" +
 		"Invoke-WebRequest -Uri '" + srv.URL + "/containerd.tar.gz' -OutFile 'C:\\k\\c.tar.gz'\n" +
 		"$target = 'C:\\k\\c.tar.gz'\n" +
+		"New-Item -ItemType Directory -Force -Path 'C:\\Program Files\\containerd' | Out-Null\n" +
 		"tar.exe -xzf $target -C 'C:\\Program Files\\containerd'\n"
 	if out, errOut, code := run(t, h, encoded(script)); code != 0 {
 		t.Fatalf("archives: out %q err %q code %d", out, errOut, code)

@@ -278,7 +278,10 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 		t.Errorf("after Restart-Computer the VM is %s", info.PowerState)
 	}
 	begin := time.Now()
-	run(t, tr, `& 'C:\Windows\System32\Sysprep\sysprep.exe' /generalize /oobe /shutdown /quiet /unattend:C:\Windows\Temp\unattend.xml`)
+	// The answer file first, as the bootstrap's sysprep step writes it:
+	// the simulated sysprep refuses a missing one.
+	run(t, tr, `[IO.File]::WriteAllText('C:\Windows\Temp\unattend.xml', '<unattend/>')
+& 'C:\Windows\System32\Sysprep\sysprep.exe' /generalize /oobe /shutdown /quiet /unattend:C:\Windows\Temp\unattend.xml`)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := w.c.WaitForPowerState(wctx, build, vsphere.PoweredOff); err != nil {

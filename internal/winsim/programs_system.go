@@ -1,0 +1,265 @@
+package winsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// The Windows-shipped programs the bootstrap runs (besides sc.exe, which the
+// service control manager's file provides), and containerd's ctr. Each
+// accepts the forms it documents and refuses any other: a line on stderr
+// naming what it does not model, and a non-zero exit code.
+
+func init() {
+	registerProgram("cmd.exe", runCmd)
+	registerProgram("tar.exe", runTar)
+	registerProgram("icacls.exe", runIcacls)
+	registerProgram("hostname.exe", runHostname)
+	registerProgram("shutdown.exe", runShutdown)
+	registerProgram("sysprep.exe", runSysprep)
+	registerProgram("ctr", runCtr)
+}
+
+func refuse(p *Process, what string) int {
+	fmt.Fprintf(p.Stderr, "winsim: %s: the simulated host does not model %s\r\n", p.Program, what)
+	return 1
+}
+
+// runCmd is cmd.exe /c <line> (and /s /c, /d /c): the line runs as cmd.exe's
+// command lines do on the host (cmdline.go).
+func runCmd(ctx context.Context, p *Process) int {
+	args := p.Args
+	for len(args) > 0 && (strings.EqualFold(args[0], "/s") || strings.EqualFold(args[0], "/d") || strings.EqualFold(args[0], "/q")) {
+		args = args[1:]
+	}
+	if len(args) < 2 || !(strings.EqualFold(args[0], "/c") || strings.EqualFold(args[0], "/k")) {
+		return refuse(p, "cmd.exe without /c <command>")
+	}
+	line := strings.Join(args[1:], " ")
+	return p.Host.runLine(ctx, execRequest{Stdin: p.Stdin, Stdout: p.Stdout, Stderr: p.Stderr}, line, 1)
+}
+
+// runTar is bsdtar (tar.exe, in Windows since build 17063): -x with -f
+// <archive>, -z optional, -C <dir>. Source: https://learn.microsoft.com/en-us/virtualization/community/team-blog/2017/20171219-tar-and-curl-come-to-windows
+func runTar(ctx context.Context, p *Process) int {
+	var archive, dir string
+	extract := false
+	for i := 0; i < len(p.Args); i++ {
+		a := p.Args[i]
+		switch {
+		case a == "-C":
+			if i+1 >= len(p.Args) {
+				fmt.Fprintf(p.Stderr, "tar.exe: Option -C requires an argument\r\n")
+				return 1
+			}
+			i++
+			dir = p.Args[i]
+		case strings.HasPrefix(a, "-") && len(a) > 1 && strings.Trim(a[1:], "xzvf") == "":
+			for _, c := range a[1:] {
+				switch c {
+				case 'x':
+					extract = true
+				case 'f':
+					if i+1 >= len(p.Args) {
+						fmt.Fprintf(p.Stderr, "tar.exe: Option -f requires an argument\r\n")
+						return 1
+					}
+					i++
+					archive = p.Args[i]
+				}
+			}
+		default:
+			return refuse(p, "the tar argument "+a+" (tar.exe -xzf <archive> -C <dir>)")
+		}
+	}
+	if !extract || archive == "" {
+		return refuse(p, "tar without -x -f <archive>")
+	}
+	fs := p.Host.fs
+	if dir == "" {
+		dir = p.Dir
+	}
+	if ok, isDir := fs.Stat(dir); !ok || !isDir {
+		fmt.Fprintf(p.Stderr, "tar.exe: could not chdir to '%s'\r\n\r\n", dir)
+		return 1
+	}
+	data, err := fs.ReadFile(archive)
+	if err != nil {
+		fmt.Fprintf(p.Stderr, "tar.exe: Error opening archive: Failed to open '%s'\r\n", archive)
+		return 1
+	}
+	if err := extractArchive(fs, data, dir, "tar"); err != nil {
+		fmt.Fprintf(p.Stderr, "tar.exe: Error opening archive: Unrecognized archive format\r\n")
+		return 1
+	}
+	return 0
+}
+
+// icaclsGrant is <principal>:[(inheritance)...]<perm>, perm one of icacls'
+// simple rights. Source: https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls
+var icaclsGrant = regexp.MustCompile(`^[^:]+:(\((OI|CI|IO|NP|I)\))*(\(?(N|F|M|RX|R|W|D)\)?)$`)
+
+// runIcacls: icacls <file> [/inheritance:e|d|r] [/grant[:r] <grant> ...].
+func runIcacls(ctx context.Context, p *Process) int {
+	if len(p.Args) < 2 {
+		return refuse(p, "icacls without a file and an operation")
+	}
+	file := p.Args[0]
+	for i := 1; i < len(p.Args); i++ {
+		a := strings.ToLower(p.Args[i])
+		switch {
+		case a == "/inheritance:e" || a == "/inheritance:d" || a == "/inheritance:r":
+		case a == "/grant" || a == "/grant:r":
+			if i+1 >= len(p.Args) || !icaclsGrant.MatchString(p.Args[i+1]) {
+				bad := ""
+				if i+1 < len(p.Args) {
+					bad = p.Args[i+1]
+				}
+				fmt.Fprintf(p.Stderr, "Invalid parameter \"%s\"\r\n", bad)
+				return 87
+			}
+			i++
+		default:
+			return refuse(p, "the icacls argument "+p.Args[i])
+		}
+	}
+	if ok, _ := p.Host.fs.Stat(file); !ok {
+		fmt.Fprintf(p.Stderr, "%s: The system cannot find the file specified.\r\n", file)
+		fmt.Fprintf(p.Stdout, "Successfully processed 0 files; Failed processing 1 files\r\n")
+		return 2
+	}
+	fmt.Fprintf(p.Stdout, "processed file: %s\r\nSuccessfully processed 1 files; Failed processing 0 files\r\n", file)
+	return 0
+}
+
+func runHostname(ctx context.Context, p *Process) int {
+	if len(p.Args) > 0 {
+		fmt.Fprintf(p.Stderr, "sethostname: Use the Network Control Panel Applet to set hostname.\r\n")
+		return 1
+	}
+	fmt.Fprintf(p.Stdout, "%s\r\n", p.Host.cfg.ComputerName)
+	return 0
+}
+
+// runShutdown: /s or /p power off (the host goes down for good), /r
+// restarts. Source: https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/shutdown
+func runShutdown(ctx context.Context, p *Process) int {
+	act := ""
+	for _, a := range p.Args {
+		switch strings.ToLower(strings.Replace(a, "-", "/", 1)) {
+		case "/s", "/p":
+			act = "off"
+		case "/r":
+			act = "reboot"
+		case "/f", "/t", "0":
+		default:
+			if !regexp.MustCompile(`^\d+$`).MatchString(a) {
+				return refuse(p, "the shutdown argument "+a)
+			}
+		}
+	}
+	switch act {
+	case "off":
+		p.Host.shutdownSoon()
+	case "reboot":
+		p.Host.rebootSoon()
+	default:
+		return refuse(p, "shutdown without /s, /p or /r")
+	}
+	return 0
+}
+
+// runSysprep: sysprep /generalize /oobe /shutdown /quiet [/unattend:<file>].
+// Source: https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/sysprep-command-line-options
+func runSysprep(ctx context.Context, p *Process) int {
+	shutdown, reboot := false, false
+	for _, a := range p.Args {
+		l := strings.ToLower(a)
+		switch {
+		case l == "/generalize" || l == "/oobe" || l == "/quiet" || l == "/mode:vm":
+		case l == "/shutdown":
+			shutdown = true
+		case l == "/reboot":
+			reboot = true
+		case strings.HasPrefix(l, "/unattend:"):
+			if ok, _ := p.Host.fs.Stat(a[len("/unattend:"):]); !ok {
+				return refuse(p, "a missing unattend file "+a[len("/unattend:"):])
+			}
+		default:
+			return refuse(p, "the sysprep option "+a)
+		}
+	}
+	switch {
+	case shutdown:
+		p.Host.shutdownSoon()
+	case reboot:
+		p.Host.rebootSoon()
+	default:
+		return refuse(p, "sysprep without /shutdown or /reboot")
+	}
+	return 0
+}
+
+// runCtr: ctr -n k8s.io images pull <ref> records the image in the host's
+// image store (<Dir>/images.json). Source: https://github.com/containerd/containerd/blob/main/docs/getting-started.md
+func runCtr(ctx context.Context, p *Process) int {
+	a := p.Args
+	if len(a) == 5 && (a[0] == "-n" || a[0] == "--namespace") && a[2] == "images" && a[3] == "pull" {
+		ref := a[4]
+		if err := p.Host.images.add(a[1], ref); err != nil {
+			fmt.Fprintf(p.Stderr, "ctr: %v\r\n", err)
+			return 1
+		}
+		fmt.Fprintf(p.Stdout, "%s: resolved\r\nunpacking windows/amd64 done\r\n", ref)
+		return 0
+	}
+	return refuse(p, "ctr "+strings.Join(a, " ")+" (only ctr -n <namespace> images pull <ref>)")
+}
+
+// imageStore is the images ctr pulled, by namespace.
+type imageStore struct {
+	mu   sync.Mutex
+	path string
+}
+
+func (s *imageStore) add(ns, ref string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := map[string][]string{}
+	if b, err := os.ReadFile(s.path); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	for _, r := range m[ns] {
+		if r == ref {
+			return nil
+		}
+	}
+	m[ns] = append(m[ns], ref)
+	sort.Strings(m[ns])
+	b, _ := json.MarshalIndent(m, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(s.path, b, 0o644)
+}
+
+// Images returns the images pulled into a containerd namespace.
+func (h *Host) Images(namespace string) []string {
+	h.images.mu.Lock()
+	defer h.images.mu.Unlock()
+	m := map[string][]string{}
+	if b, err := os.ReadFile(h.images.path); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	return m[namespace]
+}
+
+var _ = io.Discard

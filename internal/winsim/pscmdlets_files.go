@@ -1,0 +1,359 @@
+package winsim
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"strings"
+	"unicode/utf16"
+)
+
+const mgmt = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/"
+const util = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/"
+
+func ps(c *Call) *psHost { return c.Host.(*psHost) }
+
+// encodings is FileSystemCmdletProviderEncoding (Windows PowerShell 5.1).
+var encodings = []string{"Unknown", "String", "Unicode", "Byte", "BigEndianUnicode", "UTF8", "UTF7", "UTF32", "Ascii", "Default", "Oem", "BigEndianUTF32"}
+
+func pathParams(pos int) []*Param {
+	return []*Param{P("Path", "System.String[]", pos), P("LiteralPath", "System.String[]", -1, Alias("PSPath")),
+		P("Filter", "System.String", -1, Unmodelled), P("Include", "System.String[]", -1, Unmodelled),
+		P("Exclude", "System.String[]", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled)}
+}
+
+// itemPath is the -Path or -LiteralPath argument, checked against the
+// providers the host has: the FileSystem drive C: and the Registry's HKLM:.
+// Wildcards in -Path are not modelled.
+func itemPath(c *Call) (string, bool, error) {
+	p := c.Str("LiteralPath")
+	if !c.Has("LiteralPath") {
+		if !c.Has("Path") {
+			return "", false, c.Throw(c.Fail("Cannot process command because of one or more missing mandatory parameters: Path.", "InvalidArgument", "", "ParameterBindingException", "MissingMandatoryParameter", "System.Management.Automation.ParameterBindingException"))
+		}
+		p = c.Str("Path")
+		if strings.ContainsAny(p, "*?[") {
+			return "", false, c.Unmodelled("wildcards in -Path")
+		}
+	}
+	if len(p) >= 2 && p[1] == ':' && !strings.EqualFold(p[:1], "C") || (strings.Contains(p, ":") && !(len(p) >= 2 && p[1] == ':') && !isRegistry(p)) {
+		drive := p[:strings.IndexByte(p, ':')]
+		return "", false, c.Error(c.Fail(fmt.Sprintf("Cannot find drive. A drive with the name '%s' does not exist.", drive),
+			"ObjectNotFound", drive, "DriveNotFoundException", "DriveNotFound", "System.Management.Automation.DriveNotFoundException"))
+	}
+	return p, isRegistry(p), nil
+}
+
+func isRegistry(p string) bool {
+	l := strings.ToLower(p)
+	return strings.HasPrefix(l, "hklm:") || strings.HasPrefix(l, `registry::`)
+}
+
+func pathNotFound(c *Call, p string) error {
+	return c.Error(c.Fail(fmt.Sprintf("Cannot find path '%s' because it does not exist.", p), "ObjectNotFound", p,
+		"ItemNotFoundException", "PathNotFound", "System.Management.Automation.ItemNotFoundException"))
+}
+
+// encode writes text in a 5.1 encoding: Default/Ascii/Oem/String are the ANSI
+// code page (bytes as written), UTF8 has a BOM, Unicode is UTF-16LE with a BOM.
+func encode(c *Call, text string) ([]byte, error) {
+	switch enc := c.Str("Encoding"); enc {
+	case "", "Default", "Ascii", "Oem", "String":
+		return []byte(text), nil
+	case "UTF8":
+		return append([]byte("\ufeff"), text...), nil
+	case "Unicode":
+		u := utf16.Encode([]rune(text))
+		b := []byte{0xFF, 0xFE}
+		for _, r := range u {
+			b = append(b, byte(r), byte(r>>8))
+		}
+		return b, nil
+	default:
+		return nil, c.Unmodelled("-Encoding " + enc)
+	}
+}
+
+func contentCmdlet(name, class string, appendTo bool) *Cmdlet {
+	return &Cmdlet{Name: name, Class: class, ShouldProcess: true,
+		Source:    mgmt + strings.ToLower(name) + "?view=powershell-5.1",
+		Behaviour: "writes the values, each followed by CRLF (none with -NoNewline), in -Encoding (Default/Ascii/Oem/String raw, UTF8 with BOM, Unicode UTF-16LE)",
+		Params: append(pathParams(0), P("Value", "System.Object[]", 1, Mandatory, Pipeline), P("NoNewline", "SwitchParameter", -1),
+			P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...)),
+			P("Force", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled), P("Stream", "System.String", -1, Unmodelled)),
+		Run: func(c *Call) error {
+			p, reg, err := itemPath(c)
+			if err != nil || p == "" {
+				return err
+			}
+			if reg {
+				return c.Unmodelled(name + " on the registry")
+			}
+			fs := ps(c).h.fs
+			if ok, _ := fs.Stat(parentOf(fs.Clean(p))); !ok {
+				return c.Error(c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", fs.Clean(p)), "ObjectNotFound", fs.Clean(p),
+					"DirectoryNotFoundException", "GetContentWriterDirectoryNotFoundError", "System.IO.DirectoryNotFoundException"))
+			}
+			vals := c.Input
+			if !c.HasInput {
+				vals = itemsOf(c.Value("Value"))
+			}
+			var b strings.Builder
+			for _, v := range vals {
+				b.WriteString(Text(v))
+				if !c.Switch("NoNewline") {
+					b.WriteString("\r\n")
+				}
+			}
+			data, err := encode(c, b.String())
+			if err != nil {
+				return err
+			}
+			if werr := fs.WriteFile(p, data, appendTo); werr != nil {
+				return c.Error(c.Fail(werr.Error(), "WriteError", p, "IOException", "SetContentWriterIOError", "System.IO.IOException"))
+			}
+			return nil
+		}}
+}
+
+func itemsOf(v any) []any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return x
+	}
+	return []any{v}
+}
+
+var hashAlgorithms = []string{"SHA1", "SHA256", "SHA384", "SHA512", "MACTripleDES", "MD5", "RIPEMD160"}
+
+func fileCmdlets() []*Cmdlet {
+	return []*Cmdlet{
+		contentCmdlet("Set-Content", "Microsoft.PowerShell.Commands.SetContentCommand", false),
+		contentCmdlet("Add-Content", "Microsoft.PowerShell.Commands.AddContentCommand", true),
+		{Name: "Get-Content", Class: "Microsoft.PowerShell.Commands.GetContentCommand", Aliases: []string{"cat", "gc", "type"},
+			Source: mgmt + "get-content?view=powershell-5.1", Behaviour: "the file's lines (CRLF or LF), or with -Raw the whole text; a BOM is dropped",
+			Params: append(pathParams(0), P("Raw", "SwitchParameter", -1), P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...), Unmodelled),
+				P("TotalCount", "System.Int64", -1, Alias("First", "Head"), Unmodelled), P("Tail", "System.Int32", -1, Alias("Last"), Unmodelled),
+				P("ReadCount", "System.Int64", -1, Unmodelled), P("Delimiter", "System.String", -1, Unmodelled), P("Wait", "SwitchParameter", -1, Unmodelled),
+				P("Force", "SwitchParameter", -1), P("Stream", "System.String", -1, Unmodelled)),
+			Run: func(c *Call) error {
+				p, reg, err := itemPath(c)
+				if err != nil || p == "" {
+					return err
+				}
+				if reg {
+					return c.Unmodelled("Get-Content on the registry")
+				}
+				fs := ps(c).h.fs
+				b, rerr := fs.ReadFile(p)
+				if rerr != nil {
+					return pathNotFound(c, fs.Clean(p))
+				}
+				text := strings.TrimPrefix(string(b), "\ufeff")
+				if c.Switch("Raw") {
+					c.Write(text)
+					return nil
+				}
+				if text == "" {
+					return nil
+				}
+				for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(text, "\r\n", "\n"), "\n"), "\n") {
+					c.Write(l)
+				}
+				return nil
+			}},
+		{Name: "New-Item", Class: "Microsoft.PowerShell.Commands.NewItemCommand", Aliases: []string{"ni"}, ShouldProcess: true,
+			Source: mgmt + "new-item?view=powershell-5.1", Behaviour: "-ItemType Directory (parents created; an existing one is an error without -Force) or File (with -Value); outputs the item",
+			Params: []*Param{P("Path", "System.String[]", 0), P("Name", "System.String", -1), P("ItemType", "System.String", -1, Alias("Type")),
+				P("Value", "System.Object", -1, Pipeline), P("Force", "SwitchParameter", -1), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled)},
+			Run: runNewItem},
+		{Name: "Test-Path", Class: "Microsoft.PowerShell.Commands.TestPathCommand",
+			Source: mgmt + "test-path?view=powershell-5.1", Behaviour: "True or False; -PathType Leaf/Container; registry keys the host models",
+			Params: append(pathParams(0), P("PathType", "Microsoft.PowerShell.Commands.TestPathType", -1, Alias("Type"), Enum("Any", "Container", "Leaf")),
+				P("IsValid", "SwitchParameter", -1, Unmodelled), P("OlderThan", "System.DateTime", -1, Unmodelled), P("NewerThan", "System.DateTime", -1, Unmodelled)),
+			Run: func(c *Call) error {
+				p, reg, err := itemPath(c)
+				if err != nil || p == "" {
+					c.Write(false)
+					return err
+				}
+				if reg {
+					_, ok := ps(c).h.registryKey(p)
+					c.Write(ok && c.Str("PathType") != "Leaf")
+					return nil
+				}
+				exists, dir := ps(c).h.fs.Stat(p)
+				switch c.Str("PathType") {
+				case "Leaf":
+					exists = exists && !dir
+				case "Container":
+					exists = exists && dir
+				}
+				c.Write(exists)
+				return nil
+			}},
+		{Name: "Remove-Item", Class: "Microsoft.PowerShell.Commands.RemoveItemCommand", Aliases: []string{"rm", "del", "erase", "ri", "rd", "rmdir"}, ShouldProcess: true,
+			Source: mgmt + "remove-item?view=powershell-5.1", Behaviour: "deletes a file, or a directory (its contents with -Recurse); a missing path is an error",
+			Params: append(pathParams(0), P("Recurse", "SwitchParameter", -1), P("Force", "SwitchParameter", -1), P("Stream", "System.String[]", -1, Unmodelled)),
+			Run: func(c *Call) error {
+				p, reg, err := itemPath(c)
+				if err != nil || p == "" {
+					return err
+				}
+				if reg {
+					return c.Unmodelled("Remove-Item on the registry")
+				}
+				fs := ps(c).h.fs
+				exists, dir := fs.Stat(p)
+				if !exists {
+					return pathNotFound(c, fs.Clean(p))
+				}
+				if dir && !c.Switch("Recurse") {
+					if entries, _ := fs.List(p); len(entries) > 0 {
+						// -NonInteractive cannot confirm removing a non-empty directory.
+						return c.Unmodelled("Remove-Item of a non-empty directory without -Recurse (Windows would ask to confirm)")
+					}
+				}
+				if rerr := fs.Remove(p, c.Switch("Recurse")); rerr != nil {
+					return c.Error(c.Fail(rerr.Error(), "WriteError", p, "IOException", "RemoveFileSystemItemIOError", "System.IO.IOException"))
+				}
+				return nil
+			}},
+		moveCopy("Move-Item", "Microsoft.PowerShell.Commands.MoveItemCommand", []string{"mv", "move", "mi"}),
+		moveCopy("Copy-Item", "Microsoft.PowerShell.Commands.CopyItemCommand", []string{"cp", "copy", "cpi"}),
+		{Name: "Get-FileHash", Class: "Microsoft.PowerShell.Commands.GetFileHashCommand",
+			Source: util + "get-filehash?view=powershell-5.1", Behaviour: "an object with Algorithm, Hash (upper-case hex of the real bytes) and Path; SHA1, SHA256, SHA384, SHA512, MD5",
+			Params: []*Param{P("Path", "System.String[]", 0), P("LiteralPath", "System.String[]", -1, Alias("PSPath")),
+				P("InputStream", "System.IO.Stream", -1, Unmodelled), P("Algorithm", "System.String", -1, Set(hashAlgorithms...))},
+			Run: func(c *Call) error {
+				p, reg, err := itemPath(c)
+				if err != nil || p == "" {
+					return err
+				}
+				alg := c.Str("Algorithm")
+				if alg == "" {
+					alg = "SHA256"
+				}
+				var h hash.Hash
+				switch alg {
+				case "SHA1":
+					h = sha1.New()
+				case "SHA256":
+					h = sha256.New()
+				case "SHA384":
+					h = sha512.New384()
+				case "SHA512":
+					h = sha512.New()
+				case "MD5":
+					h = md5.New()
+				default:
+					return c.Unmodelled("-Algorithm " + alg)
+				}
+				fs := ps(c).h.fs
+				b, rerr := fs.ReadFile(p)
+				if reg || rerr != nil {
+					return pathNotFound(c, fs.Clean(p))
+				}
+				h.Write(b)
+				o := NewObject("Microsoft.Powershell.Utility.FileHash")
+				sum := strings.ToUpper(hex.EncodeToString(h.Sum(nil)))
+				o.Str = alg + " " + sum + " " + fs.Clean(p)
+				c.Write(o.Set("Algorithm", alg).Set("Hash", sum).Set("Path", fs.Clean(p)))
+				return nil
+			}},
+	}
+}
+
+func moveCopy(name, class string, aliases []string) *Cmdlet {
+	params := append(pathParams(0), P("Destination", "System.String", 1), P("Force", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled))
+	if name == "Copy-Item" {
+		params = append(params, P("Recurse", "SwitchParameter", -1), P("Container", "SwitchParameter", -1, Unmodelled), P("FromSession", "System.Management.Automation.Runspaces.PSSession", -1, Unmodelled), P("ToSession", "System.Management.Automation.Runspaces.PSSession", -1, Unmodelled))
+	}
+	return &Cmdlet{Name: name, Class: class, Aliases: aliases, ShouldProcess: true,
+		Source: mgmt + strings.ToLower(name) + "?view=powershell-5.1", Behaviour: "moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)",
+		Params: params,
+		Run: func(c *Call) error {
+			src, reg, err := itemPath(c)
+			if err != nil || src == "" {
+				return err
+			}
+			if reg {
+				return c.Unmodelled(name + " on the registry")
+			}
+			fs := ps(c).h.fs
+			dst := c.Str("Destination")
+			if !c.Has("Destination") {
+				dst = fs.Clean(".")
+			}
+			if ok, _ := fs.Stat(src); !ok {
+				return pathNotFound(c, fs.Clean(src))
+			}
+			if name == "Copy-Item" {
+				if cerr := fs.Copy(src, dst); cerr != nil {
+					return c.Error(c.Fail(cerr.Error(), "WriteError", src, "IOException", "CopyFileInfoItemIOError", "System.IO.IOException"))
+				}
+				return nil
+			}
+			if merr := fs.Move(src, dst, c.Switch("Force")); merr != nil {
+				return c.Error(c.Fail("Cannot create a file when that file already exists.", "WriteError", src, "IOException", "MoveFileInfoItemIOError", "System.IO.IOException"))
+			}
+			return nil
+		}}
+}
+
+func runNewItem(c *Call) error {
+	fs := ps(c).h.fs
+	p := c.Str("Path")
+	if c.Has("Name") {
+		if p == "" {
+			p = "."
+		}
+		p = strings.TrimRight(p, `\/`) + `\` + c.Str("Name")
+	}
+	if p == "" {
+		return c.Throw(c.Fail("Cannot process command because of one or more missing mandatory parameters: Path.", "InvalidArgument", "", "ParameterBindingException", "MissingMandatoryParameter", "System.Management.Automation.ParameterBindingException"))
+	}
+	if len(p) >= 2 && p[1] == ':' && !strings.EqualFold(p[:1], "C") {
+		return c.Error(c.Fail(fmt.Sprintf("Cannot find drive. A drive with the name '%s' does not exist.", p[:1]),
+			"ObjectNotFound", p[:1], "DriveNotFoundException", "DriveNotFound", "System.Management.Automation.DriveNotFoundException"))
+	}
+	if isRegistry(p) {
+		return c.Unmodelled("New-Item in the registry")
+	}
+	clean := fs.Clean(p)
+	exists, _ := fs.Stat(clean)
+	typ := strings.ToLower(c.Str("ItemType"))
+	item := NewObject("System.IO.DirectoryInfo")
+	item.Str = clean
+	item.Set("FullName", clean).Set("Name", clean[strings.LastIndexByte(clean, '\\')+1:])
+	switch typ {
+	case "directory":
+		if exists && !c.Switch("Force") {
+			return c.Error(c.Fail(fmt.Sprintf("An item with the specified name %s already exists.", clean), "ResourceExists", clean, "IOException", "DirectoryExist", "System.IO.IOException"))
+		}
+		if err := fs.MkdirAll(clean); err != nil {
+			return c.Error(c.Fail(err.Error(), "WriteError", clean, "IOException", "NewItemIOError", "System.IO.IOException"))
+		}
+	case "", "file":
+		if exists && !c.Switch("Force") {
+			return c.Error(c.Fail(fmt.Sprintf("The file '%s' already exists.", clean), "WriteError", clean, "IOException", "NewItemIOError", "System.IO.IOException"))
+		}
+		if ok, _ := fs.Stat(parentOf(clean)); !ok && !c.Switch("Force") {
+			return c.Error(c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", clean), "WriteError", clean, "DirectoryNotFoundException", "NewItemIOError", "System.IO.DirectoryNotFoundException"))
+		}
+		if err := fs.WriteFile(clean, []byte(Text(c.Value("Value"))), false); err != nil {
+			return c.Error(c.Fail(err.Error(), "WriteError", clean, "IOException", "NewItemIOError", "System.IO.IOException"))
+		}
+		item.TypeName = "System.IO.FileInfo"
+	default:
+		return c.Unmodelled("-ItemType " + c.Str("ItemType"))
+	}
+	c.Write(item)
+	return nil
+}

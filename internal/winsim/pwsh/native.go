@@ -1,0 +1,108 @@
+package pwsh
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// native runs an executable. Windows PowerShell 5.1: its stdout lines become
+// pipeline strings, its exit code $LASTEXITCODE, a non-zero exit makes $?
+// false but never stops the script (not even under Stop). Its stderr goes
+// straight to the console unless redirected (2>&1, 2>$null): then every line
+// becomes a NativeCommandError record, which under Stop terminates, as in 5.1.
+func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, input []any, hasInput bool) ([]any, error) {
+	path, ok := r.host.ResolveNative(name)
+	if !ok {
+		return nil, r.terminate(n, errCommandNotFound(name), false)
+	}
+	var args []string
+	for _, e := range elems {
+		if e.param != "" {
+			// A parameter token goes to the program as written (-xzf, -n).
+			args = append(args, e.node.Text)
+			continue
+		}
+		v, err := r.argValue(e.node)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items(v) {
+			args = append(args, toString(it))
+		}
+		if v == nil && e.node.Kind != "variable" {
+			args = append(args, "")
+		}
+	}
+	captureErr := false
+	for _, rd := range redirs {
+		switch strings.TrimSpace(rd.Kids[0].Text) {
+		case "2>&1", "2>", "*>":
+			captureErr = true
+		}
+	}
+	var stdin io.Reader = strings.NewReader("")
+	if hasInput {
+		var b strings.Builder
+		for _, o := range input {
+			for _, l := range formatLines(o) {
+				b.WriteString(l + "\r\n")
+			}
+		}
+		stdin = strings.NewReader(b.String())
+	}
+	var stdout, stderr bytes.Buffer
+	run := &NativeRun{Path: path, Args: args, Stdin: stdin, Stdout: &stdout, Stderr: &stderr}
+	if !captureErr && r.opt.Stderr != nil {
+		run.Stderr = r.opt.Stderr
+	}
+	code, err := r.host.RunNative(r.ctx, run)
+	if err != nil {
+		base := path[strings.LastIndexAny(path, `\/`)+1:]
+		rec := scriptError(fmt.Sprintf("Program '%s' failed to run: %s", base, err.Error()),
+			"ResourceUnavailable", "", "", "ApplicationFailedException", "NativeCommandFailed", "System.Management.Automation.ApplicationFailedException")
+		return nil, r.terminate(n, rec, false)
+	}
+	r.assign("LASTEXITCODE", code)
+	if code != 0 {
+		r.fail()
+	}
+	out := lines(stdout.String())
+	if captureErr {
+		merge := false
+		for _, rd := range redirs {
+			if strings.TrimSpace(rd.Kids[0].Text) == "2>&1" {
+				merge = true
+			}
+		}
+		base := path[strings.LastIndexAny(path, `\/`)+1:]
+		for _, l := range lines(stderr.String()) {
+			rec := &ErrorRecord{Message: l.(string), Command: base, Category: "NotSpecified", Target: l.(string), TargetType: "String",
+				Reason: "RemoteException", ErrorID: "NativeCommandError", Exception: "System.Management.Automation.RemoteException"}
+			r.position(rec, n)
+			r.fail()
+			if r.stopping() {
+				return out, &Terminating{Rec: rec, Script: true}
+			}
+			r.errs = append([]any{rec}, r.errs...)
+			if merge {
+				out = append(out, rec)
+			}
+		}
+	}
+	return r.redirect(n, redirs, out, nil)
+}
+
+// lines splits program output into pipeline strings.
+func lines(s string) []any {
+	if s == "" {
+		return nil
+	}
+	s = strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	var out []any
+	for _, l := range strings.Split(s, "\n") {
+		out = append(out, l)
+	}
+	return out
+}
