@@ -58,6 +58,14 @@ func TestTerraformStyleUploadAndRun(t *testing.T) {
 	if !strings.Contains(out.String(), "WIN-TEST\r\n") {
 		t.Fatalf("stdout %q", out.String())
 	}
+	// remote-exec blanks its script afterwards by uploading nothing over it
+	// (the restore script's `echo $null > $dest_file_path`).
+	if err := cp.Write("C:/Temp/terraform_42.cmd", strings.NewReader("")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := f.Host.ReadFile(`C:\Temp\terraform_42.cmd`); err != nil || len(got) != 0 {
+		t.Fatalf("blanked script: %q %v", got, err)
+	}
 }
 
 func TestRestartComputerDropsConnections(t *testing.T) {

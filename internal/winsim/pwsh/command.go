@@ -391,7 +391,12 @@ func (r *Runtime) redirect(n *Node, redirs []*Node, out []any, stderrLines []str
 // redirectToFile is `> file` / `>> file`: Out-File, which in Windows
 // PowerShell 5.1 writes UTF-16LE with a byte order mark.
 func (r *Runtime) redirectToFile(rd, target *Node, appendTo bool, out []any) error {
-	parts := target.named()
+	var parts []*Node
+	for _, k := range target.named() {
+		if k.Kind != "command_argument_sep" {
+			parts = append(parts, k)
+		}
+	}
 	if len(parts) != 1 {
 		return r.terminate(rd, errUnsupported("this redirection target"), true)
 	}

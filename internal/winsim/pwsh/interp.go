@@ -280,9 +280,24 @@ func (r *Runtime) foreachStmt(n *Node) ([]any, error) {
 	}
 	body := n.child("statement_block")
 	name := varName(v.Text)
-	val, err := r.pipelineValue(src)
-	if err != nil {
-		return nil, err
+	var val []any
+	if e := soleExpression(src); e != nil {
+		// An expression is enumerated as it is read: $input (a large upload
+		// on stdin) is never held whole.
+		one, err := r.eval(e)
+		if err != nil {
+			return nil, err
+		}
+		val = []any{one}
+		if _, lazy := one.(*Enumerator); !lazy {
+			val = items(one)
+		}
+	} else {
+		out, err := r.pipelineValue(src)
+		if err != nil {
+			return nil, err
+		}
+		val = out
 	}
 	var out []any
 	each := func(item any) (bool, error) {
@@ -312,7 +327,7 @@ func (r *Runtime) foreachStmt(n *Node) ([]any, error) {
 			}
 		}
 	}
-	for _, item := range items(collapse(val)) {
+	for _, item := range val {
 		if goOn, err := each(item); err != nil || !goOn {
 			return out, err
 		}
