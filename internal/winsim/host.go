@@ -27,7 +27,6 @@ type Host struct {
 	scm      *scm
 	features *featureTable
 	images   *imageStore
-	envMu    sync.Mutex // machine-env.json
 	fwMu     sync.Mutex // firewall.json
 	log      *scriptLog
 	wsman    *wsmanServer

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/wincluster/terraform-provider-windows/internal/winsim/pwsh"
@@ -206,8 +205,15 @@ func startOne(c *Call, name string) error {
 	return nil
 }
 
+// stopOne stops a service; with -Force the running services that depend on
+// it are stopped first (without it the SCM refuses: ServiceError 1051, worded
+// as Stop-Service words it).
 func stopOne(c *Call, name string) error {
-	if err := ps(c).h.stopService(name); err != nil {
+	stop := ps(c).h.stopService
+	if c.Switch("Force") {
+		stop = ps(c).h.stopServiceWithDependents
+	}
+	if err := stop(name); err != nil {
 		s, _ := ps(c).h.svcs.get(name)
 		return c.Error(c.Fail(fmt.Sprintf("Service '%s (%s)' cannot be stopped due to the following error: %v", s.DisplayName, s.Name, err), "CloseError",
 			"System.ServiceProcess.ServiceController", "ServiceCommandException", "CouldNotStopService", "Microsoft.PowerShell.Commands.ServiceCommandException"))
@@ -215,33 +221,39 @@ func stopOne(c *Call, name string) error {
 	return nil
 }
 
-// registryKey returns the values of a registry key the host models: the
-// CurrentVersion key and each service's key under
-// HKLM:\SYSTEM\CurrentControlSet\Services.
+// registryKey returns the values of a key of the host's registry (HKLM:\...
+// or Registry::HKEY_LOCAL_MACHINE\...) as Get-ItemProperty shows them:
+// REG_DWORD as Int32, REG_MULTI_SZ as String[], the rest as String. What the
+// registry holds is what the host's programs wrote (the SCM's service keys,
+// nssm's Parameters, the machine environment, CurrentVersion).
 func (h *Host) registryKey(p string) (map[string]any, bool) {
-	k := strings.ToLower(strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(p, "Registry::"), "registry::"), `\`))
-	k = strings.Replace(k, "hkey_local_machine", "hklm:", 1)
-	if k == strings.ToLower(CurrentVersionKey) {
-		out := map[string]any{}
-		for n, v := range h.currentVersion() {
-			if i, err := strconv.Atoi(v); err == nil && (n == "UBR" || strings.HasSuffix(n, "VersionNumber")) {
-				out[n] = i
-			} else {
-				out[n] = v
-			}
-		}
-		return out, true
-	}
-	const svcKey = `hklm:\system\currentcontrolset\services`
-	if strings.HasPrefix(k, svcKey+`\`) {
-		s, ok := h.svcs.get(k[len(svcKey)+1:])
-		if !ok {
+	k := strings.TrimRight(strings.TrimPrefix(strings.TrimPrefix(p, "Registry::"), "registry::"), `\`)
+	if i := strings.IndexByte(k, '\\'); i > 0 {
+		switch strings.ToLower(k[:i]) {
+		case "hklm:", "hkey_local_machine":
+			k = "HKLM" + k[i:]
+		default:
 			return nil, false
 		}
-		start := map[string]int{StartupAutomatic: 2, StartupManual: 3, StartupDisabled: 4}[s.StartupType]
-		return map[string]any{"ImagePath": s.BinaryPathName, "DisplayName": s.DisplayName, "Start": start, "Type": 16, "ObjectName": "LocalSystem"}, true
+	} else {
+		return nil, false
 	}
-	return nil, false
+	vals, ok := h.reg.values(k)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]any{}
+	for n, v := range vals {
+		switch v.Type {
+		case RegDWord:
+			out[n] = int(int32(v.DWord))
+		case RegMultiSZ:
+			out[n] = append([]string(nil), v.Multi...)
+		default:
+			out[n] = v.String()
+		}
+	}
+	return out, true
 }
 
 func registryCmdlets() []*Cmdlet {

@@ -2,11 +2,9 @@ package winsim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/wincluster/terraform-provider-windows/internal/winsim/pwsh"
@@ -23,11 +21,13 @@ type psHost struct {
 }
 
 func newPSHost(ctx context.Context, h *Host) *psHost {
+	// A logon's environment is the machine's with the user's on top (the
+	// user's TEMP wins over the machine's C:\Windows\TEMP, as on Windows).
 	env := map[string]string{}
-	for k, v := range h.fs.env {
+	for k, v := range h.MachineEnv() {
 		env[strings.ToUpper(k)] = v
 	}
-	for k, v := range h.machineEnv() {
+	for k, v := range h.fs.env {
 		env[strings.ToUpper(k)] = v
 	}
 	if _, ok := env["PATH"]; !ok {
@@ -45,10 +45,10 @@ const defaultPath = `C:\Windows\system32;C:\Windows;C:\Windows\System32\Wbem;C:\
 func (p *psHost) Getenv(n string) (string, bool) { v, ok := p.env[strings.ToUpper(n)]; return v, ok }
 func (p *psHost) Setenv(n, v string)             { p.env[strings.ToUpper(n)] = v }
 func (p *psHost) GetMachineEnv(n string) (string, bool) {
-	v, ok := p.h.machineEnv()[strings.ToUpper(n)]
+	v, ok := p.h.MachineEnv()[strings.ToUpper(n)]
 	return v, ok
 }
-func (p *psHost) SetMachineEnv(n, v string) error { return p.h.setMachineEnv(n, v) }
+func (p *psHost) SetMachineEnv(n, v string) error { return p.h.SetMachineEnv(n, v) }
 
 func (p *psHost) Stat(path string) (bool, bool)        { return p.h.fs.Stat(path) }
 func (p *psHost) ReadFile(path string) ([]byte, error) { return p.h.fs.ReadFile(path) }
@@ -180,29 +180,4 @@ func (h *Host) runProgram(ctx context.Context, path string, args []string, env m
 	p := &Process{Host: h, Path: path, Program: identity, Version: version, Args: args, Env: env,
 		Dir: env["USERPROFILE"], Stdin: stdin, Stdout: stdout, Stderr: stderr}
 	return prog(ctx, p), nil
-}
-
-// machineEnv is the machine-scope environment ([Environment]::SetEnvironmentVariable
-// with 'Machine'), kept in <Dir>/machine-env.json.
-func (h *Host) machineEnv() map[string]string {
-	h.envMu.Lock()
-	defer h.envMu.Unlock()
-	out := map[string]string{}
-	b, err := os.ReadFile(h.cfg.Dir + "/machine-env.json")
-	if err == nil {
-		_ = json.Unmarshal(b, &out)
-	}
-	return out
-}
-
-func (h *Host) setMachineEnv(name, value string) error {
-	m := h.machineEnv()
-	h.envMu.Lock()
-	defer h.envMu.Unlock()
-	m[strings.ToUpper(name)] = value
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(h.cfg.Dir+"/machine-env.json", b, 0o644)
 }

@@ -10,9 +10,6 @@ import (
 // creating it again (a re-join).
 func TestScDeleteBareword(t *testing.T) {
 	h := startTestHost(t, nil)
-	if _, ok := h.program("sc.exe"); !ok {
-		t.Skip("sc.exe is the service control manager's program (another branch); without it the host refuses sc.exe")
-	}
 	s := "New-Service -Name 'kubelet' -BinaryPathName 'C:\\k\\kubelet.exe' | Out-Null\n" +
 		"sc.exe delete kubelet\n" +
 		"New-Service -Name 'kubelet' -BinaryPathName 'C:\\k\\kubelet.exe' | Out-Null\nWrite-Output 'created again'"
