@@ -188,7 +188,7 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		return h.runLine(ctx, req, line[strings.Index(lower, "/c ")+3:], depth+1)
 	}
 	if inv, ok := h.parsePowerShell(line); ok {
-		return h.runPowerShell(ctx, req, inv)
+		return h.runPowerShell(ctx, req, inv, nil)
 	}
 	if m := EchoRedirectRE.FindStringSubmatch(line); m != nil {
 		err := h.fs.WriteFile(m[3], []byte(m[1]+"\r\n"), m[2] == ">>")
@@ -238,13 +238,13 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 			return 1
 		}
 		if ext == "ps1" {
-			return h.runPowerShell(ctx, req, psInvocation{script: string(b), file: script})
+			return h.runPowerShell(ctx, req, psInvocation{script: string(b), file: script}, nil)
 		}
 		return h.runBatch(ctx, req, string(b), depth)
 	}
 	// A program: found as cmd.exe finds it (a path, or PATH with PATHEXT) and
 	// run by the host; anything else is what cmd.exe says of an unknown name.
-	env := newPSHost(ctx, h).env
+	env := newPSHost(ctx, h, nil).env
 	if p, ok := h.resolveProgram(script, env); ok {
 		var args []string
 		for _, f := range fields[1:] {
@@ -298,7 +298,9 @@ func (h *Host) runBatch(ctx context.Context, req execRequest, body string, depth
 // runPowerShell runs a parsed powershell.exe invocation with the engine
 // (internal/winsim/pwsh): the script is parsed by the tree-sitter grammar
 // first, and a syntax error runs none of it.
-func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocation) int {
+// runPowerShell runs a parsed powershell.exe invocation; env is the process
+// environment (nil: a logon's, for WinRM and SSH commands).
+func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocation, env map[string]string) int {
 	if inv.err != "" {
 		io.WriteString(req.Stderr, inv.err+"\r\n")
 		return exitBadArguments
@@ -308,7 +310,7 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 		b, _ := io.ReadAll(req.Stdin)
 		script = string(b)
 	}
-	ph := newPSHost(ctx, h)
+	ph := newPSHost(ctx, h, env)
 	res := pwsh.Run(ctx, script, pwsh.Options{Host: ph, Commands: hostCommands, Stdin: req.Stdin,
 		Stdout: req.Stdout, Stderr: req.Stderr, CLIXML: inv.encoded, File: inv.file})
 	if inv.encoded && len(res.Errors) > 0 {

@@ -116,28 +116,17 @@ type ErrorCode struct {
 
 func (e *ErrorCode) Error() string { return e.Message }
 
-// systemPrograms are the programs that ship with Windows, found in System32
-// whatever the disk holds.
-var systemPrograms = map[string]bool{
-	"sc.exe": true, "tar.exe": true, "icacls.exe": true, "hostname.exe": true,
-	"shutdown.exe": true, "sysprep.exe": true, "cmd.exe": true, "powershell.exe": true,
-	"netsh.exe": true, "reg.exe": true, "whoami.exe": true,
-}
-
 // ResolveProgram finds what Windows would run for an executable path: a
-// System32 program by name, else the file on the host's disk, known by its
-// content. It fails with ERROR_FILE_NOT_FOUND (2) when there is no such file
-// and ERROR_BAD_EXE_FORMAT (193) when the file is not an executable.
+// program that ships with Windows by its System32 name (systemProgram),
+// else the file on the host's disk, known by its content. It fails with
+// ERROR_FILE_NOT_FOUND (2) when there is no such file and
+// ERROR_BAD_EXE_FORMAT (193) when the file is not an executable.
 func (h *Host) ResolveProgram(path string) (program, version string, err error) {
-	base := strings.ToLower(path[strings.LastIndexAny(path, `\/`)+1:])
-	if !strings.HasSuffix(base, ".exe") && !strings.Contains(base, ".") {
-		base += ".exe"
+	clean := h.fs.Clean(path)
+	if id, ok := systemProgram(clean); ok {
+		return id, "", nil
 	}
-	dir := strings.ToLower(strings.TrimSuffix(path, path[strings.LastIndexAny(path, `\/`)+1:]))
-	if systemPrograms[base] && (dir == "" || strings.Contains(dir, `\windows\system32\`)) {
-		return base, "", nil
-	}
-	content, rerr := h.fs.ReadFile(path)
+	content, rerr := h.fs.ReadFile(clean)
 	if rerr != nil {
 		return "", "", &ErrorCode{Code: 2, Message: "The system cannot find the file specified."}
 	}
@@ -163,6 +152,16 @@ func (h *Host) Run(ctx context.Context, p *Process) int {
 	}
 	if p.Stderr == nil {
 		p.Stderr = io.Discard
+	}
+	// A bare name is found as CreateProcess's callers find it: on PATH.
+	if !strings.ContainsAny(p.Path, `\/:`) {
+		env := p.Env
+		if env["PATH"] == "" {
+			env = map[string]string{"PATH": defaultPath, "PATHEXT": ".COM;.EXE;.BAT;.CMD"}
+		}
+		if found, ok := h.resolveProgram(p.Path, env); ok {
+			p.Path = found
+		}
 	}
 	program, version, err := h.ResolveProgram(p.Path)
 	if err != nil {

@@ -20,15 +20,22 @@ type psHost struct {
 	reboot, shutdown bool
 }
 
-func newPSHost(ctx context.Context, h *Host) *psHost {
-	// A logon's environment is the machine's with the user's on top (the
-	// user's TEMP wins over the machine's C:\Windows\TEMP, as on Windows).
+// newPSHost is a powershell.exe process with the given environment, or, for
+// nil, a logon's: the machine's environment with the user's on top (the
+// user's TEMP wins over the machine's C:\Windows\TEMP, as on Windows).
+func newPSHost(ctx context.Context, h *Host, procEnv map[string]string) *psHost {
 	env := map[string]string{}
-	for k, v := range h.MachineEnv() {
-		env[strings.ToUpper(k)] = v
-	}
-	for k, v := range h.fs.env {
-		env[strings.ToUpper(k)] = v
+	if procEnv != nil {
+		for k, v := range procEnv {
+			env[strings.ToUpper(k)] = v
+		}
+	} else {
+		for k, v := range h.MachineEnv() {
+			env[strings.ToUpper(k)] = v
+		}
+		for k, v := range h.fs.env {
+			env[strings.ToUpper(k)] = v
+		}
 	}
 	if _, ok := env["PATH"]; !ok {
 		env["PATH"] = defaultPath
@@ -84,19 +91,25 @@ func parentOf(p string) string {
 var system32Programs = map[string]bool{
 	"cmd.exe": true, "sc.exe": true, "tar.exe": true, "icacls.exe": true, "hostname.exe": true, "shutdown.exe": true,
 	"whoami.exe": true, "netsh.exe": true, "ipconfig.exe": true, "reg.exe": true, "dism.exe": true, "ping.exe": true,
-	"curl.exe": true, "certutil.exe": true, "net.exe": true, "netstat.exe": true, "schtasks.exe": true, "powershell.exe": true,
+	"curl.exe": true, "certutil.exe": true, "net.exe": true, "netstat.exe": true, "schtasks.exe": true,
 	"findstr.exe": true, "where.exe": true, "takeown.exe": true, "bcdedit.exe": true, "wevtutil.exe": true, "robocopy.exe": true,
 	"xcopy.exe": true, "timeout.exe": true, "tasklist.exe": true, "taskkill.exe": true, "fsutil.exe": true, "route.exe": true,
 }
 
-const sysprepPath = `C:\Windows\System32\Sysprep\sysprep.exe`
+const (
+	sysprepPath    = `C:\Windows\System32\Sysprep\sysprep.exe`
+	powershellPath = `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`
+)
 
 // systemProgram reports whether a cleaned path is a Windows-shipped program
 // and its identity.
 func systemProgram(clean string) (string, bool) {
 	lower := strings.ToLower(clean)
-	if lower == strings.ToLower(sysprepPath) {
+	switch lower {
+	case strings.ToLower(sysprepPath):
 		return "sysprep.exe", true
+	case strings.ToLower(powershellPath):
+		return "powershell.exe", true
 	}
 	dir, base := parentOf(lower), lower[strings.LastIndexByte(lower, '\\')+1:]
 	if dir == `c:\windows\system32` && system32Programs[base] {
@@ -162,13 +175,13 @@ func (h *Host) runProgram(ctx context.Context, path string, args []string, env m
 			req := execRequest{Stdin: stdin, Stdout: stdout, Stderr: stderr}
 			return h.runBatch(ctx, req, string(b), 1), nil
 		}
-		b, err := h.fs.ReadFile(path)
-		if err != nil {
-			return 0, err
-		}
-		id, v, ok := ExecutableIdentity(b)
-		if !ok {
+		id, v, err := h.ResolveProgram(path)
+		var ec *ErrorCode
+		switch {
+		case errors.As(err, &ec) && ec.Code == 193:
 			return 0, errNotExecutable
+		case err != nil:
+			return 0, err
 		}
 		identity, version = id, v
 	}

@@ -1,0 +1,56 @@
+package winsim
+
+import (
+	"context"
+	"strings"
+)
+
+// powershell.exe started as a process rather than as a WinRM or SSH command:
+// the command of a HostProcess container (kubernetes.io "Create a Windows
+// HostProcess Pod": the container runs on the host, with the host's
+// powershell.exe), or `powershell.exe -File x.ps1` from a script. Its
+// arguments are joined into the command line CreateProcess passes
+// (windowsCommandLine) and parsed as powershell.exe parses its own command
+// line (parsePowerShell: -Command joins what follows, -File reads the
+// script); the script runs on the engine with the process's environment
+// and streams, and ends when ctx does (a container stopped).
+func init() { registerProgram("powershell.exe", runPowerShellProcess) }
+
+func runPowerShellProcess(ctx context.Context, p *Process) int {
+	inv, _ := p.Host.parsePowerShell("powershell.exe " + windowsCommandLine(p.Args))
+	req := execRequest{Transport: "process", Stdin: p.Stdin, Stdout: p.Stdout, Stderr: p.Stderr}
+	return p.Host.runPowerShell(ctx, req, inv, p.Env)
+}
+
+// windowsCommandLine joins arguments as Go's syscall.EscapeArg does for
+// CreateProcess (the rules CommandLineToArgvW reverses): an argument with a
+// space, a tab or a quote, or an empty one, is quoted, its quotes and the
+// backslashes before them escaped.
+func windowsCommandLine(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && !strings.ContainsAny(a, " \t\"") {
+			out[i] = a
+			continue
+		}
+		var b strings.Builder
+		b.WriteByte('"')
+		slashes := 0
+		for _, r := range a {
+			switch r {
+			case '\\':
+				slashes++
+			case '"':
+				b.WriteString(strings.Repeat(`\`, slashes+1))
+				slashes = 0
+			default:
+				slashes = 0
+			}
+			b.WriteRune(r)
+		}
+		b.WriteString(strings.Repeat(`\`, slashes))
+		b.WriteByte('"')
+		out[i] = b.String()
+	}
+	return strings.Join(out, " ")
+}
