@@ -333,8 +333,8 @@ func flannelAgents(s NetworkingSpec) ([]agentObjects, error) {
 		return nil, err
 	}
 
-	proxy := Agent{Name: "kube-proxy", DaemonSet: KubeProxyWindows, Selector: map[string]string{labelAgentSelector: KubeProxyWindows}}
-	flannel := Agent{Name: "flannel", DaemonSet: FlannelWindowsDS, Selector: map[string]string{labelAgentSelector: FlannelWindowsDS}}
+	agents := ModeAgents(NetworkingFlannel)
+	proxy, flannel := agents[0], agents[1]
 	sa := func(name, component string) *corev1ac.ServiceAccountApplyConfiguration {
 		return corev1ac.ServiceAccount(name, s.Namespace).WithLabels(ownedLabels(component))
 	}
@@ -386,3 +386,20 @@ func flannelAgents(s NetworkingSpec) ([]agentObjects, error) {
 		},
 	}, nil
 }
+
+// ModeAgents are the node agents a mode runs, without rendering its objects:
+// what a node waits for.
+func ModeAgents(mode string) []Agent {
+	switch mode {
+	case NetworkingFlannel:
+		return []Agent{
+			{Name: "kube-proxy", DaemonSet: KubeProxyWindows, Selector: map[string]string{labelAgentSelector: KubeProxyWindows}},
+			{Name: "flannel", DaemonSet: FlannelWindowsDS, Selector: map[string]string{labelAgentSelector: FlannelWindowsDS}},
+		}
+	}
+	return nil
+}
+
+// CNICheck is the readiness check of the cluster's network plugin alone,
+// for windows_node_networking's plan.
+func (cl *Cluster) CNICheck() Check { return cl.checkCNI() }
