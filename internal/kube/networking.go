@@ -301,11 +301,14 @@ func fieldEnv(name, path string) *corev1ac.EnvVarApplyConfiguration {
 
 // Names of the flannel mode's objects.
 const (
-	KubeProxyWindows       = "kube-proxy-windows"
-	FlannelWindows         = "kube-flannel-windows"
-	FlannelWindowsDS       = "kube-flannel-ds-windows"
-	kubeProxyBinding       = "windows-node-networking:kube-proxy-windows"
-	flannelClusterRoleName = "windows-node-networking:flannel-windows"
+	KubeProxyWindows = "kube-proxy-windows"
+	FlannelWindows   = "kube-flannel-windows"
+	FlannelWindowsDS = "kube-flannel-ds-windows"
+	// Cluster-wide names carry the namespace: one networking per cluster is
+	// the design, but two (a test, a migration) must not take over each
+	// other's bindings.
+	kubeProxyBinding       = "windows-node-networking:%s:kube-proxy-windows"
+	flannelClusterRoleName = "windows-node-networking:%s:flannel-windows"
 	// nodeProxierRole is the role kubeadm binds its Linux kube-proxy to
 	// (ClusterRoleBinding kubeadm:node-proxier): list/watch endpointslices,
 	// services and nodes, create events.
@@ -347,7 +350,7 @@ func flannelAgents(s NetworkingSpec) ([]agentObjects, error) {
 		{
 			agent:              proxy,
 			serviceAccount:     sa(KubeProxyWindows, proxy.Name),
-			clusterRoleBinding: binding(kubeProxyBinding, nodeProxierRole, KubeProxyWindows, proxy.Name),
+			clusterRoleBinding: binding(fmt.Sprintf(kubeProxyBinding, s.Namespace), nodeProxierRole, KubeProxyWindows, proxy.Name),
 			configMap: corev1ac.ConfigMap(KubeProxyWindows, s.Namespace).WithLabels(ownedLabels(proxy.Name)).
 				WithData(map[string]string{"kubeconfig.conf": kubeconfig, "start.ps1": proxyScript}),
 			daemonSet: hostProcessDaemonSet(s, proxy, KubeProxyWindows, KubeProxyWindows, "start.ps1", []*corev1ac.EnvVarApplyConfiguration{
@@ -365,12 +368,12 @@ func flannelAgents(s NetworkingSpec) ([]agentObjects, error) {
 			// flannel-io/flannel): its pod, and nodes to list and watch
 			// (the kube subnet manager reads every node's subnet lease) and
 			// patch the status of (its own lease annotations).
-			clusterRole: rbacv1ac.ClusterRole(flannelClusterRoleName).WithLabels(ownedLabels(flannel.Name)).WithRules(
+			clusterRole: rbacv1ac.ClusterRole(fmt.Sprintf(flannelClusterRoleName, s.Namespace)).WithLabels(ownedLabels(flannel.Name)).WithRules(
 				rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("pods").WithVerbs("get"),
 				rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes").WithVerbs("get", "list", "watch"),
 				rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes/status").WithVerbs("patch"),
 			),
-			clusterRoleBinding: binding(flannelClusterRoleName, flannelClusterRoleName, FlannelWindows, flannel.Name),
+			clusterRoleBinding: binding(fmt.Sprintf(flannelClusterRoleName, s.Namespace), fmt.Sprintf(flannelClusterRoleName, s.Namespace), FlannelWindows, flannel.Name),
 			configMap: corev1ac.ConfigMap(FlannelWindows, s.Namespace).WithLabels(ownedLabels(flannel.Name)).
 				WithData(map[string]string{"kubeconfig.conf": kubeconfig, "net-conf.json": netConf, "start.ps1": flannelScript}),
 			daemonSet: hostProcessDaemonSet(s, flannel, FlannelWindows, FlannelWindows, "start.ps1", []*corev1ac.EnvVarApplyConfiguration{
@@ -386,6 +389,10 @@ func flannelAgents(s NetworkingSpec) ([]agentObjects, error) {
 		},
 	}, nil
 }
+
+// KubeProxyBindingName is the ClusterRoleBinding of kube-proxy-windows in a
+// namespace.
+func KubeProxyBindingName(namespace string) string { return fmt.Sprintf(kubeProxyBinding, namespace) }
 
 // ModeAgents are the node agents a mode runs, without rendering its objects:
 // what a node waits for.

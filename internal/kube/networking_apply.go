@@ -241,7 +241,7 @@ func (c *Client) deleteNetworkingObjects(ctx context.Context, ns string, keep ma
 		return fmt.Errorf("listing ClusterRoles: %w", err)
 	}
 	for _, o := range crs.Items {
-		if !keep["ClusterRole "+o.Name] {
+		if !keep["ClusterRole "+o.Name] && strings.Contains(o.Name, ":"+ns+":") {
 			gone("ClusterRole", o.Name, c.RbacV1().ClusterRoles().Delete(ctx, o.Name, del))
 		}
 	}

@@ -105,7 +105,7 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 						pod.NodeSelector[kube.LabelOS] != "windows" {
 						return fmt.Errorf("kube-proxy-windows pod template is not a Windows HostProcess pod with its own ServiceAccount: %+v", pod)
 					}
-					crb, err := k.RbacV1().ClusterRoleBindings().Get(ctx, "windows-node-networking:kube-proxy-windows", metav1.GetOptions{})
+					crb, err := k.RbacV1().ClusterRoleBindings().Get(ctx, kube.KubeProxyBindingName(ns), metav1.GetOptions{})
 					if err != nil {
 						return err
 					}
