@@ -27,6 +27,15 @@ var (
 func PreCheckHosts(t *testing.T) {
 	t.Helper()
 	PreCheck(t)
+	SkipWithoutNativePrograms(t)
+}
+
+// SkipWithoutNativePrograms skips a test whose hosts run the bootstrap's
+// steps when the simulator cannot run native programs (see PreCheckHosts);
+// tests outside the acceptance suite (the kube package's join harness) use
+// it directly.
+func SkipWithoutNativePrograms(t testing.TB) {
+	t.Helper()
 	nativeOnce.Do(func() { nativeReason = probeNativePrograms(t.TempDir()) })
 	if nativeReason != "" {
 		t.Skip(nativeReason)
