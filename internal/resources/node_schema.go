@@ -53,7 +53,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"IP (property-collector wait), discovers the cluster from its API (API server and CA, service and cluster CIDRs, DNS service " +
 			"IP, domain — never typed in by hand), creates a short-lived bootstrap token (never an admin kubeconfig on the node), runs the " +
 			"join steps over WinRM or SSH, waits for the Node to become Ready (a watch), sets `spec.providerID` to `vsphere://<BIOS UUID>`, " +
-			"the labels (with `node.kubernetes.io/windows-build` read from the guest) and the taints, and deletes the token.\n\n" +
+			"the labels (with `node.kubernetes.io/windows-build` read from the guest) and the taints, and deletes the token. A node is done " +
+			"when it works, not when the kubelet says Ready: with a `windows_node_networking` (`networking_id`) whose mode runs node agents, " +
+			"create also waits until the node's agents (kube-proxy and flannel for `flannel`) are Running and Ready on it; a timeout names " +
+			"each agent, its pod, its container state, restarts and last output. The kubelet runs as a Windows service under kube-log-runner " +
+			"(log in `C:\\var\\log\\kubelet\\kubelet.log`, rotated, whose last lines a node that never turns Ready reports), depends on " +
+			"containerd and is restarted by the service control manager when it exits.\n\n" +
 			"Before creating, the plan runs the same readiness checks as `data.windows_cluster` (node CIDR allocation, flannel VXLAN " +
 			"settings, Linux DaemonSets, Linux headroom, version skew against the template's kubelet, Windows build) and stops on a failing " +
 			"one with its remedy; `skip_checks` opts out per check.\n\n" +
