@@ -286,6 +286,11 @@ func hostProcessDaemonSet(s NetworkingSpec, a Agent, serviceAccount, configMap, 
 						corev1ac.WindowsSecurityContextOptions().WithHostProcess(hostProcess).WithRunAsUserName(root))).
 					WithContainers(corev1ac.Container().WithName(a.Name).WithImage(s.HostProcessImage).
 						WithImagePullPolicy(corev1.PullIfNotPresent).
+						// The last lines of a failed run become the
+						// container's termination message, which windows_node
+						// shows when an agent does not turn Ready (pods/log
+						// needs the kubelet's server, not always reachable).
+						WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
 						WithCommand("powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command", cmd).
 						WithEnv(env...).
 						WithVolumeMounts(corev1ac.VolumeMount().WithName("config").WithMountPath(mount).WithReadOnly(true))).

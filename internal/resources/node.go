@@ -287,6 +287,16 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			return
 		}
 		plan.fromNode(node, false)
+		if plan.CNI.IsUnknown() && !plan.NetworkingID.IsNull() {
+			// An imported node adopting its networking: the mode is what
+			// the networking resource runs.
+			mode, err := m.Kube.ObservedNetworkingMode(ctx, plan.NetworkingID.ValueString())
+			if err != nil {
+				resp.Diagnostics.AddError(summary, err.Error())
+				return
+			}
+			plan.CNI = types.StringValue(mode)
+		}
 		plan.settleDeprecated()
 	}
 	// A power cycle of an earlier update that failed after its drain left

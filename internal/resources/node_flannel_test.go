@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -25,7 +26,7 @@ import (
 // golden image (with flanneld and the flannel CNI plugin, as every test
 // image has) and nodes referencing the networking.
 func flannelNodeConfig(ns, image string, nodes []string, body string) string {
-	return networkingConfig(ns, "flannel", "") + nodeConfig(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
+	return networkingConfig(ns, "flannel", "") + nodeConfigWithout(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
 }
 
 // checkAgentsRunning: the Node is Ready and, for every agent of the
@@ -144,7 +145,7 @@ func TestAccNode_networkingAdded(t *testing.T) {
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: networkingConfig(ns, "flannel", "") + nodeConfig(image, []string{node}, ""),
+				Config: networkingConfig(ns, "flannel", "") + nodeConfigWithout(image, []string{node}, ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("cni"), knownvalue.StringExact("none")),
 				},
@@ -161,4 +162,58 @@ func TestAccNode_networkingAdded(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestAccNode_noneNetworking: with cni = "none" the join writes no CNI
+// configuration and the node waits for no agent; the node turns Ready once
+// the cluster's own CNI has configured it, which the test plays: as soon as
+// the host boots it writes a win-bridge configuration as Calico's or
+// Antrea's installer would.
+func TestAccNode_noneNetworking(t *testing.T) {
+	acctest.PreCheckHosts(t)
+	k := acctest.Kube(t)
+	ns := createNamespace(t, k, "none")
+	image := acctest.Name("img-nn")
+	node := fmt.Sprintf("nn-%d", acctest.Seq())
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go playClusterCNI(ctx, strings.ToUpper(node))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkNodesDestroyed(t),
+		Steps: []resource.TestStep{{
+			Config: networkingConfig(ns, "none", "") + nodeConfigWithout(image, []string{node}, "  networking_id = windows_node_networking.test.id\n"),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("cni"), knownvalue.StringExact("none")),
+				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("ready"), knownvalue.Bool(true)),
+			},
+			Check: func(*terraform.State) error {
+				host := acctest.Sandbox.Hosts.ByName(strings.ToUpper(node))
+				if host == nil {
+					return fmt.Errorf("no simulated host for %s", node)
+				}
+				if _, err := os.Stat(host.DiskPath(`C:\etc\cni\net.d\10-flannel.conflist`)); err == nil {
+					return fmt.Errorf("the join wrote a flannel CNI configuration on a cni = \"none\" node")
+				}
+				return checkNodeReady(t, node)
+			},
+		}},
+	})
+}
+
+// playClusterCNI waits for the host to boot and writes the CNI
+// configuration a cluster CNI's Windows installer writes.
+func playClusterCNI(ctx context.Context, computer string) {
+	conf := []byte(`{"cniVersion":"0.3.0","name":"cluster-cni","plugins":[{"type":"win-bridge","capabilities":{"portMappings":true,"dns":true}}]}`)
+	for ctx.Err() == nil {
+		if h := acctest.Sandbox.Hosts.ByName(computer); h != nil {
+			if err := h.WriteFile(`C:\etc\cni\net.d\10-cluster-cni.conflist`, conf); err == nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 // record it), placement the VM does not say it was given, the labels this
 // resource owned (a Node's labels do not say who set them), timeouts.
 var nodeImportIgnore = []string{
+	"networking_id", "cni", // the networking a node joined with is not recorded on the VM
 	"admin_password_wo", "admin_password_wo_version", "template", "network_id", "datastore_id",
 	"transport", "transport.%", "transport.port", "transport.ca_certificate",
 	"labels", "labels.%", "labels.example.com/pool", "timeouts",
