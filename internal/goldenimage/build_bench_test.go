@@ -166,6 +166,8 @@ func benchRequest(sb *sandbox.Sandbox, name string) goldenimage.Request {
 				SHA256: a.Kubelet.SHA256, Path: bootstrap.KubeletExe},
 			KubeProxy: bootstrap.Artifact{Name: "kube-proxy", URL: bootstrap.KubernetesArtifactURL(a.BaseURL, version, "kube-proxy.exe"),
 				SHA256: a.KubeProxy.SHA256, Path: bootstrap.KubeProxyExe},
+			KubeLogRunner: bootstrap.Artifact{Name: "kube-log-runner", URL: bootstrap.KubernetesArtifactURL(a.BaseURL, version, "kube-log-runner.exe"),
+				SHA256: a.KubeLogRunner.SHA256, Path: bootstrap.KubeLogRunnerExe},
 			CNIPlugins: bootstrap.Artifact{Name: "cni-plugins", URL: a.CNIPlugins.URL, SHA256: a.CNIPlugins.SHA256,
 				Path: bootstrap.DownloadPath(a.CNIPlugins.URL), ExtractTo: bootstrap.CNIBinDir},
 			PauseImage: bootstrap.DefaultPause,
