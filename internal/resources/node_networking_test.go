@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
@@ -193,5 +195,57 @@ func TestAccNodeNetworking_none(t *testing.T) {
 				statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_vni"), knownvalue.Int64Exact(0)),
 			},
 		}},
+	})
+}
+
+// TestAccNodeNetworking_clusterFlannel: the plan reads the cluster's own
+// flannel (seed 004): with flannel's default VXLAN settings (VNI 1, port
+// 8472) the Windows overlay cannot join it, and the plan says what to set;
+// once net-conf.json carries VNI 4096 and port 4789 the apply goes through.
+func TestAccNodeNetworking_clusterFlannel(t *testing.T) {
+	k := acctest.Kube(t)
+	ctx := context.Background()
+	ns := createNamespace(t, k, "netfl")
+	const flannelNS, name = "kube-flannel", "kube-flannel-cfg"
+	setNetConf := func(netConf string) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: flannelNS, Name: name}, Data: map[string]string{"net-conf.json": netConf}}
+		_, err := k.CoreV1().ConfigMaps(flannelNS).Update(ctx, cm, metav1.UpdateOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = k.CoreV1().ConfigMaps(flannelNS).Create(ctx, cm, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkNetworkingDestroyed(t, ns),
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					_, err := k.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: flannelNS}}, metav1.CreateOptions{})
+					if err != nil && !apierrors.IsAlreadyExists(err) {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() {
+						_ = k.CoreV1().ConfigMaps(flannelNS).Delete(context.Background(), name, metav1.DeleteOptions{})
+					})
+					setNetConf(`{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}`)
+				},
+				Config:      networkingConfig(ns, "flannel", ""),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)cannot carry Windows nodes.*VNI 1 and port 8472.*"VNI": 4096, "Port": 4789`),
+			},
+			{
+				PreConfig: func() {
+					setNetConf(`{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 4096, "Port": 4789}}`)
+				},
+				Config: networkingConfig(ns, "flannel", ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("cluster_cidr"), knownvalue.StringExact("10.244.0.0/16")),
+				},
+			},
+		},
 	})
 }
