@@ -275,6 +275,7 @@ if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-log-runner.exe').Has
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: cni-plugins at C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz does not have the expected checksum' }
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\flanneld.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: flanneld at C:\k\flanneld.exe does not have the expected checksum' }
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: flannel-cni-plugin at C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz does not have the expected checksum' }
+if (-not (Test-Path -Path 'C:\opt\cni\bin\flannel.exe' -PathType Leaf)) { throw 'verify: flannel-cni-plugin did not install C:\opt\cni\bin\flannel.exe (is flannel-amd64.exe in the archive?)' }
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\wins.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: wins at C:\k\wins.exe does not have the expected checksum' }
 if ((Get-Service -Name 'containerd').Status -ne 'Running') { throw 'verify: the containerd service is not running' }
 Write-Output 'image verified'
