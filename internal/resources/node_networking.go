@@ -94,8 +94,8 @@ func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"Changing it replaces the resource, which is refused while Windows nodes exist.",
 				Validators: []validator.String{stringvalidator.OneOf(kube.NetworkingModes()...)}},
 			"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("kube-system"), PlanModifiers: replace,
-				MarkdownDescription: "Namespace of the agents' DaemonSets, ServiceAccounts and ConfigMaps. Defaults to `kube-system` " +
-					"(where the agents may use the `system-node-critical` priority class).",
+				MarkdownDescription: "Namespace of the agents' DaemonSets, ServiceAccounts and ConfigMaps. Defaults to `kube-system`, " +
+					"where the cluster's own node agents run (the agents use the `system-node-critical` priority class).",
 				Validators: []validator.String{dnsLabel()}},
 			"host_process_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kube.DefaultHostProcessImage),
 				MarkdownDescription: "Image of the agents' HostProcess containers: an empty base layer (the agents run the host's own, " +
