@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -47,6 +48,8 @@ func TestMain(m *testing.M) {
 // SANDBOX_CONTROLPLANE_BIN is unset and nothing is cached: minutes, once).
 func startSandbox(b *testing.B) *sandbox.Sandbox {
 	b.Helper()
+	// The build runs native programs (containerd.exe --register-service, tar.exe, ctr.exe).
+	acctest.SkipWithoutNativePrograms(b)
 	benchOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
