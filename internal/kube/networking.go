@@ -291,7 +291,10 @@ func hostProcessDaemonSet(s NetworkingSpec, a Agent, serviceAccount, configMap, 
 						// shows when an agent does not turn Ready (pods/log
 						// needs the kubelet's server, not always reachable).
 						WithTerminationMessagePolicy(corev1.TerminationMessageFallbackToLogsOnError).
-						WithCommand("powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command", cmd).
+						// By absolute path: the base image sets no PATH (its
+						// README adds one in the Dockerfile), and powershell.exe
+						// is not in System32 itself.
+						WithCommand(`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command", cmd).
 						WithEnv(env...).
 						WithVolumeMounts(corev1ac.VolumeMount().WithName("config").WithMountPath(mount).WithReadOnly(true))).
 					WithVolumes(corev1ac.Volume().WithName("config").
