@@ -55,6 +55,23 @@ step "kubectl get nodes (the simulated kubelets joined the real control plane)"
 "$kubectl" get nodes -o wide
 "$kubectl" get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,BUILD:.metadata.labels.node\.kubernetes\.io/windows-build,TAINTS:.spec.taints[*].key'
 
+step "the node agents: kube-proxy and flannel Running on every Windows node, with identities of their own"
+"$terraform" output node_networking
+"$kubectl" -n kube-system get daemonsets -l app.kubernetes.io/part-of=windows-node-networking -o wide
+"$kubectl" -n kube-system get pods -l app.kubernetes.io/part-of=windows-node-networking \
+  -o custom-columns='POD:.metadata.name,NODE:.spec.nodeName,STATUS:.status.phase,READY:.status.containerStatuses[*].ready,SERVICEACCOUNT:.spec.serviceAccountName'
+for node in $("$kubectl" get nodes -l kubernetes.io/os=windows -o jsonpath='{.items[*].metadata.name}'); do
+  for ds in kube-proxy-windows kube-flannel-ds-windows; do
+    ready=$("$kubectl" -n kube-system get pods -l windows.wincluster.io/agent=$ds --field-selector spec.nodeName="$node" \
+      -o jsonpath='{.items[*].status.conditions[?(@.type=="Ready")].status}')
+    if [ "$ready" != True ]; then
+      echo "$ds is not Running and Ready on $node" >&2
+      exit 1
+    fi
+  done
+done
+echo "kube-proxy-windows and kube-flannel-ds-windows are Running and Ready on every Windows node."
+
 step "deploy the sample Windows web server with runtimeClassName: windows-2022"
 "$kubectl" apply -f "$examples/win-webserver.yaml"
 "$kubectl" rollout status deployment/win-webserver --timeout=120s

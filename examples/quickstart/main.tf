@@ -15,9 +15,10 @@ terraform {
 
 provider "windows" {}
 
-# A Kubernetes-ready Windows Server 2022 template: containerd, kubelet,
-# kube-proxy and the CNI plugins installed and verified, generalized with
-# sysprep. Nodes are cloned from it.
+# A Kubernetes-ready Windows Server 2022 template: containerd 2.2, kubelet,
+# kube-log-runner, kube-proxy, flanneld and the CNI plugins (win-overlay,
+# host-local, flannel) installed and verified, the HostProcess base image
+# prepulled, generalized with sysprep. Nodes are cloned from it.
 resource "windows_golden_image" "ltsc2022" {
   name             = "win2022-k8s"
   folder           = var.folder
@@ -42,6 +43,12 @@ resource "windows_golden_image" "ltsc2022" {
   cni_plugins_url    = var.cni_plugins_url
   cni_plugins_sha256 = var.cni_plugins_sha256
 
+  kube_log_runner_sha256    = var.kube_log_runner_sha256
+  flanneld_url              = var.flanneld_url
+  flanneld_sha256           = var.flanneld_sha256
+  flannel_cni_plugin_url    = var.flannel_cni_plugin_url
+  flannel_cni_plugin_sha256 = var.flannel_cni_plugin_sha256
+
   lifecycle {
     # The build reads the real Windows build back from the guest.
     postcondition {
@@ -63,6 +70,14 @@ resource "windows_runtime_class" "ltsc2022" {
   windows_build = windows_golden_image.ltsc2022.windows_build # what the image's nodes will report
 }
 
+# The cluster-level pieces the Windows nodes need, once per cluster: kube-proxy
+# and flanneld as HostProcess DaemonSets, each with a ServiceAccount of its own
+# (never the node's credentials), on flannel's VXLAN overlay (VNI 4096, port
+# 4789; the plan checks that the cluster's flannel uses them).
+resource "windows_node_networking" "this" {
+  cni = "flannel"
+}
+
 # Two Windows workers cloned from the image. Each joins with a short-lived
 # bootstrap token; the cluster's API endpoint, CA, DNS service IP and CIDRs
 # are discovered, never typed in. The plan first runs the cluster readiness
@@ -81,6 +96,10 @@ resource "windows_node" "worker" {
     port           = var.winrm_port
     ca_certificate = file(var.winrm_ca_certificate_file)
   }
+
+  # Orders Terraform (networking first, nodes destroyed first) and makes
+  # create wait until kube-proxy and flannel run on the node.
+  networking_id = windows_node_networking.this.id
 
   labels = {
     "example.com/pool" = "web"
@@ -126,6 +145,14 @@ output "nodes" {
       provider_id = n.provider_id
       ready       = n.ready
     }
+  }
+}
+
+output "node_networking" {
+  description = "The node agents' DaemonSets and their readiness."
+  value = {
+    objects = windows_node_networking.this.objects
+    agents  = windows_node_networking.this.agents
   }
 }
 

@@ -91,3 +91,28 @@ variable "cni_plugins_sha256" {
   description = "SHA-256 of the CNI plugins archive."
   type        = string
 }
+
+variable "kube_log_runner_sha256" {
+  description = "SHA-256 of kube-log-runner.exe of the same release (runs the kubelet service and keeps its log)."
+  type        = string
+}
+
+variable "flanneld_url" {
+  description = "URL of flanneld.exe (flannel-io/flannel release asset)."
+  type        = string
+}
+
+variable "flanneld_sha256" {
+  description = "SHA-256 of flanneld.exe."
+  type        = string
+}
+
+variable "flannel_cni_plugin_url" {
+  description = "URL of cni-plugin-flannel-windows-amd64-<tag>.tgz (flannel-io/cni-plugin)."
+  type        = string
+}
+
+variable "flannel_cni_plugin_sha256" {
+  description = "SHA-256 of the flannel CNI plugin archive."
+  type        = string
+}

@@ -63,6 +63,17 @@ resource "windows_golden_image" "bench" {
   containerd_sha256  = %q
   cni_plugins_url    = %q
   cni_plugins_sha256 = %q
+  kube_log_runner_sha256    = %q
+  flanneld_url              = %q
+  flanneld_sha256           = %q
+  flannel_cni_plugin_url    = %q
+  flannel_cni_plugin_sha256 = %q
+}
+
+# Nodes turn Ready only with a network plugin: flannel's agents, as HostProcess pods.
+resource "windows_node_networking" "bench" {
+  cni                      = "flannel"
+  allow_destroy_with_nodes = true
 }
 
 resource "windows_node" "n" {
@@ -74,6 +85,7 @@ resource "windows_node" "n" {
   network_id        = %q
   admin_password_wo = %q
   transport         = local.transport
+  networking_id     = windows_node_networking.bench.id
 %s
 }
 `, providerNamespace, providerVersion,
@@ -81,6 +93,7 @@ resource "windows_node" "n" {
 		image, vc.Templates["2022"], vc.ResourcePoolID, vc.DatastoreID, vc.NetworkID, sb.AdminPassword,
 		artifacts.KubernetesVersion, a.BaseURL, a.Kubelet.SHA256, a.KubeProxy.SHA256, a.Containerd.URL, a.Containerd.SHA256,
 		a.CNIPlugins.URL, a.CNIPlugins.SHA256,
+		a.KubeLogRunner.SHA256, a.Flanneld.URL, a.Flanneld.SHA256, a.FlannelCNIPlugin.URL, a.FlannelCNIPlugin.SHA256,
 		count, prefix, vc.ResourcePoolID, vc.NetworkID, sb.AdminPassword, extra)
 	return b.String()
 }

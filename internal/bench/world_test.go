@@ -18,6 +18,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 )
 
@@ -55,6 +56,8 @@ var (
 // benchmark when the Terraform CLI is missing.
 func getWorld(b *testing.B) *world {
 	b.Helper()
+	// Image builds and joins run native programs (sc.exe, containerd, kube-log-runner).
+	acctest.SkipWithoutNativePrograms(b)
 	worldOnce.Do(func() {
 		tf, err := terraformPath()
 		if err != nil {

@@ -40,6 +40,11 @@ type Artifact struct {
 	Path string
 	// ExtractTo, when set, unpacks the archive (.zip, .tar.gz or .tgz) there.
 	ExtractTo string
+	// Member and InstallAs, when set, move one unpacked file (a path
+	// relative to ExtractTo) to its final name: the flannel CNI plugin ships
+	// as flannel-amd64.exe, and the CNI configuration's "type": "flannel"
+	// runs flannel.exe.
+	Member, InstallAs string
 }
 
 // ImageConfig is everything a golden image build needs.
@@ -48,10 +53,13 @@ type ImageConfig struct {
 	Containerd        Artifact
 	Kubelet           Artifact
 	KubeProxy         Artifact
-	CNIPlugins        Artifact
-	Additional        []Artifact
-	PauseImage        string
-	PrepullImages     []string
+	// KubeLogRunner is kube-log-runner.exe of the same release: the kubelet
+	// service's wrapper that keeps its log (a service has no console).
+	KubeLogRunner Artifact
+	CNIPlugins    Artifact
+	Additional    []Artifact
+	PauseImage    string
+	PrepullImages []string
 	// SSHAuthorizedKey, when set, enables the OpenSSH server with this key
 	// for the Administrator account.
 	SSHAuthorizedKey string
@@ -125,7 +133,7 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 	if !k8sVersionPattern.MatchString(cfg.KubernetesVersion) {
 		return nil, fmt.Errorf("kubernetes_version %q is not a version like v1.36.3", cfg.KubernetesVersion)
 	}
-	artifacts := append([]Artifact{cfg.Containerd, cfg.Kubelet, cfg.KubeProxy, cfg.CNIPlugins}, cfg.Additional...)
+	artifacts := append([]Artifact{cfg.Containerd, cfg.Kubelet, cfg.KubeProxy, cfg.KubeLogRunner, cfg.CNIPlugins}, cfg.Additional...)
 	for _, a := range artifacts {
 		if err := a.Validate(); err != nil {
 			return nil, err
@@ -164,7 +172,7 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 		}
 	}
 	if err := add("containerd-service", "containerd-service", map[string]any{
-		"Exe": ContainerdExe, "Conf": ContainerdConf, "Config": containerdConfig(cfg.PauseImage),
+		"Exe": ContainerdExe, "Conf": ContainerdConf, "Config": ContainerdConfig(cfg.PauseImage, ContainerdVersion(cfg.Containerd.URL)),
 	}, false); err != nil {
 		return nil, err
 	}
@@ -193,23 +201,45 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 	return steps, nil
 }
 
-// containerdConfig is the containerd config.toml of the image: the CRI plugin
-// with the pause image and the CNI directories the join writes to. Version 2
-// config is read by containerd 1.7 and 2.x alike.
-func containerdConfig(pause string) string {
+// ContainerdConfig is the containerd config.toml of the image: the CRI
+// plugin with the pause image and the CNI directories the join writes to.
+// containerd 2.x reads version 3 (containerd docs/cri/config.md: the images
+// and runtime CRI plugins, bin_dirs since v2.1); containerd 1.7, which
+// refuses version 3, gets version 2. The default runtime on Windows is
+// runhcs-wcow-process in both.
+func ContainerdConfig(pause, containerdVersion string) string {
+	if strings.HasPrefix(containerdVersion, "1.") {
+		return strings.Join([]string{
+			`version = 2`,
+			`[plugins."io.containerd.grpc.v1.cri"]`,
+			`  sandbox_image = "` + pause + `"`,
+			`  [plugins."io.containerd.grpc.v1.cri".containerd]`,
+			`    default_runtime_name = "runhcs-wcow-process"`,
+			`  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]`,
+			`    runtime_type = "io.containerd.runhcs.v1"`,
+			`  [plugins."io.containerd.grpc.v1.cri".cni]`,
+			`    bin_dir = "C:\\opt\\cni\\bin"`,
+			`    conf_dir = "C:\\etc\\cni\\net.d"`,
+			``,
+		}, "\r\n")
+	}
 	return strings.Join([]string{
-		`version = 2`,
-		`[plugins."io.containerd.grpc.v1.cri"]`,
-		`  sandbox_image = "` + pause + `"`,
-		`  [plugins."io.containerd.grpc.v1.cri".containerd]`,
-		`    default_runtime_name = "runhcs-wcow-process"`,
-		`  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]`,
-		`    runtime_type = "io.containerd.runhcs.v1"`,
-		`  [plugins."io.containerd.grpc.v1.cri".cni]`,
-		`    bin_dir = "C:\\opt\\cni\\bin"`,
-		`    conf_dir = "C:\\etc\\cni\\net.d"`,
+		`version = 3`,
+		`[plugins.'io.containerd.cri.v1.images'.pinned_images]`,
+		`  sandbox = '` + pause + `'`,
+		`[plugins.'io.containerd.cri.v1.runtime'.cni]`,
+		`  bin_dirs = ['` + CNIBinDir + `']`,
+		`  conf_dir = '` + CNIConfDir + `'`,
 		``,
 	}, "\r\n")
+}
+
+// ContainerdSupported reports whether a containerd version is in
+// containerd's support matrix for Kubernetes 1.36 (RELEASES.md: 2.3.0+,
+// 2.2.0+; 1.7 reached end of life). "" (not read from the URL) is not
+// judged.
+func ContainerdSupported(version string) bool {
+	return version == "" || !strings.HasPrefix(version, "1.") && !strings.HasPrefix(version, "2.0.") && !strings.HasPrefix(version, "2.1.")
 }
 
 // ParseWindowsBuild reads the windows-build step's output ("10.0.20348.2340").

@@ -9,13 +9,19 @@ func testImageConfig() ImageConfig {
 	sum := strings.Repeat("ab", 32)
 	return ImageConfig{
 		KubernetesVersion: "v1.36.3",
-		Containerd: Artifact{Name: "containerd", URL: "https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz",
-			SHA256: sum, Path: DownloadPath("https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz"), ExtractTo: ContainerdDir},
-		Kubelet:          Artifact{Name: "kubelet", URL: KubernetesArtifactURL("", "v1.36.3", "kubelet.exe"), SHA256: sum, Path: KubeletExe},
-		KubeProxy:        Artifact{Name: "kube-proxy", URL: KubernetesArtifactURL("http://artifacts.internal:8080/k8s", "v1.36.3", "kube-proxy.exe"), SHA256: sum, Path: KubeProxyExe},
-		CNIPlugins:       Artifact{Name: "cni-plugins", URL: "https://example.com/cni-plugins-windows-amd64-v1.6.2.zip", SHA256: sum, Path: DownloadPath("https://example.com/cni-plugins-windows-amd64-v1.6.2.zip"), ExtractTo: CNIBinDir},
-		Additional:       []Artifact{{Name: "wins", URL: "https://example.com/wins.exe", SHA256: sum, Path: `C:\k\wins.exe`}},
-		PrepullImages:    []string{"mcr.microsoft.com/windows/nanoserver:ltsc2022"},
+		Containerd: Artifact{Name: "containerd", URL: "https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz",
+			SHA256: sum, Path: DownloadPath("https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz"), ExtractTo: ContainerdDir},
+		Kubelet:       Artifact{Name: "kubelet", URL: KubernetesArtifactURL("", "v1.36.3", "kubelet.exe"), SHA256: sum, Path: KubeletExe},
+		KubeProxy:     Artifact{Name: "kube-proxy", URL: KubernetesArtifactURL("http://artifacts.internal:8080/k8s", "v1.36.3", "kube-proxy.exe"), SHA256: sum, Path: KubeProxyExe},
+		KubeLogRunner: Artifact{Name: "kube-log-runner", URL: KubernetesArtifactURL("", "v1.36.3", "kube-log-runner.exe"), SHA256: sum, Path: KubeLogRunnerExe},
+		CNIPlugins:    Artifact{Name: "cni-plugins", URL: "https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz", SHA256: sum, Path: DownloadPath("https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz"), ExtractTo: CNIBinDir},
+		Additional: []Artifact{
+			{Name: "flanneld", URL: "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe", SHA256: sum, Path: FlannelExe},
+			{Name: "flannel-cni-plugin", URL: "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz", SHA256: sum,
+				Path: DownloadPath("https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"), ExtractTo: CNIBinDir,
+				Member: "flannel-amd64.exe", InstallAs: CNIBinDir + `\flannel.exe`},
+			{Name: "wins", URL: "https://example.com/wins.exe", SHA256: sum, Path: `C:\k\wins.exe`}},
+		PrepullImages:    []string{"mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0"},
 		SSHAuthorizedKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOperatorKey operator@example.com",
 	}
 }
@@ -33,7 +39,7 @@ func TestImageStepsGolden(t *testing.T) {
 			t.Errorf("step %s does not start with its step comment", s.Name)
 		}
 	}
-	want := "prepare containers-feature install-containerd install-kubelet install-kube-proxy install-cni-plugins install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
+	want := "prepare containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("steps = %s\nwant    %s", got, want)
 	}
@@ -46,7 +52,7 @@ func TestImageStepsRejectBadInput(t *testing.T) {
 		"url":            func(c *ImageConfig) { c.Containerd.URL = "ftp://x/containerd.tar.gz" },
 		"archive":        func(c *ImageConfig) { c.CNIPlugins.URL = "https://x/cni.rar" },
 		"empty url":      func(c *ImageConfig) { c.KubeProxy.URL = "" },
-		"extra checksum": func(c *ImageConfig) { c.Additional[0].SHA256 = "" },
+		"extra checksum": func(c *ImageConfig) { c.Additional[2].SHA256 = "" },
 		"quote in url":   func(c *ImageConfig) { c.Kubelet.URL = "https://x/kubelet.exe?a=$(evil)" },
 	}
 	for name, mutate := range cases {
@@ -95,4 +101,38 @@ func TestUnattendGolden(t *testing.T) {
 	if _, err := Unattend(UnattendConfig{}); err == nil {
 		t.Error("Unattend accepted an empty password")
 	}
+}
+
+func TestContainerdConfigVersions(t *testing.T) {
+	v3 := ContainerdConfig("registry.k8s.io/pause:3.10.1", "2.2.7")
+	for _, want := range []string{"version = 3", "[plugins.'io.containerd.cri.v1.images'.pinned_images]", "sandbox = 'registry.k8s.io/pause:3.10.1'",
+		"[plugins.'io.containerd.cri.v1.runtime'.cni]", `bin_dirs = ['C:\opt\cni\bin']`, `conf_dir = 'C:\etc\cni\net.d'`} {
+		if !strings.Contains(v3, want) {
+			t.Errorf("containerd 2.2 config lacks %q:\n%s", want, v3)
+		}
+	}
+	if strings.Contains(v3, "bin_dir =") || strings.Contains(v3, "io.containerd.grpc.v1.cri") {
+		t.Errorf("containerd 2.2 config has keys of version 2:\n%s", v3)
+	}
+	if v2 := ContainerdConfig("p", "1.7.24"); !strings.HasPrefix(v2, "version = 2") {
+		t.Errorf("containerd 1.7 config is not version 2:\n%s", v2)
+	}
+	for v, want := range map[string]bool{"2.2.7": true, "2.3.4": true, "1.7.24": false, "2.1.5": false, "": true} {
+		if ContainerdSupported(v) != want {
+			t.Errorf("ContainerdSupported(%q) = %t, want %t", v, !want, want)
+		}
+	}
+}
+
+func TestImageStepsCheckNativeExitCodes(t *testing.T) {
+	steps, err := ImageSteps(testImageConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, err := SysprepStep([]byte("<unattend/>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps = append(steps, sys)
+	checkNativeExitCodes(t, joinSteps(steps))
 }

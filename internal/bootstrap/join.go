@@ -21,11 +21,24 @@ const (
 	KubeletConfigFile   = `C:\k\kubelet-config.yaml`
 	ClusterCAFile       = `C:\k\ca.crt`
 	KubeletCertDir      = `C:\k\pki`
-	FlannelDir          = `C:\etc\kube-flannel`
-	FlannelNetConf      = `C:\etc\kube-flannel\net-conf.json`
 	FlannelExe          = `C:\k\flanneld.exe`
 	FlannelCNIConf      = `C:\etc\cni\net.d\10-flannel.conflist`
+	KubeLogRunnerExe    = `C:\k\kube-log-runner.exe`
+	KubeletLogDir       = `C:\var\log\kubelet`
 )
+
+// KubeletLogRotation: kube-log-runner (v1.36) rotates the kubelet's log at
+// this size and removes rotated files older than the age
+// (k8s.io/component-base/logs/kube-log-runner: -log-file-size, -log-file-age).
+const (
+	KubeletLogFileSize = "10Mi"
+	KubeletLogFileAge  = "168h"
+)
+
+// LegacyServices are the Windows services of the earlier design (flanneld
+// and kube-proxy with the node's credentials); a join removes them: the
+// agents run as HostProcess pods of windows_node_networking now.
+var LegacyServices = []string{"flanneld", "kube-proxy"}
 
 // Flannel on Windows: VXLAN needs VNI 4096 and UDP port 4789 (the Windows
 // overlay network's fixed values), so the cluster's flannel must use them too.
@@ -34,10 +47,10 @@ const (
 	FlannelWindowsPort = 4789
 )
 
-// CNI modes of a node.
+// CNI modes of a node (windows_node_networking's cni).
 const (
-	CNIFlannel = "flannel" // flanneld and kube-proxy as Windows services
-	CNINone    = "none"    // the cluster runs CNI and kube-proxy as HostProcess DaemonSets
+	CNIFlannel = "flannel" // flanneld and kube-proxy as HostProcess pods; the join writes the CNI configuration
+	CNINone    = "none"    // the cluster's CNI installs its Windows agent and configuration itself
 )
 
 // JoinConfig is everything a node needs to join, discovered from the cluster
@@ -58,8 +71,10 @@ type JoinConfig struct {
 	Labels map[string]string
 	Taints []string // key=value:Effect
 
-	CNI            string // CNIFlannel or CNINone
-	FlannelBackend string // "vxlan" (overlay) or "host-gw"
+	CNI string // CNIFlannel or CNINone
+	// CNIConfList is the node's CNI configuration list for CNIFlannel
+	// (kube.FlannelCNIConfig, rendered as JSON).
+	CNIConfList []byte
 
 	// MaxPods and reservations shape the kubelet's allocatable.
 	MaxPods int32
@@ -70,9 +85,6 @@ var nodeNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 func (c JoinConfig) withDefaults() JoinConfig {
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = "cluster.local"
-	}
-	if c.FlannelBackend == "" {
-		c.FlannelBackend = "vxlan"
 	}
 	return c
 }
@@ -95,6 +107,8 @@ func (c JoinConfig) validate() error {
 		return fmt.Errorf("unknown CNI %q", c.CNI)
 	case c.CNI == CNIFlannel && c.ClusterCIDR == "":
 		return fmt.Errorf("flannel needs the cluster CIDR")
+	case c.CNI == CNIFlannel && !json.Valid(c.CNIConfList):
+		return fmt.Errorf("flannel needs the node's CNI configuration list")
 	}
 	return nil
 }
@@ -129,40 +143,52 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		{Path: BootstrapKubeconfig, Base64: base64.StdEncoding.EncodeToString(bootstrapKubeconfig)},
 		{Path: KubeletConfigFile, Base64: base64.StdEncoding.EncodeToString(kubeletConfig)},
 	}
+	if cfg.CNI == CNIFlannel {
+		files = append(files, fileData{Path: FlannelCNIConf, Base64: base64.StdEncoding.EncodeToString(cfg.CNIConfList)})
+	}
+	// What this node mode runs, installed by the golden image: a node cloned
+	// from an image of the earlier design lacks some, and is told so.
+	needs := []string{KubeletExe, KubeLogRunnerExe}
+	if cfg.CNI == CNIFlannel {
+		needs = append(needs, KubeProxyExe, FlannelExe, CNIBinDir+`\flannel.exe`, CNIBinDir+`\win-overlay.exe`, CNIBinDir+`\host-local.exe`)
+	}
 	if err := add("join-files", "join-files", map[string]any{
-		"Dirs": []string{KubernetesDir, KubeletCertDir, CNIConfDir}, "Files": files,
+		"Dirs": []string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, "Files": files, "Needs": needs,
 	}, true); err != nil {
 		return nil, err
 	}
-	if cfg.CNI == CNIFlannel {
-		netConf, cniConf, err := cfg.flannelConfig()
-		if err != nil {
-			return nil, err
-		}
-		if err := add("flannel", "flannel", map[string]any{
-			"Dir": FlannelDir, "NetConf": FlannelNetConf, "NetConfData": base64.StdEncoding.EncodeToString(netConf),
-			"CNIConf": FlannelCNIConf, "CNIConfData": base64.StdEncoding.EncodeToString(cniConf),
-			"Service": Service{Name: "flanneld", Display: "flannel", Command: cfg.flanneldCommand()}, "NodeName": cfg.NodeName,
-		}, false); err != nil {
-			return nil, err
-		}
-	}
-	if err := add("kubelet-service", "service", Service{Name: "kubelet", Display: "Kubernetes kubelet", Command: cfg.KubeletCommand()}, false); err != nil {
+	if err := add("legacy-services", "legacy-services", map[string]any{"Services": LegacyServices}, false); err != nil {
 		return nil, err
 	}
-	if cfg.CNI == CNIFlannel {
-		if err := add("kube-proxy-service", "service", Service{Name: "kube-proxy", Display: "Kubernetes kube-proxy", Command: cfg.kubeProxyCommand()}, false); err != nil {
-			return nil, err
-		}
+	if err := add("kubelet-service", "kubelet-service", map[string]any{
+		"Name": "kubelet", "Display": "Kubernetes kubelet", "Command": cfg.KubeletServiceCommand(), "DependOn": "containerd",
+		// Upstream's kubelet scripts set no recovery actions (image-builder
+		// sc.yml, sig-windows-tools PrepareNode.ps1); these mirror
+		// containerd's own registration (restart, restart, reset after a day)
+		// so a kubelet that exits comes back.
+		"Failure": "restart/10000/restart/10000/restart/30000", "Reset": "86400",
+	}, false); err != nil {
+		return nil, err
 	}
 	return steps, nil
 }
 
 type fileData struct{ Path, Base64 string }
 
-// Service is a Windows service the join (re)creates and starts.
-type Service struct {
-	Name, Display, Command string
+// KubeletServiceCommand is the kubelet service's binPath: kube-log-runner
+// (first-party, from the same release as the kubelet) writes the kubelet's
+// output to KubeletLogFile, rotated, since a service has no stdout and
+// kubelet v1.36 has no --log-file (KEP-2845); the kubelet itself runs with
+// --windows-service. This is image-builder's default since it moved off
+// nssm (kubernetes-sigs/image-builder 98cbbbfe, roles/kubernetes/tasks/sc.yml).
+func (c JoinConfig) KubeletServiceCommand() string {
+	return strings.Join([]string{
+		quoteArg(KubeLogRunnerExe),
+		"--log-file=" + quoteArg(KubeletLogFile),
+		"--log-file-size=" + KubeletLogFileSize,
+		"--log-file-age=" + KubeletLogFileAge,
+		c.KubeletCommand(),
+	}, " ")
 }
 
 // KubeletCommand is the kubelet service's command line: current flags only
@@ -186,65 +212,6 @@ func (c JoinConfig) KubeletCommand() string {
 		args = append(args, "--node-labels="+labels)
 	}
 	return strings.Join(args, " ")
-}
-
-func (c JoinConfig) kubeProxyCommand() string {
-	args := []string{
-		quoteArg(KubeProxyExe),
-		"--windows-service",
-		"--kubeconfig=" + quoteArg(NodeKubeconfig),
-		"--hostname-override=" + c.NodeName,
-		"--proxy-mode=kernelspace",
-		"--cluster-cidr=" + c.ClusterCIDR,
-		"--v=2",
-	}
-	if c.FlannelBackend == "vxlan" {
-		args = append(args, "--network-name=flannel.4096")
-	} else {
-		args = append(args, "--network-name=cbr0")
-	}
-	return strings.Join(args, " ")
-}
-
-func (c JoinConfig) flanneldCommand() string {
-	return strings.Join([]string{
-		quoteArg(FlannelExe),
-		"--kubeconfig-file=" + quoteArg(NodeKubeconfig),
-		"--iface=" + c.NodeIP,
-		"--ip-masq=1",
-		"--kube-subnet-mgr=1",
-		"--net-config-path=" + quoteArg(FlannelNetConf),
-	}, " ")
-}
-
-// flannelConfig is flannel's net-conf.json (VNI 4096 / port 4789 for VXLAN,
-// as Windows requires) and the CNI configuration of the node.
-func (c JoinConfig) flannelConfig() (netConf, cniConf []byte, err error) {
-	backend := map[string]any{"Type": c.FlannelBackend}
-	network := "cbr0"
-	cniType := "win-bridge"
-	if c.FlannelBackend == "vxlan" {
-		backend = map[string]any{"Type": "vxlan", "VNI": FlannelWindowsVNI, "Port": FlannelWindowsPort, "name": "flannel.4096"}
-		network = "flannel.4096"
-		cniType = "win-overlay"
-	}
-	netConf, err = json.MarshalIndent(map[string]any{"Network": c.ClusterCIDR, "Backend": backend}, "", "  ")
-	if err != nil {
-		return nil, nil, err
-	}
-	cniConf, err = json.MarshalIndent(map[string]any{
-		"cniVersion": "0.3.0",
-		"name":       network,
-		"plugins": []any{map[string]any{
-			"type": "flannel",
-			"delegate": map[string]any{
-				"type":     cniType,
-				"dns":      map[string]any{"Nameservers": c.ClusterDNS, "Search": []string{"svc." + c.ClusterDomain}},
-				"policies": []any{map[string]any{"Name": "EndpointPolicy", "Value": map[string]any{"Type": "OutBoundNAT", "ExceptionList": []string{c.ClusterCIDR, c.ServiceCIDR}}}},
-			},
-		}},
-	}, "", "  ")
-	return netConf, cniConf, err
 }
 
 // bootstrapKubeconfig holds the short-lived bootstrap token, never an admin

@@ -17,7 +17,7 @@ func testJoinConfig() JoinConfig {
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12",
 		Labels: map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
 		Taints: []string{"os=windows:NoSchedule"},
-		CNI:    CNIFlannel,
+		CNI:    CNIFlannel, CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
 	}
 }
 
@@ -40,7 +40,7 @@ func TestJoinStepsGolden(t *testing.T) {
 	for _, s := range steps {
 		names = append(names, s.Name)
 	}
-	if got := strings.Join(names, " "); got != "join-files kubelet-service" {
+	if got := strings.Join(names, " "); got != "join-files legacy-services kubelet-service" {
 		t.Errorf("cni none steps = %s", got)
 	}
 }
@@ -93,13 +93,6 @@ func TestKubeletConfigurationAndFlannel(t *testing.T) {
 	if typed.CgroupsPerQOS == nil || *typed.CgroupsPerQOS || typed.EnforceNodeAllocatable == nil || len(typed.EnforceNodeAllocatable) != 0 {
 		t.Errorf("Windows settings lost: cgroupsPerQOS=%v enforceNodeAllocatable=%v", typed.CgroupsPerQOS, typed.EnforceNodeAllocatable)
 	}
-	netConf, _, err := cfg.flannelConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(netConf), `"VNI": 4096`) || !strings.Contains(string(netConf), `"Port": 4789`) {
-		t.Errorf("flannel net-conf lacks VNI 4096 / port 4789: %s", netConf)
-	}
 	kubeconfig, err := cfg.bootstrapKubeconfig()
 	if err != nil {
 		t.Fatal(err)
@@ -127,4 +120,71 @@ func TestJoinConfigValidation(t *testing.T) {
 			t.Errorf("%s: JoinSteps accepted invalid input", name)
 		}
 	}
+}
+
+// TestKubeletServiceAndNativeExitCodes: the kubelet runs under
+// kube-log-runner as a native service that depends on containerd and is
+// restarted by the SCM, and no step runs sc.exe without checking its exit
+// code (Windows PowerShell 5.1 does not stop on a native program's failure,
+// even with $ErrorActionPreference = 'Stop').
+func TestKubeletServiceAndNativeExitCodes(t *testing.T) {
+	cfg := testJoinConfig()
+	cmd := cfg.KubeletServiceCommand()
+	for _, want := range []string{`C:\k\kube-log-runner.exe --log-file=C:\var\log\kubelet\kubelet.log --log-file-size=10Mi --log-file-age=168h C:\k\kubelet.exe --windows-service`} {
+		if !strings.HasPrefix(cmd, want) {
+			t.Errorf("kubelet service command = %s, want it to start with %s", cmd, want)
+		}
+	}
+	steps, err := JoinSteps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := joinSteps(steps)
+	for _, want := range []string{"depend= 'containerd'", "sc.exe failure 'kubelet' reset= 86400 actions= restart/10000/restart/10000/restart/30000",
+		"sc.exe delete 'flanneld'", "sc.exe delete 'kube-proxy'", `C:\etc\cni\net.d\10-flannel.conflist`, `C:\opt\cni\bin\flannel.exe`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("join steps lack %q", want)
+		}
+	}
+	checkNativeExitCodes(t, all)
+	if code := withoutComments(all); strings.Contains(code, "Remove-Service") || strings.Contains(code, "New-Service") {
+		t.Error("join steps use Remove-Service (not in Windows PowerShell 5.1) or New-Service (no dependencies, no recovery)")
+	}
+}
+
+// checkNativeExitCodes fails for a line running sc.exe, tar.exe, ctr.exe,
+// icacls.exe or a program by path (& '...exe') not followed within two
+// lines by a $LASTEXITCODE check.
+func checkNativeExitCodes(t *testing.T, script string) {
+	t.Helper()
+	lines := strings.Split(script, "\n")
+	for i, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		if strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		native := false
+		for _, p := range []string{"sc.exe ", "tar.exe ", "icacls.exe ", "ctr.exe", ".exe' "} {
+			if strings.Contains(l, p) {
+				native = true
+			}
+		}
+		if !native || strings.Contains(l, "Test-Path") || strings.Contains(l, "Get-FileHash") || strings.Contains(l, "Invoke-WebRequest") || strings.Contains(l, "throw") || strings.Contains(l, "Move-Item") {
+			continue
+		}
+		next := strings.Join(lines[i:min(i+3, len(lines))], "\n")
+		if !strings.Contains(next, "$LASTEXITCODE") {
+			t.Errorf("line %d runs a native program without checking $LASTEXITCODE: %s", i+1, l)
+		}
+	}
+}
+
+func withoutComments(script string) string {
+	var out []string
+	for _, l := range strings.Split(script, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

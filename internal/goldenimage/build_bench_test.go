@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -47,6 +48,8 @@ func TestMain(m *testing.M) {
 // SANDBOX_CONTROLPLANE_BIN is unset and nothing is cached: minutes, once).
 func startSandbox(b *testing.B) *sandbox.Sandbox {
 	b.Helper()
+	// The build runs native programs (containerd.exe --register-service, tar.exe, ctr.exe).
+	acctest.SkipWithoutNativePrograms(b)
 	benchOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()
@@ -166,6 +169,8 @@ func benchRequest(sb *sandbox.Sandbox, name string) goldenimage.Request {
 				SHA256: a.Kubelet.SHA256, Path: bootstrap.KubeletExe},
 			KubeProxy: bootstrap.Artifact{Name: "kube-proxy", URL: bootstrap.KubernetesArtifactURL(a.BaseURL, version, "kube-proxy.exe"),
 				SHA256: a.KubeProxy.SHA256, Path: bootstrap.KubeProxyExe},
+			KubeLogRunner: bootstrap.Artifact{Name: "kube-log-runner", URL: bootstrap.KubernetesArtifactURL(a.BaseURL, version, "kube-log-runner.exe"),
+				SHA256: a.KubeLogRunner.SHA256, Path: bootstrap.KubeLogRunnerExe},
 			CNIPlugins: bootstrap.Artifact{Name: "cni-plugins", URL: a.CNIPlugins.URL, SHA256: a.CNIPlugins.SHA256,
 				Path: bootstrap.DownloadPath(a.CNIPlugins.URL), ExtractTo: bootstrap.CNIBinDir},
 			PauseImage: bootstrap.DefaultPause,

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim/kubeletsimtest"
@@ -81,6 +82,8 @@ type winHost struct {
 }
 
 func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
+	// The join steps run native programs (sc.exe, kube-log-runner).
+	acctest.SkipWithoutNativePrograms(t)
 	t.Helper()
 	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: faults})
 	return &winHost{Node: n, name: name, tr: n.Transport}

@@ -71,6 +71,7 @@ func (p *windowsProvider) Resources(context.Context) []func() resource.Resource 
 		resources.NewGoldenImage,
 		resources.NewNode,
 		resources.NewLinuxDaemonSetGuard,
+		resources.NewNodeNetworking,
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -48,8 +49,19 @@ func (r *goldenImageResource) Configure(_ context.Context, req resource.Configur
 // ModifyPlan checks at plan time what can be known then: that the source is
 // a Windows Server release Kubernetes supports.
 func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() || r.clients == nil {
+	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() {
 		return // destroy, or an existing image (inputs force replacement anyway)
+	}
+	var containerdURL types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("containerd_url"), &containerdURL)...)
+	if v := bootstrap.ContainerdVersion(containerdURL.ValueString()); !containerdURL.IsUnknown() && !bootstrap.ContainerdSupported(v) {
+		resp.Diagnostics.AddAttributeWarning(path.Root("containerd_url"), "containerd "+v+" is outside the support matrix",
+			"containerd's RELEASES.md supports containerd 2.3.0+ and 2.2.0+ for Kubernetes 1.36, and containerd 1.7 is past its end of life. "+
+				"The image is built with it as pinned (configuration version 2 for 1.7), but use a 2.2 release, for example "+
+				"https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz.")
+	}
+	if r.clients == nil {
+		return
 	}
 	var source types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("source_template"), &source)...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -38,6 +39,9 @@ type goldenImageModel struct {
 	CNIPluginsSHA256       types.String   `tfsdk:"cni_plugins_sha256"`
 	FlanneldURL            types.String   `tfsdk:"flanneld_url"`
 	FlanneldSHA256         types.String   `tfsdk:"flanneld_sha256"`
+	KubeLogRunnerSHA256    types.String   `tfsdk:"kube_log_runner_sha256"`
+	FlannelCNIPluginURL    types.String   `tfsdk:"flannel_cni_plugin_url"`
+	FlannelCNIPluginSHA256 types.String   `tfsdk:"flannel_cni_plugin_sha256"`
 	PauseImage             types.String   `tfsdk:"pause_image"`
 	PrepullImages          types.List     `tfsdk:"prepull_images"`
 	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
@@ -88,15 +92,26 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 			SHA256: m.KubeletSHA256.ValueString(), Path: bootstrap.KubeletExe},
 		KubeProxy: bootstrap.Artifact{Name: "kube-proxy", URL: bootstrap.KubernetesArtifactURL(base, version, "kube-proxy.exe"),
 			SHA256: m.KubeProxySHA256.ValueString(), Path: bootstrap.KubeProxyExe},
+		KubeLogRunner: bootstrap.Artifact{Name: "kube-log-runner", URL: bootstrap.KubernetesArtifactURL(base, version, "kube-log-runner.exe"),
+			SHA256: m.KubeLogRunnerSHA256.ValueString(), Path: bootstrap.KubeLogRunnerExe},
 		CNIPlugins: bootstrap.Artifact{Name: "cni-plugins", URL: m.CNIPluginsURL.ValueString(), SHA256: m.CNIPluginsSHA256.ValueString(),
 			Path: bootstrap.DownloadPath(m.CNIPluginsURL.ValueString()), ExtractTo: bootstrap.CNIBinDir},
-		PauseImage:       m.PauseImage.ValueString(),
-		PrepullImages:    prepull,
+		PauseImage: m.PauseImage.ValueString(),
+		// The node agents' HostProcess base image first (air-gapped sites
+		// list their mirror's copy too).
+		PrepullImages:    append([]string{kube.DefaultHostProcessImage}, prepull...),
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
 	}
 	if u := m.FlanneldURL.ValueString(); u != "" {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
 			Name: "flanneld", URL: u, SHA256: m.FlanneldSHA256.ValueString(), Path: bootstrap.FlannelExe,
+		})
+	}
+	if u := m.FlannelCNIPluginURL.ValueString(); u != "" {
+		image.Additional = append(image.Additional, bootstrap.Artifact{
+			Name: "flannel-cni-plugin", URL: u, SHA256: m.FlannelCNIPluginSHA256.ValueString(),
+			Path: bootstrap.DownloadPath(u), ExtractTo: bootstrap.CNIBinDir,
+			Member: "flannel-amd64.exe", InstallAs: bootstrap.CNIBinDir + `\flannel.exe`,
 		})
 	}
 	for i, e := range extra {
@@ -169,9 +184,9 @@ func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
 // nullInputs prepares an imported state: inputs unknown to vSphere are null.
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
-		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256,
+		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256, &m.KubeLogRunnerSHA256,
 		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey,
-		&m.FlanneldURL, &m.FlanneldSHA256} {
+		&m.FlanneldURL, &m.FlanneldSHA256, &m.FlannelCNIPluginURL, &m.FlannelCNIPluginSHA256} {
 		*s = types.StringNull()
 	}
 	m.AdminUser = types.StringValue("Administrator")

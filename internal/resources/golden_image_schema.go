@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 // The replace modifiers: a template (and a node's placement) is immutable, so
@@ -158,27 +159,55 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"kubelet_sha256":    sha256Attribute("kubelet.exe"),
 			"kube_proxy_sha256": sha256Attribute("kube-proxy.exe"),
+			"kube_log_runner_sha256": func() schema.StringAttribute {
+				a := sha256Attribute("kube-log-runner.exe")
+				a.MarkdownDescription += " kube-log-runner (from the same release as the kubelet) runs the kubelet service and keeps its log in " +
+					"`C:\\var\\log\\kubelet\\kubelet.log`, rotated: a service has no console, and kubelet v1.36 has no `--log-file`."
+				return a
+			}(),
 			"containerd_url": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
-				MarkdownDescription: "URL of the containerd Windows release archive (`containerd-<version>-windows-amd64.tar.gz`).",
-				Validators:          []validator.String{httpURL()},
+				MarkdownDescription: "URL of the containerd Windows release archive (`containerd-<version>-windows-amd64.tar.gz`, with `bin/` at its root), " +
+					"for example `https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz`. " +
+					"containerd 2.2 or later is what containerd's RELEASES.md supports for Kubernetes 1.36 (configuration version 3); a 1.7 " +
+					"archive still works (configuration version 2) but the plan warns that it is outside the support matrix and past its end of life.",
+				Validators: []validator.String{httpURL()},
 			},
 			"containerd_sha256": sha256Attribute("the containerd archive"),
 			"cni_plugins_url": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
-				MarkdownDescription: "URL of the Windows CNI plugins archive (`.zip` or `.tgz`), unpacked into `C:\\opt\\cni\\bin`.",
-				Validators:          []validator.String{httpURL()},
+				MarkdownDescription: "URL of the Windows CNI plugins archive of containernetworking/plugins (`cni-plugins-windows-amd64-<tag>.tgz`, " +
+					"with `host-local.exe`, `win-bridge.exe` and `win-overlay.exe` at its root), unpacked into `C:\\opt\\cni\\bin`, for example " +
+					"`https://github.com/containernetworking/plugins/releases/download/v1.9.1/cni-plugins-windows-amd64-v1.9.1.tgz`.",
+				Validators: []validator.String{httpURL()},
 			},
 			"cni_plugins_sha256": sha256Attribute("the CNI plugins archive"),
 			"flanneld_url": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "URL of `flanneld.exe`, installed as `C:\\k\\flanneld.exe` for nodes with `cni = \"flannel\"`. Requires `flanneld_sha256`.",
-				Validators:          []validator.String{httpURL(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_sha256"))},
+				MarkdownDescription: "URL of `flanneld.exe` (flannel-io/flannel release asset, for example " +
+					"`https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe`), installed as `C:\\k\\flanneld.exe` for " +
+					"`windows_node_networking` with `cni = \"flannel\"`. Requires `flanneld_sha256`.",
+				Validators: []validator.String{httpURL(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_sha256"))},
 			},
 			"flanneld_sha256": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "SHA-256 (64 hex digits) of `flanneld.exe`. Requires `flanneld_url`.",
 				Validators:          []validator.String{sha256Hex(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_url"))},
+			},
+			"flannel_cni_plugin_url": schema.StringAttribute{
+				Optional: true, PlanModifiers: imageString,
+				MarkdownDescription: "URL of flannel's CNI plugin for Windows (flannel-io/cni-plugin release archive " +
+					"`cni-plugin-flannel-windows-amd64-<tag>.tgz`, for example " +
+					"`https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz`): " +
+					"its `flannel-amd64.exe` is installed as `C:\\opt\\cni\\bin\\flannel.exe`, the plugin the flannel CNI configuration runs " +
+					"(containernetworking/plugins builds only host-local, win-bridge and win-overlay for Windows). Needed with `flanneld_url`. " +
+					"Requires `flannel_cni_plugin_sha256`.",
+				Validators: []validator.String{httpURL(), stringvalidator.AlsoRequires(path.MatchRoot("flannel_cni_plugin_sha256"))},
+			},
+			"flannel_cni_plugin_sha256": schema.StringAttribute{
+				Optional: true, PlanModifiers: imageString,
+				MarkdownDescription: "SHA-256 (64 hex digits) of the flannel CNI plugin archive. Requires `flannel_cni_plugin_url`.",
+				Validators:          []validator.String{sha256Hex(), stringvalidator.AlsoRequires(path.MatchRoot("flannel_cni_plugin_url"))},
 			},
 			"pause_image": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: imageString,
@@ -186,7 +215,9 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"prepull_images": schema.ListAttribute{
 				ElementType: types.StringType, Optional: true, PlanModifiers: imageList,
-				MarkdownDescription: "Images pulled into the template, so the first pods on new nodes start without waiting.",
+				MarkdownDescription: "Images pulled into the template, so the first pods on new nodes start without waiting. The HostProcess base image " +
+					"of the node agents (`" + kube.DefaultHostProcessImage + "`, see `windows_node_networking.host_process_image`) is always pulled " +
+					"first; for an air-gapped site, list your mirror's copy here too.",
 			},
 			"additional_executables": schema.ListNestedAttribute{
 				Optional: true, PlanModifiers: imageList,

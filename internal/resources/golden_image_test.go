@@ -32,21 +32,26 @@ func goldenImageConfig(name string, overrides map[string]string) string {
 	}
 	a := acctest.Sandbox.Artifacts
 	attrs := map[string]string{
-		"name":               fmt.Sprintf("%q", name),
-		"folder":             `"/DC0/vm/golden"`,
-		"source_template":    fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
-		"resource_pool_id":   fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
-		"datastore_id":       fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
-		"network_id":         fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
-		"admin_password_wo":  "var.admin_password", // TF_VAR_admin_password, from the sandbox
-		"kubernetes_version": `"v1.36.3"`,
-		"artifacts_base_url": fmt.Sprintf("%q", a.BaseURL),
-		"kubelet_sha256":     fmt.Sprintf("%q", a.Kubelet.SHA256),
-		"kube_proxy_sha256":  fmt.Sprintf("%q", a.KubeProxy.SHA256),
-		"containerd_url":     fmt.Sprintf("%q", a.Containerd.URL),
-		"containerd_sha256":  fmt.Sprintf("%q", a.Containerd.SHA256),
-		"cni_plugins_url":    fmt.Sprintf("%q", a.CNIPlugins.URL),
-		"cni_plugins_sha256": fmt.Sprintf("%q", a.CNIPlugins.SHA256),
+		"name":                      fmt.Sprintf("%q", name),
+		"folder":                    `"/DC0/vm/golden"`,
+		"source_template":           fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
+		"resource_pool_id":          fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
+		"datastore_id":              fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
+		"network_id":                fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
+		"admin_password_wo":         "var.admin_password", // TF_VAR_admin_password, from the sandbox
+		"kubernetes_version":        `"v1.36.3"`,
+		"artifacts_base_url":        fmt.Sprintf("%q", a.BaseURL),
+		"kubelet_sha256":            fmt.Sprintf("%q", a.Kubelet.SHA256),
+		"kube_proxy_sha256":         fmt.Sprintf("%q", a.KubeProxy.SHA256),
+		"kube_log_runner_sha256":    fmt.Sprintf("%q", a.KubeLogRunner.SHA256),
+		"flanneld_url":              fmt.Sprintf("%q", a.Flanneld.URL),
+		"flanneld_sha256":           fmt.Sprintf("%q", a.Flanneld.SHA256),
+		"flannel_cni_plugin_url":    fmt.Sprintf("%q", a.FlannelCNIPlugin.URL),
+		"flannel_cni_plugin_sha256": fmt.Sprintf("%q", a.FlannelCNIPlugin.SHA256),
+		"containerd_url":            fmt.Sprintf("%q", a.Containerd.URL),
+		"containerd_sha256":         fmt.Sprintf("%q", a.Containerd.SHA256),
+		"cni_plugins_url":           fmt.Sprintf("%q", a.CNIPlugins.URL),
+		"cni_plugins_sha256":        fmt.Sprintf("%q", a.CNIPlugins.SHA256),
 		"transport": fmt.Sprintf(`{
     port           = %s
     ca_certificate = file(%q)
@@ -72,11 +77,11 @@ func goldenImageConfig(name string, overrides map[string]string) string {
 }
 
 func TestAccGoldenImage_basic(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	name := acctest.Name("win2022-k8s")
 	var templatePath string
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheckHosts(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -139,7 +144,8 @@ func TestAccGoldenImage_basic(t *testing.T) {
 // goldenImageInputs are what an import cannot read back from vCenter.
 var goldenImageInputs = []string{
 	"admin_password_wo", "admin_password_wo_version", "source_template", "resource_pool_id", "datastore_id", "network_id",
-	"artifacts_base_url", "kubelet_sha256", "kube_proxy_sha256", "containerd_url", "containerd_sha256", "cni_plugins_url",
+	"artifacts_base_url", "kubelet_sha256", "kube_proxy_sha256", "kube_log_runner_sha256", "flanneld_url", "flanneld_sha256",
+	"flannel_cni_plugin_url", "flannel_cni_plugin_sha256", "containerd_url", "containerd_sha256", "cni_plugins_url",
 	"cni_plugins_sha256", "transport", "transport.%", "transport.port", "transport.ca_certificate", "timeouts",
 }
 
@@ -191,10 +197,10 @@ func checkTemplatesDestroyed(t *testing.T) resource.TestCheckFunc {
 // TestAccGoldenImage_disappears deletes the template outside Terraform; the
 // refresh notices and the next apply builds it again.
 func TestAccGoldenImage_disappears(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	name := acctest.Name("win-gone")
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheckHosts(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -213,7 +219,7 @@ func TestAccGoldenImage_disappears(t *testing.T) {
 // TestAccGoldenImage_failures: each failure says what failed, and leaves no
 // VM behind that Terraform does not know.
 func TestAccGoldenImage_failures(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	cases := map[string]struct {
 		overrides map[string]string
 		want      string
@@ -229,7 +235,7 @@ func TestAccGoldenImage_failures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			vmName := acctest.Name("win-fail")
 			resource.Test(t, resource.TestCase{
-				PreCheck:                 func() { acctest.PreCheck(t) },
+				PreCheck:                 func() { acctest.PreCheckHosts(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				Steps: []resource.TestStep{{
 					Config:      goldenImageConfig(vmName, tc.overrides),
@@ -250,10 +256,10 @@ func TestAccGoldenImage_failures(t *testing.T) {
 // TestAccGoldenImage_keepBuildVM keeps the failed build VM in the state
 // (tainted); destroy removes it.
 func TestAccGoldenImage_keepBuildVM(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	vmName := acctest.Name("win-kept")
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheckHosts(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -281,7 +287,7 @@ func TestAccGoldenImage_keepBuildVM(t *testing.T) {
 // TestAccGoldenImage_sourceValidation refuses, at plan time, a source that is
 // not Windows or not a supported Windows Server release.
 func TestAccGoldenImage_sourceValidation(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	linux := createVM(t, "linux-base", "otherLinux64Guest")
 	w2016 := createVM(t, "win2016-base", "windows9Server64Guest")
 	for path, want := range map[string]string{
@@ -303,12 +309,12 @@ func TestAccGoldenImage_sourceValidation(t *testing.T) {
 // TestAccGoldenImage_linkedClonesBlockDelete refuses to delete a template
 // whose disks linked clones still use, naming them.
 func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	name := acctest.Name("win-linked")
 	var cloneID string
 	config := goldenImageConfig(name, nil)
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheckHosts(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkTemplatesDestroyed(t),
 		Steps: []resource.TestStep{

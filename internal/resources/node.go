@@ -80,6 +80,15 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	var configCNI types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("cni"), &configCNI)...)
+	if configCNI.ValueString() == "flannel" && plan.NetworkingID.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("cni"), "flannel needs windows_node_networking",
+			"cni = \"flannel\" no longer runs flanneld and kube-proxy as Windows services: with the node's own credentials a v1.36 API server "+
+				"lets them read neither EndpointSlices nor other Nodes. Add resource \"windows_node_networking\" { cni = \"flannel\" } once per "+
+				"cluster and set networking_id = windows_node_networking.<name>.id here (then remove cni). See the upgrade guide.")
+		return
+	}
 	if !req.State.Raw.IsNull() {
 		var state nodeModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -88,6 +97,12 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			resp.Diagnostics.AddAttributeError(path.Root("disk_size_gb"), "Disk cannot shrink",
 				fmt.Sprintf("disk_size_gb: the disk has %d GiB; a virtual disk can only grow. Keep %d or more, or replace the node (terraform apply -replace).",
 					state.DiskSizeGB.ValueInt64(), state.DiskSizeGB.ValueInt64()))
+		}
+		if !plan.NetworkingID.Equal(state.NetworkingID) {
+			// A re-join in place: the mode may change with it.
+			plan.CNI = types.StringUnknown()
+			plan.Ready = types.BoolUnknown()
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
 		if !state.Joined.ValueBool() {
 			// The Node is gone while the VM lives: the update joins it again.
@@ -245,8 +260,18 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 	}
 
-	if !state.Joined.ValueBool() {
-		tflog.Info(ctx, "windows node: the Node is gone from the cluster; joining again", map[string]any{"node": spec.Name})
+	imported, _ := req.Private.GetKey(ctx, importedKey)
+	networkingChanged := !plan.NetworkingID.Equal(state.NetworkingID) && len(imported) == 0
+	if !state.Joined.ValueBool() || networkingChanged {
+		why := "the Node is gone from the cluster; joining again"
+		if networkingChanged {
+			// The upgrade path of nodes joined by the earlier design: the
+			// join removes their flanneld and kube-proxy services, writes the
+			// CNI configuration of the networking mode and waits for its
+			// agents.
+			why = "its networking changed; joining again in place"
+		}
+		tflog.Info(ctx, "windows node: "+why, map[string]any{"node": spec.Name})
 		res, err := m.Join(ctx, spec, id)
 		if err != nil {
 			resp.Diagnostics.AddError(summary, "joining the node again: "+err.Error())
@@ -262,6 +287,17 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			return
 		}
 		plan.fromNode(node, false)
+		if plan.CNI.IsUnknown() && !plan.NetworkingID.IsNull() {
+			// An imported node adopting its networking: the mode is what
+			// the networking resource runs.
+			mode, err := m.Kube.ObservedNetworkingMode(ctx, plan.NetworkingID.ValueString())
+			if err != nil {
+				resp.Diagnostics.AddError(summary, err.Error())
+				return
+			}
+			plan.CNI = types.StringValue(mode)
+		}
+		plan.settleDeprecated()
 	}
 	// A power cycle of an earlier update that failed after its drain left
 	// the node cordoned; now that it is Ready again, let pods back.

@@ -19,6 +19,7 @@ import (
 // record it), placement the VM does not say it was given, the labels this
 // resource owned (a Node's labels do not say who set them), timeouts.
 var nodeImportIgnore = []string{
+	"networking_id", "cni", // the networking a node joined with is not recorded on the VM
 	"admin_password_wo", "admin_password_wo_version", "template", "network_id", "datastore_id",
 	"transport", "transport.%", "transport.port", "transport.ca_certificate",
 	"labels", "labels.%", "labels.example.com/pool", "timeouts",
@@ -29,7 +30,7 @@ var nodeImportIgnore = []string{
 // inputs above, and a plan after the import updates the node in place (it
 // records the template and the owned labels) instead of replacing it.
 func TestAccNode_import(t *testing.T) {
-	acctest.PreCheck(t) // before the configs, which read the sandbox
+	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("imp")
 	const addr = "windows_node.n0"
@@ -44,7 +45,7 @@ func TestAccNode_import(t *testing.T) {
 		}
 	}
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheckHosts(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -70,7 +71,7 @@ func TestAccNode_import(t *testing.T) {
 // fails on the dependency lock file ("no version is selected"), a harness
 // interplay, not the provider's behaviour.
 func TestAccNode_importAdopt(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	if strings.Contains(filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH")), "tofu") {
 		t.Skip("the removed-block import step needs Terraform (see the comment)")
 	}

@@ -39,6 +39,7 @@ type nodeModel struct {
 	Transport              types.Object   `tfsdk:"transport"`
 	Labels                 types.Map      `tfsdk:"labels"`
 	Taints                 types.List     `tfsdk:"taints"`
+	NetworkingID           types.String   `tfsdk:"networking_id"`
 	CNI                    types.String   `tfsdk:"cni"`
 	FlannelBackend         types.String   `tfsdk:"flannel_backend"`
 	APIServer              types.String   `tfsdk:"api_server"`
@@ -90,7 +91,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
 		NumCPUs: int32(m.NumCPUs.ValueInt64()), MemoryMB: m.MemoryMB.ValueInt64(), DiskSizeGB: m.DiskSizeGB.ValueInt64(),
 		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), AdminPassword: password,
-		TimeZone: int32(m.TimeZone.ValueInt64()), CNI: m.CNI.ValueString(), FlannelBackend: m.FlannelBackend.ValueString(),
+		TimeZone: int32(m.TimeZone.ValueInt64()), CNI: m.CNI.ValueString(), Networking: m.NetworkingID.ValueString(),
 		APIServer: m.APIServer.ValueString(), ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(),
 		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
 		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags),
@@ -178,6 +179,10 @@ func (m *nodeModel) setJoined(res winnode.Result) {
 	m.IPAddress = types.StringValue(res.IP)
 	m.WindowsBuildFull = types.StringValue(res.WindowsBuildFull)
 	m.WindowsBuild = types.StringValue(winversion.TrimUBR(res.WindowsBuildFull))
+	if res.CNI != "" {
+		m.CNI = types.StringValue(res.CNI)
+	}
+	m.settleDeprecated()
 	if res.Node != nil {
 		m.fromNode(res.Node, false)
 	}
@@ -269,4 +274,16 @@ func withBuild(labels map[string]string, build string) map[string]string {
 		out[winnode.LabelWindowsBuild] = build
 	}
 	return out
+}
+
+// settleDeprecated gives the deprecated computed attributes a value when
+// the configuration leaves them out: flannel on Windows is always the VXLAN
+// overlay now.
+func (m *nodeModel) settleDeprecated() {
+	if m.CNI.IsUnknown() || m.CNI.IsNull() {
+		m.CNI = types.StringValue("none")
+	}
+	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
+		m.FlannelBackend = types.StringValue("vxlan")
+	}
 }

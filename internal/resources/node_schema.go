@@ -53,7 +53,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"IP (property-collector wait), discovers the cluster from its API (API server and CA, service and cluster CIDRs, DNS service " +
 			"IP, domain — never typed in by hand), creates a short-lived bootstrap token (never an admin kubeconfig on the node), runs the " +
 			"join steps over WinRM or SSH, waits for the Node to become Ready (a watch), sets `spec.providerID` to `vsphere://<BIOS UUID>`, " +
-			"the labels (with `node.kubernetes.io/windows-build` read from the guest) and the taints, and deletes the token.\n\n" +
+			"the labels (with `node.kubernetes.io/windows-build` read from the guest) and the taints, and deletes the token. A node is done " +
+			"when it works, not when the kubelet says Ready: with a `windows_node_networking` (`networking_id`) whose mode runs node agents, " +
+			"create also waits until the node's agents (kube-proxy and flannel for `flannel`) are Running and Ready on it; a timeout names " +
+			"each agent, its pod, its container state, restarts and last output. The kubelet runs as a Windows service under kube-log-runner " +
+			"(log in `C:\\var\\log\\kubelet\\kubelet.log`, rotated, whose last lines a node that never turns Ready reports), depends on " +
+			"containerd and is restarted by the service control manager when it exits.\n\n" +
 			"Before creating, the plan runs the same readiness checks as `data.windows_cluster` (node CIDR allocation, flannel VXLAN " +
 			"settings, Linux DaemonSets, Linux headroom, version skew against the template's kubelet, Windows build) and stops on a failing " +
 			"one with its remedy; `skip_checks` opts out per check.\n\n" +
@@ -132,16 +137,29 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 					"effect": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
 				}},
 			},
+			"networking_id": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "The `id` of the cluster's `windows_node_networking` (for example `windows_node_networking.this.id`). Its `cni` " +
+					"decides the node's networking: with `flannel` the join writes the node's CNI configuration and create returns only once " +
+					"the Node is Ready and its `kube-proxy` and `flannel` pods are Running and Ready on it. Referencing it also orders " +
+					"Terraform: the networking is created before the node and destroyed after it. Omit it when the cluster's own CNI " +
+					"(Calico, Antrea) installs itself on Windows and you manage nothing cluster-level with this provider. Setting or " +
+					"changing it on an existing node joins that node again in place: the upgrade path for nodes of the earlier design " +
+					"(their flanneld and kube-proxy Windows services are removed).",
+			},
 			"cni": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.CNINone), PlanModifiers: replaceString,
-				MarkdownDescription: "`none` (the default: the cluster runs its CNI and kube-proxy as HostProcess DaemonSets) or `flannel` " +
-					"(flanneld and kube-proxy as Windows services, VXLAN with VNI 4096 / port 4789, or host-gw; the image needs `C:\\k\\flanneld.exe`: set `flanneld_url` on `windows_golden_image`).",
+				Optional: true, Computed: true, PlanModifiers: keepString,
+				DeprecationMessage: "The node's networking now comes from windows_node_networking: set networking_id and remove cni.",
+				MarkdownDescription: "Deprecated: the CNI mode the node joined with, `flannel` or `none`, now taken from the `windows_node_networking` " +
+					"that `networking_id` references (`none` without one). Setting `cni = \"flannel\"` without `networking_id` is an error: " +
+					"flanneld and kube-proxy no longer run as Windows services with the node's credentials.",
 				Validators: []validator.String{stringvalidator.OneOf(bootstrap.CNINone, bootstrap.CNIFlannel)},
 			},
 			"flannel_backend": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("vxlan"), PlanModifiers: replaceString,
-				MarkdownDescription: "flannel backend with `cni = \"flannel\"`: `vxlan` (overlay, the default) or `host-gw`.",
-				Validators:          []validator.String{stringvalidator.OneOf("vxlan", "host-gw")},
+				Optional: true, Computed: true, PlanModifiers: keepString,
+				DeprecationMessage:  "flannel on Windows nodes is the VXLAN overlay of windows_node_networking; remove flannel_backend.",
+				MarkdownDescription: "Deprecated: always `vxlan` (VNI 4096, port 4789), the overlay `windows_node_networking` runs; `host-gw` is no longer offered.",
+				Validators:          []validator.String{stringvalidator.OneOf("vxlan")},
 			},
 			"api_server":     schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{httpsURL()}, MarkdownDescription: "API server URL the kubelet uses; defaults to the provider's."},
 			"cluster_dns":    schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Cluster DNS service IP; discovered from the kube-dns Service by default."},

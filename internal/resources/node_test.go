@@ -23,9 +23,20 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
-// nodeConfig is a golden image plus count nodes cloned from it; body adds
-// attributes to every node.
+// nodeConfig is a golden image, the flannel windows_node_networking of
+// kube-system, and nodes cloned from the image that reference it; body adds
+// attributes to every node. Nodes need a network plugin to turn Ready (the
+// kubelet reports NetworkReady only once a CNI configuration and its
+// plugins are on the host), and the sandbox cluster has no other.
+// allow_destroy_with_nodes: a Windows Node another test left behind must not
+// block this test's destroy.
 func nodeConfig(image string, nodes []string, body string) string {
+	return networkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
+		nodeConfigWithout(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
+}
+
+// nodeConfigWithout is nodeConfig without the networking resource.
+func nodeConfigWithout(image string, nodes []string, body string) string {
 	var b strings.Builder
 	b.WriteString(goldenImageConfig(image, nil))
 	for i, n := range nodes {
@@ -50,7 +61,7 @@ resource "windows_node" "n%d" {
 }
 
 func TestAccNode_basic(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.PreCheckHosts(t)
 	// Everything Terraform and the provider log at trace level, to check no
 	// secret reaches a log: the administrator password, the bootstrap token.
 	logFile := filepath.Join(t.TempDir(), "trace.log")
@@ -73,7 +84,7 @@ func TestAccNode_basic(t *testing.T) {
 	node := fmt.Sprintf("win-%d", acctest.Seq())
 	const addr = "windows_node.n0"
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheckHosts(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{

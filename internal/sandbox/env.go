@@ -39,12 +39,15 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"TF_VAR_artifacts_base_url", a.BaseURL},
 			EnvVar{"TF_VAR_kubelet_sha256", a.Kubelet.SHA256},
 			EnvVar{"TF_VAR_kube_proxy_sha256", a.KubeProxy.SHA256},
+			EnvVar{"TF_VAR_kube_log_runner_sha256", a.KubeLogRunner.SHA256},
 			EnvVar{"TF_VAR_containerd_url", a.Containerd.URL},
 			EnvVar{"TF_VAR_containerd_sha256", a.Containerd.SHA256},
 			EnvVar{"TF_VAR_cni_plugins_url", a.CNIPlugins.URL},
 			EnvVar{"TF_VAR_cni_plugins_sha256", a.CNIPlugins.SHA256},
 			EnvVar{"TF_VAR_flanneld_url", a.Flanneld.URL},
 			EnvVar{"TF_VAR_flanneld_sha256", a.Flanneld.SHA256},
+			EnvVar{"TF_VAR_flannel_cni_plugin_url", a.FlannelCNIPlugin.URL},
+			EnvVar{"TF_VAR_flannel_cni_plugin_sha256", a.FlannelCNIPlugin.SHA256},
 			EnvVar{"TF_VAR_winrm_ca_certificate_file", s.CAFile},
 		)
 	}

@@ -8,6 +8,7 @@ package winnode
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -59,10 +60,15 @@ type Spec struct {
 	Transport remote.Config // Host, User and Password are filled in
 
 	// Kubernetes.
-	Labels         map[string]string
-	Taints         []corev1.Taint
-	CNI            string
-	FlannelBackend string
+	Labels map[string]string
+	Taints []corev1.Taint
+	// Networking is the namespace of the cluster's windows_node_networking
+	// ("" when the node references none): its mode decides the node's CNI
+	// configuration and which agents must run on the node before it is done.
+	Networking string
+	// CNI is the deprecated per-node mode; with Networking set it must
+	// agree with it (or be empty).
+	CNI string
 	// Overrides of discovered cluster facts ("" = discover).
 	APIServer, ClusterDNS, ClusterDomain, ServiceCIDR, ClusterCIDR string
 }
@@ -81,7 +87,9 @@ type Result struct {
 	Identity
 	IP               string
 	WindowsBuildFull string
-	Node             *corev1.Node
+	// CNI is the networking mode the node joined with.
+	CNI  string
+	Node *corev1.Node
 	// ReadyToDone is how long it took from the Node turning Ready to the end
 	// of the create (providerID, labels, taints, token clean-up).
 	ReadyToDone time.Duration
@@ -190,6 +198,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, &StageError{Stage: "reading the Windows build", Err: err}
 	}
 	build := winversion.TrimUBR(res.WindowsBuildFull)
+	res.CNI = join.CNI
 	join.Labels = map[string]string{LabelWindowsBuild: build}
 	join.Taints = taintStrings(spec.Taints)
 
@@ -254,6 +263,15 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 			node.Spec.PodCIDR = cidr
 		}
 		cancel()
+	}
+	// Done when it works, not when the kubelet says Ready: the node
+	// agents of its networking mode (kube-proxy and flanneld for flannel)
+	// must be Running and Ready on it.
+	if agents := kube.ModeAgents(join.CNI); len(agents) > 0 {
+		m.progress("wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
+		if _, err := m.Kube.WaitForAgentsReady(ctx, spec.Name, spec.Networking, agents); err != nil {
+			return res, &StageError{Stage: "waiting for the node agents to run", Err: err}
+		}
 	}
 	res.Node = node
 	res.ReadyToDone = time.Since(readyAt)
@@ -344,11 +362,15 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if err != nil {
 		return bootstrap.JoinConfig{}, err
 	}
+	mode, err := m.networkingMode(ctx, spec)
+	if err != nil {
+		return bootstrap.JoinConfig{}, err
+	}
 	cfg := bootstrap.JoinConfig{
 		NodeName: spec.Name, NodeIP: ip,
 		APIServer: or(spec.APIServer, net.APIEndpoint), ClusterCA: ca,
 		ClusterDomain: or(spec.ClusterDomain, net.ClusterDomain),
-		CNI:           spec.CNI, FlannelBackend: spec.FlannelBackend,
+		CNI:           mode,
 	}
 	if dns := or(spec.ClusterDNS, net.DNSServiceIP); dns != "" {
 		cfg.ClusterDNS = []string{dns}
@@ -363,10 +385,35 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if cfg.ClusterCIDR == "" && len(net.ClusterCIDRs) > 0 {
 		cfg.ClusterCIDR = net.ClusterCIDRs[0]
 	}
-	if cfg.CNI == bootstrap.CNIFlannel && cfg.ClusterCIDR == "" {
-		return cfg, errors.New("flannel needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr")
+	if cfg.CNI == bootstrap.CNIFlannel {
+		if cfg.ClusterCIDR == "" {
+			return cfg, errors.New("flannel needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr")
+		}
+		if cfg.CNIConfList, err = json.MarshalIndent(kube.FlannelCNIConfig(cfg.ClusterCIDR, cfg.ServiceCIDR, cfg.ClusterDNS, cfg.ClusterDomain), "", "  "); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, nil
+}
+
+// networkingMode is the node's CNI mode: that of the networking resource
+// it references (read from the cluster: which agents it installed), else
+// none. The deprecated per-node cni must agree.
+func (m *Manager) networkingMode(ctx context.Context, spec Spec) (string, error) {
+	if spec.Networking == "" {
+		if spec.CNI == bootstrap.CNIFlannel {
+			return "", errors.New(`cni = "flannel" needs windows_node_networking: flanneld and kube-proxy no longer run as Windows services with the node's credentials (a v1.36 API server refuses them). Add resource "windows_node_networking" with cni = "flannel" and set networking_id = windows_node_networking.<name>.id on the node`)
+		}
+		return bootstrap.CNINone, nil
+	}
+	mode, err := m.Kube.ObservedNetworkingMode(ctx, spec.Networking)
+	if err != nil {
+		return "", err
+	}
+	if spec.CNI != "" && spec.CNI != mode {
+		return "", fmt.Errorf("the node's cni = %q but its windows_node_networking (namespace %s) runs %q: remove the node's deprecated cni attribute", spec.CNI, spec.Networking, mode)
+	}
+	return mode, nil
 }
 
 // clusterCA is the CA the provider trusts for the API server, which the

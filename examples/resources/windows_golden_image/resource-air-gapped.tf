@@ -20,17 +20,23 @@ resource "windows_golden_image" "offline" {
   artifacts_base_url = "${local.artifacts}/kubernetes"
   kubelet_sha256     = var.sha256["kubelet"]
   kube_proxy_sha256  = var.sha256["kube_proxy"]
-  containerd_url     = "${local.artifacts}/containerd/containerd-1.7.24-windows-amd64.tar.gz"
-  containerd_sha256  = var.sha256["containerd"]
-  cni_plugins_url    = "${local.artifacts}/cni/cni-plugins-windows-amd64-v1.6.2.tgz"
-  cni_plugins_sha256 = var.sha256["cni_plugins"]
+  # kube-log-runner.exe from the same mirror layout as kubelet.exe.
+  kube_log_runner_sha256 = var.sha256["kube_log_runner"]
+  containerd_url         = "${local.artifacts}/containerd/containerd-2.2.7-windows-amd64.tar.gz"
+  containerd_sha256      = var.sha256["containerd"]
+  cni_plugins_url        = "${local.artifacts}/cni/cni-plugins-windows-amd64-v1.9.1.tgz"
+  cni_plugins_sha256     = var.sha256["cni_plugins"]
 
-  pause_image    = "registry.example.internal/pause:3.10.1"
-  prepull_images = ["registry.example.internal/windows/nanoserver:ltsc2022"]
+  pause_image = "registry.example.internal/pause:3.10.1"
+  # The node agents' HostProcess base image from the mirror too; set the
+  # same image as windows_node_networking.host_process_image.
+  prepull_images = [
+    "registry.example.internal/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+    "registry.example.internal/windows/nanoserver:ltsc2022",
+  ]
 
-  additional_executables = [{
-    url         = "${local.artifacts}/flannel/flanneld.exe"
-    sha256      = var.sha256["flanneld"]
-    destination = "C:\\flannel\\flanneld.exe"
-  }]
+  flanneld_url              = "${local.artifacts}/flannel/flanneld.exe"
+  flanneld_sha256           = var.sha256["flanneld"]
+  flannel_cni_plugin_url    = "${local.artifacts}/flannel/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
+  flannel_cni_plugin_sha256 = var.sha256["flannel_cni_plugin"]
 }

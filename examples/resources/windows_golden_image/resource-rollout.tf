@@ -18,13 +18,14 @@ resource "windows_golden_image" "workers" {
 
   admin_password_wo = var.admin_password
 
-  kubernetes_version = var.kubernetes_version
-  kubelet_sha256     = var.sha256["kubelet"]
-  kube_proxy_sha256  = var.sha256["kube_proxy"]
-  containerd_url     = var.containerd_url
-  containerd_sha256  = var.sha256["containerd"]
-  cni_plugins_url    = var.cni_plugins_url
-  cni_plugins_sha256 = var.sha256["cni_plugins"]
+  kubernetes_version     = var.kubernetes_version
+  kubelet_sha256         = var.sha256["kubelet"]
+  kube_proxy_sha256      = var.sha256["kube_proxy"]
+  kube_log_runner_sha256 = var.sha256["kube_log_runner"]
+  containerd_url         = var.containerd_url
+  containerd_sha256      = var.sha256["containerd"]
+  cni_plugins_url        = var.cni_plugins_url
+  cni_plugins_sha256     = var.sha256["cni_plugins"]
 
   lifecycle {
     create_before_destroy = true

@@ -28,7 +28,7 @@ variable "admin_password" {
 # The checksums published with each release, for example
 # https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kubelet.exe.sha256
 variable "sha256" {
-  description = "SHA-256 of kubelet, kube_proxy, containerd and cni_plugins."
+  description = "SHA-256 of kubelet, kube_proxy, kube_log_runner, containerd, cni_plugins, flanneld and flannel_cni_plugin."
   type        = map(string)
 }
 
@@ -47,13 +47,20 @@ resource "windows_golden_image" "ltsc2022" {
     ca_certificate = file("winrm-ca.pem") # the CA of the guests' WinRM certificates
   }
 
-  kubernetes_version = "v1.36.3" # kubelet and kube-proxy from https://dl.k8s.io/release
-  kubelet_sha256     = var.sha256["kubelet"]
-  kube_proxy_sha256  = var.sha256["kube_proxy"]
-  containerd_url     = "https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz"
-  containerd_sha256  = var.sha256["containerd"]
-  cni_plugins_url    = "https://github.com/containernetworking/plugins/releases/download/v1.6.2/cni-plugins-windows-amd64-v1.6.2.tgz"
-  cni_plugins_sha256 = var.sha256["cni_plugins"]
+  kubernetes_version     = "v1.36.3" # kubelet and kube-proxy from https://dl.k8s.io/release
+  kubelet_sha256         = var.sha256["kubelet"]
+  kube_proxy_sha256      = var.sha256["kube_proxy"]
+  kube_log_runner_sha256 = var.sha256["kube_log_runner"]
+  containerd_url         = "https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz"
+  containerd_sha256      = var.sha256["containerd"]
+  cni_plugins_url        = "https://github.com/containernetworking/plugins/releases/download/v1.9.1/cni-plugins-windows-amd64-v1.9.1.tgz"
+  cni_plugins_sha256     = var.sha256["cni_plugins"]
+
+  # For windows_node_networking with cni = "flannel".
+  flanneld_url              = "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe"
+  flanneld_sha256           = var.sha256["flanneld"]
+  flannel_cni_plugin_url    = "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
+  flannel_cni_plugin_sha256 = var.sha256["flannel_cni_plugin"]
 
   prepull_images     = ["mcr.microsoft.com/windows/nanoserver:ltsc2022"]
   ssh_authorized_key = file("~/.ssh/id_ed25519.pub")

@@ -29,7 +29,13 @@ resource "windows_node" "worker" {
   }
 }
 
-# A node with a static address and flannel (VXLAN, VNI 4096 / port 4789).
+# flannel's VXLAN overlay (VNI 4096 / port 4789) for the cluster's Windows
+# nodes: kube-proxy and flanneld as HostProcess pods.
+resource "windows_node_networking" "this" {
+  cni = "flannel"
+}
+
+# A node with a static address on that network.
 resource "windows_node" "static" {
   name              = "win-static"
   template          = windows_golden_image.ltsc2022.template_path
@@ -45,8 +51,7 @@ resource "windows_node" "static" {
     dns_servers   = ["10.0.0.2"]
   }
 
-  cni             = "flannel"
-  flannel_backend = "vxlan"
+  networking_id = windows_node_networking.this.id
 
   drain = {
     timeout              = "15m"

@@ -25,20 +25,22 @@ if ((Get-WindowsFeature -Name 'Containers').Installed) {
 $ErrorActionPreference = 'Stop'
 # Download containerd, verify its SHA-256, and only then put it in place.
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
-$target = 'C:\k\downloads\containerd-1.7.24-windows-amd64.tar.gz'
+$target = 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
   Write-Output ('containerd already installed: ' + $target)
 } else {
-  $download = 'C:\k\downloads\containerd-1.7.24-windows-amd64.tar.gz.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz' -OutFile $download
+  $download = 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz.download'
+  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz' -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for containerd from https://github.com/containerd/containerd/releases/download/v1.7.24/containerd-1.7.24-windows-amd64.tar.gz: expected $want, got $got"
+    throw "checksum mismatch for containerd from https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz: expected $want, got $got"
   }
   Move-Item -LiteralPath $download -Destination $target -Force
   New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd' | Out-Null
-  tar.exe -xzf $target -C 'C:\Program Files\containerd'
+  # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
+  $out = tar.exe -xzf $target -C 'C:\Program Files\containerd'
+  if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
   Write-Output ('containerd installed: ' + $target)
 }
 
@@ -82,26 +84,93 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ('kube-proxy installed: ' + $target)
 }
 
+########## install-kube-log-runner
+# step: install-kube-log-runner
+$ErrorActionPreference = 'Stop'
+# Download kube-log-runner, verify its SHA-256, and only then put it in place.
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\kube-log-runner.exe'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ('kube-log-runner already installed: ' + $target)
+} else {
+  $download = 'C:\k\kube-log-runner.exe.download'
+  Invoke-WebRequest -UseBasicParsing -Uri 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kube-log-runner.exe' -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw "checksum mismatch for kube-log-runner from https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kube-log-runner.exe: expected $want, got $got"
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  Write-Output ('kube-log-runner installed: ' + $target)
+}
+
 ########## install-cni-plugins
 # step: install-cni-plugins
 $ErrorActionPreference = 'Stop'
 # Download cni-plugins, verify its SHA-256, and only then put it in place.
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
-$target = 'C:\k\downloads\cni-plugins-windows-amd64-v1.6.2.zip'
+$target = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
   Write-Output ('cni-plugins already installed: ' + $target)
 } else {
-  $download = 'C:\k\downloads\cni-plugins-windows-amd64-v1.6.2.zip.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://example.com/cni-plugins-windows-amd64-v1.6.2.zip' -OutFile $download
+  $download = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz.download'
+  Invoke-WebRequest -UseBasicParsing -Uri 'https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz' -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for cni-plugins from https://example.com/cni-plugins-windows-amd64-v1.6.2.zip: expected $want, got $got"
+    throw "checksum mismatch for cni-plugins from https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz: expected $want, got $got"
   }
   Move-Item -LiteralPath $download -Destination $target -Force
   New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
-  Expand-Archive -Path $target -DestinationPath 'C:\opt\cni\bin' -Force
+  # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
+  $out = tar.exe -xzf $target -C 'C:\opt\cni\bin'
+  if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
   Write-Output ('cni-plugins installed: ' + $target)
+}
+
+########## install-flanneld
+# step: install-flanneld
+$ErrorActionPreference = 'Stop'
+# Download flanneld, verify its SHA-256, and only then put it in place.
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\flanneld.exe'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ('flanneld already installed: ' + $target)
+} else {
+  $download = 'C:\k\flanneld.exe.download'
+  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe' -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw "checksum mismatch for flanneld from https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe: expected $want, got $got"
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  Write-Output ('flanneld installed: ' + $target)
+}
+
+########## install-flannel-cni-plugin
+# step: install-flannel-cni-plugin
+$ErrorActionPreference = 'Stop'
+# Download flannel-cni-plugin, verify its SHA-256, and only then put it in place.
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ('flannel-cni-plugin already installed: ' + $target)
+} else {
+  $download = 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz.download'
+  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz' -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw "checksum mismatch for flannel-cni-plugin from https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz: expected $want, got $got"
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+  # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
+  $out = tar.exe -xzf $target -C 'C:\opt\cni\bin'
+  if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+  Move-Item -LiteralPath 'C:\opt\cni\bin\flannel-amd64.exe' -Destination 'C:\opt\cni\bin\flannel.exe' -Force
+  Write-Output ('flannel-cni-plugin installed: ' + $target)
 }
 
 ########## install-wins
@@ -127,20 +196,23 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
 ########## containerd-service
 # step: containerd-service
 $ErrorActionPreference = 'Stop'
-# containerd as a Windows service, with the pause image and CNI directories.
-Set-Content -Path 'C:\Program Files\containerd\config.toml' -Value 'version = 2
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "registry.k8s.io/pause:3.10.1"
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    default_runtime_name = "runhcs-wcow-process"
-  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]
-    runtime_type = "io.containerd.runhcs.v1"
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "C:\\opt\\cni\\bin"
-    conf_dir = "C:\\etc\\cni\\net.d"
+# containerd as a Windows service, with the pause image and CNI directories:
+# containerd registers itself (--register-service: automatic start, its own
+# recovery actions, and the --config it was given kept in the service's
+# command line; containerd cmd/containerd/command/service_windows.go). A
+# native program's stderr is left alone: redirected under
+# $ErrorActionPreference = 'Stop', Windows PowerShell 5.1 turns its first
+# line into a terminating error before the exit code can be read.
+Set-Content -Path 'C:\Program Files\containerd\config.toml' -Value 'version = 3
+[plugins.''io.containerd.cri.v1.images''.pinned_images]
+  sandbox = ''registry.k8s.io/pause:3.10.1''
+[plugins.''io.containerd.cri.v1.runtime''.cni]
+  bin_dirs = [''C:\opt\cni\bin'']
+  conf_dir = ''C:\etc\cni\net.d''
 ' -NoNewline
 if (-not (Get-Service -Name 'containerd' -ErrorAction SilentlyContinue)) {
-  New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin\containerd.exe" --run-service --config "C:\Program Files\containerd\config.toml"' -DisplayName 'containerd container runtime' -StartupType Automatic | Out-Null
+  $out = & 'C:\Program Files\containerd\bin\containerd.exe' --register-service --config 'C:\Program Files\containerd\config.toml'
+  if ($LASTEXITCODE) { throw ('containerd --register-service failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
 }
 Start-Service -Name 'containerd'
 Write-Output ('containerd ' + (Get-Service -Name 'containerd').Status)
@@ -148,8 +220,11 @@ Write-Output ('containerd ' + (Get-Service -Name 'containerd').Status)
 ########## prepull-images
 # step: prepull-images
 $ErrorActionPreference = 'Stop'
-# Pull the images every node needs, so the first pods start without waiting.
-& 'C:\Program Files\containerd\bin\ctr.exe' -n k8s.io images pull 'mcr.microsoft.com/windows/nanoserver:ltsc2022'
+# Pull the images every node needs (the pause image, the HostProcess base
+# image of the node agents), so the first pods start without waiting and
+# air-gapped sites need only a registry mirror at build time.
+$out = & 'C:\Program Files\containerd\bin\ctr.exe' -n k8s.io images pull 'mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0'
+if ($LASTEXITCODE) { throw ('ctr.exe could not pull ' + 'mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 Write-Output 'images pulled'
 
 ########## vmware-tools
@@ -180,7 +255,8 @@ $ErrorActionPreference = 'Stop'
 Add-WindowsCapability -Online -Name 'OpenSSH.Server~~~~0.0.1.0' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\ProgramData\ssh' | Out-Null
 Set-Content -Path 'C:\ProgramData\ssh\administrators_authorized_keys' -Value 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOperatorKey operator@example.com'
-icacls.exe 'C:\ProgramData\ssh\administrators_authorized_keys' /inheritance:r /grant 'Administrators:F' /grant 'SYSTEM:F' | Out-Null
+$out = icacls.exe 'C:\ProgramData\ssh\administrators_authorized_keys' /inheritance:r /grant 'Administrators:F' /grant 'SYSTEM:F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict administrators_authorized_keys (exit code ' + $LASTEXITCODE + '): ' + $out) }
 if (Get-Service -Name 'sshd' -ErrorAction SilentlyContinue) {
   Set-Service -Name 'sshd' -StartupType Automatic
   Start-Service -Name 'sshd'
@@ -192,10 +268,14 @@ Write-Output 'OpenSSH configured'
 $ErrorActionPreference = 'Stop'
 # Check the finished image before sysprep: every artifact in place with the
 # checksum it was verified with, and containerd running.
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\containerd-1.7.24-windows-amd64.tar.gz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: containerd at C:\k\downloads\containerd-1.7.24-windows-amd64.tar.gz does not have the expected checksum' }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: containerd at C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz does not have the expected checksum' }
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kubelet.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: kubelet at C:\k\kubelet.exe does not have the expected checksum' }
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-proxy.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: kube-proxy at C:\k\kube-proxy.exe does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugins-windows-amd64-v1.6.2.zip').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: cni-plugins at C:\k\downloads\cni-plugins-windows-amd64-v1.6.2.zip does not have the expected checksum' }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-log-runner.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: kube-log-runner at C:\k\kube-log-runner.exe does not have the expected checksum' }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: cni-plugins at C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz does not have the expected checksum' }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\flanneld.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: flanneld at C:\k\flanneld.exe does not have the expected checksum' }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: flannel-cni-plugin at C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz does not have the expected checksum' }
+if (-not (Test-Path -Path 'C:\opt\cni\bin\flannel.exe' -PathType Leaf)) { throw 'verify: flannel-cni-plugin did not install C:\opt\cni\bin\flannel.exe (is flannel-amd64.exe in the archive?)' }
 if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\wins.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: wins at C:\k\wins.exe does not have the expected checksum' }
 if ((Get-Service -Name 'containerd').Status -ne 'Running') { throw 'verify: the containerd service is not running' }
 Write-Output 'image verified'

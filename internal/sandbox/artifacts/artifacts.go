@@ -1,7 +1,17 @@
 // Package artifacts serves the downloads a golden image build makes, the way
-// an air-gapped site's local HTTP server does: kubelet and kube-proxy in the
-// upstream release layout (<base>/<version>/bin/windows/amd64/<binary>), a
-// containerd release archive, the Windows CNI plugins and flanneld.
+// an air-gapped site's local HTTP server does, with the upstream names and
+// archive layouts:
+//   - kubelet.exe, kube-proxy.exe and kube-log-runner.exe in the Kubernetes
+//     release layout (<base>/<version>/bin/windows/amd64/<binary>);
+//   - containerd-<v>-windows-amd64.tar.gz with bin/ at its root (containerd
+//     Makefile: bin/containerd.exe, ctr.exe, containerd-stress.exe and
+//     Makefile.windows' containerd-shim-runhcs-v1.exe);
+//   - cni-plugins-windows-amd64-<tag>.tgz of containernetworking/plugins,
+//     made with `tar cpfzv` inside bin/ (./host-local.exe, ./win-bridge.exe,
+//     ./win-overlay.exe, ./README.md, ./LICENSE: no flannel);
+//   - cni-plugin-flannel-windows-amd64-<tag>.tgz of flannel-io/cni-plugin
+//     (scripts/package.sh: flannel-amd64.exe at its root);
+//   - flanneld.exe, flannel-io/flannel's release asset.
 //
 // The "binaries" are small files whose text names the program and its
 // version ("kubelet v1.36.3"): the simulated Windows host reads versions from
@@ -25,10 +35,13 @@ import (
 
 // Versions of the simulated artifacts.
 const (
-	KubernetesVersion = "v1.36.3"
-	ContainerdVersion = "1.7.24"
-	CNIVersion        = "v1.6.2"
-	FlannelVersion    = "v0.27.0"
+	KubernetesVersion       = "v1.36.3"
+	ContainerdVersion       = "2.2.7"
+	Containerd17Version     = "1.7.24" // outside the support matrix: for the plan warning
+	HCSShimVersion          = "v0.13.0"
+	CNIVersion              = "v1.9.1"
+	FlannelVersion          = "v0.28.9"
+	FlannelCNIPluginVersion = "v1.9.1-flannel1"
 )
 
 // Artifact is one file the server offers.
@@ -40,12 +53,15 @@ type Artifact struct {
 // Server is a running artifact server.
 type Server struct {
 	// BaseURL is the artifacts_base_url of kubelet and kube-proxy.
-	BaseURL    string
-	Kubelet    Artifact
-	KubeProxy  Artifact
-	Containerd Artifact
-	CNIPlugins Artifact
-	Flanneld   Artifact
+	BaseURL          string
+	Kubelet          Artifact
+	KubeProxy        Artifact
+	KubeLogRunner    Artifact
+	Containerd       Artifact
+	Containerd17     Artifact
+	CNIPlugins       Artifact
+	Flanneld         Artifact
+	FlannelCNIPlugin Artifact
 
 	files map[string][]byte // by URL path
 	srv   *http.Server
@@ -64,26 +80,42 @@ func Start() (*Server, error) {
 	k8s := "/release/" + KubernetesVersion + "/bin/windows/amd64/"
 	s.Kubelet = s.add(k8s+"kubelet.exe", binary("kubelet", KubernetesVersion))
 	s.KubeProxy = s.add(k8s+"kube-proxy.exe", binary("kube-proxy", KubernetesVersion))
-	containerd, err := tarGz(map[string][]byte{
-		"bin/containerd.exe":                binary("containerd", "v"+ContainerdVersion),
-		"bin/ctr.exe":                       binary("ctr", "v"+ContainerdVersion),
-		"bin/containerd-shim-runhcs-v1.exe": binary("containerd-shim-runhcs-v1", "v0.13.0"),
+	s.KubeLogRunner = s.add(k8s+"kube-log-runner.exe", binary("kube-log-runner", KubernetesVersion))
+	for _, v := range []string{ContainerdVersion, Containerd17Version} {
+		containerd, err := tarGz(map[string][]byte{
+			"bin/containerd.exe":                binary("containerd", "v"+v),
+			"bin/ctr.exe":                       binary("ctr", "v"+v),
+			"bin/containerd-stress.exe":         binary("containerd-stress", "v"+v),
+			"bin/containerd-shim-runhcs-v1.exe": binary("containerd-shim-runhcs-v1", HCSShimVersion),
+		})
+		if err != nil {
+			return nil, err
+		}
+		a := s.add("/containerd/containerd/releases/download/v"+v+"/containerd-"+v+"-windows-amd64.tar.gz", containerd)
+		if v == ContainerdVersion {
+			s.Containerd = a
+		} else {
+			s.Containerd17 = a
+		}
+	}
+	cni, err := tarGz(map[string][]byte{
+		"./host-local.exe":  binary("host-local", CNIVersion),
+		"./win-bridge.exe":  binary("win-bridge", CNIVersion),
+		"./win-overlay.exe": binary("win-overlay", CNIVersion),
+		"./README.md":       []byte("# plugins\n"),
+		"./LICENSE":         []byte("Apache License 2.0\n"),
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.Containerd = s.add("/containerd/containerd-"+ContainerdVersion+"-windows-amd64.tar.gz", containerd)
-	cni, err := zipFiles(map[string][]byte{
-		"win-overlay.exe": binary("win-overlay", CNIVersion),
-		"win-bridge.exe":  binary("win-bridge", CNIVersion),
-		"host-local.exe":  binary("host-local", CNIVersion),
-		"flannel.exe":     binary("flannel", CNIVersion),
-	})
+	s.CNIPlugins = s.add("/containernetworking/plugins/releases/download/"+CNIVersion+"/cni-plugins-windows-amd64-"+CNIVersion+".tgz", cni)
+	flannelCNI, err := tarGz(map[string][]byte{"flannel-amd64.exe": binary("flannel", FlannelCNIPluginVersion)})
 	if err != nil {
 		return nil, err
 	}
-	s.CNIPlugins = s.add("/cni/cni-plugins-windows-amd64-"+CNIVersion+".zip", cni)
-	s.Flanneld = s.add("/flannel/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
+	s.FlannelCNIPlugin = s.add("/flannel-io/cni-plugin/releases/download/"+FlannelCNIPluginVersion+
+		"/cni-plugin-flannel-windows-amd64-"+FlannelCNIPluginVersion+".tgz", flannelCNI)
+	s.Flanneld = s.add("/flannel-io/flannel/releases/download/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
 
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -147,6 +179,9 @@ func tarGz(files map[string][]byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// ZipFiles builds a .zip (tests of the image's zip handling).
+func ZipFiles(files map[string][]byte) ([]byte, error) { return zipFiles(files) }
 
 func zipFiles(files map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer

@@ -1,0 +1,20 @@
+# flannel on Windows: kube-proxy and flanneld as HostProcess DaemonSets with
+# ServiceAccounts of their own, on the cluster's VXLAN overlay (VNI 4096,
+# port 4789, which the cluster's flannel must use too).
+resource "windows_node_networking" "this" {
+  cni = "flannel"
+}
+
+resource "windows_node" "worker" {
+  count = 2
+
+  name              = "win-${count.index}"
+  template          = windows_golden_image.ltsc2022.template_path # with flanneld_url and flannel_cni_plugin_url
+  folder            = "/dc1/vm/k8s-windows"
+  resource_pool_id  = data.vsphere_resource_pool.pool.id
+  admin_password_wo = var.admin_password
+
+  # Terraform creates the networking first and destroys the nodes first;
+  # create returns once kube-proxy and flannel run on the node.
+  networking_id = windows_node_networking.this.id
+}

@@ -1,0 +1,115 @@
+package kube
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/kube -run TestNetworking -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/kube -run TestNetworking -update after checking the change):\n--- got\n%s", name, got)
+	}
+}
+
+func testSpec() NetworkingSpec {
+	return NetworkingSpec{Namespace: "kube-system", Mode: NetworkingFlannel, APIServer: "https://10.0.0.10:6443",
+		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12"}
+}
+
+// TestNetworkingFlannelManifests renders the flannel mode's objects as YAML
+// (what kubectl would show) and their start scripts as files.
+func TestNetworkingFlannelManifests(t *testing.T) {
+	objs, err := testSpec().Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, a := range objs.agents {
+		for _, o := range []any{a.serviceAccount, a.clusterRole, a.clusterRoleBinding, a.configMap, a.daemonSet} {
+			y, err := yaml.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(y) == "null\n" {
+				continue
+			}
+			b.WriteString("---\n" + string(y))
+		}
+		golden(t, a.agent.DaemonSet+"-start.ps1", a.configMap.Data["start.ps1"])
+	}
+	golden(t, "networking-flannel.yaml", b.String())
+	if got := objs.Names(); len(got) != 9 {
+		t.Errorf("flannel mode owns %d objects, want 9: %v", len(got), got)
+	}
+}
+
+func TestNetworkingScriptsCheckExitCodes(t *testing.T) {
+	objs, err := testSpec().Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range objs.agents {
+		script := a.configMap.Data["start.ps1"]
+		lines := strings.Split(script, "\n")
+		for i, l := range lines {
+			// A native program run with & must be followed by a check of
+			// $LASTEXITCODE (or hand it on with exit).
+			if !strings.Contains(l, "& '") {
+				continue
+			}
+			rest := strings.Join(lines[i:min(i+2, len(lines))], "\n")
+			if !strings.Contains(rest, "$LASTEXITCODE") {
+				t.Errorf("%s line %d runs a native program without checking $LASTEXITCODE: %s", a.agent.DaemonSet, i+1, l)
+			}
+		}
+		if strings.Contains(script, "Remove-Service") {
+			t.Errorf("%s uses Remove-Service, which Windows PowerShell 5.1 lacks", a.agent.DaemonSet)
+		}
+	}
+}
+
+func TestNetworkingValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*NetworkingSpec)
+		want string
+	}{
+		{"unknown mode", func(s *NetworkingSpec) { s.Mode = "weave" }, `unknown CNI mode "weave"`},
+		{"flannel without cluster CIDR", func(s *NetworkingSpec) { s.ClusterCIDR = "" }, "needs the cluster (pod) CIDR"},
+		{"http API server", func(s *NetworkingSpec) { s.APIServer = "http://x" }, "not an https URL"},
+		{"none needs nothing", func(s *NetworkingSpec) { *s = NetworkingSpec{Namespace: "kube-system", Mode: NetworkingNone} }, ""},
+	} {
+		s := testSpec()
+		tc.edit(&s)
+		_, err := s.Render()
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	objs, err := NetworkingSpec{Namespace: "kube-system", Mode: NetworkingNone}.Render()
+	if err != nil || len(objs.Agents()) != 0 || len(objs.Names()) != 0 {
+		t.Errorf("none mode: %v, %v, %v; want no agents and no objects", err, objs.Agents(), objs.Names())
+	}
+}
