@@ -57,7 +57,6 @@ var (
 func getWorld(b *testing.B) *world {
 	b.Helper()
 	// Image builds and joins run native programs (sc.exe, containerd, kube-log-runner).
-	acctest.SkipWithoutNativePrograms(b)
 	worldOnce.Do(func() {
 		tf, err := terraformPath()
 		if err != nil {

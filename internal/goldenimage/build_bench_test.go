@@ -49,7 +49,6 @@ func TestMain(m *testing.M) {
 func startSandbox(b *testing.B) *sandbox.Sandbox {
 	b.Helper()
 	// The build runs native programs (containerd.exe --register-service, tar.exe, ctr.exe).
-	acctest.SkipWithoutNativePrograms(b)
 	benchOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()

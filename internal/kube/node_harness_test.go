@@ -83,7 +83,6 @@ type winHost struct {
 
 func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
 	// The join steps run native programs (sc.exe, kube-log-runner).
-	acctest.SkipWithoutNativePrograms(t)
 	t.Helper()
 	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: faults})
 	return &winHost{Node: n, name: name, tr: n.Transport}

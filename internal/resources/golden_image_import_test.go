@@ -20,7 +20,7 @@ import (
 // in place (vCenter cannot tell them) instead of rebuilding the template, and
 // the next plan is empty.
 func TestAccGoldenImage_importThenManage(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	name := acctest.Name("win-adopted")
 	path := buildTemplateOutsideTerraform(t, name)
 	config := fmt.Sprintf("import {\n  to = windows_golden_image.test\n  id = %q\n}\n\n", path) + goldenImageConfig(name, nil)

@@ -77,11 +77,11 @@ func goldenImageConfig(name string, overrides map[string]string) string {
 }
 
 func TestAccGoldenImage_basic(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	name := acctest.Name("win2022-k8s")
 	var templatePath string
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -197,10 +197,10 @@ func checkTemplatesDestroyed(t *testing.T) resource.TestCheckFunc {
 // TestAccGoldenImage_disappears deletes the template outside Terraform; the
 // refresh notices and the next apply builds it again.
 func TestAccGoldenImage_disappears(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	name := acctest.Name("win-gone")
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -219,7 +219,7 @@ func TestAccGoldenImage_disappears(t *testing.T) {
 // TestAccGoldenImage_failures: each failure says what failed, and leaves no
 // VM behind that Terraform does not know.
 func TestAccGoldenImage_failures(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	cases := map[string]struct {
 		overrides map[string]string
 		want      string
@@ -235,7 +235,7 @@ func TestAccGoldenImage_failures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			vmName := acctest.Name("win-fail")
 			resource.Test(t, resource.TestCase{
-				PreCheck:                 func() { acctest.PreCheckHosts(t) },
+				PreCheck:                 func() { acctest.PreCheck(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				Steps: []resource.TestStep{{
 					Config:      goldenImageConfig(vmName, tc.overrides),
@@ -256,10 +256,10 @@ func TestAccGoldenImage_failures(t *testing.T) {
 // TestAccGoldenImage_keepBuildVM keeps the failed build VM in the state
 // (tainted); destroy removes it.
 func TestAccGoldenImage_keepBuildVM(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	vmName := acctest.Name("win-kept")
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
@@ -287,7 +287,7 @@ func TestAccGoldenImage_keepBuildVM(t *testing.T) {
 // TestAccGoldenImage_sourceValidation refuses, at plan time, a source that is
 // not Windows or not a supported Windows Server release.
 func TestAccGoldenImage_sourceValidation(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	linux := createVM(t, "linux-base", "otherLinux64Guest")
 	w2016 := createVM(t, "win2016-base", "windows9Server64Guest")
 	for path, want := range map[string]string{
@@ -309,12 +309,12 @@ func TestAccGoldenImage_sourceValidation(t *testing.T) {
 // TestAccGoldenImage_linkedClonesBlockDelete refuses to delete a template
 // whose disks linked clones still use, naming them.
 func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	name := acctest.Name("win-linked")
 	var cloneID string
 	config := goldenImageConfig(name, nil)
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkTemplatesDestroyed(t),
 		Steps: []resource.TestStep{

@@ -21,12 +21,12 @@ import (
 // through. (The template is known at plan time from the second step on,
 // which the checks need: the image is built in the first.)
 func TestAccNode_readinessChecks(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("chk")
 	var ns string
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{

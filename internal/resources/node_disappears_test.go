@@ -21,14 +21,14 @@ import (
 // drops the node from the state and the next apply creates it again (a new
 // VM, the same Node name, Ready).
 func TestAccNode_disappears(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("gone")
 	const addr = "windows_node.n0"
 	config := nodeConfig(image, []string{node}, "")
 	var oldID string
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -78,14 +78,14 @@ func TestAccNode_disappears(t *testing.T) {
 // lives: the plan updates the node (joined false -> true) and the apply
 // joins it again, on the same VM.
 func TestAccNode_nodeDeleted(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("rejoin")
 	const addr = "windows_node.n0"
 	config := nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
 	var vmID string
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{

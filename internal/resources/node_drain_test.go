@@ -22,7 +22,7 @@ import (
 // node stays (cordoned) in the cluster and the state. Once the budget is
 // gone the destroy drains and removes the node.
 func TestAccNode_drainHonoursPDB(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("pdb")
 	config := nodeConfig(image, []string{node}, `  timeouts {
@@ -31,7 +31,7 @@ func TestAccNode_drainHonoursPDB(t *testing.T) {
 `)
 	var ns string
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{

@@ -22,7 +22,7 @@ import (
 // without a resource), no join credential is left, and the next apply,
 // with the fault cleared, converges to a Ready node.
 func TestAccNode_faults(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	const createTimeout = `  timeouts {
     create = "20s"
   }
@@ -98,7 +98,7 @@ func TestAccNode_faults(t *testing.T) {
 				action = plancheck.ResourceActionDestroyBeforeCreate
 			}
 			resource.Test(t, resource.TestCase{
-				PreCheck:                 func() { acctest.PreCheckHosts(t) },
+				PreCheck:                 func() { acctest.PreCheck(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				CheckDestroy:             checkNodesDestroyed(t),
 				Steps: []resource.TestStep{

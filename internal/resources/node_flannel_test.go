@@ -63,7 +63,7 @@ func checkAgentsRunning(t *testing.T, ns, node string) error {
 // containerd, no flanneld or kube-proxy Windows service, and create returns
 // only once its kube-proxy and flannel pods are Running and Ready on it.
 func TestAccNode_flannel(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "fl")
 	image := acctest.Name("img-fl")
@@ -135,7 +135,7 @@ func TestAccNode_flannel(t *testing.T) {
 // earlier design): the apply joins it again in place, no replacement, and
 // its agents run.
 func TestAccNode_networkingAdded(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "fladd")
 	image := acctest.Name("img-fa")
@@ -170,7 +170,7 @@ func TestAccNode_networkingAdded(t *testing.T) {
 // the host boots it writes a win-bridge configuration as Calico's or
 // Antrea's installer would.
 func TestAccNode_noneNetworking(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "none")
 	image := acctest.Name("img-nn")

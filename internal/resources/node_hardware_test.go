@@ -25,7 +25,7 @@ import (
 // comes back Ready and uncordoned with the new capacity; the disk grows in
 // place; a smaller disk is refused at plan time.
 func TestAccNode_hardware(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("hw")
 	const addr = "windows_node.n0"
@@ -35,7 +35,7 @@ func TestAccNode_hardware(t *testing.T) {
 	var vmID, bootID, ns, podUID string
 	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(node) })
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{

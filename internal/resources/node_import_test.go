@@ -30,7 +30,7 @@ var nodeImportIgnore = []string{
 // inputs above, and a plan after the import updates the node in place (it
 // records the template and the owned labels) instead of replacing it.
 func TestAccNode_import(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("imp")
 	const addr = "windows_node.n0"
@@ -45,7 +45,7 @@ func TestAccNode_import(t *testing.T) {
 		}
 	}
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
@@ -71,7 +71,7 @@ func TestAccNode_import(t *testing.T) {
 // fails on the dependency lock file ("no version is selected"), a harness
 // interplay, not the provider's behaviour.
 func TestAccNode_importAdopt(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	if strings.Contains(filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH")), "tofu") {
 		t.Skip("the removed-block import step needs Terraform (see the comment)")
 	}

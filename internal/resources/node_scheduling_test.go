@@ -23,7 +23,7 @@ import (
 // selector and toleration) on them, where the simulated kubelets run its
 // pods, and keeps a Linux Deployment off them.
 func TestAccNode_scheduling(t *testing.T) {
-	acctest.PreCheckHosts(t) // before the configs, which read the sandbox
+	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	nodes := []string{nodeName("sch"), nodeName("sch"), nodeName("sch")}
 	rc := acctest.Name("win-rc")
@@ -34,7 +34,7 @@ resource "windows_runtime_class" "rc" {
 }
 `, rc)
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{{

@@ -61,7 +61,7 @@ resource "windows_node" "n%d" {
 }
 
 func TestAccNode_basic(t *testing.T) {
-	acctest.PreCheckHosts(t)
+	acctest.PreCheck(t)
 	// Everything Terraform and the provider log at trace level, to check no
 	// secret reaches a log: the administrator password, the bootstrap token.
 	logFile := filepath.Join(t.TempDir(), "trace.log")
@@ -84,7 +84,7 @@ func TestAccNode_basic(t *testing.T) {
 	node := fmt.Sprintf("win-%d", acctest.Seq())
 	const addr = "windows_node.n0"
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheckHosts(t) },
+		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
