@@ -18,7 +18,6 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 )
 
