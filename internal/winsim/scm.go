@@ -438,3 +438,19 @@ func (h *Host) bootServices() {
 		_ = h.startService(n)
 	}
 }
+
+// CrashService ends a running service's process without a stop request, as
+// when it crashes or is killed (taskkill /F): the SCM sees it die, marks it
+// Stopped and applies its recovery actions (scm_recovery.go). It reports
+// whether the service was running.
+func (h *Host) CrashService(name string) bool {
+	r := h.scm.run(name)
+	h.scm.mu.Lock()
+	cancel, running := r.cancel, r.status == StatusRunning
+	h.scm.mu.Unlock()
+	if !running || cancel == nil {
+		return false
+	}
+	cancel()
+	return true
+}

@@ -23,7 +23,7 @@ import (
 // Versions in the simulated binaries the golden image would have installed.
 const (
 	KubeletVersion    = "v1.36.3"
-	ContainerdVersion = "1.7.24"
+	ContainerdVersion = "2.2.7"
 )
 
 // FlanneldExe is where the golden image installs flanneld.exe;
@@ -52,9 +52,9 @@ const (
 	CNIConfList = CNIConfDir + `\10-flannel.conflist`
 )
 
-// ContainerdConfig is the golden image's containerd config.toml (version 2,
-// containerd 1.7).
-const ContainerdConfig = "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".cni]\n  bin_dir = \"C:\\\\opt\\\\cni\\\\bin\"\n  conf_dir = \"C:\\\\etc\\\\cni\\\\net.d\"\n"
+// ContainerdConfig is the golden image's containerd config.toml (version 3,
+// containerd 2.2: docs/cri/config.md).
+const ContainerdConfig = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\n  bin_dirs = ['C:\\opt\\cni\\bin']\n  conf_dir = 'C:\\etc\\cni\\net.d'\n"
 
 // FlannelConfList is the CNI network a flannel node gets.
 const FlannelConfList = `{"cniVersion":"0.3.0","name":"vxlan0","plugins":[{"type":"flannel","capabilities":{"portMappings":true,"dns":true},"delegate":{"type":"win-overlay","policies":[]}}]}`
@@ -100,10 +100,11 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf})
 	})
 	files := map[string]string{
-		bootstrap.ContainerdExe:  Executable("containerd", "v"+ContainerdVersion),
-		bootstrap.KubeProxyExe:   Executable("kube-proxy", KubeletVersion),
-		FlanneldExe:              Executable("flanneld", FlannelVersion),
-		bootstrap.ContainerdConf: ContainerdConfig,
+		bootstrap.ContainerdExe:    Executable("containerd", "v"+ContainerdVersion),
+		bootstrap.KubeProxyExe:     Executable("kube-proxy", KubeletVersion),
+		bootstrap.KubeLogRunnerExe: Executable("kube-log-runner", KubeletVersion),
+		FlanneldExe:                Executable("flanneld", FlannelVersion),
+		bootstrap.ContainerdConf:   ContainerdConfig,
 	}
 	if !o.NoKubeletBinary {
 		files[bootstrap.KubeletExe] = Executable("kubelet", KubeletVersion)
@@ -127,8 +128,9 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	n := &Node{Fixture: f, Name: name, Transport: tr}
-	// The golden image's containerd service.
-	script := fmt.Sprintf("New-Service -Name 'containerd' -BinaryPathName '\"%s\" --run-service --config \"%s\"' -DisplayName 'containerd container runtime' -StartupType Automatic | Out-Null\n",
+	// The golden image's containerd service, registered as the image build
+	// registers it (containerd.exe --register-service).
+	script := fmt.Sprintf("& '%s' --register-service --config '%s'\nif ($LASTEXITCODE) { throw 'containerd --register-service failed' }\n",
 		bootstrap.ContainerdExe, bootstrap.ContainerdConf)
 	if !o.ContainerdDown {
 		script += "Start-Service -Name 'containerd'\n"
@@ -148,14 +150,21 @@ func (n *Node) Run(t testing.TB, script string) remote.Result {
 }
 
 // KubeletLog is the simulated kubelet's log so far: the file the host's
-// configuration sends its output to (nssm's AppStderr, else AppStdout, of
-// the kubelet service), as on a real host; "" when nothing redirects it.
+// configuration sends its output to, as on a real host: kube-log-runner's
+// --log-file in the kubelet service's command line; "" when nothing
+// redirects it.
 func (n *Node) KubeletLog() string {
-	params := winsim.ServicesKey + `\` + kubeletsim.ServiceName + `\Parameters`
-	for _, v := range []string{"AppStderr", "AppStdout"} {
-		if p, ok := n.Host.RegistryValue(params, v); ok && p.Str != "" {
-			b, _ := os.ReadFile(n.Host.DiskPath(p.Str))
-			return string(b)
+	svc, ok := n.Host.Service(kubeletsim.ServiceName)
+	if !ok {
+		return ""
+	}
+	for _, f := range strings.Fields(svc.BinaryPathName) {
+		f = strings.Trim(f, `"`)
+		for _, flag := range []string{"--log-file=", "-log-file="} {
+			if strings.HasPrefix(f, flag) {
+				b, _ := os.ReadFile(n.Host.DiskPath(strings.TrimPrefix(f, flag)))
+				return string(b)
+			}
 		}
 	}
 	return ""
