@@ -61,6 +61,7 @@ func buildTemplateOutsideTerraform(t *testing.T, name string) string {
 			Containerd:        bootstrap.Artifact{Name: "containerd", URL: a.Containerd.URL, SHA256: a.Containerd.SHA256, Path: bootstrap.DownloadPath(a.Containerd.URL), ExtractTo: bootstrap.ContainerdDir},
 			Kubelet:           bootstrap.Artifact{Name: "kubelet", URL: a.Kubelet.URL, SHA256: a.Kubelet.SHA256, Path: bootstrap.KubeletExe},
 			KubeProxy:         bootstrap.Artifact{Name: "kube-proxy", URL: a.KubeProxy.URL, SHA256: a.KubeProxy.SHA256, Path: bootstrap.KubeProxyExe},
+			KubeLogRunner:     bootstrap.Artifact{Name: "kube-log-runner", URL: a.KubeLogRunner.URL, SHA256: a.KubeLogRunner.SHA256, Path: bootstrap.KubeLogRunnerExe},
 			CNIPlugins:        bootstrap.Artifact{Name: "cni-plugins", URL: a.CNIPlugins.URL, SHA256: a.CNIPlugins.SHA256, Path: bootstrap.DownloadPath(a.CNIPlugins.URL), ExtractTo: bootstrap.CNIBinDir},
 		},
 		Unattend: bootstrap.UnattendConfig{AdministratorPassword: password},

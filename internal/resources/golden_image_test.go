@@ -19,6 +19,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -91,7 +92,7 @@ func TestAccGoldenImage_basic(t *testing.T) {
 					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.20348")),
 					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2022")),
 					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringRegexp(regexp.MustCompile(`^10\.0\.20348\.[0-9]+$`))),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("containerd_version"), knownvalue.StringExact("1.7.24")),
+					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("containerd_version"), knownvalue.StringExact(artifacts.ContainerdVersion)),
 					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("template_path"), knownvalue.StringExact("/DC0/vm/golden/"+name)),
 					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("build_vm_id"), knownvalue.StringExact("")),
 					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(`"name":"kubelet".*"sha256":"`+acctest.Sandbox.Artifacts.Kubelet.SHA256))),
