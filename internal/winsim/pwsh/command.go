@@ -239,6 +239,8 @@ type element struct {
 
 // command runs one command of a pipeline.
 func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
+	stream := r.toHost
+	r.toHost = false
 	nameNode := n.field("command_name")
 	if nameNode == nil {
 		return nil, r.terminate(n, errUnsupported("this command form"), true)
@@ -301,6 +303,23 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 			return r.redirect(n, redirs, out, nil)
 		}
 		return out, err
+	}
+	if len(redirs) == 0 && !hasInput {
+		if path, ok := r.host.ResolveNative(name); ok && isScriptFile(path) {
+			var args []any
+			for _, e := range elems {
+				if e.param != "" {
+					args = append(args, e.node.Text)
+					continue
+				}
+				v, err := r.argValue(e.node)
+				if err != nil {
+					return nil, err
+				}
+				args = append(args, v)
+			}
+			return r.runScriptFile(n, path, args, stream)
+		}
 	}
 	return r.native(n, name, elems, redirs, input, hasInput)
 }

@@ -46,6 +46,12 @@ type Runtime struct {
 	tries int
 	// clixmlErrs are the formatted records for the CLIXML document.
 	clixmlErrs []string
+	// toHost: the running top-level statement is one command whose output
+	// goes straight to the host (a script it runs streams its output).
+	toHost bool
+	// scriptExit is the exit code of the last script file the running
+	// statement ran (exit N in it).
+	scriptExit int
 }
 
 // Run parses and runs a script. A syntax error runs nothing and fails as
@@ -117,13 +123,24 @@ func (r *Runtime) runTop() int {
 	if list == nil {
 		return 0
 	}
+	lastExit := 0
 	for _, st := range list.named() {
 		if r.ctx.Err() != nil {
 			return 1
 		}
+		r.scriptExit = 0
+		r.toHost = soleCommand(st)
 		out, err := r.statement(st)
+		r.toHost = false
 		r.writeOutput(out)
 		if err == nil {
+			if r.scriptExit != 0 && r.opt.File == "" {
+				// -Command: a script called last that ran `exit N` makes N
+				// powershell.exe's exit code.
+				lastExit = r.scriptExit
+			} else {
+				lastExit = 0
+			}
 			continue
 		}
 		switch e := err.(type) {
@@ -133,6 +150,7 @@ func (r *Runtime) runTop() int {
 			// return/break/continue at script level end the script quietly.
 			return r.exitFor()
 		case *Terminating:
+			lastExit = 0
 			r.report(e.Rec)
 			r.lastOK = false
 			if e.Script {
@@ -143,7 +161,20 @@ func (r *Runtime) runTop() int {
 			return 1
 		}
 	}
+	if lastExit != 0 {
+		return lastExit
+	}
 	return r.exitFor()
+}
+
+// soleCommand reports whether a statement is a pipeline of one command
+// with no redirection and no assignment.
+func soleCommand(st *Node) bool {
+	n := st
+	for n.Kind == "pipeline" && len(n.Kids) == 1 {
+		n = n.Kids[0]
+	}
+	return n.Kind == "pipeline_chain" && len(n.Kids) == 1 && n.Kids[0].Kind == "command"
 }
 
 // exitFor is the exit code when the script runs to its end: under -Command
