@@ -218,6 +218,9 @@ func (r *Runtime) chain(n *Node) ([]any, error) {
 			var v any
 			v, err = r.eval(head)
 			out = enumerate(v)
+			if isIncrement(head.Kind) {
+				out = nil // $i++ as a statement writes nothing
+			}
 			if err == nil && len(redirs) > 0 {
 				out, err = r.redirect(head, redirs, out, nil)
 			}

@@ -110,28 +110,7 @@ func (r *Runtime) assignment(n *Node) error {
 	}
 	switch target.Kind {
 	case "variable":
-		name := varName(target.Text)
-		switch strings.ToLower(name) {
-		case "null":
-			return nil
-		case "true", "false", "?", "_":
-			if strings.EqualFold(name, "_") {
-				break
-			}
-			return r.terminate(target, scriptError("Cannot overwrite variable "+name+" because it is read-only or constant.",
-				"WriteError", name, "", "SessionStateUnauthorizedAccessException", "VariableNotWritable", "System.Management.Automation.SessionStateUnauthorizedAccessException"), false)
-		}
-		if strings.HasPrefix(strings.ToLower(name), "env:") {
-			r.host.Setenv(name[4:], toString(v))
-			return nil
-		}
-		if strings.EqualFold(name, "ErrorActionPreference") {
-			if _, ok := enumName(preferenceNames, toString(v)); !ok {
-				return r.terminate(target, errPreference(toString(v)), false)
-			}
-		}
-		r.assign(name, v)
-		return nil
+		return r.assignVar(target, v)
 	case "member_access":
 		obj, err := r.eval(target.Kids[0])
 		if err != nil {
@@ -150,6 +129,8 @@ func (r *Runtime) assignment(n *Node) error {
 		}
 		return r.terminate(target, scriptError("The property '"+name+"' cannot be found on this object. Verify that the property exists and can be set.",
 			"InvalidOperation", "", "", "RuntimeException", "PropertyAssignmentException", "System.Management.Automation.RuntimeException"), false)
+	case "array_literal_expression":
+		return r.multiAssign(target, op, v)
 	case "element_access":
 		obj, err := r.eval(target.Kids[0])
 		if err != nil {
@@ -169,10 +150,107 @@ func (r *Runtime) assignment(n *Node) error {
 				o[n] = v
 				return nil
 			}
-			return r.terminate(target, scriptError("Index was outside the bounds of the array.", "OperationStopped", "", "", "IndexOutOfRangeException", "System.IndexOutOfRangeException", "System.IndexOutOfRangeException"), false)
+			return r.terminate(target, errIndexRange(), false)
+		case []byte:
+			// An element of a byte[] is converted to System.Byte as
+			// Convert.ToByte converts: doubles rounded half to even, out of
+			// 0..255 an OverflowException.
+			i, ok := toNumber(idx)
+			n, isInt := i.(int)
+			if !ok || !isInt || n < 0 || n >= len(o) {
+				return r.terminate(target, errIndexRange(), false)
+			}
+			b, rec := toByte(v)
+			if rec != nil {
+				return r.terminate(target, rec, false)
+			}
+			o[n] = b
+			return nil
 		}
 	}
 	return r.terminate(target, errUnsupported("assignment to "+target.Kind), true)
+}
+
+// assignVar assigns a variable ($env:NAME sets the process environment).
+func (r *Runtime) assignVar(target *Node, v any) error {
+	name := varName(target.Text)
+	switch strings.ToLower(name) {
+	case "null":
+		return nil
+	case "true", "false", "?", "_":
+		if strings.EqualFold(name, "_") {
+			break
+		}
+		return r.terminate(target, scriptError("Cannot overwrite variable "+name+" because it is read-only or constant.",
+			"WriteError", name, "", "SessionStateUnauthorizedAccessException", "VariableNotWritable", "System.Management.Automation.SessionStateUnauthorizedAccessException"), false)
+	}
+	if strings.HasPrefix(strings.ToLower(name), "env:") {
+		r.host.Setenv(name[4:], toString(v))
+		return nil
+	}
+	if strings.EqualFold(name, "ErrorActionPreference") {
+		if _, ok := enumName(preferenceNames, toString(v)); !ok {
+			return r.terminate(target, errPreference(toString(v)), false)
+		}
+	}
+	r.assign(name, v)
+	return nil
+}
+
+// multiAssign is `$a, $b = value` (about_Assignment_Operators, "Assigning
+// multiple variables"): the value is enumerated, each variable but the last
+// takes one element, the last takes the rest (an array when more than one
+// remains, $null when none does).
+func (r *Runtime) multiAssign(target *Node, op string, v any) error {
+	vars := target.named()
+	if op != "=" {
+		return r.terminate(target, errUnsupported("the operator "+op+" on a list of variables"), true)
+	}
+	for _, k := range vars {
+		if k.Kind != "variable" || strings.Contains(varName(k.Text), ":") {
+			return r.terminate(k, errUnsupported("assignment to a list holding "+k.Kind), true)
+		}
+	}
+	vals := items(v)
+	for i, k := range vars {
+		var val any
+		switch {
+		case i == len(vars)-1 && len(vals) > i+1:
+			val = append([]any{}, vals[i:]...)
+		case i < len(vals):
+			val = vals[i]
+		}
+		if err := r.assignVar(k, val); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func errIndexRange() *ErrorRecord {
+	return scriptError("Index was outside the bounds of the array.", "OperationStopped", "", "", "IndexOutOfRangeException", "System.IndexOutOfRangeException", "System.IndexOutOfRangeException")
+}
+
+// toByte converts a value to System.Byte.
+func toByte(v any) (byte, *ErrorRecord) {
+	const tooBig = "Value was either too large or too small for an unsigned byte."
+	switch v.(type) {
+	case nil, int, float64, bool, string:
+	default:
+		return 0, errConvert(v, "System.Byte", "", "ConvertToFinalInvalidCastException")
+	}
+	n, ok := toNumber(v)
+	if !ok {
+		return 0, errConvert(v, "System.Byte", "Input string was not in a correct format.", "InvalidCastFromStringToInteger")
+	}
+	f := toFloat(n)
+	if _, isF := n.(float64); isF {
+		f = roundEven(f)
+	}
+	if f < 0 || f > 255 {
+		return 0, errConvert(v, "System.Byte", tooBig, "InvalidCastIConvertible")
+	}
+	return byte(f), nil
 }
 
 var preferenceNames = []string{"SilentlyContinue", "Stop", "Continue", "Inquire", "Ignore", "Suspend"}
@@ -226,6 +304,8 @@ func (r *Runtime) eval(n *Node) (any, error) {
 		return out, nil
 	case "expression_with_unary_operator":
 		return r.unary(n)
+	case "pre_increment_expression", "pre_decrement_expression", "post_increment_expression", "post_decrement_expression":
+		return r.increment(n)
 	case "cast_expression":
 		return r.cast(n)
 	case "type_literal":
@@ -241,7 +321,10 @@ func (r *Runtime) eval(n *Node) (any, error) {
 	case "element_access":
 		return r.elementAccess(n)
 	case "logical_expression", "bitwise_expression", "comparison_expression", "additive_expression",
-		"multiplicative_expression", "format_expression", "range_expression":
+		"multiplicative_expression", "format_expression", "range_expression",
+		// The same operators in a method call's argument list.
+		"logical_argument_expression", "bitwise_argument_expression", "comparison_argument_expression",
+		"additive_argument_expression", "multiplicative_argument_expression", "format_argument_expression", "range_argument_expression":
 		return r.binaryChain(n)
 	case "command":
 		out, err := r.chain(&Node{Kind: "pipeline_chain", Kids: []*Node{n}})
