@@ -218,7 +218,7 @@ func (r *Runtime) chain(n *Node) ([]any, error) {
 			var v any
 			v, err = r.eval(head)
 			out = enumerate(v)
-			if isIncrement(head.Kind) {
+			if isIncrement(head.Kind) || (head.Kind == "expression_with_unary_operator" && len(head.named()) == 1 && isIncrement(head.named()[0].Kind)) {
 				out = nil // $i++ as a statement writes nothing
 			}
 			if err == nil && len(redirs) > 0 {

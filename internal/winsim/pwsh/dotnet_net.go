@@ -9,7 +9,7 @@ import (
 // inetAtonForm is what IPAddress.Parse accepts besides a dotted quad and an
 // IPv6 address (inet_aton's "10.1", "0x0A000001", octal parts): real, not
 // modelled.
-var inetAtonForm = regexp.MustCompile(`^[0-9A-Fa-fxX.]+$`)
+var inetAtonForm = regexp.MustCompile(`^(0[xX][0-9A-Fa-f]+|[0-9]+)(\.(0[xX][0-9A-Fa-f]+|[0-9]+)){0,3}$`)
 
 func init() {
 	registerType(&dotnetType{Full: "System.Net.IPAddress", Names: []string{"Net.IPAddress", "ipaddress"},
