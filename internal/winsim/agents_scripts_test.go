@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The start scripts of the flannel and kube-proxy HostProcess containers, as
@@ -130,4 +131,105 @@ func TestAgentStartScripts(t *testing.T) {
 	if _, stderr, code := run("kube-proxy-windows"); code != 0 || !strings.Contains(strings.Join(runs["kube-proxy"].args, " "), "--source-vip=10.244.3.2") {
 		t.Errorf("restart: exit %d, stderr %q, args %q", code, stderr, runs["kube-proxy"].args)
 	}
+}
+
+// kube-proxy's script polls for flannel's lease: Start-Sleep really waits,
+// the loop's Write-Output reaches the container log while it waits, and a
+// stopped container (ctx cancelled) ends the script.
+func TestKubeProxyScriptWaitsForFlannel(t *testing.T) {
+	var mu sync.Mutex
+	var proxyArgs []string
+	h := startTestHost(t, func(c *HostConfig) {
+		c.Programs = map[string]Program{"kube-proxy": func(ctx context.Context, p *Process) int {
+			mu.Lock()
+			defer mu.Unlock()
+			proxyArgs = append([]string(nil), p.Args...)
+			return 0
+		}}
+	})
+	mount := `C:\C\feed\`
+	for path, data := range map[string][]byte{
+		mount + `etc\kube-proxy-windows\kubeconfig.conf`: []byte("server: x\n"),
+		mount + `etc\kube-proxy-windows\start.ps1`:       nil,
+		`C:\k\kube-proxy.exe`:                            exe("kube-proxy", "v1.34.1"),
+		`C:\opt\cni\bin\host-local.exe`:                  exe("host-local", "v1.9.1"),
+	} {
+		if data == nil {
+			b, err := os.ReadFile("../kube/testdata/kube-proxy-windows-start.ps1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			data = b
+		}
+		if err := h.fs.MkdirAll(parentOf(h.fs.Clean(path))); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.WriteFile(path, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(ctx context.Context, out *syncBuffer) int {
+		return h.Run(ctx, &Process{Path: powershellPath,
+			Args: []string{"-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command",
+				"& (Join-Path $env:CONTAINER_SANDBOX_MOUNT_POINT '/etc/kube-proxy-windows/start.ps1')"},
+			Env:    map[string]string{"CONTAINER_SANDBOX_MOUNT_POINT": mount, "NODE_NAME": "win-1", "PATH": defaultPath},
+			Stdout: out, Stderr: out})
+	}
+
+	// Stopped while waiting: the script ends, kube-proxy never starts.
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, &out) }()
+	time.Sleep(300 * time.Millisecond)
+	if !strings.Contains(out.String(), `waiting for flannel to write C:\run\flannel\subnet.env`) {
+		t.Errorf("no waiting line while waiting: %q", out.String())
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code == 0 || proxyArgs != nil {
+			t.Errorf("cancelled: exit %d, kube-proxy %q", code, proxyArgs)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the script did not end when its container stopped")
+	}
+
+	// The lease appears after the first sleep: the second check finds it.
+	var out2 syncBuffer
+	start := time.Now()
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = h.fs.MkdirAll(`C:\run\flannel`)
+		_ = h.fs.WriteFile(`C:\run\flannel\subnet.env`, []byte("FLANNEL_NETWORK=10.244.0.0/16\r\nFLANNEL_SUBNET=10.244.7.1/24\r\n"), false)
+	}()
+	if code := run(context.Background(), &out2); code != 0 {
+		t.Fatalf("exit %d: %s", code, out2.String())
+	}
+	if el := time.Since(start); el < 2*time.Second {
+		t.Errorf("Start-Sleep -Seconds 2 took %v", el)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(strings.Join(proxyArgs, " "), "--source-vip=10.244.7.2") || !strings.Contains(strings.Join(proxyArgs, " "), "--hostname-override=win-1") {
+		t.Errorf("kube-proxy args %q\n%s", proxyArgs, out2.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

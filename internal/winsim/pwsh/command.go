@@ -152,6 +152,10 @@ func (c *Call) Unmodelled(what string) error {
 
 // invokeBlock runs a script block in a child scope.
 func (r *Runtime) invokeBlock(sb *ScriptBlock, dollarUnder any, args []any) ([]any, error) {
+	if r.direct {
+		r.direct = false
+		defer func() { r.direct = true }()
+	}
 	if sb.Body == nil {
 		return nil, nil
 	}

@@ -26,6 +26,10 @@ func (r *Runtime) fail() {
 
 // pipelineValue evaluates a pipeline node (or an assignment) to its output.
 func (r *Runtime) pipelineValue(n *Node) ([]any, error) {
+	if r.direct {
+		r.direct = false
+		defer func() { r.direct = true }()
+	}
 	switch n.Kind {
 	case "pipeline":
 		if len(n.Kids) == 1 && n.Kids[0].Kind == "assignment_expression" {
@@ -262,6 +266,10 @@ func errPreference(v string) *ErrorRecord {
 
 // eval evaluates an expression node.
 func (r *Runtime) eval(n *Node) (any, error) {
+	if r.direct {
+		r.direct = false
+		defer func() { r.direct = true }()
+	}
 	switch n.Kind {
 	case "pipeline", "pipeline_chain", "assignment_expression":
 		return r.value(n)

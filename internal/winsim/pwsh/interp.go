@@ -49,6 +49,10 @@ type Runtime struct {
 	// toHost: the running top-level statement is one command whose output
 	// goes straight to the host (a script it runs streams its output).
 	toHost bool
+	// direct: the statement list being run writes its output straight to
+	// the host (a top-level loop's Write-Output appears as it runs, not
+	// when the loop ends). Evaluating an expression or a pipeline clears it.
+	direct bool
 	// scriptExit is the exit code of the last script file the running
 	// statement ran (exit N in it).
 	scriptExit int
@@ -130,8 +134,9 @@ func (r *Runtime) runTop() int {
 		}
 		r.scriptExit = 0
 		r.toHost = soleCommand(st)
+		r.direct = true
 		out, err := r.statement(st)
-		r.toHost = false
+		r.toHost, r.direct = false, false
 		r.writeOutput(out)
 		if err == nil {
 			if r.scriptExit != 0 && r.opt.File == "" {
@@ -204,7 +209,11 @@ func (r *Runtime) block(n *Node) ([]any, error) {
 			return out, &exitSignal{code: 1}
 		}
 		o, err := r.statement(st)
-		out = append(out, o...)
+		if r.direct {
+			r.writeOutput(o)
+		} else {
+			out = append(out, o...)
+		}
 		if err == nil {
 			continue
 		}

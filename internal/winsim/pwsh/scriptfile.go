@@ -44,7 +44,9 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 				result = &exitSignal{code: 1}
 				break
 			}
+			child.direct = stream
 			o, err := child.statement(st)
+			child.direct = false
 			if stream {
 				child.writeOutput(o)
 			} else {
