@@ -171,6 +171,10 @@
 //	    refused (real, not modelled): -Path, -Source, -WindowsDirectory, -SystemDrive, -LogPath, -ScratchDirectory, -LogLevel
 //	    does: records a known capability (OpenSSH.Server/Client) as installed; it does not create the sshd service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/dism/add-windowscapability
+//	ConvertFrom-Json
+//	    parameters: [-InputObject <String>] (mandatory)
+//	    does: JSON to PSCustomObject/object[]/Int32/Int64/String/Boolean; a top-level array is one object (5.1); fractional numbers (Decimal in 5.1) refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/convertfrom-json?view=powershell-5.1
 //	Copy-Item (aliases cp, copy, cpi)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>, -Recurse <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Container, -FromSession, -ToSession
@@ -230,6 +234,11 @@
 //	    refused (real, not modelled): -Headers, -Body, -UserAgent, -Credential, -Proxy, -PassThru, -InFile, -ContentType, -MaximumRedirection
 //	    does: a real HTTP GET from this machine; -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/invoke-webrequest?view=powershell-5.1
+//	Join-Path
+//	    parameters: [-Path <String[]>] (mandatory), [-ChildPath <String>] (mandatory)
+//	    refused (real, not modelled): -Resolve, -Credential
+//	    does: each -Path joined with -ChildPath by the FileSystem provider: '/' read as '\', one '\' between the parts (Join-Path 'C:\C\abc\' '/etc/x' is C:\C\abc\etc\x); the drive must exist
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/join-path?view=powershell-5.1
 //	Move-Item (aliases mv, move, mi)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru
@@ -362,7 +371,8 @@
 //	    [System.Management.Automation.PSObject]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Management.Automation.RuntimeException]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Management.Automation.ScriptBlock]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
-//	    [System.Math] ::max(), ::min()  https://learn.microsoft.com/en-us/dotnet/api/system.math
+//	    [System.Math] ::max(), ::min(), ::pow()  https://learn.microsoft.com/en-us/dotnet/api/system.math
+//	    [System.Net.IPAddress] ::any, ::loopback, ::new(), ::parse()  https://learn.microsoft.com/en-us/dotnet/api/system.net.ipaddress
 //	    [System.Object[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators

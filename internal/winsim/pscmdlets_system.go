@@ -387,7 +387,7 @@ func firewallNew() *Cmdlet {
 var hostCommands *pwsh.Registry
 
 func init() {
-	hostCommands = pwsh.NewRegistry(append(append(append(append(pwsh.BuiltinCmdlets(), fileCmdlets()...), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...)...)
+	hostCommands = pwsh.NewRegistry(append(append(append(append(pwsh.BuiltinCmdlets(), fileCmdlets()...), serviceCmdlets()...), registryCmdlets()...), append(systemCmdlets(), pathCmdlets()...)...)...)
 }
 
 // Commands lists the modelled cmdlets (for the package documentation).

@@ -174,6 +174,7 @@ func builtinCmdlets() []*Cmdlet {
 				return nil
 			}},
 		selectObject(),
+		convertFromJSON(),
 		{Name: "Start-Sleep", Class: "Microsoft.PowerShell.Commands.StartSleepCommand", Aliases: []string{"sleep"},
 			Source:    docBase + "microsoft.powershell.utility/start-sleep?view=powershell-5.1",
 			Behaviour: "sleeps (cancelled with the command)",

@@ -152,6 +152,10 @@ func (c *Call) Unmodelled(what string) error {
 
 // invokeBlock runs a script block in a child scope.
 func (r *Runtime) invokeBlock(sb *ScriptBlock, dollarUnder any, args []any) ([]any, error) {
+	if r.direct {
+		r.direct = false
+		defer func() { r.direct = true }()
+	}
 	if sb.Body == nil {
 		return nil, nil
 	}
@@ -218,6 +222,9 @@ func (r *Runtime) chain(n *Node) ([]any, error) {
 			var v any
 			v, err = r.eval(head)
 			out = enumerate(v)
+			if isIncrement(head.Kind) || (head.Kind == "expression_with_unary_operator" && len(head.named()) == 1 && isIncrement(head.named()[0].Kind)) {
+				out = nil // $i++ as a statement writes nothing
+			}
 			if err == nil && len(redirs) > 0 {
 				out, err = r.redirect(head, redirs, out, nil)
 			}
@@ -239,6 +246,8 @@ type element struct {
 
 // command runs one command of a pipeline.
 func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
+	stream := r.toHost
+	r.toHost = false
 	nameNode := n.field("command_name")
 	if nameNode == nil {
 		return nil, r.terminate(n, errUnsupported("this command form"), true)
@@ -301,6 +310,23 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 			return r.redirect(n, redirs, out, nil)
 		}
 		return out, err
+	}
+	if len(redirs) == 0 && !hasInput {
+		if path, ok := r.host.ResolveNative(name); ok && isScriptFile(path) {
+			var args []any
+			for _, e := range elems {
+				if e.param != "" {
+					args = append(args, e.node.Text)
+					continue
+				}
+				v, err := r.argValue(e.node)
+				if err != nil {
+					return nil, err
+				}
+				args = append(args, v)
+			}
+			return r.runScriptFile(n, path, args, stream)
+		}
 	}
 	return r.native(n, name, elems, redirs, input, hasInput)
 }

@@ -26,6 +26,10 @@ func (r *Runtime) fail() {
 
 // pipelineValue evaluates a pipeline node (or an assignment) to its output.
 func (r *Runtime) pipelineValue(n *Node) ([]any, error) {
+	if r.direct {
+		r.direct = false
+		defer func() { r.direct = true }()
+	}
 	switch n.Kind {
 	case "pipeline":
 		if len(n.Kids) == 1 && n.Kids[0].Kind == "assignment_expression" {
@@ -87,103 +91,12 @@ func (r *Runtime) value(n *Node) (any, error) {
 	return r.eval(n)
 }
 
-// assignment runs `target op= value`.
-func (r *Runtime) assignment(n *Node) error {
-	target, opNode, val := n.Kids[0], n.child("assignement_operator"), n.field("value")
-	if opNode == nil || val == nil {
-		return r.terminate(n, errUnsupported("this assignment"), true)
-	}
-	v, err := r.value(val)
-	if err != nil {
-		return err
-	}
-	op := strings.TrimSpace(opNode.Text)
-	if op != "=" {
-		cur, err := r.eval(target)
-		if err != nil {
-			return err
-		}
-		sym := strings.TrimSuffix(op, "=")
-		if v, err = r.binary(opNode, sym, cur, v); err != nil {
-			return err
-		}
-	}
-	switch target.Kind {
-	case "variable":
-		name := varName(target.Text)
-		switch strings.ToLower(name) {
-		case "null":
-			return nil
-		case "true", "false", "?", "_":
-			if strings.EqualFold(name, "_") {
-				break
-			}
-			return r.terminate(target, scriptError("Cannot overwrite variable "+name+" because it is read-only or constant.",
-				"WriteError", name, "", "SessionStateUnauthorizedAccessException", "VariableNotWritable", "System.Management.Automation.SessionStateUnauthorizedAccessException"), false)
-		}
-		if strings.HasPrefix(strings.ToLower(name), "env:") {
-			r.host.Setenv(name[4:], toString(v))
-			return nil
-		}
-		if strings.EqualFold(name, "ErrorActionPreference") {
-			if _, ok := enumName(preferenceNames, toString(v)); !ok {
-				return r.terminate(target, errPreference(toString(v)), false)
-			}
-		}
-		r.assign(name, v)
-		return nil
-	case "member_access":
-		obj, err := r.eval(target.Kids[0])
-		if err != nil {
-			return err
-		}
-		name := memberName(target)
-		switch o := obj.(type) {
-		case *Hashtable:
-			o.Set(name, v)
-			return nil
-		case *Object:
-			if _, ok := o.Get(name); ok {
-				o.Set(name, v)
-				return nil
-			}
-		}
-		return r.terminate(target, scriptError("The property '"+name+"' cannot be found on this object. Verify that the property exists and can be set.",
-			"InvalidOperation", "", "", "RuntimeException", "PropertyAssignmentException", "System.Management.Automation.RuntimeException"), false)
-	case "element_access":
-		obj, err := r.eval(target.Kids[0])
-		if err != nil {
-			return err
-		}
-		idx, err := r.eval(target.named()[1])
-		if err != nil {
-			return err
-		}
-		switch o := obj.(type) {
-		case *Hashtable:
-			o.Set(toString(idx), v)
-			return nil
-		case []any:
-			i, ok := toNumber(idx)
-			if n, isInt := i.(int); ok && isInt && n >= 0 && n < len(o) {
-				o[n] = v
-				return nil
-			}
-			return r.terminate(target, scriptError("Index was outside the bounds of the array.", "OperationStopped", "", "", "IndexOutOfRangeException", "System.IndexOutOfRangeException", "System.IndexOutOfRangeException"), false)
-		}
-	}
-	return r.terminate(target, errUnsupported("assignment to "+target.Kind), true)
-}
-
-var preferenceNames = []string{"SilentlyContinue", "Stop", "Continue", "Inquire", "Ignore", "Suspend"}
-
-func errPreference(v string) *ErrorRecord {
-	return scriptError("Cannot convert value \""+v+"\" to type \"System.Management.Automation.ActionPreference\". Error: \"Unable to match the identifier name "+v+" to a valid enumerator name. Specify one of the following enumerator names and try again:\r\nSilentlyContinue, Stop, Continue, Inquire, Ignore, Suspend\"",
-		"MetadataError", "", "", "ArgumentTransformationMetadataException", "RuntimeException", "System.Management.Automation.ArgumentTransformationMetadataException")
-}
-
 // eval evaluates an expression node.
 func (r *Runtime) eval(n *Node) (any, error) {
+	if r.direct {
+		r.direct = false
+		defer func() { r.direct = true }()
+	}
 	switch n.Kind {
 	case "pipeline", "pipeline_chain", "assignment_expression":
 		return r.value(n)
@@ -226,6 +139,8 @@ func (r *Runtime) eval(n *Node) (any, error) {
 		return out, nil
 	case "expression_with_unary_operator":
 		return r.unary(n)
+	case "pre_increment_expression", "pre_decrement_expression", "post_increment_expression", "post_decrement_expression":
+		return r.increment(n)
 	case "cast_expression":
 		return r.cast(n)
 	case "type_literal":
@@ -241,7 +156,10 @@ func (r *Runtime) eval(n *Node) (any, error) {
 	case "element_access":
 		return r.elementAccess(n)
 	case "logical_expression", "bitwise_expression", "comparison_expression", "additive_expression",
-		"multiplicative_expression", "format_expression", "range_expression":
+		"multiplicative_expression", "format_expression", "range_expression",
+		// The same operators in a method call's argument list.
+		"logical_argument_expression", "bitwise_argument_expression", "comparison_argument_expression",
+		"additive_argument_expression", "multiplicative_argument_expression", "format_argument_expression", "range_argument_expression":
 		return r.binaryChain(n)
 	case "command":
 		out, err := r.chain(&Node{Kind: "pipeline_chain", Kids: []*Node{n}})

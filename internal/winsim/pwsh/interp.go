@@ -46,6 +46,16 @@ type Runtime struct {
 	tries int
 	// clixmlErrs are the formatted records for the CLIXML document.
 	clixmlErrs []string
+	// toHost: the running top-level statement is one command whose output
+	// goes straight to the host (a script it runs streams its output).
+	toHost bool
+	// direct: the statement list being run writes its output straight to
+	// the host (a top-level loop's Write-Output appears as it runs, not
+	// when the loop ends). Evaluating an expression or a pipeline clears it.
+	direct bool
+	// scriptExit is the exit code of the last script file the running
+	// statement ran (exit N in it).
+	scriptExit int
 }
 
 // Run parses and runs a script. A syntax error runs nothing and fails as
@@ -117,13 +127,25 @@ func (r *Runtime) runTop() int {
 	if list == nil {
 		return 0
 	}
+	lastExit := 0
 	for _, st := range list.named() {
 		if r.ctx.Err() != nil {
 			return 1
 		}
+		r.scriptExit = 0
+		r.toHost = soleCommand(st)
+		r.direct = true
 		out, err := r.statement(st)
+		r.toHost, r.direct = false, false
 		r.writeOutput(out)
 		if err == nil {
+			if r.scriptExit != 0 && r.opt.File == "" {
+				// -Command: a script called last that ran `exit N` makes N
+				// powershell.exe's exit code.
+				lastExit = r.scriptExit
+			} else {
+				lastExit = 0
+			}
 			continue
 		}
 		switch e := err.(type) {
@@ -133,6 +155,7 @@ func (r *Runtime) runTop() int {
 			// return/break/continue at script level end the script quietly.
 			return r.exitFor()
 		case *Terminating:
+			lastExit = 0
 			r.report(e.Rec)
 			r.lastOK = false
 			if e.Script {
@@ -143,7 +166,20 @@ func (r *Runtime) runTop() int {
 			return 1
 		}
 	}
+	if lastExit != 0 {
+		return lastExit
+	}
 	return r.exitFor()
+}
+
+// soleCommand reports whether a statement is a pipeline of one command
+// with no redirection and no assignment.
+func soleCommand(st *Node) bool {
+	n := st
+	for n.Kind == "pipeline" && len(n.Kids) == 1 {
+		n = n.Kids[0]
+	}
+	return n.Kind == "pipeline_chain" && len(n.Kids) == 1 && n.Kids[0].Kind == "command"
 }
 
 // exitFor is the exit code when the script runs to its end: under -Command
@@ -173,7 +209,11 @@ func (r *Runtime) block(n *Node) ([]any, error) {
 			return out, &exitSignal{code: 1}
 		}
 		o, err := r.statement(st)
-		out = append(out, o...)
+		if r.direct {
+			r.writeOutput(o)
+		} else {
+			out = append(out, o...)
+		}
 		if err == nil {
 			continue
 		}
@@ -335,29 +375,6 @@ func (r *Runtime) foreachStmt(n *Node) ([]any, error) {
 	return out, nil
 }
 
-func (r *Runtime) whileStmt(n *Node) ([]any, error) {
-	var out []any
-	for i := 0; ; i++ {
-		if r.ctx.Err() != nil {
-			return out, &exitSignal{code: 1}
-		}
-		ok, err := r.condition(n.field("condition"))
-		if err != nil || !ok {
-			return out, err
-		}
-		o, err := r.block(n.child("statement_block"))
-		out = append(out, o...)
-		if f, isFlow := err.(*flowSignal); isFlow && f.kind == "break" {
-			return out, nil
-		} else if isFlow && f.kind == "continue" {
-			continue
-		}
-		if err != nil {
-			return out, err
-		}
-	}
-}
-
 func (r *Runtime) flowStmt(n *Node) ([]any, error) {
 	kw := strings.ToLower(n.Kids[0].Text)
 	arg := n.child("pipeline")
@@ -469,42 +486,4 @@ func stdinEnumerator(in io.Reader) *Enumerator {
 		}
 		return line, true
 	}}
-}
-
-// forStmt is for (init; cond; step) { }; an empty condition loops until break.
-func (r *Runtime) forStmt(n *Node) ([]any, error) {
-	run := func(kind string) error {
-		if k := n.child(kind); k != nil {
-			if p := k.child("pipeline"); p != nil {
-				_, err := r.pipelineValue(p)
-				return err
-			}
-		}
-		return nil
-	}
-	if err := run("for_initializer"); err != nil {
-		return nil, err
-	}
-	var out []any
-	for {
-		if r.ctx.Err() != nil {
-			return out, &exitSignal{code: 1}
-		}
-		if c := n.child("for_condition"); c != nil && c.child("pipeline") != nil {
-			ok, err := r.condition(c.child("pipeline"))
-			if err != nil || !ok {
-				return out, err
-			}
-		}
-		o, err := r.block(n.child("statement_block"))
-		out = append(out, o...)
-		if f, isFlow := err.(*flowSignal); isFlow && f.kind == "break" {
-			return out, nil
-		} else if err != nil && !(isFlow && f.kind == "continue") {
-			return out, err
-		}
-		if err := run("for_iterator"); err != nil {
-			return out, err
-		}
-	}
 }

@@ -17,6 +17,9 @@ func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, 
 	if !ok {
 		return nil, r.terminate(n, errCommandNotFound(name), false)
 	}
+	if isScriptFile(path) {
+		return nil, r.terminate(n, errUnsupported("a script file with pipeline input or redirection"), true)
+	}
 	var args []string
 	for _, e := range elems {
 		if e.param != "" {

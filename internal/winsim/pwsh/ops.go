@@ -102,6 +102,8 @@ func (r *Runtime) binary(at *Node, op string, l, rv any) (any, error) {
 		return toBool(l) != toBool(rv), nil
 	case "+", "-", "*", "/", "%":
 		return r.arith(at, op, l, rv)
+	case "-band", "-bor", "-bxor":
+		return r.bitwise(at, op, l, rv)
 	case "-f":
 		return r.format(at, toString(l), items(rv))
 	case "..":

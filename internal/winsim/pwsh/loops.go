@@ -1,0 +1,63 @@
+package pwsh
+
+// whileStmt is while (cond) { }.
+func (r *Runtime) whileStmt(n *Node) ([]any, error) {
+	var out []any
+	for i := 0; ; i++ {
+		if r.ctx.Err() != nil {
+			return out, &exitSignal{code: 1}
+		}
+		ok, err := r.condition(n.field("condition"))
+		if err != nil || !ok {
+			return out, err
+		}
+		o, err := r.block(n.child("statement_block"))
+		out = append(out, o...)
+		if f, isFlow := err.(*flowSignal); isFlow && f.kind == "break" {
+			return out, nil
+		} else if isFlow && f.kind == "continue" {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// forStmt is for (init; cond; step) { }; an empty condition loops until break.
+func (r *Runtime) forStmt(n *Node) ([]any, error) {
+	run := func(kind string) error {
+		if k := n.child(kind); k != nil {
+			if p := k.child("pipeline"); p != nil {
+				_, err := r.pipelineValue(p)
+				return err
+			}
+		}
+		return nil
+	}
+	if err := run("for_initializer"); err != nil {
+		return nil, err
+	}
+	var out []any
+	for {
+		if r.ctx.Err() != nil {
+			return out, &exitSignal{code: 1}
+		}
+		if c := n.child("for_condition"); c != nil && c.child("pipeline") != nil {
+			ok, err := r.condition(c.child("pipeline"))
+			if err != nil || !ok {
+				return out, err
+			}
+		}
+		o, err := r.block(n.child("statement_block"))
+		out = append(out, o...)
+		if f, isFlow := err.(*flowSignal); isFlow && f.kind == "break" {
+			return out, nil
+		} else if err != nil && !(isFlow && f.kind == "continue") {
+			return out, err
+		}
+		if err := run("for_iterator"); err != nil {
+			return out, err
+		}
+	}
+}
