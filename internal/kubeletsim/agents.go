@@ -47,28 +47,51 @@ func AgentPrograms(opts AgentOptions) map[string]winsim.Program {
 }
 
 // Readiness of agent containers: the kubelet registers each HostProcess
-// container's process here; an agent calls markReady once its start is
-// complete (informers synced, subnet lease acquired). Processes the
-// kubelet did not start (services) are not registered.
+// container here by its sandbox mount point; an agent calls markReady once
+// its start is complete (informers synced, subnet lease acquired). The
+// agent is often not the container's own process but a child of its start
+// script (powershell.exe runs kube-proxy.exe): every process of the
+// container inherits CONTAINER_SANDBOX_MOUNT_POINT, which names the
+// container, as the container's job object does on Windows. Processes
+// outside containers (services) have none and are not registered.
 var (
 	readyMu    sync.Mutex
-	readyHooks = map[*winsim.Process]func(){}
+	readyHooks = map[string]func(){}
 )
 
+const sandboxMountEnv = "CONTAINER_SANDBOX_MOUNT_POINT"
+
+func containerOf(p *winsim.Process) string {
+	for k, v := range p.Env {
+		if strings.EqualFold(k, sandboxMountEnv) {
+			return strings.ToLower(v)
+		}
+	}
+	return ""
+}
+
 func onReady(p *winsim.Process, fn func()) func() {
+	key := containerOf(p)
+	if key == "" {
+		return func() {}
+	}
 	readyMu.Lock()
-	readyHooks[p] = fn
+	readyHooks[key] = fn
 	readyMu.Unlock()
 	return func() {
 		readyMu.Lock()
-		delete(readyHooks, p)
+		delete(readyHooks, key)
 		readyMu.Unlock()
 	}
 }
 
 func markReady(p *winsim.Process) {
+	key := containerOf(p)
+	if key == "" {
+		return
+	}
 	readyMu.Lock()
-	fn := readyHooks[p]
+	fn := readyHooks[key]
 	readyMu.Unlock()
 	if fn != nil {
 		fn()
