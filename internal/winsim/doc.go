@@ -447,6 +447,15 @@
 //	sshd service program                                    PowerShell/openssh-portable (install-sshd.ps1)
 //	kubelet (internal/kubeletsim): Running only with        kubernetes cmd/kubelet/app/options/osflags_windows.go,
 //	  --windows-service; fails under nssm with it            cmd/kubelet/app/server.go (initForOS)
+//	kube-log-runner: Go flags up to the program, -log-file   k8s.io/component-base/logs/kube-log-runner (v1.36.3)
+//	  (O_APPEND|O_CREATE: no directory -> log.Fatal),         kube-log-runner.go, internal/logrotation; the
+//	  -log-file-size rotation, -redirect-stderr; the child    service layout of kubernetes-sigs/image-builder
+//	  reports to the SCM                                      roles/kubernetes/tasks/sc.yml (98cbbbfe)
+//	host-local (CNI IPAM): VERSION/ADD/DEL, ranges or         containernetworking/plugins plugins/ipam/host-local
+//	  subnet, dataDir reservations, host bits refused         (range.go, allocator.go, disk/backend.go)
+//	powershell.exe as a process: -Command/-File parsed as    about_PowerShell_exe (5.1); kubernetes.io "Create a
+//	  powershell.exe does, the process's environment          Windows HostProcess Pod"
+//	kube-proxy, flanneld (internal/kubeletsim, agents)       see internal/kubeletsim/doc.go
 //
 // Faults: Faults.ServiceExits makes a service's process exit After it
 // reported Running (a crash: recovery actions apply); Faults.RebootMidReply
