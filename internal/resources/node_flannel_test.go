@@ -140,6 +140,12 @@ func TestAccNode_networkingAdded(t *testing.T) {
 	ns := createNamespace(t, k, "fladd")
 	image := acctest.Name("img-fa")
 	node := fmt.Sprintf("fa-%d", acctest.Seq())
+	// Without networking the node is a cni = "none" node: it turns Ready
+	// once the cluster's CNI configures it (played here), until flannel
+	// replaces that CNI in the second step.
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go playClusterCNI(ctx, strings.ToUpper(node))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
@@ -151,7 +157,8 @@ func TestAccNode_networkingAdded(t *testing.T) {
 				},
 			},
 			{
-				Config: flannelNodeConfig(ns, image, []string{node}, ""),
+				PreConfig: func() { removeClusterCNI(t, strings.ToUpper(node)) },
+				Config:    flannelNodeConfig(ns, image, []string{node}, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
 					PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("windows_node.n0", plancheck.ResourceActionUpdate)},
 				},
@@ -201,13 +208,28 @@ func TestAccNode_noneNetworking(t *testing.T) {
 	})
 }
 
+// clusterCNIConf is where playClusterCNI writes the cluster CNI's network.
+const clusterCNIConf = `C:\etc\cni\net.d\10-cluster-cni.conflist`
+
+// removeClusterCNI uninstalls the played cluster CNI's configuration.
+func removeClusterCNI(t *testing.T, computer string) {
+	t.Helper()
+	h := acctest.Sandbox.Hosts.ByName(computer)
+	if h == nil {
+		t.Fatalf("no simulated host %s", computer)
+	}
+	if err := os.Remove(h.DiskPath(clusterCNIConf)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // playClusterCNI waits for the host to boot and writes the CNI
 // configuration a cluster CNI's Windows installer writes.
 func playClusterCNI(ctx context.Context, computer string) {
 	conf := []byte(`{"cniVersion":"0.3.0","name":"cluster-cni","plugins":[{"type":"win-bridge","capabilities":{"portMappings":true,"dns":true}}]}`)
 	for ctx.Err() == nil {
 		if h := acctest.Sandbox.Hosts.ByName(computer); h != nil {
-			if err := h.WriteFile(`C:\etc\cni\net.d\10-cluster-cni.conflist`, conf); err == nil {
+			if err := h.WriteFile(clusterCNIConf, conf); err == nil {
 				return
 			}
 		}
