@@ -149,11 +149,8 @@ output "nodes" {
 }
 
 output "node_networking" {
-  description = "The node agents' DaemonSets and their readiness."
-  value = {
-    objects = windows_node_networking.this.objects
-    agents  = windows_node_networking.this.agents
-  }
+  description = "The Kubernetes objects that run the node agents. (Their readiness, the resource's agents attribute, changes as nodes join: an output of it would show in every plan.)"
+  value       = windows_node_networking.this.objects
 }
 
 output "cluster" {
