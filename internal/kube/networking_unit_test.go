@@ -1,36 +1,17 @@
 package kube
 
 import (
-	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/wincluster/terraform-provider-windows/internal/golden"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
+// golden compares got with testdata/<name> (-update rewrites it).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/kube -run TestNetworking -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test ./internal/kube -run TestNetworking -update after checking the change):\n--- got\n%s", name, got)
-	}
+	goldenfile.Check(t, name, got)
 }
 
 func testSpec() NetworkingSpec {

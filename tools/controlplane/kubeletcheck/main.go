@@ -122,7 +122,8 @@ func listFlags() {
 		lines = append(lines, fmt.Sprintf("%s\t%s\t%s", f.Name, f.Value.Type(), f.Deprecated))
 	})
 	sort.Strings(lines)
-	fmt.Println(strings.Join(lines, "\n"))
+	// The flag list is this program's answer on stdout (-list-flags).
+	fmt.Fprintln(os.Stdout, strings.Join(lines, "\n"))
 }
 
 // newFlagSet is NewKubeletCommand's cleanFlagSet as a Windows build has it.
