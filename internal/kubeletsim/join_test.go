@@ -125,6 +125,14 @@ func TestJoin(t *testing.T) {
 	}
 
 	t.Run("lease renewed", func(t *testing.T) {
+		// The kubelet creates its Lease just after it registers the Node,
+		// which can be after the Node turned Ready: wait for it first.
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
+			_, err := cs.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
+			return err == nil, nil
+		}); err != nil {
+			t.Fatalf("lease %s never created: %v", name, err)
+		}
 		first := leaseRenewTime(t, cs, name)
 		if err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 15*time.Second, true, func(ctx context.Context) (bool, error) {
 			return leaseRenewTime(t, cs, name).After(first), nil
