@@ -5,6 +5,9 @@ package clients
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -15,6 +18,14 @@ import (
 type Clients struct {
 	KubeConfig    kube.Config
 	VSphereConfig vsphere.Config
+
+	// KubeConfigUnknown and VSphereConfigUnknown name the attributes of each
+	// block that are unknown at plan (for example "kubernetes.host" set from a
+	// cluster created in the same run). Such a client is refused until
+	// Terraform configures the provider again at apply with known values; it
+	// is never made from the environment instead.
+	KubeConfigUnknown    []string
+	VSphereConfigUnknown []string
 
 	kubeOnce sync.Once
 	kube     *kube.Client
@@ -73,6 +84,9 @@ func (c *Clients) Cluster(ctx context.Context) (*kube.Cluster, error) {
 // A failure is remembered: every resource then reports the same one clear
 // error instead of each retrying a dead endpoint.
 func (c *Clients) Kubernetes(ctx context.Context) (*kube.Client, error) {
+	if len(c.KubeConfigUnknown) > 0 {
+		return nil, &UnknownConfigError{Client: "Kubernetes", Attributes: c.KubeConfigUnknown, Environment: "KUBECONFIG, KUBE_*"}
+	}
 	c.kubeOnce.Do(func() {
 		c.kube, c.kubeErr = kube.NewClient(ctx, c.KubeConfig)
 	})
@@ -83,6 +97,9 @@ func (c *Clients) Kubernetes(ctx context.Context) (*kube.Client, error) {
 // the Kubernetes client a failed login is not remembered: a transient failure
 // of one resource must not fail every other one for the rest of the run.
 func (c *Clients) VSphere(ctx context.Context) (*vsphere.Client, error) {
+	if len(c.VSphereConfigUnknown) > 0 {
+		return nil, &UnknownConfigError{Client: "vSphere", Attributes: c.VSphereConfigUnknown, Environment: "VSPHERE_*"}
+	}
 	c.vsphereMu.Lock()
 	defer c.vsphereMu.Unlock()
 	if c.vsphere != nil {
@@ -94,4 +111,44 @@ func (c *Clients) VSphere(ctx context.Context) (*vsphere.Client, error) {
 	}
 	c.vsphere = vc
 	return vc, nil
+}
+
+// UnknownConfigError is the answer of a client whose provider settings are
+// unknown at plan: they come from a resource created or changed in the same
+// run. Terraform passes them as unknown until apply; taking the environment's
+// settings instead would plan against whatever cluster or vCenter the
+// environment points at.
+type UnknownConfigError struct {
+	Client      string   // "Kubernetes" or "vSphere"
+	Attributes  []string // the unknown settings, for example "kubernetes.host"
+	Environment string   // the variables that are not used instead
+}
+
+func (e *UnknownConfigError) Error() string {
+	names := make([]string, len(e.Attributes))
+	for i, a := range e.Attributes {
+		names[i] = a
+		if !strings.Contains(a, ".") {
+			names[i] = a + " block" // a dynamic block over a list known only at apply
+		}
+	}
+	what := names[0] + " is"
+	if len(names) > 1 {
+		what = strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " are"
+	}
+	return fmt.Sprintf("The provider's %s unknown until apply: such a value usually comes from a resource that this run creates or changes. "+
+		"The provider cannot reach %s during plan, and it does not use the environment (%s) in place of a value that is not known yet.\n\n"+
+		"Apply that resource first (terraform apply -target=<its address>), then plan the rest; or compose the configuration so that "+
+		"the value is known at plan (for example the cluster in its own configuration, read here from its outputs or a data source); "+
+		"or use a Terraform CLI with deferred actions enabled (experimental: alpha builds, terraform plan -allow-deferral), "+
+		"which plans these resources in a later round.",
+		what, e.Client, e.Environment)
+}
+
+// IsUnknownConfig tells whether err comes from provider settings that are
+// unknown until apply: not a failure, the client is simply not available
+// during this plan.
+func IsUnknownConfig(err error) bool {
+	var u *UnknownConfigError
+	return errors.As(err, &u)
 }

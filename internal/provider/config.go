@@ -4,13 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -127,25 +131,38 @@ func kubernetesBlock() schema.SingleNestedBlock {
 
 // clients resolves the configuration against the environment. Nothing is
 // contacted here: clients connect when a resource first needs them.
-func (m providerModel) clients(ctx context.Context, diags *diag.Diagnostics) *clients.Clients {
-	vs := m.VSphere
-	if vs == nil {
-		vs = &vsphereModel{}
-	}
-	ks := m.Kubernetes
-	if ks == nil {
-		ks = &kubernetesModel{}
-	}
+//
+// unknown names the attributes that are unknown at plan (see
+// unknownAttributes). A block with any of them is not resolved at all: its
+// client refuses to connect until Terraform configures the provider again at
+// apply, with known values. Filling the gap from the environment would plan
+// against whatever KUBECONFIG or VSPHERE_SERVER points at, which need not be
+// the cluster the configuration names.
+func (m providerModel) clients(ctx context.Context, unknown []string, diags *diag.Diagnostics) *clients.Clients {
 	c := &clients.Clients{
-		VSphereConfig: vsphere.Config{
+		VSphereConfigUnknown: inBlock(unknown, "vsphere"),
+		KubeConfigUnknown:    inBlock(unknown, "kubernetes"),
+	}
+	if len(c.VSphereConfigUnknown) == 0 {
+		vs := m.VSphere
+		if vs == nil {
+			vs = &vsphereModel{}
+		}
+		c.VSphereConfig = vsphere.Config{
 			Server:             stringOr(vs.Server, "VSPHERE_SERVER"),
 			User:               stringOr(vs.User, "VSPHERE_USER"),
 			Password:           stringOr(vs.Password, "VSPHERE_PASSWORD"),
 			CAFile:             stringOr(vs.CAFile, "VSPHERE_CA_FILE"),
 			CACertificate:      stringOr(vs.CACertificate, "VSPHERE_CA_CERTIFICATE"),
 			AllowUnverifiedSSL: boolOr(vs.AllowUnverifiedSSL, "VSPHERE_ALLOW_UNVERIFIED_SSL", path.Root("vsphere").AtName("allow_unverified_ssl"), diags),
-		},
-		KubeConfig: kube.Config{
+		}
+	}
+	if len(c.KubeConfigUnknown) == 0 {
+		ks := m.Kubernetes
+		if ks == nil {
+			ks = &kubernetesModel{}
+		}
+		c.KubeConfig = kube.Config{
 			ConfigContext:        stringOr(ks.ConfigContext, "KUBE_CTX"),
 			Host:                 stringOr(ks.Host, "KUBE_HOST"),
 			Token:                stringOr(ks.Token, "KUBE_TOKEN"),
@@ -153,17 +170,76 @@ func (m providerModel) clients(ctx context.Context, diags *diag.Diagnostics) *cl
 			ClientKey:            stringOr(ks.ClientKey, "KUBE_CLIENT_KEY_DATA"),
 			ClusterCACertificate: stringOr(ks.ClusterCACertificate, "KUBE_CLUSTER_CA_CERT_DATA"),
 			Insecure:             boolOr(ks.Insecure, "KUBE_INSECURE", path.Root("kubernetes").AtName("insecure"), diags),
-		},
+			ConfigPaths:          ks.configPaths(ctx, diags),
+		}
 	}
-	c.KubeConfig.ConfigPaths = ks.configPaths(ctx, diags)
 	return c
+}
+
+// unknownAttributes names the attributes of the provider configuration that
+// are unknown, as "kubernetes.host". A list with an unknown element is named
+// as a whole ("kubernetes.config_paths"), and a block that is unknown as a
+// whole (a dynamic block over a list known only at apply) by its name.
+func unknownAttributes(config tftypes.Value) []string {
+	if !config.IsKnown() {
+		return []string{"kubernetes", "vsphere"}
+	}
+	var names []string
+	_ = tftypes.Walk(config, func(at *tftypes.AttributePath, v tftypes.Value) (bool, error) {
+		if v.IsKnown() {
+			return true, nil
+		}
+		var parts []string
+		for _, step := range at.Steps() {
+			if name, ok := step.(tftypes.AttributeName); ok {
+				parts = append(parts, string(name))
+			}
+		}
+		if name := strings.Join(parts, "."); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return false, nil
+	})
+	sort.Strings(names)
+	return names
+}
+
+// withoutUnknownBlocks returns the configuration with a block that is unknown
+// as a whole made null, so that it decodes (clients does not resolve it).
+func withoutUnknownBlocks(config tfsdk.Config) tfsdk.Config {
+	raw, err := tftypes.Transform(config.Raw, func(at *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
+		if len(at.Steps()) == 1 && !v.IsKnown() {
+			return tftypes.NewValue(v.Type(), nil), nil
+		}
+		return v, nil
+	})
+	if err != nil {
+		return config // Get reports what cannot be decoded
+	}
+	config.Raw = raw
+	return config
+}
+
+// inBlock picks the names that belong to a block: the block itself or its
+// attributes.
+func inBlock(names []string, block string) []string {
+	var in []string
+	for _, n := range names {
+		if n == block || strings.HasPrefix(n, block+".") {
+			in = append(in, n)
+		}
+	}
+	return in
 }
 
 // configPaths picks the kubeconfig files: config_paths, config_path, then
 // KUBE_CONFIG_PATHS, KUBE_CONFIG_PATH and KUBECONFIG. Explicit host settings
 // alone do not read ~/.kube/config, as in hashicorp/kubernetes.
 func (ks *kubernetesModel) configPaths(ctx context.Context, diags *diag.Diagnostics) []string {
-	if !ks.ConfigPaths.IsNull() && !ks.ConfigPaths.IsUnknown() {
+	if ks.ConfigPaths.IsUnknown() || ks.ConfigPath.IsUnknown() {
+		return nil // never the environment's files in place of unknown ones
+	}
+	if !ks.ConfigPaths.IsNull() {
 		var paths []string
 		diags.Append(ks.ConfigPaths.ElementsAs(ctx, &paths, false)...)
 		return paths
@@ -179,15 +255,18 @@ func (ks *kubernetesModel) configPaths(ctx context.Context, diags *diag.Diagnost
 	return nil
 }
 
+// stringOr is the configured value, else the environment's. Only a null
+// value falls back: an unknown one gives "" (clients does not even resolve a
+// block that has one).
 func stringOr(v types.String, env string) string {
-	if !v.IsNull() && !v.IsUnknown() {
+	if !v.IsNull() {
 		return v.ValueString()
 	}
 	return os.Getenv(env)
 }
 
 func boolOr(v types.Bool, env string, at path.Path, diags *diag.Diagnostics) bool {
-	if !v.IsNull() && !v.IsUnknown() {
+	if !v.IsNull() {
 		return v.ValueBool()
 	}
 	raw := strings.TrimSpace(os.Getenv(env))

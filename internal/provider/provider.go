@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/functions"
 	"github.com/wincluster/terraform-provider-windows/internal/resources"
@@ -50,13 +51,28 @@ func (p *windowsProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 	}
 }
 
+// Configure resolves the settings. At plan some may be unknown (a cluster
+// endpoint from a resource of the same run). A CLI that allows deferred
+// actions is asked to defer everything this provider plans or reads until
+// they are known (the framework then answers every resource and data source
+// with a deferral); other CLIs get clients that refuse to connect and say
+// which setting is unknown. Either way nothing is taken from the environment
+// in place of an unknown value. At apply Terraform configures the provider
+// again, with known values.
 func (p *windowsProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	unknown := unknownAttributes(req.Config.Raw)
+	if len(unknown) > 0 {
+		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"attributes": unknown, "deferral_allowed": req.ClientCapabilities.DeferralAllowed})
+		if req.ClientCapabilities.DeferralAllowed {
+			resp.Deferred = &provider.Deferred{Reason: provider.DeferredReasonProviderConfigUnknown}
+		}
+	}
 	var model providerModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &model)...)
+	resp.Diagnostics.Append(withoutUnknownBlocks(req.Config).Get(ctx, &model)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	c := model.clients(ctx, &resp.Diagnostics)
+	c := model.clients(ctx, unknown, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

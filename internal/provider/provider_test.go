@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 func TestMain(m *testing.M) { acctest.Main(m) }
@@ -164,4 +165,73 @@ func TestAccProvider_secretsNotLogged(t *testing.T) {
 			t.Errorf("the %s appears in the trace log %s", what, logFile)
 		}
 	}
+}
+
+// TestAccProvider_unknownHost: kubernetes.host comes from a resource of the
+// same run (terraform_data's output is known only after apply, as a cluster
+// module's endpoint would be), while KUBECONFIG and KUBE_HOST point at a
+// decoy. The plan must never talk to the decoy: a data source read at plan
+// fails naming kubernetes.host; a new RuntimeClass plans and is created in
+// the real cluster once the host is known at apply; a refresh while the host
+// is unknown again fails naming it. Destroy still works from there: its
+// refresh uses the values in the state, which are known.
+func TestAccProvider_unknownHost(t *testing.T) {
+	acctest.PreCheck(t)
+	d := newDecoy(t)
+	pki := acctest.Sandbox.PKI
+	host := acctest.Kube(t).Host()
+	name := acctest.Name("win-unknown")
+	config := func(endpoint, extra string) string {
+		return fmt.Sprintf(`
+resource "terraform_data" "cluster" {
+  input = %q
+}
+
+provider "windows" {
+  kubernetes {
+    host                   = terraform_data.cluster.output
+    cluster_ca_certificate = %q
+    client_certificate     = %q
+    client_key             = %q
+  }
+}
+
+resource "windows_runtime_class" "test" {
+  name            = %q
+  windows_version = "2022"
+}
+%s`, endpoint, readFile(t, pki.CAFile), pki.Admin.CertPEM, pki.Admin.KeyPEM, name, extra)
+	}
+	unknownHost := func(address string) *regexp.Regexp {
+		return regexp.MustCompile(`(?s)Provider configuration unknown until apply.*with ` + regexp.QuoteMeta(address) +
+			`.*kubernetes\.host is unknown until\s+apply.*-target`)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := acctest.Kube(t).FindRuntimeClass(context.Background(), name); !kube.IsNotFound(err) {
+				return fmt.Errorf("RuntimeClass %s after destroy: %v, want it gone", name, err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:      config(host, `data "windows_cluster" "test" {}`),
+				ExpectError: unknownHost("data.windows_cluster.test"),
+			},
+			{
+				Config: config(host, ""),
+				Check: func(*terraform.State) error {
+					_, err := acctest.Kube(t).FindRuntimeClass(context.Background(), name)
+					return err
+				},
+			},
+			{
+				// A new endpoint (the cluster replaced, say): unknown again.
+				Config:      config(host+"/", ""),
+				ExpectError: unknownHost("windows_runtime_class.test"),
+			},
+		},
+	})
+	d.untouched(t)
 }

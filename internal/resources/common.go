@@ -34,8 +34,18 @@ func kubeClient(ctx context.Context, c *clients.Clients, diags *diag.Diagnostics
 	}
 	k, err := c.Kubernetes(ctx)
 	if err != nil {
-		diags.AddError("Cannot connect to Kubernetes", err.Error())
+		diags.AddError(clientErrorSummary("Kubernetes", err), err.Error())
 		return nil
 	}
 	return k
+}
+
+// clientErrorSummary heads the diagnostic of a client that is not available.
+// Settings unknown until apply are not a connection failure: the error's
+// detail names them and the ways out.
+func clientErrorSummary(client string, err error) string {
+	if clients.IsUnknownConfig(err) {
+		return "Provider configuration unknown until apply"
+	}
+	return "Cannot connect to " + client
 }

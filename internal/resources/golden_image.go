@@ -240,7 +240,7 @@ func vsphereClient(ctx context.Context, c *clients.Clients, diags diagAdder) *vs
 	}
 	vc, err := c.VSphere(ctx)
 	if err != nil {
-		diags.AddError("Cannot connect to vSphere", err.Error())
+		diags.AddError(clientErrorSummary("vSphere", err), err.Error())
 		return nil
 	}
 	return vc

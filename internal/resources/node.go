@@ -58,7 +58,7 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 	}
 	k, err := r.clients.Kubernetes(ctx)
 	if err != nil {
-		diags.AddError("Cannot connect to Kubernetes", err.Error())
+		diags.AddError(clientErrorSummary("Kubernetes", err), err.Error())
 		return nil
 	}
 	return &winnode.Manager{VSphere: vc, Kube: k, Connect: remote.Connect, Network: r.clients.ClusterNetwork,

@@ -159,6 +159,9 @@ func (r *nodeNetworkingResource) ModifyPlan(ctx context.Context, req resource.Mo
 			if plan.CNI.ValueString() == kube.NetworkingFlannel && req.State.Raw.IsNull() {
 				r.checkCluster(ctx, resp)
 			}
+		} else if clients.IsUnknownConfig(err) {
+			// Not a failure: the cluster facts are discovered at apply.
+			resp.Diagnostics.AddWarning("Cluster not read during this plan", err.Error())
 		}
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)

@@ -1,0 +1,282 @@
+package provider_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/wincluster/terraform-provider-windows/internal/provider"
+)
+
+// decoy is a TCP endpoint that counts the connections it is offered: the
+// cluster the environment points at, which a plan with unknown provider
+// settings must not contact.
+type decoy struct {
+	URL   string
+	conns atomic.Int64
+}
+
+// newDecoy starts a decoy and points KUBECONFIG and KUBE_HOST at it.
+func newDecoy(t *testing.T) *decoy {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	d := &decoy{URL: "https://" + l.Addr().String()}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			d.conns.Add(1)
+			c.Close()
+		}
+	}()
+	kubeconfig := filepath.Join(t.TempDir(), "decoy-kubeconfig")
+	err = os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: decoy, cluster: {server: %q}}]
+users: [{name: decoy, user: {token: decoy-token}}]
+contexts: [{name: decoy, context: {cluster: decoy, user: decoy}}]
+current-context: decoy
+`, d.URL)), 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KUBECONFIG", kubeconfig)
+	t.Setenv("KUBE_HOST", d.URL)
+	return d
+}
+
+func (d *decoy) untouched(t *testing.T) {
+	t.Helper()
+	if n := d.conns.Load(); n != 0 {
+		t.Errorf("the provider connected %d times to the environment's cluster %s", n, d.URL)
+	}
+}
+
+// protocolServer is the provider as the CLI sees it, with the value types of
+// its schemas.
+type protocolServer struct {
+	tfprotov6.ProviderServer
+	schema *tfprotov6.GetProviderSchemaResponse
+}
+
+func newProtocolServer(t *testing.T) *protocolServer {
+	t.Helper()
+	s, err := providerserver.NewProtocol6WithError(provider.New("test")())()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := s.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil || hasError(schema.Diagnostics) {
+		t.Fatalf("GetProviderSchema: %v %v", err, schema.Diagnostics)
+	}
+	return &protocolServer{ProviderServer: s, schema: schema}
+}
+
+// value is an object of the given schema with the given attributes, the
+// others null (what Terraform sends for attributes not written).
+func value(t *testing.T, schema *tfprotov6.Schema, attrs map[string]tftypes.Value) tftypes.Value {
+	t.Helper()
+	typ := schema.ValueType().(tftypes.Object)
+	vals := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		vals[name] = tftypes.NewValue(at, nil)
+	}
+	for name, v := range attrs {
+		if _, ok := typ.AttributeTypes[name]; !ok {
+			t.Fatalf("no attribute %q", name)
+		}
+		vals[name] = v
+	}
+	return tftypes.NewValue(typ, vals)
+}
+
+func dynamic(t *testing.T, v tftypes.Value) *tfprotov6.DynamicValue {
+	t.Helper()
+	dv, err := tfprotov6.NewDynamicValue(v.Type(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dv
+}
+
+// configure sends a provider configuration whose kubernetes.host is unknown
+// (known token and CA), as Terraform does at plan when the host comes from a
+// resource of the same run.
+func (s *protocolServer) configureUnknownHost(t *testing.T, deferralAllowed bool) {
+	t.Helper()
+	blockType := s.schema.Provider.ValueType().(tftypes.Object).AttributeTypes["kubernetes"].(tftypes.Object)
+	block := map[string]tftypes.Value{}
+	for name, at := range blockType.AttributeTypes {
+		block[name] = tftypes.NewValue(at, nil)
+	}
+	block["host"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+	block["token"] = tftypes.NewValue(tftypes.String, "known-token")
+	config := value(t, s.schema.Provider, map[string]tftypes.Value{"kubernetes": tftypes.NewValue(blockType, block)})
+	resp, err := s.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
+		TerraformVersion:   "1.11.4",
+		Config:             dynamic(t, config),
+		ClientCapabilities: &tfprotov6.ConfigureProviderClientCapabilities{DeferralAllowed: deferralAllowed},
+	})
+	if err != nil || hasError(resp.Diagnostics) {
+		t.Fatalf("ConfigureProvider: %v %s", err, diagText(resp.Diagnostics))
+	}
+}
+
+func (s *protocolServer) readCluster(t *testing.T, deferralAllowed bool) *tfprotov6.ReadDataSourceResponse {
+	t.Helper()
+	resp, err := s.ReadDataSource(context.Background(), &tfprotov6.ReadDataSourceRequest{
+		TypeName:           "windows_cluster",
+		Config:             dynamic(t, value(t, s.schema.DataSourceSchemas["windows_cluster"], nil)),
+		ClientCapabilities: &tfprotov6.ReadDataSourceClientCapabilities{DeferralAllowed: deferralAllowed},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// planRuntimeClass plans a new windows_runtime_class.
+func (s *protocolServer) planRuntimeClass(t *testing.T, deferralAllowed bool) *tfprotov6.PlanResourceChangeResponse {
+	t.Helper()
+	schema := s.schema.ResourceSchemas["windows_runtime_class"]
+	config := value(t, schema, map[string]tftypes.Value{
+		"name": tftypes.NewValue(tftypes.String, "windows-2022"), "windows_version": tftypes.NewValue(tftypes.String, "2022"),
+	})
+	resp, err := s.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName:           "windows_runtime_class",
+		PriorState:         dynamic(t, tftypes.NewValue(schema.ValueType(), nil)),
+		ProposedNewState:   dynamic(t, config),
+		Config:             dynamic(t, config),
+		ClientCapabilities: &tfprotov6.PlanResourceChangeClientCapabilities{DeferralAllowed: deferralAllowed},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// planNetworking plans a new windows_node_networking, which reads the
+// cluster at plan when it can.
+func (s *protocolServer) planNetworking(t *testing.T) *tfprotov6.PlanResourceChangeResponse {
+	t.Helper()
+	schema := s.schema.ResourceSchemas["windows_node_networking"]
+	config := value(t, schema, map[string]tftypes.Value{"cni": tftypes.NewValue(tftypes.String, "flannel")})
+	resp, err := s.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName:         "windows_node_networking",
+		PriorState:       dynamic(t, tftypes.NewValue(schema.ValueType(), nil)),
+		ProposedNewState: dynamic(t, config),
+		Config:           dynamic(t, config),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// readRuntimeClass refreshes an existing windows_runtime_class.
+func (s *protocolServer) readRuntimeClass(t *testing.T, deferralAllowed bool) *tfprotov6.ReadResourceResponse {
+	t.Helper()
+	schema := s.schema.ResourceSchemas["windows_runtime_class"]
+	state := value(t, schema, map[string]tftypes.Value{
+		"id": tftypes.NewValue(tftypes.String, "windows-2022"), "name": tftypes.NewValue(tftypes.String, "windows-2022"),
+		"windows_version": tftypes.NewValue(tftypes.String, "2022"),
+	})
+	resp, err := s.ReadResource(context.Background(), &tfprotov6.ReadResourceRequest{
+		TypeName:           "windows_runtime_class",
+		CurrentState:       dynamic(t, state),
+		ClientCapabilities: &tfprotov6.ReadResourceClientCapabilities{DeferralAllowed: deferralAllowed},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// With a CLI that allows deferral, unknown provider settings defer every
+// plan and read of the provider, and nothing is contacted.
+func TestProtocol_unknownProviderConfigDefers(t *testing.T) {
+	d := newDecoy(t)
+	s := newProtocolServer(t)
+	s.configureUnknownHost(t, true)
+
+	want := tfprotov6.DeferredReasonProviderConfigUnknown
+	if r := s.readCluster(t, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
+		t.Errorf("ReadDataSource windows_cluster: deferred %v, diagnostics %s; want deferred (%s)", r.Deferred, diagText(r.Diagnostics), want)
+	}
+	if r := s.planRuntimeClass(t, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
+		t.Errorf("PlanResourceChange windows_runtime_class: deferred %v, diagnostics %s; want deferred (%s)", r.Deferred, diagText(r.Diagnostics), want)
+	}
+	if r := s.readRuntimeClass(t, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
+		t.Errorf("ReadResource windows_runtime_class: deferred %v, diagnostics %s; want deferred (%s)", r.Deferred, diagText(r.Diagnostics), want)
+	}
+	d.untouched(t)
+}
+
+// Without deferral (Terraform 1.11, OpenTofu 1.12), a new resource still
+// plans, and a read (data source, refresh) fails naming the unknown setting,
+// instead of reading the cluster the environment points at.
+func TestProtocol_unknownProviderConfigWithoutDeferral(t *testing.T) {
+	d := newDecoy(t)
+	s := newProtocolServer(t)
+	s.configureUnknownHost(t, false)
+
+	if r := s.planRuntimeClass(t, false); r.Deferred != nil || hasError(r.Diagnostics) {
+		t.Errorf("PlanResourceChange windows_runtime_class: deferred %v, diagnostics %s; want a plan", r.Deferred, diagText(r.Diagnostics))
+	}
+	// A resource that reads the cluster at plan leaves its discovered
+	// values unknown and says why.
+	r := s.planNetworking(t)
+	if hasError(r.Diagnostics) || !strings.Contains(diagText(r.Diagnostics), "[WARNING] Cluster not read during this plan: The provider's kubernetes.host is unknown") {
+		t.Errorf("PlanResourceChange windows_node_networking: diagnostics %s; want a plan and a warning naming kubernetes.host", diagText(r.Diagnostics))
+	} else if planned, err := r.PlannedState.Unmarshal(s.schema.ResourceSchemas["windows_node_networking"].ValueType()); err != nil {
+		t.Error(err)
+	} else {
+		var attrs map[string]tftypes.Value
+		_ = planned.As(&attrs)
+		if attrs["api_server"].IsKnown() {
+			t.Errorf("api_server planned as %v: want it unknown, discovered at apply", attrs["api_server"])
+		}
+	}
+	for what, diags := range map[string][]*tfprotov6.Diagnostic{
+		"ReadDataSource windows_cluster":     s.readCluster(t, false).Diagnostics,
+		"ReadResource windows_runtime_class": s.readRuntimeClass(t, false).Diagnostics,
+	} {
+		text := diagText(diags)
+		if !hasError(diags) || !strings.Contains(text, "kubernetes.host is unknown until apply") || !strings.Contains(text, "-target") {
+			t.Errorf("%s: diagnostics %s; want an error naming kubernetes.host and the fix", what, text)
+		}
+	}
+	d.untouched(t)
+}
+
+func hasError(diags []*tfprotov6.Diagnostic) bool {
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+func diagText(diags []*tfprotov6.Diagnostic) string {
+	var b strings.Builder
+	for _, d := range diags {
+		fmt.Fprintf(&b, "[%s] %s: %s\n", d.Severity, d.Summary, d.Detail)
+	}
+	return b.String()
+}
