@@ -138,7 +138,8 @@ func (e *UnknownConfigError) Error() string {
 	}
 	return fmt.Sprintf("The provider's %s unknown until apply: such a value usually comes from a resource that this run creates or changes. "+
 		"The provider cannot reach %s during plan, and it does not use the environment (%s) in place of a value that is not known yet.\n\n"+
-		"Apply that resource first (terraform apply -target=<its address>), then plan the rest; or compose the configuration so that "+
+		"Apply that resource first (terraform apply -target=<its address>), then plan the rest; for a data source, depends_on = [<that resource>] "+
+		"makes Terraform read it at apply instead; or compose the configuration so that "+
 		"the value is known at plan (for example the cluster in its own configuration, read here from its outputs or a data source); "+
 		"or use a Terraform CLI with deferred actions enabled (experimental: alpha builds, terraform plan -allow-deferral), "+
 		"which plans these resources in a later round.",

@@ -171,9 +171,10 @@ func TestAccProvider_secretsNotLogged(t *testing.T) {
 // same run (terraform_data's output is known only after apply, as a cluster
 // module's endpoint would be), while KUBECONFIG and KUBE_HOST point at a
 // decoy. The plan must never talk to the decoy: a data source read at plan
-// fails naming kubernetes.host; a new RuntimeClass plans and is created in
-// the real cluster once the host is known at apply; a refresh while the host
-// is unknown again fails naming it. Destroy still works from there: its
+// fails naming kubernetes.host (with depends_on it is read at apply, from the
+// configured cluster); a new RuntimeClass plans and is created in the real
+// cluster once the host is known at apply; a refresh while the host is
+// unknown again fails naming it. Destroy still works from there: its
 // refresh uses the values in the state, which are known.
 func TestAccProvider_unknownHost(t *testing.T) {
 	acctest.PreCheck(t)
@@ -220,11 +221,19 @@ resource "windows_runtime_class" "test" {
 				ExpectError: unknownHost("data.windows_cluster.test"),
 			},
 			{
-				Config: config(host, ""),
-				Check: func(*terraform.State) error {
-					_, err := acctest.Kube(t).FindRuntimeClass(context.Background(), name)
-					return err
-				},
+				// depends_on the resource that provides the setting: the
+				// data source is read at apply, from the configured host.
+				Config: config(host, `
+data "windows_cluster" "test" {
+  depends_on = [terraform_data.cluster]
+}`),
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error {
+						_, err := acctest.Kube(t).FindRuntimeClass(context.Background(), name)
+						return err
+					},
+					resource.TestCheckResourceAttr("data.windows_cluster.test", "api_endpoint", host),
+				),
 			},
 			{
 				// A new endpoint (the cluster replaced, say): unknown again.
