@@ -49,7 +49,8 @@ type kubernetesModel struct {
 
 func vsphereBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
-		MarkdownDescription: "How to reach vCenter. Needed only by resources that touch vSphere.",
+		MarkdownDescription: "How to reach vCenter. Needed only by resources that touch vSphere. A setting left out comes from its environment variable; " +
+			"a setting that is unknown at plan (taken from a resource of the same run) never does: see [Settings known only after apply](#settings-known-only-after-apply).",
 		Attributes: map[string]schema.Attribute{
 			"server": schema.StringAttribute{
 				Optional:            true,
@@ -84,7 +85,8 @@ func vsphereBlock() schema.SingleNestedBlock {
 func kubernetesBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
 		MarkdownDescription: "How to reach the Kubernetes cluster. Field names and environment variables follow the `hashicorp/kubernetes` provider; " +
-			"explicit fields override what the kubeconfig file says.",
+			"explicit fields override what the kubeconfig file says. A setting left out comes from its environment variable; a setting that is unknown at plan " +
+			"(for example `host = module.cluster.endpoint` while the cluster is being created) never does: see [Settings known only after apply](#settings-known-only-after-apply).",
 		Attributes: map[string]schema.Attribute{
 			"config_path": schema.StringAttribute{
 				Optional:            true,
