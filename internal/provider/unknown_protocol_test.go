@@ -25,7 +25,8 @@ type decoy struct {
 	conns atomic.Int64
 }
 
-// newDecoy starts a decoy and points KUBECONFIG and KUBE_HOST at it.
+// newDecoy starts a decoy and points KUBECONFIG, KUBE_HOST and
+// VSPHERE_SERVER at it.
 func newDecoy(t *testing.T) *decoy {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -48,7 +49,7 @@ func newDecoy(t *testing.T) *decoy {
 	err = os.WriteFile(kubeconfig, []byte(fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters: [{name: decoy, cluster: {server: %q}}]
-users: [{name: decoy, user: {token: decoy-token}}]
+users: [{name: decoy, user: {}}]
 contexts: [{name: decoy, context: {cluster: decoy, user: decoy}}]
 current-context: decoy
 `, d.URL)), 0o600)
@@ -57,6 +58,7 @@ current-context: decoy
 	}
 	t.Setenv("KUBECONFIG", kubeconfig)
 	t.Setenv("KUBE_HOST", d.URL)
+	t.Setenv("VSPHERE_SERVER", d.URL)
 	return d
 }
 
@@ -114,27 +116,62 @@ func dynamic(t *testing.T, v tftypes.Value) *tfprotov6.DynamicValue {
 	return &dv
 }
 
-// configure sends a provider configuration whose kubernetes.host is unknown
-// (known token and CA), as Terraform does at plan when the host comes from a
-// resource of the same run.
-func (s *protocolServer) configureUnknownHost(t *testing.T, deferralAllowed bool) {
+// configure sends a provider configuration with the given attributes of each
+// block (the others null), as Terraform does at plan.
+func (s *protocolServer) configure(t *testing.T, deferralAllowed bool, blocks map[string]map[string]tftypes.Value) {
 	t.Helper()
-	blockType := s.schema.Provider.ValueType().(tftypes.Object).AttributeTypes["kubernetes"].(tftypes.Object)
-	block := map[string]tftypes.Value{}
-	for name, at := range blockType.AttributeTypes {
-		block[name] = tftypes.NewValue(at, nil)
+	providerType := s.schema.Provider.ValueType().(tftypes.Object)
+	config := map[string]tftypes.Value{}
+	for name, attrs := range blocks {
+		blockType := providerType.AttributeTypes[name].(tftypes.Object)
+		block := map[string]tftypes.Value{}
+		for an, at := range blockType.AttributeTypes {
+			block[an] = tftypes.NewValue(at, nil)
+		}
+		for an, v := range attrs {
+			block[an] = v
+		}
+		config[name] = tftypes.NewValue(blockType, block)
 	}
-	block["host"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
-	block["token"] = tftypes.NewValue(tftypes.String, "known-token")
-	config := value(t, s.schema.Provider, map[string]tftypes.Value{"kubernetes": tftypes.NewValue(blockType, block)})
 	resp, err := s.ConfigureProvider(context.Background(), &tfprotov6.ConfigureProviderRequest{
 		TerraformVersion:   "1.11.4",
-		Config:             dynamic(t, config),
+		Config:             dynamic(t, value(t, s.schema.Provider, config)),
 		ClientCapabilities: &tfprotov6.ConfigureProviderClientCapabilities{DeferralAllowed: deferralAllowed},
 	})
 	if err != nil || hasError(resp.Diagnostics) {
 		t.Fatalf("ConfigureProvider: %v %s", err, diagText(resp.Diagnostics))
 	}
+}
+
+var unknownString = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+
+func knownString(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
+
+// configureUnknownHost: kubernetes.host unknown, the token known, as when the
+// host comes from a resource of the same run.
+func (s *protocolServer) configureUnknownHost(t *testing.T, deferralAllowed bool) {
+	t.Helper()
+	s.configure(t, deferralAllowed, map[string]map[string]tftypes.Value{
+		"kubernetes": {"host": unknownString, "token": knownString("known-token")},
+	})
+}
+
+// planNew plans the creation of a resource with the given attributes.
+func (s *protocolServer) planNew(t *testing.T, typeName string, attrs map[string]tftypes.Value, deferralAllowed bool) *tfprotov6.PlanResourceChangeResponse {
+	t.Helper()
+	schema := s.schema.ResourceSchemas[typeName]
+	config := value(t, schema, attrs)
+	resp, err := s.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
+		TypeName:           typeName,
+		PriorState:         dynamic(t, tftypes.NewValue(schema.ValueType(), nil)),
+		ProposedNewState:   dynamic(t, config),
+		Config:             dynamic(t, config),
+		ClientCapabilities: &tfprotov6.PlanResourceChangeClientCapabilities{DeferralAllowed: deferralAllowed},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 func (s *protocolServer) readCluster(t *testing.T, deferralAllowed bool) *tfprotov6.ReadDataSourceResponse {
@@ -150,43 +187,7 @@ func (s *protocolServer) readCluster(t *testing.T, deferralAllowed bool) *tfprot
 	return resp
 }
 
-// planRuntimeClass plans a new windows_runtime_class.
-func (s *protocolServer) planRuntimeClass(t *testing.T, deferralAllowed bool) *tfprotov6.PlanResourceChangeResponse {
-	t.Helper()
-	schema := s.schema.ResourceSchemas["windows_runtime_class"]
-	config := value(t, schema, map[string]tftypes.Value{
-		"name": tftypes.NewValue(tftypes.String, "windows-2022"), "windows_version": tftypes.NewValue(tftypes.String, "2022"),
-	})
-	resp, err := s.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
-		TypeName:           "windows_runtime_class",
-		PriorState:         dynamic(t, tftypes.NewValue(schema.ValueType(), nil)),
-		ProposedNewState:   dynamic(t, config),
-		Config:             dynamic(t, config),
-		ClientCapabilities: &tfprotov6.PlanResourceChangeClientCapabilities{DeferralAllowed: deferralAllowed},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
-
-// planNetworking plans a new windows_node_networking, which reads the
-// cluster at plan when it can.
-func (s *protocolServer) planNetworking(t *testing.T) *tfprotov6.PlanResourceChangeResponse {
-	t.Helper()
-	schema := s.schema.ResourceSchemas["windows_node_networking"]
-	config := value(t, schema, map[string]tftypes.Value{"cni": tftypes.NewValue(tftypes.String, "flannel")})
-	resp, err := s.PlanResourceChange(context.Background(), &tfprotov6.PlanResourceChangeRequest{
-		TypeName:         "windows_node_networking",
-		PriorState:       dynamic(t, tftypes.NewValue(schema.ValueType(), nil)),
-		ProposedNewState: dynamic(t, config),
-		Config:           dynamic(t, config),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
-}
+var runtimeClassAttrs = map[string]tftypes.Value{"name": knownString("windows-2022"), "windows_version": knownString("2022")}
 
 // readRuntimeClass refreshes an existing windows_runtime_class.
 func (s *protocolServer) readRuntimeClass(t *testing.T, deferralAllowed bool) *tfprotov6.ReadResourceResponse {
@@ -218,7 +219,7 @@ func TestProtocol_unknownProviderConfigDefers(t *testing.T) {
 	if r := s.readCluster(t, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
 		t.Errorf("ReadDataSource windows_cluster: deferred %v, diagnostics %s; want deferred (%s)", r.Deferred, diagText(r.Diagnostics), want)
 	}
-	if r := s.planRuntimeClass(t, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
+	if r := s.planNew(t, "windows_runtime_class", runtimeClassAttrs, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
 		t.Errorf("PlanResourceChange windows_runtime_class: deferred %v, diagnostics %s; want deferred (%s)", r.Deferred, diagText(r.Diagnostics), want)
 	}
 	if r := s.readRuntimeClass(t, true); r.Deferred == nil || r.Deferred.Reason != want || hasError(r.Diagnostics) {
@@ -235,12 +236,12 @@ func TestProtocol_unknownProviderConfigWithoutDeferral(t *testing.T) {
 	s := newProtocolServer(t)
 	s.configureUnknownHost(t, false)
 
-	if r := s.planRuntimeClass(t, false); r.Deferred != nil || hasError(r.Diagnostics) {
+	if r := s.planNew(t, "windows_runtime_class", runtimeClassAttrs, false); r.Deferred != nil || hasError(r.Diagnostics) {
 		t.Errorf("PlanResourceChange windows_runtime_class: deferred %v, diagnostics %s; want a plan", r.Deferred, diagText(r.Diagnostics))
 	}
 	// A resource that reads the cluster at plan leaves its discovered
 	// values unknown and says why.
-	r := s.planNetworking(t)
+	r := s.planNew(t, "windows_node_networking", map[string]tftypes.Value{"cni": knownString("flannel")}, false)
 	if hasError(r.Diagnostics) || !strings.Contains(diagText(r.Diagnostics), "[WARNING] Cluster not read during this plan: The provider's kubernetes.host is unknown") {
 		t.Errorf("PlanResourceChange windows_node_networking: diagnostics %s; want a plan and a warning naming kubernetes.host", diagText(r.Diagnostics))
 	} else if planned, err := r.PlannedState.Unmarshal(s.schema.ResourceSchemas["windows_node_networking"].ValueType()); err != nil {
@@ -259,6 +260,49 @@ func TestProtocol_unknownProviderConfigWithoutDeferral(t *testing.T) {
 		text := diagText(diags)
 		if !hasError(diags) || !strings.Contains(text, "kubernetes.host is unknown until apply") || !strings.Contains(text, "-target") {
 			t.Errorf("%s: diagnostics %s; want an error naming kubernetes.host and the fix", what, text)
+		}
+	}
+	d.untouched(t)
+}
+
+// Every resource still plans its creation when both blocks hold an unknown
+// setting: what the plan would read from the cluster or vCenter is left for
+// apply, and no error stops the plan.
+func TestProtocol_unknownProviderConfigEveryResourcePlans(t *testing.T) {
+	d := newDecoy(t)
+	s := newProtocolServer(t)
+	s.configure(t, false, map[string]map[string]tftypes.Value{
+		"kubernetes": {"host": unknownString},
+		"vsphere":    {"server": unknownString, "user": knownString("administrator@vsphere.local")},
+	})
+	sha := knownString(strings.Repeat("ab", 32))
+	resources := map[string]map[string]tftypes.Value{
+		"windows_runtime_class":         runtimeClassAttrs,
+		"windows_node_networking":       {"cni": knownString("flannel")},
+		"windows_linux_daemonset_guard": {"namespace": knownString("kube-system")},
+		"windows_golden_image": {
+			"name": knownString("win2022-k8s"), "folder": knownString("/DC0/vm/templates"), "source_template": knownString("/DC0/vm/templates/win2022-base"),
+			"resource_pool_id": knownString("resgroup-1"), "kubernetes_version": knownString("v1.36.3"),
+			"kubelet_sha256": sha, "kube_proxy_sha256": sha, "containerd_sha256": sha, "cni_plugins_sha256": sha,
+			"containerd_url":  knownString("https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz"),
+			"cni_plugins_url": knownString("https://github.com/containernetworking/plugins/releases/download/v1.7.1/cni-plugins-windows-amd64-v1.7.1.tgz"),
+		},
+		"windows_node": {
+			"name": knownString("win-1"), "template": knownString("/DC0/vm/templates/win2022-k8s"), "folder": knownString("/DC0/vm"),
+			"resource_pool_id": knownString("resgroup-1"),
+		},
+	}
+	for name := range s.schema.ResourceSchemas {
+		if _, ok := resources[name]; !ok {
+			t.Errorf("%s is not planned here: add it", name)
+		}
+	}
+	for name, attrs := range resources {
+		if _, ok := s.schema.ResourceSchemas[name]; !ok {
+			t.Fatalf("no resource %s", name)
+		}
+		if r := s.planNew(t, name, attrs, false); hasError(r.Diagnostics) || r.PlannedState == nil {
+			t.Errorf("PlanResourceChange %s: diagnostics %s; want a plan", name, diagText(r.Diagnostics))
 		}
 	}
 	d.untouched(t)
