@@ -144,16 +144,9 @@ func (r *runtimeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 				Optional:            true,
 				MarkdownDescription: "Resources a pod of this RuntimeClass uses beyond its containers' requests (the Windows container's utility VM or job object), added by the scheduler.",
 				Attributes: map[string]schema.Attribute{
-					"cpu": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "CPU overhead, for example `100m`.",
-						Validators:          []validator.String{quantity()},
-					},
-					"memory": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Memory overhead, for example `128Mi`.",
-						Validators:          []validator.String{quantity()},
-					},
+					"cpu": quantityAttribute("CPU overhead, a Kubernetes quantity, for example `100m` or `0.1` (the same amount: the API " +
+						"server stores `100m`, and either spelling plans no change against the other)."),
+					"memory": quantityAttribute("Memory overhead, a Kubernetes quantity, for example `128Mi`."),
 				},
 			},
 			"effective_node_selector": schema.MapAttribute{
