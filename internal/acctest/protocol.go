@@ -3,6 +3,8 @@ package acctest
 import (
 	"context"
 	"fmt"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -205,15 +207,27 @@ func Object(typ tftypes.Type, attrs map[string]any) map[string]tftypes.Value {
 	return out
 }
 
-// Attr returns a string attribute of an object value ("" when null).
+// Attr returns a string, bool or number attribute of an object value as
+// text ("" when null or absent).
 func Attr(v tftypes.Value, name string) string {
 	var attrs map[string]tftypes.Value
 	if v.IsNull() || v.As(&attrs) != nil {
 		return ""
 	}
+	a, ok := attrs[name]
+	if !ok || !a.IsKnown() || a.IsNull() {
+		return ""
+	}
 	var s string
-	if a, ok := attrs[name]; ok && a.IsKnown() && !a.IsNull() && a.As(&s) == nil {
+	var b bool
+	var n big.Float
+	switch {
+	case a.As(&s) == nil:
 		return s
+	case a.As(&b) == nil:
+		return strconv.FormatBool(b)
+	case a.As(&n) == nil:
+		return n.String()
 	}
 	return ""
 }
