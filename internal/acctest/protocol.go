@@ -2,12 +2,16 @@ package acctest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/big"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
@@ -293,4 +297,33 @@ func emptyBlock(b *tfprotov6.SchemaBlock) map[string]tftypes.Value {
 		}
 	}
 	return out
+}
+
+// SkipWithoutIdentityImport is a TestStep.SkipFunc for steps that import by
+// identity (`import { identity = {...} }`) through the CLI under test: that
+// needs Terraform 1.12 or later, or OpenTofu 1.12 or later (which added the
+// import block's identity argument). Terraform 1.11 skips them; the
+// protocol-level tests cover the provider's side for every CLI.
+func SkipWithoutIdentityImport() (bool, error) {
+	v, err := cliVersion()
+	if err != nil {
+		return false, err
+	}
+	return v.LessThan(version.Must(version.NewVersion("1.12.0"))), nil
+}
+
+// cliVersion is the version of the CLI the acceptance tests drive, as it
+// reports it (OpenTofu reports its own version under the same key).
+func cliVersion() (*version.Version, error) {
+	out, err := exec.Command(os.Getenv("TF_ACC_TERRAFORM_PATH"), "version", "-json").Output()
+	if err != nil {
+		return nil, fmt.Errorf("asking the CLI its version: %w", err)
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return nil, fmt.Errorf("reading the CLI's version: %w", err)
+	}
+	return version.NewVersion(v.Version)
 }

@@ -136,6 +136,15 @@ resource "windows_runtime_class" "test" {
 				},
 			},
 			{
+				// Import by identity (an import block with identity = { name },
+				// from the identity in the state): the same no-op plan. Needs
+				// OpenTofu 1.12+ or Terraform 1.12+ (skipped under 1.11).
+				ResourceName:    rcAddress,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc:        acctest.SkipWithoutIdentityImport,
+			},
+			{
 				// The handler is immutable in Kubernetes: a new one replaces the object.
 				Config: fmt.Sprintf(`
 resource "windows_runtime_class" "test" {

@@ -1,0 +1,6 @@
+import {
+  to = windows_node_networking.this
+  identity = {
+    namespace = "kube-system"
+  }
+}
