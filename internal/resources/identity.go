@@ -63,7 +63,7 @@ type goldenImageIdentity struct {
 func (r *goldenImageResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
 		"id": identityschema.StringAttribute{RequiredForImport: true,
-			Description: "Managed object id of the template, for example vm-1042 (the id attribute; govc ls -i <inventory path> prints it)."},
+			Description: "Managed object id of the template, for example vm-1042 (the id attribute; govc ls -i <inventory path> prints it as VirtualMachine:vm-1042)."},
 	}}
 }
 

@@ -1,3 +1,4 @@
+# Import by identity: Terraform 1.12 or later, or OpenTofu 1.12 or later.
 import {
   to = windows_linux_daemonset_guard.system
   identity = {

@@ -1,3 +1,4 @@
+# Import by identity: Terraform 1.12 or later, or OpenTofu 1.12 or later.
 # The VM's instance UUID (instance_uuid; govc vm.info -json shows it as
 # Config.InstanceUuid). `terraform query` with the windows_node list resource
 # writes these blocks for every Windows node it finds.
