@@ -196,3 +196,12 @@ func (c *Client) DeleteNode(ctx context.Context, name string) error {
 	}
 	return nil
 }
+
+// WindowsNodes lists the Nodes labelled kubernetes.io/os=windows.
+func (c *Client) WindowsNodes(ctx context.Context) ([]corev1.Node, error) {
+	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelOS + "=windows"})
+	if err != nil {
+		return nil, fmt.Errorf("listing Windows nodes: %w", err)
+	}
+	return list.Items, nil
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -30,8 +31,9 @@ type windowsProvider struct {
 }
 
 var (
-	_ provider.Provider              = (*windowsProvider)(nil)
-	_ provider.ProviderWithFunctions = (*windowsProvider)(nil)
+	_ provider.Provider                  = (*windowsProvider)(nil)
+	_ provider.ProviderWithFunctions     = (*windowsProvider)(nil)
+	_ provider.ProviderWithListResources = (*windowsProvider)(nil)
 )
 
 func (p *windowsProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -79,6 +81,7 @@ func (p *windowsProvider) Configure(ctx context.Context, req provider.ConfigureR
 	resp.ResourceData = c
 	resp.DataSourceData = c
 	resp.EphemeralResourceData = c
+	resp.ListResourceData = c
 }
 
 func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {
@@ -88,6 +91,13 @@ func (p *windowsProvider) Resources(context.Context) []func() resource.Resource 
 		resources.NewNode,
 		resources.NewLinuxDaemonSetGuard,
 		resources.NewNodeNetworking,
+	}
+}
+
+// ListResources are what `terraform query` (Terraform 1.14 and later) runs.
+func (p *windowsProvider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{
+		resources.NewNodeList,
 	}
 }
 

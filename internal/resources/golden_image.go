@@ -111,6 +111,7 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 		plan.BuildVMID = types.StringValue(vm.ID)
 		plan.clearOutputs()
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
 	}
 	buildReq.Progress = func(stage string, fields map[string]any) {
 		if fields == nil {
@@ -139,11 +140,13 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 	tflog.Info(ctx, "golden image built", map[string]any{"template": res.Template.Path, "windows_build": res.WindowsBuildFull,
 		"elapsed": res.Elapsed.String(), "round_trips": res.RoundTrips})
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
 }
 
 func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state goldenImageModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: state.ID}, &resp.Diagnostics)
 	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -180,6 +183,7 @@ func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateReq
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
 }
 
 func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -212,15 +216,21 @@ func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteReq
 	}
 }
 
-// ImportState takes the template's inventory path (or managed object id).
+// ImportState takes the template's inventory path or managed object id, or
+// the identity's id (the managed object id).
 func (r *goldenImageResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ref := req.ID
+	var id goldenImageIdentity
+	if importedIdentity(ctx, req, &id, "id", &resp.Diagnostics) {
+		ref = id.ID.ValueString()
+	}
 	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	info, err := goldenimage.FindTemplate(ctx, vc, req.ID)
+	info, err := goldenimage.FindTemplate(ctx, vc, ref)
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows golden image (%s)", req.ID), err.Error())
+		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows golden image (%s)", ref), err.Error())
 		return
 	}
 	state := goldenImageModel{}
@@ -229,6 +239,7 @@ func (r *goldenImageResource) ImportState(ctx context.Context, req resource.Impo
 	state.ID = types.StringValue(info.VM.ID)
 	state.BuildVMID = types.StringValue("")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: state.ID}, &resp.Diagnostics)
 }
 
 // vsphereClient returns the vCenter session or adds one diagnostic saying why

@@ -35,6 +35,17 @@ func TestAccGoldenImage_importThenManage(t *testing.T) {
 				}},
 			},
 			{Config: config, PlanOnly: true},
+			{
+				// An import block by identity { id } (OpenTofu/Terraform 1.12+)
+				// plans the same update in place.
+				Config:       goldenImageConfig(name, nil),
+				ResourceName: giAddress, ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc:           acctest.SkipWithoutIdentityImport,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(giAddress, plancheck.ResourceActionUpdate),
+				}},
+			},
 		},
 	})
 }

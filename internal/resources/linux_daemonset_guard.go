@@ -44,6 +44,8 @@ type linuxDaemonSetGuardModel struct {
 
 func (r *linuxDaemonSetGuardResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_linux_daemonset_guard"
+	// The identity lists the guarded DaemonSets, which change in place.
+	resp.ResourceBehavior.MutableIdentity = true
 }
 
 func (r *linuxDaemonSetGuardResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -157,11 +159,13 @@ func (r *linuxDaemonSetGuardResource) Create(ctx context.Context, req resource.C
 		selected = setStrings(ctx, plan.Names, &resp.Diagnostics)
 	}
 	r.guardAndRecord(ctx, k, &plan, selected, summary, &resp.State, &resp.Diagnostics)
+	setIdentity(ctx, resp.Identity, guardIdentity(ctx, plan.Namespace, plan.Names, &resp.Diagnostics), &resp.Diagnostics)
 }
 
 func (r *linuxDaemonSetGuardResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state linuxDaemonSetGuardModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, guardIdentity(ctx, state.Namespace, state.Names, &resp.Diagnostics), &resp.Diagnostics)
 	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -238,6 +242,7 @@ func (r *linuxDaemonSetGuardResource) Update(ctx context.Context, req resource.U
 		}
 	}
 	r.guardAndRecord(ctx, k, &plan, selected, summary, &resp.State, &resp.Diagnostics)
+	setIdentity(ctx, resp.Identity, guardIdentity(ctx, plan.Namespace, plan.Names, &resp.Diagnostics), &resp.Diagnostics)
 }
 
 // guardAndRecord guards the selected DaemonSets and saves the result, even
@@ -272,8 +277,19 @@ func (r *linuxDaemonSetGuardResource) Delete(ctx context.Context, req resource.D
 
 // ImportState takes `<namespace>` (the DaemonSets whose node selector the
 // guard's field manager owns) or `<namespace>/<name>,<name>...`.
+// By identity it takes the namespace and, optionally, the names.
 func (r *linuxDaemonSetGuardResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	namespace, list, hasNames := strings.Cut(req.ID, "/")
+	importID := req.ID
+	var id linuxDaemonSetGuardIdentity
+	if importedIdentity(ctx, req, &id, "namespace", &resp.Diagnostics) {
+		var names []string
+		resp.Diagnostics.Append(id.Names.ElementsAs(ctx, &names, false)...)
+		importID = guardID(id.Namespace.ValueString(), names)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	namespace, list, hasNames := strings.Cut(importID, "/")
 	var names []string
 	for _, n := range strings.Split(list, ",") {
 		if n = strings.TrimSpace(n); n != "" {
@@ -282,7 +298,7 @@ func (r *linuxDaemonSetGuardResource) ImportState(ctx context.Context, req resou
 	}
 	if namespace == "" || (hasNames && len(names) == 0) {
 		resp.Diagnostics.AddError("importing Windows Linux DaemonSet guard",
-			fmt.Sprintf("The import ID %q is not <namespace> or <namespace>/<name>,<name>: for example kube-system/kube-proxy,kube-flannel-ds.", req.ID))
+			fmt.Sprintf("The import ID %q is not <namespace> or <namespace>/<name>,<name>: for example kube-system/kube-proxy,kube-flannel-ds.", importID))
 		return
 	}
 	namesValue := types.SetNull(types.StringType)
@@ -292,6 +308,7 @@ func (r *linuxDaemonSetGuardResource) ImportState(ctx context.Context, req resou
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), guardID(namespace, names))...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("names"), namesValue)...)
+	setIdentity(ctx, resp.Identity, guardIdentity(ctx, types.StringValue(namespace), namesValue, &resp.Diagnostics), &resp.Diagnostics)
 }
 
 // guard applies the selector to each DaemonSet and returns those it guards,

@@ -128,6 +128,13 @@ data "windows_cluster" "test" {
 				ImportStateId:     ns + "/kube-proxy,kube-flannel-ds,already-linux",
 				ImportStateVerify: true,
 			},
+			{
+				// By identity { namespace, names } (OpenTofu/Terraform 1.12+).
+				ResourceName:    guardAddress,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc:        acctest.SkipWithoutIdentityImport,
+			},
 		},
 	})
 }
@@ -192,6 +199,13 @@ resource "windows_linux_daemonset_guard" "test" {
 				ImportState:       true,
 				ImportStateId:     ns,
 				ImportStateVerify: true,
+			},
+			{
+				// By identity { namespace } alone (OpenTofu/Terraform 1.12+).
+				ResourceName:    guardAddress,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc:        acctest.SkipWithoutIdentityImport,
 			},
 			{
 				PreConfig: func() {

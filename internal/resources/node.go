@@ -3,10 +3,8 @@ package resources
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -161,6 +159,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	res, err := m.Create(ctx, spec, func(id winnode.Identity) {
 		plan.setIdentity(id)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: plan.InstanceUUID}, &resp.Diagnostics)
 	})
 	summary := fmt.Sprintf("creating Windows node (%s)", spec.Name)
 	if err != nil {
@@ -188,6 +187,7 @@ func tainted(vmID string) string {
 func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state nodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: state.InstanceUUID}, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -204,13 +204,7 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		resp.State.RemoveResource(ctx)
 		return
 	}
-	state.fromVM(obs.VM)
-	if obs.Node == nil {
-		state.Joined = types.BoolValue(false)
-		state.Ready = types.BoolValue(false)
-	} else {
-		state.fromNode(obs.Node, true)
-	}
+	state.refresh(obs)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -225,6 +219,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	var plan, state nodeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: state.InstanceUUID}, &resp.Diagnostics)
 	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
 	timeout, diags := plan.Timeouts.Update(ctx, nodeUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
@@ -330,51 +325,25 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 }
 
-// ImportState takes the VM's inventory path or instance UUID.
+// ImportState takes the VM's inventory path, its instance UUID or the Node's
+// providerID (vsphere://<BIOS UUID>); by identity, the instance UUID.
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	vc := vsphereClient(ctx, r.clients, &resp.Diagnostics)
+	ref := req.ID
+	var id nodeIdentity
+	if importedIdentity(ctx, req, &id, "instance_uuid", &resp.Diagnostics) {
+		ref = id.InstanceUUID.ValueString()
+	}
+	m := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	var err error
-	var info *vsphere.VMInfo
-	if strings.Contains(req.ID, "/") {
-		ref, ferr := vc.FindVMByPath(ctx, req.ID)
-		if err = ferr; err == nil {
-			info, err = vc.ReadVM(ctx, ref)
-		}
-	} else {
-		ref, ferr := vc.FindVMByUUID(ctx, req.ID, true)
-		if err = ferr; err == nil {
-			info, err = vc.ReadVM(ctx, ref)
-		}
-	}
+	found, err := describeForImport(ctx, m, ref)
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node (%s)", req.ID),
-			err.Error()+"\n\nImport by the VM's inventory path (/dc/vm/folder/name) or its instance UUID.")
+		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node (%s)", ref), err.Error())
 		return
 	}
-	p, _ := vc.InventoryPath(ctx, info.Ref)
-	attrs := map[string]any{"id": info.ID(), "name": strings.ToLower(info.Name), "vm_path": p,
-		"folder": p[:strings.LastIndex(p, "/")], "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
-		"provider_id": winnode.Identity{BIOSUUID: info.BIOSUUID}.ProviderID(), "joined": true,
-		"linked_clone": len(info.Disks) > 0 && len(info.Disks[0].ParentFileNames) > 0}
-	if info.ResourcePool != nil {
-		attrs["resource_pool_id"] = info.ResourcePool.Value
-	}
-	if b := info.ExtraConfig[keyWindowsBuildFull]; b != "" {
-		attrs["windows_build_full"] = b
-	}
-	for k, v := range importDefaults() {
-		attrs[k] = v
-	}
-	for attr, v := range attrs {
-		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("drain"), types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
-		"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
-		"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
-	}))...)
+	resp.Diagnostics.Append(setImported(ctx, found, &resp.State)...)
+	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: types.StringValue(found.VM.InstanceUUID)}, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 }
 

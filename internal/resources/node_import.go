@@ -2,12 +2,20 @@ package resources
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"path"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
 // importedKey marks, in the private state, a node imported and not yet
@@ -28,9 +36,61 @@ func importDefaults() map[string]any {
 	}
 }
 
-// keyWindowsBuildFull is the ExtraConfig key in which windows_golden_image
-// records a template's full Windows build; clones carry it.
-const keyWindowsBuildFull = "guestinfo.windows.build-full"
+// describeForImport finds a node's VM by what import takes (inventory path,
+// instance UUID, providerID) and reads it with the Node it backs.
+func describeForImport(ctx context.Context, m *winnode.Manager, ref string) (winnode.Found, error) {
+	vm, err := m.Locate(ctx, ref)
+	if err != nil {
+		return winnode.Found{}, fmt.Errorf("%w\n\nImport by the VM's inventory path (/dc/vm/folder/name), its instance UUID, "+
+			"or the Node's providerID (vsphere://<BIOS UUID>).", err)
+	}
+	return m.Describe(ctx, vm)
+}
+
+// setImported writes what an import knows of a node into an empty state:
+// the VM's identity and placement, the name (the Node's, else the VM's in
+// lower case), and the defaults of the inputs the VM does not record. Read
+// (or refresh, for a list result) fills in the rest.
+func setImported(ctx context.Context, f winnode.Found, state attributeSetter) diag.Diagnostics {
+	var diags diag.Diagnostics
+	info, p := f.VM, f.InventoryPath
+	attrs := map[string]any{"id": info.ID(), "name": f.Name(), "vm_path": p,
+		"folder": path.Dir(p), "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
+		"provider_id": winnode.Identity{BIOSUUID: info.BIOSUUID}.ProviderID(), "joined": true,
+		"linked_clone": len(info.Disks) > 0 && len(info.Disks[0].ParentFileNames) > 0}
+	if info.ResourcePool != nil {
+		attrs["resource_pool_id"] = info.ResourcePool.Value
+	}
+	if b := info.ExtraConfig[winnode.ImageBuildKey]; b != "" {
+		attrs["windows_build_full"] = b
+	}
+	maps.Copy(attrs, importDefaults())
+	for name, v := range attrs {
+		diags.Append(state.SetAttribute(ctx, tfpath.Root(name), v)...)
+	}
+	diags.Append(state.SetAttribute(ctx, tfpath.Root("drain"), types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
+		"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
+		"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
+	}))...)
+	return diags
+}
+
+// attributeSetter is a state being built: an import's (*tfsdk.State) or a
+// list result's resource (*tfsdk.Resource).
+type attributeSetter interface {
+	SetAttribute(ctx context.Context, p tfpath.Path, v any) diag.Diagnostics
+}
+
+// refresh records what a Read observes: the VM, and the Node or its absence.
+func (m *nodeModel) refresh(obs winnode.Observed) {
+	m.fromVM(obs.VM)
+	if obs.Node == nil {
+		m.Joined = types.BoolValue(false)
+		m.Ready = types.BoolValue(false)
+		return
+	}
+	m.fromNode(obs.Node, true)
+}
 
 // privateState is the plan modifier requests' view of the private state.
 type privateState interface {

@@ -25,10 +25,11 @@ var nodeImportIgnore = []string{
 	"labels", "labels.%", "labels.example.com/pool", "timeouts",
 }
 
-// TestAccNode_import imports a node by its VM's inventory path and by its
-// instance UUID; the imported state matches the created one except for the
-// inputs above, and a plan after the import updates the node in place (it
-// records the template and the owned labels) instead of replacing it.
+// TestAccNode_import imports a node by its VM's inventory path, by its
+// instance UUID and by its Node's providerID; the imported state matches the
+// created one except for the inputs above. An import by identity plans an
+// update in place (it records the template and the owned labels), never a
+// replacement.
 func TestAccNode_import(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
@@ -57,6 +58,21 @@ func TestAccNode_import(t *testing.T) {
 			{
 				ResourceName: addr, ImportState: true, ImportStateIdFunc: attr("instance_uuid"),
 				ImportStateVerify: true, ImportStateVerifyIgnore: nodeImportIgnore,
+			},
+			{
+				ResourceName: addr, ImportState: true, ImportStateIdFunc: attr("provider_id"),
+				ImportStateVerify: true, ImportStateVerifyIgnore: nodeImportIgnore,
+			},
+			{
+				// An import block with identity = { instance_uuid } (OpenTofu or
+				// Terraform 1.12+): the plan records the template and the owned
+				// labels in place, and never replaces the node.
+				ResourceName: addr, ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc:           acctest.SkipWithoutIdentityImport,
+				ExpectNonEmptyPlan: true,
+				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
 			},
 		},
 	})

@@ -232,6 +232,7 @@ func (r *nodeNetworkingResource) Create(ctx context.Context, req resource.Create
 	timeout, diags := plan.Timeouts.Create(ctx, networkingCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	r.apply(ctx, &plan, timeout, "creating", &resp.State, &resp.Diagnostics)
+	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: plan.Namespace}, &resp.Diagnostics)
 }
 
 func (r *nodeNetworkingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -240,6 +241,7 @@ func (r *nodeNetworkingResource) Update(ctx context.Context, req resource.Update
 	timeout, diags := plan.Timeouts.Update(ctx, networkingUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
 	r.apply(ctx, &plan, timeout, "updating", &resp.State, &resp.Diagnostics)
+	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: plan.Namespace}, &resp.Diagnostics)
 }
 
 // apply renders and applies the spec, then records what the cluster holds.
@@ -306,6 +308,7 @@ func (r *nodeNetworkingResource) observe(ctx context.Context, k *kube.Client, ob
 func (r *nodeNetworkingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state nodeNetworkingModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: state.Namespace}, &resp.Diagnostics)
 	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -364,14 +367,18 @@ func (r *nodeNetworkingResource) Delete(ctx context.Context, req resource.Delete
 	}
 }
 
-// ImportState takes the namespace; the mode is the one whose DaemonSets
-// the namespace holds.
+// ImportState takes the namespace (the import ID or the identity's); the
+// mode is the one whose DaemonSets the namespace holds.
 func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns := strings.TrimSpace(req.ID)
+	var id nodeNetworkingIdentity
+	if importedIdentity(ctx, req, &id, "namespace", &resp.Diagnostics) {
+		ns = id.Namespace.ValueString()
+	}
 	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	ns := strings.TrimSpace(req.ID)
 	mode, err := k.ObservedNetworkingMode(ctx, ns)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node networking (%s)", ns), err.Error())
@@ -391,6 +398,7 @@ func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.I
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
 	}
+	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: types.StringValue(ns)}, &resp.Diagnostics)
 	if mode == kube.NetworkingFlannel {
 		if img, err := k.FindDaemonSet(ctx, ns, kube.KubeProxyWindows); err == nil && len(img.Spec.Template.Spec.Containers) > 0 {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("host_process_image"), img.Spec.Template.Spec.Containers[0].Image)...)

@@ -189,13 +189,24 @@ func TestAccNodeNetworking_none(t *testing.T) {
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNetworkingDestroyed(t, ns),
-		Steps: []resource.TestStep{{
-			Config: networkingConfig(ns, "none", ""),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("objects"), knownvalue.ListSizeExact(0)),
-				statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_vni"), knownvalue.Int64Exact(0)),
+		Steps: []resource.TestStep{
+			{
+				Config: networkingConfig(ns, "none", ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("objects"), knownvalue.ListSizeExact(0)),
+					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_vni"), knownvalue.Int64Exact(0)),
+				},
 			},
-		}},
+			{
+				// An import block by namespace plans no change.
+				ResourceName: networkingAddress, ImportState: true, ImportStateKind: resource.ImportBlockWithID, ImportStateId: ns,
+			},
+			{
+				// So does one by identity { namespace } (OpenTofu/Terraform 1.12+).
+				ResourceName: networkingAddress, ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc: acctest.SkipWithoutIdentityImport,
+			},
+		},
 	})
 }
 

@@ -64,7 +64,9 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"one with its remedy; `skip_checks` opts out per check.\n\n" +
 			"Delete cordons and drains the node through the eviction API (honouring PodDisruptionBudgets), deletes the Node, shuts the " +
 			"guest down and destroys the VM. A failure after the clone leaves the resource tainted, never an untracked VM.\n\n" +
-			"Import takes the VM's inventory path or instance UUID. vSphere and the Node tell the placement's resource pool, the taints and " +
+			"Import takes the VM's inventory path, its instance UUID or the Node's providerID (`vsphere://<BIOS UUID>`), and names the " +
+			"node after the Node the VM backs; the resource's identity is the instance UUID, and the `windows_node` list resource " +
+			"finds the VMs that are Windows nodes (see the guide *Importing existing Windows nodes*). vSphere and the Node tell the placement's resource pool, the taints and " +
 			"the build, but not the template, the static `ipv4` settings, the datastore/network/host ids, the cluster overrides or which " +
 			"labels were this resource's: the first apply after an import records them in place, without replacing the node.",
 		Attributes: map[string]schema.Attribute{

@@ -144,16 +144,9 @@ func (r *runtimeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 				Optional:            true,
 				MarkdownDescription: "Resources a pod of this RuntimeClass uses beyond its containers' requests (the Windows container's utility VM or job object), added by the scheduler.",
 				Attributes: map[string]schema.Attribute{
-					"cpu": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "CPU overhead, for example `100m`.",
-						Validators:          []validator.String{quantity()},
-					},
-					"memory": schema.StringAttribute{
-						Optional:            true,
-						MarkdownDescription: "Memory overhead, for example `128Mi`.",
-						Validators:          []validator.String{quantity()},
-					},
+					"cpu": quantityAttribute("CPU overhead, a Kubernetes quantity, for example `100m` or `0.1` (the same amount: the API " +
+						"server stores `100m`, and either spelling plans no change against the other)."),
+					"memory": quantityAttribute("Memory overhead, a Kubernetes quantity, for example `128Mi`."),
 				},
 			},
 			"effective_node_selector": schema.MapAttribute{
@@ -225,11 +218,13 @@ func (r *runtimeClassResource) Create(ctx context.Context, req resource.CreateRe
 	plan.ID = types.StringValue(rc.Name)
 	plan.EffectiveNodeSelector = stringMap(rc.Scheduling.NodeSelector)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: plan.Name}, &resp.Diagnostics)
 }
 
 func (r *runtimeClassResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state runtimeClassModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: state.ID}, &resp.Diagnostics)
 	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -269,6 +264,7 @@ func (r *runtimeClassResource) Update(ctx context.Context, req resource.UpdateRe
 	}
 	plan.EffectiveNodeSelector = stringMap(rc.Scheduling.NodeSelector)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: plan.Name}, &resp.Diagnostics)
 }
 
 func (r *runtimeClassResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -284,11 +280,21 @@ func (r *runtimeClassResource) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
-// ImportState takes the RuntimeClass name; Read then derives the build, the
-// architecture and the extra selector entries from the object.
+// ImportState takes the RuntimeClass name, as the import ID or the
+// identity's name; Read then derives the build, the architecture and the
+// extra selector entries from the object.
 func (r *runtimeClassResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), req.ID)...)
+	name := req.ID
+	var id runtimeClassIdentity
+	if importedIdentity(ctx, req, &id, "name", &resp.Diagnostics) {
+		name = id.Name.ValueString()
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: types.StringValue(name)}, &resp.Diagnostics)
 }
 
 // nodeSelector is the complete selector the configuration asks for; known is

@@ -16,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
-	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 )
 
 type tolerationModel struct {
@@ -33,12 +32,12 @@ var tolerationObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 }}
 
 type overheadModel struct {
-	CPU    types.String `tfsdk:"cpu"`
-	Memory types.String `tfsdk:"memory"`
+	CPU    quantityValue `tfsdk:"cpu"`
+	Memory quantityValue `tfsdk:"memory"`
 }
 
 var overheadObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"cpu": types.StringType, "memory": types.StringType,
+	"cpu": quantityType{}, "memory": quantityType{},
 }}
 
 // defaultToleration tolerates the taint windows_node registers nodes with.
@@ -173,22 +172,20 @@ func overheadToMap(ctx context.Context, obj types.Object, diags *diag.Diagnostic
 	return out
 }
 
-// overheadFromAPI keeps the configured spelling of a quantity the API server
-// normalised ("0.1" comes back as "100m"), so equal values never show a diff.
-func overheadFromAPI(ctx context.Context, prior types.Object, overhead *nodev1.Overhead, diags *diag.Diagnostics) types.Object {
+// overheadFromAPI is the overhead as the API server stores it, in canonical
+// form ("100m" for a configured "0.1"); the quantity type's semantic
+// equality keeps the configured spelling in the state when the amount is
+// the same.
+func overheadFromAPI(overhead *nodev1.Overhead) types.Object {
 	if overhead == nil || len(overhead.PodFixed) == 0 {
 		return types.ObjectNull(overheadObjectType.AttrTypes)
 	}
-	written := overheadToMap(ctx, prior, diags)
 	value := func(name corev1.ResourceName) attr.Value {
 		q, ok := overhead.PodFixed[name]
 		if !ok {
-			return types.StringNull()
+			return quantityNull()
 		}
-		if w, err := k8sresource.ParseQuantity(written[string(name)]); err == nil && w.Cmp(q) == 0 {
-			return types.StringValue(written[string(name)])
-		}
-		return types.StringValue(q.String())
+		return newQuantity(q.String())
 	}
 	return types.ObjectValueMust(overheadObjectType.AttrTypes, map[string]attr.Value{
 		"cpu": value(corev1.ResourceCPU), "memory": value(corev1.ResourceMemory),
@@ -210,7 +207,7 @@ func (m *runtimeClassModel) fromAPI(ctx context.Context, rc *nodev1.RuntimeClass
 	m.Name = types.StringValue(rc.Name)
 	m.Handler = types.StringValue(rc.Handler)
 	m.Tolerations = tolerationsFromAPI(tolerations)
-	m.Overhead = overheadFromAPI(ctx, m.Overhead, rc.Overhead, diags)
+	m.Overhead = overheadFromAPI(rc.Overhead)
 	m.EffectiveNodeSelector = stringMap(selector)
 
 	if imported := m.WindowsBuild.IsNull() && m.WindowsVersion.IsNull(); !imported {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -14,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+	k8sresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
@@ -27,6 +30,7 @@ var osWindowsToleration = corev1.Toleration{Key: "os", Operator: corev1.Tolerati
 func TestAccRuntimeClass_lifecycle(t *testing.T) {
 	name := acctest.Name("win-2022")
 	var original *nodev1.RuntimeClass
+	var afterUpdate *terraform.State
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -104,13 +108,41 @@ resource "windows_runtime_class" "test" {
 				},
 			},
 			{
-				ResourceName:      rcAddress,
-				ImportState:       true,
-				ImportStateId:     name,
-				ImportStateVerify: true,
-				// The API server stores "0.1" as "100m"; the resource keeps the
-				// configured spelling, which an import cannot know.
-				ImportStateVerifyIgnore: []string{"overhead.cpu"},
+				// A refresh reads "100m" back; the quantity type's semantic
+				// equality keeps the configured "0.1", and the plan is empty.
+				RefreshState: true,
+				Check: func(s *terraform.State) error {
+					afterUpdate = s
+					return resource.TestCheckResourceAttr(rcAddress, "overhead.cpu", "0.1")(s)
+				},
+			},
+			{
+				// An import (by an import block, with the configuration above)
+				// reads the API server's "100m"; the plan against cpu = "0.1"
+				// must be a no-op, not an update that changes nothing.
+				ResourceName:    rcAddress,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithID,
+				ImportStateId:   name,
+			},
+			{
+				// terraform import: every attribute matches the state, the
+				// quantities by amount ("100m" imported, "0.1" in the state).
+				ResourceName:  rcAddress,
+				ImportState:   true,
+				ImportStateId: name,
+				ImportStateCheck: func(imported []*terraform.InstanceState) error {
+					return importVerifyQuantities(afterUpdate, rcAddress, imported, "overhead.cpu", "overhead.memory")
+				},
+			},
+			{
+				// Import by identity (an import block with identity = { name },
+				// from the identity in the state): the same no-op plan. Needs
+				// OpenTofu 1.12+ or Terraform 1.12+ (skipped under 1.11).
+				ResourceName:    rcAddress,
+				ImportState:     true,
+				ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				SkipFunc:        acctest.SkipWithoutIdentityImport,
 			},
 			{
 				// The handler is immutable in Kubernetes: a new one replaces the object.
@@ -272,6 +304,8 @@ func TestAccRuntimeClass_validation(t *testing.T) {
   tolerations = [{ key = "os", value = "windows", effect = "NoRun" }]`, `(?s)effect.*NoSchedule`},
 		"bad overhead": {`windows_version = "2022"
   overhead = { cpu = "lots" }`, `(?s)overhead\.cpu:.*quantity`},
+		"negative overhead": {`windows_version = "2022"
+  overhead = { memory = "-128Mi" }`, `(?s)overhead\.memory:.*negative`},
 		"bad arch": {`windows_version = "2022"
   arch = "x86"`, `(?s)arch.*amd64`},
 	}
@@ -348,4 +382,53 @@ func seconds(p *int64) string {
 		return "none"
 	}
 	return fmt.Sprint(*p)
+}
+
+// importVerifyQuantities is ImportStateVerify with the given attributes
+// compared as Kubernetes quantities: the imported instance must have exactly
+// the attributes of the resource in the prior state, with the same values,
+// except that a quantity may be spelt differently ("100m" for "0.1").
+func importVerifyQuantities(prior *terraform.State, address string, imported []*terraform.InstanceState, quantities ...string) error {
+	if prior == nil {
+		return fmt.Errorf("no prior state captured")
+	}
+	rs, ok := prior.RootModule().Resources[address]
+	if !ok {
+		return fmt.Errorf("%s not in the prior state", address)
+	}
+	if len(imported) != 1 {
+		return fmt.Errorf("imported %d instances, want 1", len(imported))
+	}
+	want, got := rs.Primary.Attributes, imported[0].Attributes
+	keys := map[string]bool{}
+	for k := range want {
+		keys[k] = true
+	}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range keys {
+		if strings.HasPrefix(k, "timeouts") {
+			continue
+		}
+		w, inW := want[k]
+		g, inG := got[k]
+		switch {
+		case inW != inG:
+			return fmt.Errorf("attribute %s: %q in the state, %q imported", k, w, g)
+		case slices.Contains(quantities, k):
+			wq, err1 := k8sresource.ParseQuantity(w)
+			gq, err2 := k8sresource.ParseQuantity(g)
+			if err1 != nil || err2 != nil || wq.Cmp(gq) != 0 {
+				return fmt.Errorf("attribute %s: %q in the state, %q imported: not the same quantity", k, w, g)
+			}
+		case w != g:
+			return fmt.Errorf("attribute %s: %q in the state, %q imported", k, w, g)
+		}
+	}
+	if want["overhead.cpu"] == got["overhead.cpu"] {
+		// The point of the test: the spellings differ, the amounts do not.
+		return fmt.Errorf("overhead.cpu is %q in both; expected the API server's canonical spelling on import", got["overhead.cpu"])
+	}
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
@@ -49,15 +48,6 @@ func labelKey() validator.String {
 
 func labelValue() validator.String {
 	return stringCheck{"Kubernetes label value", validation.IsValidLabelValue}
-}
-
-func quantity() validator.String {
-	return stringCheck{"Kubernetes resource quantity", func(s string) []string {
-		if _, err := resource.ParseQuantity(s); err != nil {
-			return []string{"write a quantity such as 250m, 0.5, 128Mi or 1Gi"}
-		}
-		return nil
-	}}
 }
 
 func windowsBuild() validator.String {

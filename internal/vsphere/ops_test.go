@@ -196,6 +196,67 @@ func TestReadVMs(t *testing.T) {
 	}
 }
 
+// TestListVMs: a folder's VMs (and below), or the whole inventory with
+// its templates, in a fixed number of round trips however many VMs exist.
+func TestListVMs(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	sub, err := e.c.FindFolderByPath(ctx, e.folder+"/sub", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for i := range 3 {
+		spec := e.cloneSpec(t, fmt.Sprintf("win-l%d", i), "")
+		if i == 2 {
+			spec.Folder = sub // a subfolder is searched too
+		}
+		vm, err := e.c.Clone(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[vm.Ref.Value] = true
+	}
+	folder, err := e.c.FindFolderByPath(ctx, e.folder, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.counter.reset()
+	vms, err := e.c.ListVMs(ctx, folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.counter.n.Load(); n > 4 {
+		t.Errorf("ListVMs took %d round trips, want at most 4 (view, retrieve, destroy view)", n)
+	}
+	got := map[string]bool{}
+	for _, vm := range vms {
+		got[vm.Ref.Value] = true
+		if vm.InstanceUUID == "" || vm.BIOSUUID == "" || vm.Name == "" {
+			t.Errorf("%s: identity not read: %+v", vm.Ref.Value, vm.VM)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ListVMs(%s) = %v, want %v", e.folder, got, want)
+	}
+
+	all, err := e.c.ListVMs(ctx, types.ManagedObjectReference{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	templates := 0
+	for _, vm := range all {
+		if vm.Template {
+			templates++
+		}
+		delete(want, vm.Ref.Value)
+	}
+	if len(want) > 0 || templates != len(e.srv.Templates) || len(all) != len(vms)+templates {
+		t.Errorf("ListVMs of the inventory: %d VMs with %d templates (want %d VMs, %d templates), missing %v",
+			len(all), templates, len(vms)+len(e.srv.Templates), len(e.srv.Templates), want)
+	}
+}
+
 func TestReconfigureAndGrowDisk(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/view"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 )
@@ -324,4 +325,29 @@ func (f IPFilter) pick(nics []GuestNIC, primary string) string {
 		}
 	}
 	return v6
+}
+
+// ListVMs reads every virtual machine and template in a folder and its
+// subfolders (the whole inventory when folder is the zero reference), with
+// the properties ReadVMs reads: one container view and one retrieval,
+// however many VMs there are. Inventory paths are not read.
+func (c *Client) ListVMs(ctx context.Context, folder types.ManagedObjectReference) ([]*VMInfo, error) {
+	root := folder
+	if root.Value == "" {
+		root = c.Client.ServiceContent.RootFolder
+	}
+	v, err := view.NewManager(c.Client.Client).CreateContainerView(ctx, root, []string{TypeVirtualMachine}, true)
+	if err != nil {
+		return nil, fmt.Errorf("listing virtual machines: %w", err)
+	}
+	defer func() { _ = v.Destroy(context.WithoutCancel(ctx)) }()
+	var vms []mo.VirtualMachine
+	if err := v.Retrieve(ctx, []string{TypeVirtualMachine}, vmProperties, &vms); err != nil {
+		return nil, fmt.Errorf("listing virtual machines: %w", err)
+	}
+	out := make([]*VMInfo, 0, len(vms))
+	for i := range vms {
+		out = append(out, vmInfo(&vms[i]))
+	}
+	return out, nil
 }

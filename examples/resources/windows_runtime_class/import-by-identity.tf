@@ -1,0 +1,7 @@
+# Import by identity: Terraform 1.12 or later, or OpenTofu 1.12 or later.
+import {
+  to = windows_runtime_class.ltsc2022
+  identity = {
+    name = "windows-2022"
+  }
+}
