@@ -124,6 +124,15 @@ type StepFault struct {
 	// ExitCode and Stderr replace the script's result (the script does not run).
 	ExitCode int
 	Stderr   string
+	// FailAt, when set, makes the script fail where FailAt first matches it
+	// (at its first group, when it has one), as a terminating error with
+	// Stderr as its message does there: the host writes the error record
+	// powershell.exe writes (CLIXML under -EncodedCommand), whose position
+	// message echoes the failing source line as Windows PowerShell 5.1
+	// shows it (an 80-character window around the error). ExitCode
+	// defaults to 1. This is how a failing line that holds a secret reaches
+	// the caller.
+	FailAt *regexp.Regexp
 	// Delay runs the script after this pause; Hang blocks until the client
 	// cancels (Signal, closed session) or the host goes down.
 	Delay time.Duration
