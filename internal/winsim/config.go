@@ -42,7 +42,9 @@ type HostConfig struct {
 	// TLSCertPEM/TLSKeyPEM serve the HTTPS listener; when empty a self-signed
 	// certificate for the computer name and IP is generated.
 	TLSCertPEM, TLSKeyPEM []byte
-	// SSHHostKeyPEM is the host's private key; when empty an ed25519 key is generated.
+	// SSHHostKeyPEM is the SSH host key (private, PEM) a new disk starts
+	// with: written to SSHHostKeyFile when the disk has none at Start. When
+	// empty a new Ed25519 key is made, as sshd does at its first start.
 	SSHHostKeyPEM []byte
 	// AuthorizedKeys lists public keys (authorized_keys format) allowed to log in
 	// as the administrator over SSH.
