@@ -80,6 +80,9 @@ type Result struct {
 	BuildVM *VM
 	// RoundTrips counts transport operations (script runs).
 	RoundTrips int
+	// SSHHostKey is the SSH host key the build VM presented and the
+	// transport trusted (authorized_keys format); "" over WinRM.
+	SSHHostKey string
 	Elapsed    time.Duration
 }
 
@@ -168,6 +171,7 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 		return res, &StageError{"connecting to the build VM", err}
 	}
 	defer func() { _ = t.Close() }()
+	res.SSHHostKey = tcfg.TrustedHostKey()
 
 	var build string
 	for _, step := range steps {

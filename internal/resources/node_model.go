@@ -171,11 +171,13 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 			*n = types.Int64Null()
 		}
 	}
+	m.Transport = withHostKey(m.Transport, "")
 }
 
 // setJoined records a joined node.
 func (m *nodeModel) setJoined(res winnode.Result) {
 	m.setIdentity(res.Identity)
+	m.Transport = withHostKey(m.Transport, res.SSHHostKey)
 	m.IPAddress = types.StringValue(res.IP)
 	m.WindowsBuildFull = types.StringValue(res.WindowsBuildFull)
 	m.WindowsBuild = types.StringValue(winversion.TrimUBR(res.WindowsBuildFull))

@@ -89,8 +89,11 @@ type Result struct {
 	IP               string
 	WindowsBuildFull string
 	// CNI is the networking mode the node joined with.
-	CNI  string
-	Node *corev1.Node
+	CNI string
+	// SSHHostKey is the SSH host key the guest presented and the transport
+	// trusted (authorized_keys format); "" over WinRM.
+	SSHHostKey string
+	Node       *corev1.Node
 	// ReadyToDone is how long it took from the Node turning Ready to the end
 	// of the create (providerID, labels, taints, token clean-up).
 	ReadyToDone time.Duration
@@ -186,6 +189,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, &StageError{Stage: "connecting to the guest", Err: err}
 	}
 	defer func() { _ = t.Close() }()
+	res.SSHHostKey = tcfg.TrustedHostKey()
 
 	buildStep, err := bootstrap.WindowsBuildStep()
 	if err != nil {
