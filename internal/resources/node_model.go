@@ -172,6 +172,9 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 		}
 	}
 	m.Transport = withHostKey(m.Transport, "")
+	// A create that fails after this point keeps this state: the deprecated
+	// computed attributes need a value too.
+	m.settleDeprecated()
 }
 
 // setJoined records a joined node.
