@@ -122,7 +122,7 @@ func TestAccNode_sshHostKeyPinned(t *testing.T) {
 						t.Fatal(err)
 					}
 				},
-				Config: sshNodeConfig(image, node),
+				Config:      sshNodeConfig(image, node),
 				ExpectError: wrapped(`(?s)updating Windows node \(` + node + `\): SSH host key mismatch.*presented the SSH host key SHA256:.*recorded in the state \(transport.ssh_host_key\) at the first connection.*man-in-the-middle.*verify the new key out of band.*set transport.ssh_host_key to it`),
 			},
 			{
@@ -145,8 +145,8 @@ func TestAccNode_sshHostKeyPinned(t *testing.T) {
 			{
 				// A wrong key pinned up front (the first node's old one): the
 				// create fails at the first connection.
-				PreConfig: func() { t.Setenv("TF_VAR_ssh_host_key_1", nodeKey) },
-				Config:    sshNodeConfig(image, node, pinned),
+				PreConfig:   func() { t.Setenv("TF_VAR_ssh_host_key_1", nodeKey) },
+				Config:      sshNodeConfig(image, node, pinned),
 				ExpectError: wrapped(`(?s)creating Windows node \(` + pinned + `\).*SSH host key mismatch.*pinned by transport.ssh_host_key in the configuration`),
 			},
 		},
