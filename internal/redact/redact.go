@@ -16,9 +16,9 @@
 //
 // What a guest echoes can be a piece of a secret: Windows PowerShell shows a
 // failing source line in an 80-column window (PositionUtilities.VerboseMessage),
-// which can cut a base64 literal anywhere. So any run of base64 or token
-// characters of MinFragment or more that is part of a secret's form is
-// replaced too.
+// which can cut a base64 literal anywhere. So within any run of base64 or
+// token characters, every MinFragment characters that also occur in a
+// secret's form are replaced too.
 //
 // The package is pure: no I/O, nothing Terraform- or transport-specific.
 package redact
