@@ -29,6 +29,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -42,11 +43,11 @@ const MinSecret = 4
 // MinFragment is the shortest piece of a secret's form replaced on its own.
 const MinFragment = 12
 
-// Redactor replaces secrets. The zero value and nil replace nothing.
+// Redactor replaces secrets; make one with New. A nil Redactor replaces
+// nothing.
 type Redactor struct {
 	forms []string // longest first
-	// grams are the MinFragment-long pieces of the forms.
-	grams map[string]struct{}
+	grams *grams
 	// source holds the lines of a script whose echo (PowerShell's "+ <line>"
 	// position message) is hidden.
 	source []string
@@ -72,13 +73,28 @@ func New(secrets ...string) *Redactor {
 		}
 	}
 	sort.SliceStable(r.forms, func(i, j int) bool { return len(r.forms[i]) > len(r.forms[j]) })
-	r.grams = map[string]struct{}{}
-	for _, f := range r.forms {
-		for p := 0; p+MinFragment <= len(f); p++ {
-			r.grams[f[p:p+MinFragment]] = struct{}{}
-		}
-	}
+	r.grams = &grams{}
 	return r
+}
+
+// grams are the MinFragment-long pieces of the forms, indexed the first
+// time a text has a run long enough to hold one.
+type grams struct {
+	once sync.Once
+	set  map[string]struct{}
+}
+
+func (r *Redactor) hasGram(s string) bool {
+	r.grams.once.Do(func() {
+		r.grams.set = map[string]struct{}{}
+		for _, f := range r.forms {
+			for p := 0; p+MinFragment <= len(f); p++ {
+				r.grams.set[f[p:p+MinFragment]] = struct{}{}
+			}
+		}
+	})
+	_, ok := r.grams.set[s]
+	return ok
 }
 
 // HidingEchoesOf makes the Redactor also hide PowerShell's echo of the
@@ -122,7 +138,9 @@ func (r *Redactor) String(s string) string {
 			from += i + 1
 		}
 	}
-	spans = append(spans, r.fragments(s)...)
+	if r.grams != nil {
+		spans = append(spans, r.fragments(s)...)
+	}
 	return replaceSpans(s, spans)
 }
 
@@ -141,7 +159,7 @@ func (r *Redactor) fragments(s string) [][2]int {
 			j++
 		}
 		for p := i; p+MinFragment <= j; p++ {
-			if _, ok := r.grams[s[p:p+MinFragment]]; ok {
+			if r.hasGram(s[p : p+MinFragment]) {
 				spans = append(spans, [2]int{p, p + MinFragment})
 			}
 		}

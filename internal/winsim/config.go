@@ -127,7 +127,8 @@ type StepFault struct {
 	ExitCode int
 	Stderr   string
 	// FailAt, when set, makes the script fail where FailAt first matches it
-	// (at its first group, when it has one), as a terminating error with
+	// (at its first group, when it has one; at the script's start when it
+	// does not match), as a terminating error with
 	// Stderr as its message does there: the host writes the error record
 	// powershell.exe writes (CLIXML under -EncodedCommand), whose position
 	// message echoes the failing source line as Windows PowerShell 5.1
