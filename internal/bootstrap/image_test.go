@@ -1,6 +1,8 @@
 package bootstrap
 
 import (
+	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,12 +93,22 @@ func TestUnattendGolden(t *testing.T) {
 	if strings.Contains(string(xml), "AutoLogon") {
 		t.Error("unattend.xml enables autologon")
 	}
-	step, err := SysprepStep(xml)
+	step, err := SysprepStep(UnattendConfig{AdministratorPassword: "Sw0rdfish!", TimeZone: "W. Europe Standard Time"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !step.Sensitive || !strings.Contains(step.Script, "/generalize /oobe /shutdown") {
+	if !step.Sensitive() || !strings.Contains(step.Script, "/generalize /oobe /shutdown") {
 		t.Errorf("sysprep step = %+v", step)
+	}
+	// The step carries the password in the answer file's base64 text; its
+	// redactor knows every form.
+	for _, want := range []string{"Sw0rdfish!", obscurePassword("Sw0rdfish!", "AdministratorPassword"), base64.StdEncoding.EncodeToString(xml)} {
+		if !slices.Contains(step.Secrets, want) {
+			t.Errorf("the sysprep step's secrets lack %q", want)
+		}
+	}
+	if !strings.Contains(step.Script, base64.StdEncoding.EncodeToString(xml)) {
+		t.Error("the sysprep step does not write this answer file")
 	}
 	if _, err := Unattend(UnattendConfig{}); err == nil {
 		t.Error("Unattend accepted an empty password")
@@ -129,7 +141,7 @@ func TestImageStepsCheckNativeExitCodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sys, err := SysprepStep([]byte("<unattend/>"))
+	sys, err := SysprepStep(UnattendConfig{AdministratorPassword: "Sw0rdfish!"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,17 +130,22 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		return nil, err
 	}
 	var steps []Step
-	add := func(name, tmpl string, data any, sensitive bool) error {
+	add := func(name, tmpl string, data any, secrets ...string) error {
 		script, err := render(name, tmpl, data)
 		if err != nil {
 			return err
 		}
-		steps = append(steps, Step{Name: name, Script: script, Sensitive: sensitive})
+		steps = append(steps, Step{Name: name, Script: script, Secrets: secrets})
 		return nil
 	}
+	kubeconfigBase64 := base64.StdEncoding.EncodeToString(bootstrapKubeconfig)
+	// The token travels inside the bootstrap kubeconfig's base64 text; its
+	// secret half is what authenticates.
+	_, tokenSecret, _ := strings.Cut(cfg.BootstrapToken, ".")
+	joinSecrets := []string{cfg.BootstrapToken, tokenSecret, kubeconfigBase64}
 	files := []fileData{
 		{Path: ClusterCAFile, Base64: base64.StdEncoding.EncodeToString(cfg.ClusterCA)},
-		{Path: BootstrapKubeconfig, Base64: base64.StdEncoding.EncodeToString(bootstrapKubeconfig)},
+		{Path: BootstrapKubeconfig, Base64: kubeconfigBase64},
 		{Path: KubeletConfigFile, Base64: base64.StdEncoding.EncodeToString(kubeletConfig)},
 	}
 	if cfg.CNI == CNIFlannel {
@@ -154,10 +159,10 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	}
 	if err := add("join-files", "join-files", map[string]any{
 		"Dirs": []string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, "Files": files, "Needs": needs,
-	}, true); err != nil {
+	}, joinSecrets...); err != nil {
 		return nil, err
 	}
-	if err := add("legacy-services", "legacy-services", map[string]any{"Services": LegacyServices}, false); err != nil {
+	if err := add("legacy-services", "legacy-services", map[string]any{"Services": LegacyServices}); err != nil {
 		return nil, err
 	}
 	if err := add("kubelet-service", "kubelet-service", map[string]any{
@@ -167,7 +172,7 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		// containerd's own registration (restart, restart, reset after a day)
 		// so a kubelet that exits comes back.
 		"Failure": "restart/10000/restart/10000/restart/30000", "Reset": "86400",
-	}, false); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return steps, nil

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,8 +28,13 @@ func TestJoinStepsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "join-steps-flannel.ps1", joinSteps(steps))
-	if !steps[0].Sensitive {
-		t.Error("the step writing the bootstrap token is not marked sensitive")
+	if !steps[0].Sensitive() || !slices.Contains(steps[0].Secrets, "abcdef.0123456789abcdef") || !slices.Contains(steps[0].Secrets, "0123456789abcdef") {
+		t.Errorf("the step writing the bootstrap token does not carry it: %q", steps[0].Secrets)
+	}
+	for _, s := range steps[1:] {
+		if s.Sensitive() {
+			t.Errorf("step %s carries secrets", s.Name)
+		}
 	}
 	cfg := testJoinConfig()
 	cfg.CNI = CNINone

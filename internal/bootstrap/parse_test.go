@@ -37,7 +37,7 @@ func TestScriptsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sysprep, err := SysprepStep([]byte("<unattend/>"))
+	sysprep, err := SysprepStep(UnattendConfig{AdministratorPassword: "Sw0rdfish!"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/wincluster/terraform-provider-windows/internal/redact"
 )
 
 // RebootMarker is printed by a step right before it restarts the computer, so
@@ -19,9 +21,25 @@ type Step struct {
 	// MayReboot says the step restarts the computer when it prints
 	// RebootMarker; the caller then reconnects before the next step.
 	MayReboot bool
-	// Sensitive steps carry secrets (passwords, tokens): callers must not log
-	// their script text.
-	Sensitive bool
+	// Secrets are the secrets the script carries, in every form it holds
+	// them (a token, and the base64 text of the file that embeds it): the
+	// runner replaces them, and their encodings, in everything that leaves
+	// the step, and never echoes the script of a step that has any.
+	Secrets []string
+}
+
+// Sensitive reports whether the step carries secrets.
+func (s Step) Sensitive() bool { return len(s.Secrets) > 0 }
+
+// Redactor scrubs what leaves the step (its output, its errors): its
+// secrets and their encoded forms and, for a sensitive step, PowerShell's
+// echo of its source lines.
+func (s Step) Redactor() *redact.Redactor {
+	r := redact.New(s.Secrets...)
+	if s.Sensitive() {
+		r = r.HidingEchoesOf(s.Script)
+	}
+	return r
 }
 
 //go:embed templates/*.ps1.tmpl

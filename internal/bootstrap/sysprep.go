@@ -75,14 +75,37 @@ func Unattend(cfg UnattendConfig) ([]byte, error) {
 
 // SysprepStep writes the answer file and runs sysprep, which generalizes the
 // guest and powers it off; the caller waits for the power-off in vSphere.
-func SysprepStep(unattend []byte) (Step, error) {
+// First it removes the OpenSSH host keys, so that each clone's sshd creates
+// its own at first start (Win32-OpenSSH's sshd runs ssh-keygen -A when it
+// starts as a service: PowerShell/openssh-portable
+// contrib/win32/win32compat/wmain_sshd.c, generate_host_keys); sysprep keeps
+// them, and every node would otherwise present the template's key. The
+// step carries the administrator password: as itself, in the answer file's
+// obscured form and in the base64 text of the answer file.
+func SysprepStep(cfg UnattendConfig) (Step, error) {
+	unattend, err := Unattend(cfg)
+	if err != nil {
+		return Step{}, err
+	}
+	content := base64.StdEncoding.EncodeToString(unattend)
 	script, err := render("sysprep", "sysprep", map[string]any{
-		"Path": UnattendFile, "Content": base64.StdEncoding.EncodeToString(unattend), "Exe": SysprepExe,
+		"Path": UnattendFile, "Content": content, "Exe": SysprepExe,
+		"SSHDir": SSHDir, "HostKeys": SSHHostKeyFiles,
 	})
 	if err != nil {
 		return Step{}, err
 	}
-	return Step{Name: "sysprep", Script: script, Sensitive: true}, nil
+	secrets := []string{cfg.AdministratorPassword, obscurePassword(cfg.AdministratorPassword, "AdministratorPassword"), content}
+	return Step{Name: "sysprep", Script: script, Secrets: secrets}, nil
+}
+
+// SSHDir holds OpenSSH's configuration and host keys on Windows.
+const SSHDir = `C:\ProgramData\ssh`
+
+// SSHHostKeyFiles are the host keys ssh-keygen -A creates in SSHDir.
+var SSHHostKeyFiles = []string{
+	"ssh_host_rsa_key", "ssh_host_rsa_key.pub", "ssh_host_ecdsa_key", "ssh_host_ecdsa_key.pub",
+	"ssh_host_ed25519_key", "ssh_host_ed25519_key.pub",
 }
 
 // obscurePassword is the answer-file encoding of a password: base64 of the

@@ -80,6 +80,9 @@ type Result struct {
 	BuildVM *VM
 	// RoundTrips counts transport operations (script runs).
 	RoundTrips int
+	// SSHHostKey is the SSH host key the build VM presented and the
+	// transport trusted (authorized_keys format); "" over WinRM.
+	SSHHostKey string
 	Elapsed    time.Duration
 }
 
@@ -121,11 +124,7 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 	if err != nil {
 		return res, &StageError{"render image steps", err}
 	}
-	unattend, err := bootstrap.Unattend(req.Unattend)
-	if err != nil {
-		return res, &StageError{"render answer file", err}
-	}
-	sysprep, err := bootstrap.SysprepStep(unattend)
+	sysprep, err := bootstrap.SysprepStep(req.Unattend)
 	if err != nil {
 		return res, &StageError{"render sysprep step", err}
 	}
@@ -172,6 +171,7 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 		return res, &StageError{"connecting to the build VM", err}
 	}
 	defer func() { _ = t.Close() }()
+	res.SSHHostKey = tcfg.TrustedHostKey()
 
 	var build string
 	for _, step := range steps {
@@ -221,17 +221,21 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 	return res, nil
 }
 
+// runStep runs one image step. Everything that leaves it goes through the
+// step's redactor: its secrets (and their encodings) are replaced, and a
+// sensitive step's script is never echoed.
 func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step, roundTrips *int) (string, error) {
 	*roundTrips++
 	result, err := t.Run(ctx, step.Script)
+	red := step.Redactor()
 	if err == nil {
-		return result.Stdout, nil
+		return red.String(result.Stdout), nil
 	}
 	var exit *remote.ExitError
 	if errors.As(err, &exit) {
-		return "", &StepError{Step: step.Name, ExitCode: exit.ExitCode, Output: exit.Output(15), Err: err}
+		return "", &StepError{Step: step.Name, ExitCode: exit.ExitCode, Output: red.String(exit.Output(15)), Err: red.Error(err)}
 	}
-	return "", &StepError{Step: step.Name, Err: err}
+	return "", &StepError{Step: step.Name, Err: red.Error(err)}
 }
 
 type manifestEntry struct {

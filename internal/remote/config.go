@@ -42,12 +42,14 @@ type Config struct {
 	// noticed by the host. Default 5s.
 	OperationTimeout time.Duration
 
-	// SSH. Host keys are never accepted silently: HostKey pins one key
-	// (authorized_keys format); otherwise KnownHosts records the key seen first
-	// and rejects any other later (trust on first use).
+	// SSH. Host keys are never accepted unchecked: HostKey is the key the
+	// host must present (authorized_keys format: pinned by the user, or
+	// recorded at an earlier connection); without it HostKeys records the
+	// key seen first and refuses any other from then on (trust on first
+	// use).
 	PrivateKeyPEM []byte
 	HostKey       string
-	KnownHosts    HostKeyStore
+	HostKeys      *HostKeys
 
 	DialTimeout    time.Duration // one TCP/TLS/SSH handshake; default 10s
 	ConnectTimeout time.Duration // Connect's bound when ctx has no deadline; default 10m
@@ -106,8 +108,8 @@ func (c Config) validate() error {
 		return errors.New("remote: WinRM needs a Password")
 	case c.Protocol == ProtocolSSH && c.Password == "" && len(c.PrivateKeyPEM) == 0:
 		return errors.New("remote: SSH needs a Password or a PrivateKeyPEM")
-	case c.Protocol == ProtocolSSH && c.HostKey == "" && c.KnownHosts == nil:
-		return errors.New("remote: SSH needs HostKey (pinned) or KnownHosts (trust on first use); host keys are never accepted unchecked")
+	case c.Protocol == ProtocolSSH && c.HostKey == "" && c.HostKeys == nil:
+		return errors.New("remote: SSH needs HostKey (required) or HostKeys (trust on first use); host keys are never accepted unchecked")
 	}
 	return nil
 }

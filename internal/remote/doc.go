@@ -22,6 +22,11 @@
 // A host that reboots drops its connections: the next operation fails with a
 // dial-step *ConnectError; call Connect again to wait for it to come back.
 //
+// SSH host keys are never accepted unchecked: Config.HostKey is the key the
+// host must present; without it, HostKeys trusts the first key the machine
+// presents and requires it from then on (the caller records it for later
+// runs).
+//
 // Nothing here logs: passwords, keys and script contents (which may carry
 // bootstrap tokens) never leave the call.
 //

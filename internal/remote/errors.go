@@ -54,7 +54,7 @@ func (e *ConnectError) hint() string {
 		}
 		return "check the user name and password, and that the listener allows this authentication scheme (Basic needs winrm/config/service/auth Basic=true; NTLM is Negotiate)"
 	case StepHostKey:
-		return "the host's SSH key is not the one trusted; if the host was legitimately reinstalled, remove its old key from the known hosts store"
+		return "the host's SSH key is not the one trusted; trust a new key only after verifying it out of band (on the host's console)"
 	}
 	return "the session opened but a trivial command failed: check that PowerShell runs for this user"
 }
@@ -122,18 +122,20 @@ func LastLines(s string, n int) string {
 // HostKeyError is an SSH host key that does not match the trusted one. It is
 // never retried and never silently accepted.
 type HostKeyError struct {
-	Address     string
-	Want        string // SHA256 fingerprint trusted
-	Got         string // SHA256 fingerprint presented
-	Pinned      bool   // Want came from Config.HostKey rather than the store
-	Fingerprint string
+	Address   string
+	Want      string // SHA256 fingerprint trusted
+	Got       string // SHA256 fingerprint presented
+	Presented string // the key presented, authorized_keys format
+	// Required says Want was given (Config.HostKey); otherwise it was
+	// recorded at this run's first connection.
+	Required bool
 }
 
 func (e *HostKeyError) Error() string {
-	src := "recorded on first connection"
-	if e.Pinned {
-		src = "pinned in the configuration"
+	src := "trusted at the first connection"
+	if e.Required {
+		src = "required"
 	}
-	return fmt.Sprintf("REMOTE HOST KEY MISMATCH for %s: the key %s is %s but the host presented %s; this may be an attack (man in the middle) or a reinstalled host, and the connection was refused",
+	return fmt.Sprintf("REMOTE HOST KEY MISMATCH for %s: the key %s is %s but the host presented %s; this may be an attack (man in the middle) or a host whose keys were regenerated, and the connection was refused",
 		e.Address, src, e.Want, e.Got)
 }

@@ -27,7 +27,7 @@ type sshTransport struct {
 }
 
 func dialSSH(ctx context.Context, cfg Config) (*sshTransport, error) {
-	cb, err := hostKeyCallback(cfg)
+	cb, algorithms, err := hostKeyCallback(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func dialSSH(ctx context.Context, cfg Config) (*sshTransport, error) {
 		auth = append(auth, ssh.Password(cfg.Password))
 	}
 	t := &sshTransport{cfg: cfg, config: &ssh.ClientConfig{
-		User: cfg.User, Auth: auth, HostKeyCallback: cb, Timeout: cfg.DialTimeout,
+		User: cfg.User, Auth: auth, HostKeyCallback: cb, HostKeyAlgorithms: algorithms, Timeout: cfg.DialTimeout,
 	}}
 	if _, err := t.connect(ctx); err != nil {
 		return nil, err

@@ -1,142 +1,112 @@
 package remote
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
 )
 
-// HostKeyStore remembers SSH host keys for trust on first use.
-type HostKeyStore interface {
-	// Lookup returns the key recorded for address ("host:port"), or nil.
-	Lookup(address string) (ssh.PublicKey, error)
-	// Record saves the key first seen for address.
-	Record(address string, key ssh.PublicKey) error
+// HostKeys is trust on first use for one machine: the first key it presents
+// is recorded, and every later connection must present that key, whatever
+// address the machine answers on (a DHCP guest may come back at another
+// one after a reboot). The caller keeps the recorded key (Key) and requires
+// it on later runs through Config.HostKey.
+type HostKeys struct {
+	mu  sync.Mutex
+	key ssh.PublicKey
 }
 
-// MemoryHostKeys is a HostKeyStore in memory (one provider run).
-type MemoryHostKeys struct {
-	mu   sync.Mutex
-	keys map[string]ssh.PublicKey
-}
-
-// Lookup implements HostKeyStore.
-func (m *MemoryHostKeys) Lookup(address string) (ssh.PublicKey, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.keys[knownhosts.Normalize(address)], nil
-}
-
-// Record implements HostKeyStore.
-func (m *MemoryHostKeys) Record(address string, key ssh.PublicKey) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.keys == nil {
-		m.keys = map[string]ssh.PublicKey{}
+// Key returns the recorded key in authorized_keys format
+// ("ssh-ed25519 AAAA..."), or "" when none was seen yet.
+func (h *HostKeys) Key() string {
+	if h == nil {
+		return ""
 	}
-	m.keys[knownhosts.Normalize(address)] = key
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.key == nil {
+		return ""
+	}
+	return AuthorizedKey(h.key)
+}
+
+// check records key when none is, else compares.
+func (h *HostKeys) check(hostname string, key ssh.PublicKey) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.key == nil {
+		h.key = key
+		return nil
+	}
+	if !keysEqual(h.key, key) {
+		return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(h.key), Got: ssh.FingerprintSHA256(key), Presented: AuthorizedKey(key)}
+	}
 	return nil
 }
 
-// KnownHostsFile is a HostKeyStore in an OpenSSH known_hosts file ("host key"
-// or "[host]:port key" lines; hashed and wildcard entries are not matched).
-type KnownHostsFile struct {
-	Path string
-	mu   sync.Mutex
+// AuthorizedKey formats a public key as an authorized_keys line without a
+// comment ("ssh-ed25519 AAAA...").
+func AuthorizedKey(key ssh.PublicKey) string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(key)))
 }
 
-// Lookup implements HostKeyStore.
-func (f *KnownHostsFile) Lookup(address string) (ssh.PublicKey, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	data, err := os.ReadFile(f.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
+// ParseHostKey reads a host key in authorized_keys or known_hosts-value form
+// ("ssh-ed25519 AAAA... [comment]").
+func ParseHostKey(s string) (ssh.PublicKey, error) {
+	key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(s))
 	if err != nil {
-		return nil, fmt.Errorf("reading known hosts %s: %w", f.Path, err)
+		return nil, fmt.Errorf("not an SSH public key in authorized_keys format (\"ssh-ed25519 AAAA...\"): %w", err)
 	}
-	want := knownhosts.Normalize(address)
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '@' {
-			continue
-		}
-		hosts, rest, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		for _, h := range strings.Split(hosts, ",") {
-			if knownhosts.Normalize(h) == want || h == want {
-				key, _, _, _, err := ssh.ParseAuthorizedKey([]byte(rest))
-				if err != nil {
-					return nil, fmt.Errorf("known hosts %s: bad key for %s: %w", f.Path, h, err)
-				}
-				return key, nil
-			}
-		}
-	}
-	return nil, sc.Err()
+	return key, nil
 }
 
-// Record implements HostKeyStore.
-func (f *KnownHostsFile) Record(address string, key ssh.PublicKey) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := os.MkdirAll(filepath.Dir(f.Path), 0o700); err != nil {
-		return err
+// TrustedHostKey is the host key a connection made with this configuration
+// trusted: the required key, or the one recorded on first use ("" when no
+// SSH connection was made).
+func (c Config) TrustedHostKey() string {
+	if c.Protocol != ProtocolSSH {
+		return ""
 	}
-	fh, err := os.OpenFile(f.Path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
+	if c.HostKey != "" {
+		return c.HostKey
 	}
-	if _, err := fmt.Fprintln(fh, knownhosts.Line([]string{knownhosts.Normalize(address)}, key)); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
+	return c.HostKeys.Key()
 }
 
-// hostKeyCallback checks the pinned key, or the store's recorded key,
-// recording the first key seen. A different key is always an error.
-func hostKeyCallback(cfg Config) (ssh.HostKeyCallback, error) {
+// hostKeyCallback checks the required key, or records the first key seen.
+// A different key is always an error. With a required key the handshake
+// asks for that key's algorithms only, so a host with several keys (Windows
+// OpenSSH creates RSA, ECDSA and Ed25519 ones) presents the one recorded.
+func hostKeyCallback(cfg Config) (ssh.HostKeyCallback, []string, error) {
 	if cfg.HostKey != "" {
-		pinned, _, _, _, err := ssh.ParseAuthorizedKey([]byte(cfg.HostKey))
+		pinned, err := ParseHostKey(cfg.HostKey)
 		if err != nil {
-			return nil, fmt.Errorf("remote: HostKey is not in authorized_keys format: %w", err)
+			return nil, nil, fmt.Errorf("remote: HostKey: %w", err)
 		}
-		return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+		return func(hostname string, _ net.Addr, key ssh.PublicKey) error {
 			if !keysEqual(pinned, key) {
-				return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key), Pinned: true}
+				return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key),
+					Presented: AuthorizedKey(key), Required: true}
 			}
 			return nil
-		}, nil
+		}, algorithmsFor(pinned), nil
 	}
-	store := cfg.KnownHosts
-	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
-		known, err := store.Lookup(hostname)
-		if err != nil {
-			return err
-		}
-		if known == nil {
-			return store.Record(hostname, key)
-		}
-		if !keysEqual(known, key) {
-			return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(known), Got: ssh.FingerprintSHA256(key)}
-		}
-		return nil
-	}, nil
+	store := cfg.HostKeys
+	return func(hostname string, _ net.Addr, key ssh.PublicKey) error {
+		return store.check(hostname, key)
+	}, nil, nil
+}
+
+// algorithmsFor lists the host key algorithms that a key signs with.
+func algorithmsFor(key ssh.PublicKey) []string {
+	if key.Type() == ssh.KeyAlgoRSA {
+		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
+	}
+	return []string{key.Type()}
 }
 
 func keysEqual(a, b ssh.PublicKey) bool {

@@ -280,28 +280,41 @@ func TestSSHHostKey(t *testing.T) {
 		}
 	})
 	t.Run("trust-on-first-use", func(t *testing.T) {
-		store := &remote.KnownHostsFile{Path: t.TempDir() + "/known_hosts"}
+		keys := &remote.HostKeys{}
 		cfg := variants[4].config(f)
-		cfg.HostKey, cfg.KnownHosts = "", store
+		cfg.HostKey, cfg.HostKeys = "", keys
 		connect(t, cfg) // records
+		if got, want := keys.Key(), strings.TrimSpace(string(sshAuthorizedKey(f.HostKey))); got != want {
+			t.Fatalf("recorded %q, want the host's key %q", got, want)
+		}
+		if got := cfg.TrustedHostKey(); got != keys.Key() {
+			t.Fatalf("TrustedHostKey() = %q", got)
+		}
 		connect(t, cfg) // matches
 
-		// The same address now presents another key: a reinstalled host or an attacker.
+		// Another machine answers with the recorded trust: a reinstalled
+		// host or an attacker.
 		g := winsimtest.StartHost(t, nil)
-		addr := fmt.Sprintf("127.0.0.1:%d", g.Host.Ports().SSH)
-		if err := store.Record(addr, f.HostKey); err != nil {
-			t.Fatal(err)
-		}
 		cfg2 := variants[4].config(g)
-		cfg2.HostKey, cfg2.KnownHosts = "", store
+		cfg2.HostKey, cfg2.HostKeys = "", keys
 		start := time.Now()
 		_, err := remote.Connect(testCtx(t), cfg2)
 		var hk *remote.HostKeyError
-		if !errors.As(err, &hk) {
-			t.Fatalf("err = %v, want a HostKeyError", err)
+		if !errors.As(err, &hk) || hk.Required || hk.Presented != strings.TrimSpace(string(sshAuthorizedKey(g.HostKey))) {
+			t.Fatalf("err = %v, want a HostKeyError naming the key presented", err)
 		}
 		if time.Since(start) > 3*time.Second {
 			t.Fatal("a changed host key was retried")
+		}
+	})
+	t.Run("required-recorded-key", func(t *testing.T) {
+		// A key recorded at an earlier run is required; its comment does
+		// not matter.
+		cfg := variants[4].config(f)
+		cfg.HostKey = strings.TrimSpace(string(sshAuthorizedKey(f.HostKey))) + " recorded-earlier"
+		connect(t, cfg)
+		if cfg.TrustedHostKey() != cfg.HostKey {
+			t.Fatalf("TrustedHostKey() = %q", cfg.TrustedHostKey())
 		}
 	})
 	t.Run("no-policy-refused", func(t *testing.T) {

@@ -127,10 +127,10 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 		if res.BuildVM == nil {
 			// The build VM is gone again: nothing to track.
 			resp.State.RemoveResource(ctx)
-			resp.Diagnostics.AddError(summary, err.Error())
+			addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), "")
 			return
 		}
-		resp.Diagnostics.AddError(summary, err.Error()+fmt.Sprintf(
+		addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), fmt.Sprintf(
 			"\n\nThe build VM %s was kept for debugging (keep_build_vm_on_failure); it is in the state and the next apply replaces it.", res.BuildVM.ID))
 		return
 	}
@@ -182,6 +182,7 @@ func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest
 func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	plan.Transport = withHostKey(plan.Transport, "")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
 }

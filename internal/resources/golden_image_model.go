@@ -139,6 +139,7 @@ func (m *goldenImageModel) clearOutputs() {
 		&m.WindowsVersion, &m.ContainerdVersion, &m.Manifest} {
 		*s = types.StringValue("")
 	}
+	m.Transport = withHostKey(m.Transport, "")
 }
 
 func (m *goldenImageModel) setOutputs(res goldenimage.Result) {
@@ -147,6 +148,7 @@ func (m *goldenImageModel) setOutputs(res goldenimage.Result) {
 	m.setBuild(res.WindowsBuildFull)
 	m.ContainerdVersion = types.StringValue(res.ContainerdVersion)
 	m.Manifest = types.StringValue(res.Manifest)
+	m.Transport = withHostKey(m.Transport, res.SSHHostKey)
 }
 
 func (m *goldenImageModel) setBuild(full string) {

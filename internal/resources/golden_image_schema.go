@@ -62,8 +62,10 @@ var (
 	imageList = []planmodifier.List{listplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
 		resp.RequiresReplace = !imported(ctx, req.State)
 	}, "Changing it builds a new template.", "Changing it builds a new template.")}
-	imageObject = []planmodifier.Object{objectplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ObjectRequest, resp *objectplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !imported(ctx, req.State)
+	// imageTransport rebuilds the image when the transport changes, but not
+	// for the SSH host key recorded at the build.
+	imageTransport = []planmodifier.Object{objectplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ObjectRequest, resp *objectplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !imported(ctx, req.State) && transportChanged(req.StateValue, req.PlanValue)
 	}, "Changing it builds a new template.", "Changing it builds a new template.")}
 )
 
@@ -145,7 +147,7 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Optional: true, PlanModifiers: imageInt64,
 				MarkdownDescription: "Any number; changing it rebuilds the image with the current `admin_password_wo`.",
 			},
-			"transport": transportSchema(imageObject...),
+			"transport": transportSchema(imageTransport...),
 			"kubernetes_version": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "Kubernetes version of kubelet and kube-proxy, for example `v1.36.3`.",

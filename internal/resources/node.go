@@ -166,7 +166,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 		if res.VMID == "" {
 			resp.State.RemoveResource(ctx) // nothing was created
 		}
-		resp.Diagnostics.AddError(summary, err.Error()+tainted(res.VMID))
+		addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), tainted(res.VMID))
 		return
 	}
 	plan.setJoined(res)
@@ -269,7 +269,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		tflog.Info(ctx, "windows node: "+why, map[string]any{"node": spec.Name})
 		res, err := m.Join(ctx, spec, id)
 		if err != nil {
-			resp.Diagnostics.AddError(summary, "joining the node again: "+err.Error())
+			addGuestError(&resp.Diagnostics, summary, fmt.Errorf("joining the node again: %w", err), configuredHostKey(ctx, req.Config), "")
 			return
 		}
 		plan.setJoined(res)
@@ -303,6 +303,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	if info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(id.VMID)); err == nil {
 		plan.fromVM(info)
 	}
+	plan.Transport = withHostKey(plan.Transport, "") // null unless a re-join recorded a host key
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	// The configuration's create-only inputs are in the state now.
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)

@@ -171,11 +171,16 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 			*n = types.Int64Null()
 		}
 	}
+	m.Transport = withHostKey(m.Transport, "")
+	// A create that fails after this point keeps this state: the deprecated
+	// computed attributes need a value too.
+	m.settleDeprecated()
 }
 
 // setJoined records a joined node.
 func (m *nodeModel) setJoined(res winnode.Result) {
 	m.setIdentity(res.Identity)
+	m.Transport = withHostKey(m.Transport, res.SSHHostKey)
 	m.IPAddress = types.StringValue(res.IP)
 	m.WindowsBuildFull = types.StringValue(res.WindowsBuildFull)
 	m.WindowsBuild = types.StringValue(winversion.TrimUBR(res.WindowsBuildFull))

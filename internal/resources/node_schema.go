@@ -59,6 +59,14 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"each agent, its pod, its container state, restarts and last output. The kubelet runs as a Windows service under kube-log-runner " +
 			"(log in `C:\\var\\log\\kubelet\\kubelet.log`, rotated, whose last lines a node that never turns Ready reports), depends on " +
 			"containerd and is restarted by the service control manager when it exits.\n\n" +
+			"The bootstrap token and the administrator password never reach a diagnostic, a log (`TF_LOG=trace` included), the state " +
+			"or the plan: a failing step that carries one (`join-files`, which writes the bootstrap kubeconfig) reports its error " +
+			"record without echoing its script, and with the secret and its encodings (base64, UTF-16LE base64) replaced by " +
+			"`(sensitive value)`. Over SSH (`transport.type = \"ssh\"`) the guest's host key is recorded in `transport.ssh_host_key` " +
+			"at the first connection and required at every later one (a re-join): a guest that presents another key is refused " +
+			"until a key verified out of band is set there. Nodes cloned from a `windows_golden_image` have keys of their own (the " +
+			"image removes its keys before sysprep and each clone's sshd creates new ones at first boot); clones of a template " +
+			"that kept its keys (image-builder's, for one) all present the template's.\n\n" +
 			"Before creating, the plan runs the same readiness checks as `data.windows_cluster` (node CIDR allocation, flannel VXLAN " +
 			"settings, Linux DaemonSets, Linux headroom, version skew against the template's kubelet, Windows build) and stops on a failing " +
 			"one with its remedy; `skip_checks` opts out per check.\n\n" +

@@ -1,12 +1,20 @@
 package resources
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -76,12 +84,126 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 				MarkdownDescription: "PEM private key for SSH; without it SSH uses the administrator password. Write-only.",
 			},
 			"ssh_host_key": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "The guest's SSH host key (`ssh-ed25519 AAAA...`) to pin. Without it the key seen first is trusted for the " +
-					"rest of the operation and any change fails loudly.",
+				Optional: true, Computed: true,
+				PlanModifiers: []planmodifier.String{keepRecordedHostKey{}},
+				Validators:    []validator.String{hostKeyValidator{}},
+				MarkdownDescription: "The guest's SSH host key (`ssh-ed25519 AAAA...`), for `type = \"ssh\"`. Without it the key the guest " +
+					"presents at the first connection is trusted and recorded here, in the state; every later connection (a re-join, " +
+					"a reconnection after a reboot) must present that key, and a guest that presents another one is refused. Set it to " +
+					"pin a key verified out of band before the first connection, or, after verifying a guest's new key out of band " +
+					"(its console: `Get-Content C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub`), to accept it. Removing it from the " +
+					"configuration keeps the recorded key.",
 			},
 		},
 	}
+}
+
+// keepRecordedHostKey plans ssh_host_key: the configuration's value, else
+// the key recorded in the state (only the configuration changes it), else
+// unknown where a connection may record one and null where none will
+// (WinRM).
+type keepRecordedHostKey struct{}
+
+func (keepRecordedHostKey) Description(context.Context) string {
+	return "Keeps the SSH host key recorded at the first connection."
+}
+
+func (m keepRecordedHostKey) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (keepRecordedHostKey) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if !req.ConfigValue.IsNull() || !req.PlanValue.IsUnknown() {
+		return
+	}
+	var typ types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, req.Path.ParentPath().AtName("type"), &typ)...)
+	switch {
+	case !typ.IsUnknown() && typ.ValueString() != string(remote.ProtocolSSH):
+		resp.PlanValue = types.StringNull()
+	case !req.State.Raw.IsNull() && !req.StateValue.IsNull():
+		resp.PlanValue = req.StateValue
+	}
+}
+
+// hostKeyValidator accepts a public key in authorized_keys format.
+type hostKeyValidator struct{}
+
+func (hostKeyValidator) Description(context.Context) string {
+	return "an SSH public key in authorized_keys format"
+}
+
+func (v hostKeyValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (hostKeyValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := remote.ParseHostKey(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid SSH host key",
+			"ssh_host_key: "+err.Error()+". Give the guest's public host key as its .pub file has it, for example the content of C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub.")
+	}
+}
+
+// transportChanged compares two transports as a golden image's rebuild
+// does: the SSH host key recorded at the build is not an input of the image.
+func transportChanged(state, plan types.Object) bool {
+	if state.IsNull() || plan.IsNull() || state.IsUnknown() || plan.IsUnknown() {
+		return !state.Equal(plan)
+	}
+	a, b := maps.Clone(state.Attributes()), maps.Clone(plan.Attributes())
+	delete(a, "ssh_host_key")
+	delete(b, "ssh_host_key")
+	return !maps.EqualFunc(a, b, attr.Value.Equal)
+}
+
+// withHostKey settles ssh_host_key after an apply: the key a connection
+// trusted, when the plan left it open; null when nothing recorded one (a
+// state must hold no unknown value). A configured key stays as written.
+func withHostKey(transport types.Object, key string) types.Object {
+	if transport.IsNull() || transport.IsUnknown() {
+		return transport
+	}
+	attrs := maps.Clone(transport.Attributes())
+	current, _ := attrs["ssh_host_key"].(types.String)
+	if !current.IsUnknown() && !current.IsNull() {
+		return transport
+	}
+	if key != "" {
+		attrs["ssh_host_key"] = types.StringValue(key)
+	} else if current.IsUnknown() {
+		attrs["ssh_host_key"] = types.StringNull()
+	} else {
+		return transport
+	}
+	return types.ObjectValueMust(transportAttrTypes, attrs)
+}
+
+// addGuestError adds the diagnostic of a failed operation on a guest. A
+// refused SSH host key names transport.ssh_host_key and the way to accept a
+// legitimately new key; anything else is a plain error.
+func addGuestError(diags *diag.Diagnostics, summary string, err error, configured bool, more string) {
+	var hk *remote.HostKeyError
+	if !errors.As(err, &hk) {
+		diags.AddError(summary, err.Error()+more)
+		return
+	}
+	source := "recorded in the state (transport.ssh_host_key) at the first connection"
+	fix := "If the guest's keys were legitimately regenerated (a reinstall, deleted key files), verify the new key out of band, " +
+		"on the guest's console (Get-Content C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub), then set transport.ssh_host_key " +
+		"to it in the configuration and apply again."
+	switch {
+	case configured:
+		source = "pinned by transport.ssh_host_key in the configuration"
+		fix = "If the pinned key is wrong or the guest's keys were legitimately regenerated, verify the guest's key out of band, " +
+			"on its console (Get-Content C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub), and set transport.ssh_host_key to it."
+	case !hk.Required:
+		source = "presented at this operation's first connection"
+	}
+	diags.AddAttributeError(path.Root("transport").AtName("ssh_host_key"), summary+": SSH host key mismatch", fmt.Sprintf(
+		"The guest at %s presented the SSH host key %s (%s), but the key %s is %s. This is what a man-in-the-middle attack looks like, "+
+			"and the connection was refused.\n\n%s%s\n\n%s",
+		hk.Address, hk.Got, hk.Presented, hk.Want, source, fix, more, err.Error()))
 }
 
 // remoteConfig turns the transport settings into a remote.Config for host.
@@ -113,7 +235,19 @@ func (t *transportModel) remoteConfig(host, user, password string) remote.Config
 		cfg.PrivateKeyPEM = nil
 	}
 	if cfg.Protocol == remote.ProtocolSSH && cfg.HostKey == "" {
-		cfg.KnownHosts = &remote.MemoryHostKeys{}
+		// Trust on first use; the key is recorded in the state after apply.
+		cfg.HostKeys = &remote.HostKeys{}
 	}
 	return cfg
+}
+
+// configuredHostKey reports whether the configuration sets
+// transport.ssh_host_key.
+func configuredHostKey(ctx context.Context, config tfsdk.Config) bool {
+	var transport types.Object
+	if config.GetAttribute(ctx, path.Root("transport"), &transport).HasError() || transport.IsNull() || transport.IsUnknown() {
+		return false
+	}
+	key, _ := transport.Attributes()["ssh_host_key"].(types.String)
+	return !key.IsNull()
 }

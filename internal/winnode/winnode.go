@@ -19,6 +19,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/redact"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
@@ -88,8 +89,11 @@ type Result struct {
 	IP               string
 	WindowsBuildFull string
 	// CNI is the networking mode the node joined with.
-	CNI  string
-	Node *corev1.Node
+	CNI string
+	// SSHHostKey is the SSH host key the guest presented and the transport
+	// trusted (authorized_keys format); "" over WinRM.
+	SSHHostKey string
+	Node       *corev1.Node
 	// ReadyToDone is how long it took from the Node turning Ready to the end
 	// of the create (providerID, labels, taints, token clean-up).
 	ReadyToDone time.Duration
@@ -185,6 +189,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, &StageError{Stage: "connecting to the guest", Err: err}
 	}
 	defer func() { _ = t.Close() }()
+	res.SSHHostKey = tcfg.TrustedHostKey()
 
 	buildStep, err := bootstrap.WindowsBuildStep()
 	if err != nil {
@@ -237,7 +242,9 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	m.progress("wait for Ready", map[string]any{"node": spec.Name})
 	node, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
 	if err != nil {
-		return res, &StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: kubeletLog(context.WithoutCancel(ctx), t)}
+		// The join credential is still valid here: keep it out of the evidence.
+		evidence := redact.New(token).String(kubeletLog(context.WithoutCancel(ctx), t))
+		return res, &StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: evidence}
 	}
 	readyAt := time.Now()
 	// The kubelet has its own certificate now: the join credential goes.
@@ -429,18 +436,21 @@ func clusterCA(k *kube.Client) ([]byte, error) {
 }
 
 // runStep runs one step, turning a failure into a StageError with the step's
-// last output lines.
+// last output lines. Everything that leaves it goes through the step's
+// redactor: its secrets (and their encodings) are replaced, and a sensitive
+// step's script is never echoed.
 func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step) (string, error) {
 	r, err := t.Run(ctx, step.Script)
+	red := step.Redactor()
 	if err == nil {
-		return r.Stdout, nil
+		return red.String(r.Stdout), nil
 	}
 	var exit *remote.ExitError
 	if errors.As(err, &exit) {
 		return "", &StageError{Stage: fmt.Sprintf("join step %q (exit code %d)", step.Name, exit.ExitCode), Err: errors.New("the step failed"),
-			Evidence: exit.Output(15)}
+			Evidence: red.String(exit.Output(15))}
 	}
-	return "", &StageError{Stage: fmt.Sprintf("join step %q", step.Name), Err: err}
+	return "", &StageError{Stage: fmt.Sprintf("join step %q", step.Name), Err: red.Error(err)}
 }
 
 // kubeletLog fetches the last lines of the kubelet's log from the guest, the

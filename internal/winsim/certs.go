@@ -64,22 +64,71 @@ func selfSigned(name, ip string) (certPEM, keyPEM []byte, err error) {
 		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), nil
 }
 
+// SSH host keys live where Win32-OpenSSH keeps them. sshd creates the
+// missing ones when it starts as a service (ssh-keygen -A:
+// PowerShell/openssh-portable contrib/win32/win32compat/wmain_sshd.c,
+// generate_host_keys), so a machine keeps its keys across reboots, a clone
+// keeps its source's (sysprep does not remove them), and deleting them and
+// restarting sshd (or the machine) gives it new ones. The simulated host
+// serves the Ed25519 key.
+const (
+	SSHHostKeyFile    = `C:\ProgramData\ssh\ssh_host_ed25519_key`
+	SSHHostKeyPubFile = SSHHostKeyFile + ".pub"
+)
+
+// loadSSHHostKey returns the host key on the disk, creating it when
+// missing: from initial (HostConfig.SSHHostKeyPEM, the first boot of a new
+// disk) or a new key, as sshd's ssh-keygen -A does.
+func (h *Host) loadSSHHostKey(initial []byte) (ssh.Signer, error) {
+	if b, err := h.fs.ReadFile(SSHHostKeyFile); err == nil {
+		return ssh.ParsePrivateKey(b)
+	}
+	pemBytes := initial
+	if len(pemBytes) == 0 {
+		_, key, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		block, err := ssh.MarshalPrivateKey(key, "")
+		if err != nil {
+			return nil, err
+		}
+		pemBytes = pem.EncodeToMemory(block)
+	}
+	signer, err := ssh.ParsePrivateKey(pemBytes)
+	if err != nil {
+		return nil, err
+	}
+	pub := ssh.MarshalAuthorizedKey(signer.PublicKey())
+	if err := h.fs.MkdirAll(`C:\ProgramData\ssh`); err != nil {
+		return nil, err
+	}
+	if err := h.fs.WriteFile(SSHHostKeyFile, pemBytes, false); err != nil {
+		return nil, err
+	}
+	return signer, h.fs.WriteFile(SSHHostKeyPubFile, pub, false)
+}
+
+// reloadSSHHostKey is sshd starting: missing keys are created and new
+// connections get the key on the disk.
+func (h *Host) reloadSSHHostKey() error {
+	signer, err := h.loadSSHHostKey(nil)
+	if err != nil {
+		return fmt.Errorf("SSH host key: %w", err)
+	}
+	cfg, err := h.newSSHConfig(signer)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.sshConfig = cfg
+	h.mu.Unlock()
+	return nil
+}
+
 // newSSHConfig builds the SSH server configuration: password and public-key
 // authentication for the administrator, and the host key.
-func (h *Host) newSSHConfig() (*ssh.ServerConfig, error) {
-	var signer ssh.Signer
-	var err error
-	if len(h.cfg.SSHHostKeyPEM) > 0 {
-		signer, err = ssh.ParsePrivateKey(h.cfg.SSHHostKeyPEM)
-	} else {
-		var key ed25519.PrivateKey
-		if _, key, err = ed25519.GenerateKey(rand.Reader); err == nil {
-			signer, err = ssh.NewSignerFromKey(key)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("SSH host key: %w", err)
-	}
+func (h *Host) newSSHConfig(signer ssh.Signer) (*ssh.ServerConfig, error) {
 	var authorized []ssh.PublicKey
 	rest := h.cfg.AuthorizedKeys
 	for len(rest) > 0 {

@@ -164,8 +164,47 @@ func (h *Host) executeWithFaults(ctx context.Context, req execRequest, text, ste
 			return run()
 		}
 	}
+	if f.FailAt != nil {
+		return h.failAt(req, text, f)
+	}
 	if f.Stderr != "" {
 		io.WriteString(req.Stderr, f.Stderr)
+	}
+	return f.ExitCode
+}
+
+// failAt reports StepFault.FailAt: the error record of a terminating error
+// (as `throw` makes it) positioned at the match in the script.
+func (h *Host) failAt(req execRequest, script string, f StepFault) int {
+	pos, end := 0, 0
+	if loc := f.FailAt.FindStringSubmatchIndex(script); loc != nil {
+		pos, end = loc[0], loc[1]
+		if len(loc) >= 4 && loc[2] >= 0 {
+			pos, end = loc[2], loc[3]
+		}
+	}
+	start := strings.LastIndex(script[:pos], "\n") + 1
+	stop := len(script)
+	if i := strings.IndexByte(script[pos:], '\n'); i >= 0 {
+		stop = pos + i
+	}
+	msg := f.Stderr
+	if msg == "" {
+		msg = "ScriptHalted"
+	}
+	inv, _ := h.parsePowerShell(req.CommandLine)
+	rec := &pwsh.ErrorRecord{
+		Message: msg, Category: "OperationStopped", Target: msg, TargetType: "String", Reason: "RuntimeException", ErrorID: msg,
+		Line: 1 + strings.Count(script[:pos], "\n"), Col: pos - start + 1, Width: min(end, stop) - pos,
+		Source: strings.TrimRight(script[start:stop], "\r"), File: inv.file,
+	}
+	if inv.encoded {
+		io.WriteString(req.Stderr, encodeCLIXML([]string{rec.Format()}))
+	} else {
+		io.WriteString(req.Stderr, rec.Format())
+	}
+	if f.ExitCode == 0 {
+		return 1
 	}
 	return f.ExitCode
 }

@@ -42,7 +42,9 @@ type HostConfig struct {
 	// TLSCertPEM/TLSKeyPEM serve the HTTPS listener; when empty a self-signed
 	// certificate for the computer name and IP is generated.
 	TLSCertPEM, TLSKeyPEM []byte
-	// SSHHostKeyPEM is the host's private key; when empty an ed25519 key is generated.
+	// SSHHostKeyPEM is the SSH host key (private, PEM) a new disk starts
+	// with: written to SSHHostKeyFile when the disk has none at Start. When
+	// empty a new Ed25519 key is made, as sshd does at its first start.
 	SSHHostKeyPEM []byte
 	// AuthorizedKeys lists public keys (authorized_keys format) allowed to log in
 	// as the administrator over SSH.
@@ -124,6 +126,16 @@ type StepFault struct {
 	// ExitCode and Stderr replace the script's result (the script does not run).
 	ExitCode int
 	Stderr   string
+	// FailAt, when set, makes the script fail where FailAt first matches it
+	// (at its first group, when it has one; at the script's start when it
+	// does not match), as a terminating error with
+	// Stderr as its message does there: the host writes the error record
+	// powershell.exe writes (CLIXML under -EncodedCommand), whose position
+	// message echoes the failing source line as Windows PowerShell 5.1
+	// shows it (an 80-character window around the error). ExitCode
+	// defaults to 1. This is how a failing line that holds a secret reaches
+	// the caller.
+	FailAt *regexp.Regexp
 	// Delay runs the script after this pause; Hang blocks until the client
 	// cancels (Signal, closed session) or the host goes down.
 	Delay time.Duration

@@ -112,7 +112,11 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if h.tlsConfig, err = h.newTLSConfig(); err != nil {
 		return nil, fmt.Errorf("winsim: TLS for %s: %w", cfg.ComputerName, err)
 	}
-	if h.sshConfig, err = h.newSSHConfig(); err != nil {
+	signer, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("winsim: SSH host key of %s: %w", cfg.ComputerName, err)
+	}
+	if h.sshConfig, err = h.newSSHConfig(signer); err != nil {
 		return nil, fmt.Errorf("winsim: SSH for %s: %w", cfg.ComputerName, err)
 	}
 	if err := h.bind(); err != nil {
@@ -160,6 +164,8 @@ func (h *Host) bind() error {
 
 // comeUp reopens the listeners on the bound ports and starts the automatic services.
 func (h *Host) comeUp() {
+	// sshd starts with the machine and creates host keys that went missing.
+	_ = h.reloadSSHHostKey()
 	h.mu.Lock()
 	if h.up || h.stopped || h.faults.RefuseConnections {
 		h.mu.Unlock()

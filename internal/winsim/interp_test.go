@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -164,6 +166,37 @@ func TestStepFaults(t *testing.T) {
 	log, _ := os.ReadFile(h.Dir() + "/scripts.log")
 	if !strings.Contains(string(log), "step=flaky") || !strings.Contains(string(log), "Write-Output 'ok'") {
 		t.Fatalf("scripts.log:\n%s", log)
+	}
+}
+
+// A FailAt fault writes the error record the engine writes for a throw at
+// that place, and a long line shows in Windows PowerShell's 80-character
+// window around the error.
+func TestStepFaultFailAt(t *testing.T) {
+	script := "# step: real\n$x = 1\nWrite-Output 'a'; throw 'boom'\n"
+	h := startTestHost(t, nil)
+	_, want, code := run(t, h, encoded(script))
+	if code != 1 || !strings.Contains(want, "throw 'boom'") {
+		t.Fatalf("the engine's throw: code %d, stderr %q", code, want)
+	}
+	faulted := strings.Replace(script, "real", "faulted", 1)
+	h.SetFaults(Faults{Steps: []StepFault{{Step: "faulted", Stderr: "boom", FailAt: regexp.MustCompile(`(throw 'boom')`)}}})
+	if _, got, code := run(t, h, encoded(faulted)); code != 1 || got != want {
+		t.Fatalf("FailAt: code %d, stderr\n%q\nwant\n%q", code, got, want)
+	}
+
+	long := "# step: long\n[IO.File]::WriteAllBytes('C:\\k\\x', [Convert]::FromBase64String('" + strings.Repeat("QUJD", 40) + "SECRETSECRET" + strings.Repeat("REVG", 40) + "'))\n"
+	h.SetFaults(Faults{Steps: []StepFault{{Step: "long", Stderr: "boom", FailAt: regexp.MustCompile(`SECRETSECRET`)}}})
+	// Run as a file: the error goes to stderr as text, naming the file.
+	if err := h.WriteFile(`C:\Windows\Temp\long.ps1`, []byte(long)); err != nil {
+		t.Fatal(err)
+	}
+	_, got, _ := run(t, h, `powershell.exe -NoProfile -File "C:\Windows\Temp\long.ps1"`)
+	line := strings.Split(long, "\n")[1]
+	at := strings.Index(line, "SECRETSECRET")
+	wantEcho := "+ ... " + line[at-15:at+65] + " ...\r\n+ " + strings.Repeat(" ", 19) + strings.Repeat("~", 12) + "\r\n"
+	if !strings.Contains(got, fmt.Sprintf("At C:\\Windows\\Temp\\long.ps1:2 char:%d\r\n", at+1)) || !strings.Contains(got, wantEcho) {
+		t.Fatalf("the long line's echo:\n%s\nwant\n%s", got, wantEcho)
 	}
 }
 

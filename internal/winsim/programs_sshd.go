@@ -7,15 +7,22 @@ import (
 
 // sshd.exe of Win32-OpenSSH (PowerShell/openssh-portable,
 // contrib/win32/win32compat/wmain_sshd.c): started by the service control
-// manager (no arguments, as install-sshd.ps1 registers it) it runs as the
-// sshd service and reports Running. The host's SSH listener is the
-// simulator's own and does not depend on it. Run from a console without -d
+// manager (no arguments, as install-sshd.ps1 registers it) it creates the
+// host keys that are missing (generate_host_keys runs ssh-keygen -A), runs
+// as the sshd service and reports Running; new SSH connections get the key
+// on the disk. The host's SSH listener is the simulator's own and otherwise
+// does not depend on it. Run from a console without -d
 // or -D it fails the way sshd does without a terminal to detach from.
 func init() { registerProgram("sshd", runSSHD) }
 
 func runSSHD(ctx context.Context, p *Process) int {
 	if p.Service == "" {
 		fmt.Fprintf(p.Stderr, "winsim: sshd outside the service control manager is not modelled\r\n")
+		return 1
+	}
+	// sshd creates missing host keys as it starts (generate_host_keys).
+	if err := p.Host.reloadSSHHostKey(); err != nil {
+		fmt.Fprintf(p.Stderr, "%v\r\n", err)
 		return 1
 	}
 	p.ServiceRunning()

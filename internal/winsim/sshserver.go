@@ -43,7 +43,10 @@ func (h *Host) serveSSH(ln net.Listener) {
 }
 
 func (h *Host) serveSSHConn(ctx context.Context, conn net.Conn) {
-	sc, chans, reqs, err := ssh.NewServerConn(conn, h.sshConfig)
+	h.mu.Lock()
+	cfg := h.sshConfig
+	h.mu.Unlock()
+	sc, chans, reqs, err := ssh.NewServerConn(conn, cfg)
 	if err != nil {
 		return
 	}

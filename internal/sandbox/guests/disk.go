@@ -1,10 +1,7 @@
 package guests
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -12,20 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 )
 
 // Files of a host directory.
 const (
-	ownerFile   = "vm.json"              // which VM the directory belongs to
-	hostKeyFile = "ssh_host_ed25519_key" // the host's SSH key, kept across boots
-	destroyed   = ".destroyed"           // where destroyed VMs' directories go
+	ownerFile = "vm.json"    // which VM the directory belongs to
+	destroyed = ".destroyed" // where destroyed VMs' directories go
 )
 
 // diskEntries are what a clone copies of its source's directory: the disk
-// (fs/), the registry (the services are there) and, from disks written
-// before the registry, the service table. Logs, keys and ownership stay
+// (fs/, with the SSH host keys under C:\ProgramData\ssh, as a real clone
+// keeps them), the registry (the services are there) and, from disks
+// written before the registry, the service table. Logs and ownership stay
 // behind.
 var diskEntries = []string{"fs", "registry.json", "services.json", "features.json"}
 
@@ -118,24 +113,6 @@ func retire(root, dir string) error {
 		return fmt.Errorf("retiring %s: %w", dir, err)
 	}
 	return nil
-}
-
-// hostKey returns the VM's SSH host key, creating it at the first boot.
-func hostKey(dir string) ([]byte, error) {
-	path := filepath.Join(dir, hostKeyFile)
-	if b, err := os.ReadFile(path); err == nil {
-		return b, nil
-	}
-	_, key, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	block, err := ssh.MarshalPrivateKey(key, "")
-	if err != nil {
-		return nil, err
-	}
-	b := pem.EncodeToMemory(block)
-	return b, os.WriteFile(path, b, 0o600)
 }
 
 // copyTree copies a file or directory tree.

@@ -21,7 +21,9 @@
 //   - its disk: <Dir>/<computer name>/ (fs/, services.json, scripts.log). A
 //     clone starts with a copy of its source's disk (fs/, services.json, features.json),
 //     so what a golden image build installed is on every node cloned from
-//     it. A destroyed VM's directory moves to <Dir>/.destroyed/.
+//     it — its SSH host keys too (winsim.SSHHostKeyFile), unless the image
+//     removed them: then the clone's sshd creates its own at boot. A
+//     destroyed VM's directory moves to <Dir>/.destroyed/.
 //
 // The guest shutting itself down (sysprep /shutdown, Stop-Computer) powers
 // the VM off in vSphere; Restart-Computer keeps it on. Static addresses must
@@ -509,10 +511,6 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 	if err := h.prepareDisk(st); err != nil {
 		return err
 	}
-	keyPEM, err := hostKey(st.dir)
-	if err != nil {
-		return err
-	}
 	certPEM, tlsKeyPEM, err := h.opts.CA.IssueServing(st.ip, st.computer, strings.ToLower(st.computer))
 	if err != nil {
 		return fmt.Errorf("issuing the WinRM certificate: %w", err)
@@ -534,7 +532,6 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		Dir:           st.dir,
 		TLSCertPEM:    certPEM,
 		TLSKeyPEM:     tlsKeyPEM,
-		SSHHostKeyPEM: keyPEM,
 		Ports:         &ports,
 		BootDelay:     h.opts.BootDelay,
 		RebootDelay:   h.opts.RebootDelay,

@@ -277,6 +277,7 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	if info, _ := w.c.ReadVM(ctx, build); info.PowerState != vsphere.PoweredOn {
 		t.Errorf("after Restart-Computer the VM is %s", info.PowerState)
 	}
+	buildKey := run(t, tr, `Get-Content -Path 'C:\ProgramData\ssh\ssh_host_ed25519_key.pub'`)
 	begin := time.Now()
 	// The answer file first, as the bootstrap's sysprep step writes it:
 	// the simulated sysprep refuses a missing one.
@@ -306,6 +307,11 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	}
 	if got := run(t, ntr, `[Environment]::OSVersion.Version.ToString()`); !strings.HasPrefix(got, "10.0.20348.") {
 		t.Errorf("clone build %q", got)
+	}
+	// Sysprep keeps OpenSSH's host keys: a clone of an image that did not
+	// remove them presents the image's.
+	if got := run(t, ntr, `Get-Content -Path 'C:\ProgramData\ssh\ssh_host_ed25519_key.pub'`); got != buildKey || buildKey == "" {
+		t.Errorf("the clone's host key %q, the image's %q: want the same", got, buildKey)
 	}
 }
 

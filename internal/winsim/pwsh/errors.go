@@ -47,11 +47,8 @@ func (e *ErrorRecord) Format() string {
 		} else {
 			fmt.Fprintf(&b, "At line:%d char:%d\r\n", e.Line, e.Col)
 		}
-		w := e.Width
-		if w < 1 {
-			w = 1
-		}
-		fmt.Fprintf(&b, "+ %s\r\n+ %s%s\r\n", e.Source, strings.Repeat(" ", e.Col-1), strings.Repeat("~", w))
+		shown, marks := positionEcho(strings.TrimRight(e.Source, " \t\r\n"), e.Col, e.Width)
+		fmt.Fprintf(&b, "+ %s\r\n+ %s\r\n", shown, marks)
 	}
 	activity := e.Command
 	if e.Activity != "" {
@@ -72,6 +69,54 @@ func (e *ErrorRecord) Format() string {
 	fmt.Fprintf(&b, "    + CategoryInfo          : %s: (%s:%s) [%s], %s\r\n", cat, e.Target, e.TargetType, activity, reason)
 	fmt.Fprintf(&b, "    + FullyQualifiedErrorId : %s\r\n \r\n", id)
 	return b.String()
+}
+
+// positionEcho is the source line of a position message and the marks under
+// it, as Windows PowerShell 5.1 writes them (PositionUtilities.VerboseMessage,
+// System.Management.Automation/engine/parser/Position.cs): a line longer than
+// 80 characters is shown in an 80-character window, from its start unless
+// the error lies at column 81 or later (then from 15 characters before it,
+// after "... "), with " ..." when the line goes on. An extent wider than 80
+// characters shows the line's start, wherever the error lies (5.1's own
+// quirk). Tabs count as four spaces.
+func positionEcho(src string, col, width int) (shown, marks string) {
+	pos, mark, start := col-1, width, 0
+	var b strings.Builder
+	if len(src) > 80 {
+		if mark > 80 {
+			pos, mark = 0, 80
+		} else if pos >= 80 {
+			start, pos = pos-15, 15
+		}
+		if pos+mark >= 80 {
+			mark = 80 - pos
+		}
+		if start != 0 {
+			b.WriteString("... ")
+			pos += 4
+		}
+	}
+	tabs := 0
+	end := min(len(src), start+80)
+	for i := start; i < end; i++ {
+		if src[i] != '\t' {
+			b.WriteByte(src[i])
+			continue
+		}
+		b.WriteString("    ")
+		if i <= pos {
+			tabs++
+		} else {
+			mark += 3
+		}
+	}
+	if end < len(src) {
+		b.WriteString(" ...")
+	}
+	if mark < 1 {
+		mark = 1
+	}
+	return b.String(), strings.Repeat(" ", max(pos+3*tabs, 0)) + strings.Repeat("~", mark)
 }
 
 // CategoryInfo is the CategoryInfo text ($_.CategoryInfo).

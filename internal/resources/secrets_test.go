@@ -1,0 +1,243 @@
+package resources_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+)
+
+// TestAccSecrets_failingSensitiveSteps makes each step that carries a
+// secret fail the way Windows PowerShell reports it: the error record's
+// position message echoes the failing line, in its 80-column window, and
+// the fault puts the error where the secret sits in that line (the worst
+// case: a short line holding a secret is shown whole). The golden image's
+// sysprep step carries the administrator password (in the answer file's
+// base64); the node's join-files step carries the bootstrap token (in the
+// bootstrap kubeconfig's base64). Everything that leaves the provider — the
+// diagnostics, TF_LOG=trace, the state and the plan JSON — is then searched
+// for the password, the token and their encodings.
+func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
+	acctest.PreCheck(t)
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "trace")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
+
+	password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
+	image, node := acctest.Name("img"), nodeName("sec")
+	buildVM := computerNameOf(image)
+
+	// The sysprep step writes this answer file from a base64 literal; the
+	// fault fails the step where the obscured password's base64 begins.
+	unattend, err := bootstrap.Unattend(bootstrap.UnattendConfig{AdministratorPassword: password, TimeZone: "UTC"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unattendB64 := base64.StdEncoding.EncodeToString(unattend)
+	obscured := base64.StdEncoding.EncodeToString(utf16le(password + "AdministratorPassword"))
+	at := bytes.Index(unattend, []byte(obscured))
+	passwordPiece := unattendB64[at/3*4 : (at+len(obscured))/3*4]
+	sysprepFault := winsim.StepFault{Step: "sysprep", FailAt: regexp.MustCompile("(" + regexp.QuoteMeta(passwordPiece[:12]) + ")"),
+		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "The process cannot access the file 'C:\Windows\System32\Sysprep\unattend.xml' because it is being used by another process."`}
+	// The bootstrap kubeconfig ends with the token's line: the fault fails
+	// the step 48 characters before the end of its base64 literal.
+	joinFault := winsim.StepFault{Step: "join-files",
+		FailAt: regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('[A-Za-z0-9+/=]*?([A-Za-z0-9+/]{12})[A-Za-z0-9+/=]{36}'\)`),
+		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path 'C:\k\bootstrap-kubeconfig' is denied."`}
+
+	config := nodeConfig(image, []string{node}, "  timeouts {\n    create = \"3m\"\n  }\n")
+	var diagnostics []string
+	expect := []*regexp.Regexp{
+		wrapped(`(?s)creating Windows golden image.*image step "sysprep" exited with code 1.*being used by another process.*At \S+:[0-9]+ char:[0-9]+`),
+		wrapped(`(?s)creating Windows node.*join step "join-files" \(exit code 1\).*Access to the path .* is denied`),
+	}
+	clear := func() {
+		acctest.Sandbox.Hosts.ClearFaults(buildVM)
+		acctest.Sandbox.Hosts.ClearFaults(node)
+	}
+	t.Cleanup(clear)
+	var token string
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkNodesDestroyed(t),
+		// The diagnostics of the failing applies, whole: ExpectError only
+		// matches them.
+		ErrorCheck: func(err error) error {
+			i := len(diagnostics)
+			if i >= len(expect) || !expect[i].MatchString(err.Error()) {
+				return err
+			}
+			diagnostics = append(diagnostics, err.Error())
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				// The image's sysprep fails.
+				PreConfig: func() {
+					acctest.Sandbox.Hosts.SetFaults(buildVM, winsim.Faults{Steps: []winsim.StepFault{sysprepFault}})
+					acctest.Sandbox.Hosts.SetFaults(node, winsim.Faults{Steps: []winsim.StepFault{joinFault}})
+				},
+				Config: config,
+			},
+			{
+				// The image builds; the node's join-files fails.
+				PreConfig: func() { acctest.Sandbox.Hosts.ClearFaults(buildVM) },
+				Config:    config,
+			},
+			{
+				// The state and the plan that replaces the failed node.
+				PreConfig: func() {
+					if len(diagnostics) != 2 {
+						t.Fatalf("%d of the 2 sensitive steps failed", len(diagnostics))
+					}
+					token = joinToken(t, node)
+					clear()
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+					planJSON{check: func(plan []byte) error {
+						if !bytes.Contains(plan, []byte(`"windows_node"`)) || !bytes.Contains(plan, []byte(`"prior_state"`)) {
+							return fmt.Errorf("the plan JSON has no prior state with the node")
+						}
+						return noSecrets("the plan JSON (with the state)", string(plan), password, passwordPiece, token)
+					}},
+				}},
+			},
+		},
+	})
+	if t.Failed() {
+		return
+	}
+	for i, d := range diagnostics {
+		if err := noSecrets(fmt.Sprintf("diagnostic %d", i+1), d, password, passwordPiece, token); err != nil {
+			t.Error(err)
+		}
+		// The failing line's echo is hidden, the rest of the record stays.
+		if strings.Contains(d, "invalid result object") {
+			t.Errorf("the state saved by the failed create holds unknown values:\n%s", d)
+		}
+		if !wrapped(`line of the step's script not shown`).MatchString(d) || !strings.Contains(d, "FullyQualifiedErrorId") {
+			t.Errorf("diagnostic %d does not show the error record with its echo hidden:\n%s", i+1, d)
+		}
+	}
+	logs, err := os.ReadFile(logFile)
+	if err != nil || len(logs) < 10000 {
+		t.Fatalf("trace log missing or short (%d bytes): %v", len(logs), err)
+	}
+	if err := noSecrets("the trace log", string(logs), password, passwordPiece, token); err != nil {
+		t.Error(err)
+	}
+}
+
+// joinToken reads the bootstrap token of a node's (failed) join from the
+// join-files script its host received.
+func joinToken(t *testing.T, node string) string {
+	t.Helper()
+	host := acctest.Sandbox.Hosts.ByName(node)
+	if host == nil {
+		t.Fatalf("no host %s", node)
+	}
+	literal := regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('([^']+)'`)
+	for _, r := range host.Scripts() {
+		if m := literal.FindStringSubmatch(r.Text); r.Step == "join-files" && m != nil {
+			kubeconfig, err := base64.StdEncoding.DecodeString(m[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tok := regexp.MustCompile(`token: ([a-z0-9]{6}\.[a-z0-9]{16})`).FindSubmatch(kubeconfig); tok != nil {
+				return string(tok[1])
+			}
+		}
+	}
+	t.Fatalf("%s received no join-files step with a bootstrap token", node)
+	return ""
+}
+
+// noSecrets searches text for the password and the token, raw and encoded
+// (standard, URL-safe and UTF-16LE base64, at any alignment), and for any
+// 16 characters of the base64 that carried the password in the sysprep
+// step; the token's base64 in the kubeconfig literal is among its
+// encodings.
+func noSecrets(where, text, password, passwordPiece, token string) error {
+	if password == "" || !regexp.MustCompile(`^[a-z0-9]{6}\.[a-z0-9]{16}$`).MatchString(token) {
+		return fmt.Errorf("searching %s: no password or token to search for (token %q)", where, token)
+	}
+	var needles []string
+	for _, s := range []string{password, token, token[strings.IndexByte(token, '.')+1:]} {
+		needles = append(needles, s)
+		needles = append(needles, encodingsOf(s)...)
+	}
+	for i := 0; i+16 <= len(passwordPiece); i++ {
+		needles = append(needles, passwordPiece[i:i+16])
+	}
+	for _, n := range needles {
+		if strings.Contains(text, n) {
+			i := strings.Index(text, n)
+			return fmt.Errorf("%s holds a secret (%d characters: %q…) near %q", where, len(n), n[:4], text[max(0, i-40):i])
+		}
+	}
+	return nil
+}
+
+// encodingsOf returns the base64 texts that s leaves inside any longer
+// base64 text: the characters that depend on s alone, for the three byte
+// alignments, of its standard, URL-safe and UTF-16LE encodings.
+func encodingsOf(s string) []string {
+	var out []string
+	for _, raw := range [][]byte{[]byte(s), utf16le(s)} {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for pad := 0; pad < 3; pad++ {
+				e := enc.EncodeToString(append(bytes.Repeat([]byte{0}, pad), raw...))
+				from, to := (8*pad+5)/6, 8*(pad+len(raw))/6
+				if to-from >= 8 {
+					out = append(out, e[from:to])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func utf16le(s string) []byte {
+	u := utf16.Encode([]rune(s))
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		b[2*i], b[2*i+1] = byte(c), byte(c>>8)
+	}
+	return b
+}
+
+// planJSON runs check on the plan as `terraform show -json` writes it.
+type planJSON struct{ check func([]byte) error }
+
+// Terraform records the input variables' values in a plan, sensitive ones
+// included: the configuration's own copy of the password (TF_VAR_...), not
+// the provider's doing, so they are left out. admin_password_wo is
+// write-only: neither planned nor stored.
+func (c planJSON) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	plan := *req.Plan
+	plan.Variables = nil
+	b, err := json.Marshal(plan)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	resp.Error = c.check(b)
+}
