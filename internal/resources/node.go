@@ -354,9 +354,14 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 			err.Error()+"\n\nImport by the VM's inventory path (/dc/vm/folder/name) or its instance UUID.")
 		return
 	}
-	p, _ := vc.InventoryPath(ctx, info.Ref)
+	read, readErr := vc.InventoryPath(ctx, info.Ref)
+	p, folder, err := importedPath(req.ID, read, readErr)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node (%s)", req.ID), err.Error())
+		return
+	}
 	attrs := map[string]any{"id": info.ID(), "name": strings.ToLower(info.Name), "vm_path": p,
-		"folder": p[:strings.LastIndex(p, "/")], "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
+		"folder": folder, "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
 		"provider_id": winnode.Identity{BIOSUUID: info.BIOSUUID}.ProviderID(), "joined": true,
 		"linked_clone": len(info.Disks) > 0 && len(info.Disks[0].ParentFileNames) > 0}
 	if info.ResourcePool != nil {
