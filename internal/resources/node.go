@@ -133,7 +133,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if r.createChecks(ctx, plan, m.VSphere, &resp.Diagnostics); resp.Diagnostics.HasError() {
+	if r.createChecks(ctx, plan, m.VSphere, m.Kube, &resp.Diagnostics); resp.Diagnostics.HasError() {
 		resp.State.RemoveResource(ctx) // nothing was created
 		return
 	}

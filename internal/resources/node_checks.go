@@ -69,8 +69,11 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 // createChecks runs every readiness check at the start of create, before the
 // clone, against the template (its kubelet version and Windows build, known
 // now even when the plan had no template) and the cluster as they are. A
-// guard planned in this run counts no more: it has been applied, or not.
-func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsphere.Client, diags *diag.Diagnostics) {
+// guard planned in this run counts no more: it has been applied, or not. The
+// cluster is read afresh, not from the run's snapshot: another resource's
+// plan may have taken that one before this node's dependencies (a guard)
+// were applied.
+func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsphere.Client, k *kube.Client, diags *diag.Diagnostics) {
 	opts := kube.CheckOptions{}
 	diags.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
 	if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {
@@ -80,7 +83,7 @@ func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsp
 		// that is not there; the cluster-wide checks still run.
 		tflog.Debug(ctx, "readiness checks without the template's facts", map[string]any{"template": plan.Template.ValueString(), "error": err.Error()})
 	}
-	cluster, err := r.clients.Cluster(ctx)
+	cluster, err := k.DiscoverCluster(ctx)
 	if err != nil {
 		diags.AddWarning("Cluster readiness checks did not run", err.Error())
 		return
