@@ -37,6 +37,9 @@ type Clients struct {
 	discoveryMu sync.Mutex
 	network     *kube.ClusterNetwork
 	cluster     *kube.Cluster
+
+	// Planned carries plan-time facts between resources (planned.go).
+	Planned Planned
 }
 
 // ClusterNetwork discovers the cluster's network settings once per provider

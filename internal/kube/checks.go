@@ -52,6 +52,14 @@ type CheckOptions struct {
 	WindowsBuild string
 	// Skip lists check IDs (or family IDs) to leave out.
 	Skip []string
+	// PlannedGuards are the DaemonSets a windows_linux_daemonset_guard
+	// planned earlier in the same run will keep off Windows nodes:
+	// "<namespace>/<name>", or "<namespace>/*" for every DaemonSet of the
+	// namespace without an OS constraint. At plan time their check passes,
+	// since the guard is applied before a node that depends on it; the
+	// checks at create time, against the cluster as it is then, leave this
+	// empty.
+	PlannedGuards []string
 }
 
 // RunChecks gathers a snapshot of the cluster and evaluates every readiness
@@ -66,10 +74,13 @@ func RunChecks(ctx context.Context, c *Client, opts CheckOptions) ([]Check, erro
 }
 
 // Checks evaluates every readiness check on the snapshot, in a stable order:
-// cluster-wide checks first, then per-object checks sorted by object.
+// cluster-wide checks first, then per-object checks sorted by object. The
+// cluster-wide checks need nothing but the cluster, so they run whatever
+// else is unknown; the checks of the image (version-skew, windows-build) run
+// only with its facts (KubernetesVersion, WindowsBuild).
 func (cl *Cluster) Checks(opts CheckOptions) []Check {
 	all := []Check{cl.checkNodeCIDRAllocation(), cl.checkCNI()}
-	all = append(all, cl.checkLinuxDaemonSets()...)
+	all = append(all, cl.checkLinuxDaemonSets(opts.PlannedGuards)...)
 	all = append(all, cl.checkLinuxHeadroom()...)
 	if opts.KubernetesVersion != "" {
 		all = append(all, checkVersionSkew(opts.KubernetesVersion, cl.Network.ServerVersion))
@@ -84,6 +95,13 @@ func (cl *Cluster) Checks(opts CheckOptions) []Check {
 		}
 	}
 	return kept
+}
+
+// VersionSkew is the version-skew check of a kubelet version against the API
+// server's version alone, for what knows the kubelet version before any node
+// exists (windows_golden_image's kubernetes_version), without a snapshot.
+func VersionSkew(kubelet, serverVersion string) Check {
+	return checkVersionSkew(kubelet, serverVersion)
 }
 
 // Skipped reports whether id is in skip, itself or through its family.

@@ -109,8 +109,10 @@ func toleratesWindowsTaint(tolerations []corev1.Toleration) (corev1.Toleration, 
 // checkLinuxDaemonSets: a DaemonSet without an OS constraint puts a pod on
 // every node, including Windows nodes, where its Linux image cannot run
 // (seed 004: kube-proxy and kube-flannel-ds crash-looping on Windows). One
-// check per DaemonSet; Windows DaemonSets are left out.
-func (cl *Cluster) checkLinuxDaemonSets() []Check {
+// check per DaemonSet; Windows DaemonSets are left out. A DaemonSet in
+// plannedGuards (see CheckOptions.PlannedGuards) passes: a guard planned in
+// the same run adds its selector first.
+func (cl *Cluster) checkLinuxDaemonSets(plannedGuards []string) []Check {
 	var out []Check
 	for i := range cl.DaemonSets {
 		ds := &cl.DaemonSets[i]
@@ -121,18 +123,14 @@ func (cl *Cluster) checkLinuxDaemonSets() []Check {
 		case notWindows:
 			c.Status = StatusPass
 			c.Message = fmt.Sprintf("DaemonSet %s/%s is kept off Windows nodes by its node selector or node affinity.", ds.Namespace, ds.Name)
-		default:
-			if t, ok := toleratesWindowsTaint(ds.Spec.Template.Spec.Tolerations); ok {
-				c.Status = StatusFail
-				c.Message = fmt.Sprintf("DaemonSet %s/%s has no kubernetes.io/os node selector or affinity and tolerates the %s taint "+
-					"(toleration %s), so it will start its Linux pods on every Windows node, where they fail.",
-					ds.Namespace, ds.Name, taintString(windowsTaint), tolerationString(t))
-			} else {
-				c.Status = StatusWarn
-				c.Message = fmt.Sprintf("DaemonSet %s/%s has no kubernetes.io/os node selector or affinity; only the %s taint keeps it off Windows nodes, "+
-					"so a Windows node registered without that taint would run its Linux pods.", ds.Namespace, ds.Name, taintString(windowsTaint))
+		case anyOS:
+			if !guardPlanned(plannedGuards, ds.Namespace, ds.Name) {
+				c.Status, c.Message, c.Remedy = unguardedDaemonSet(ds)
+				break
 			}
-			c.Remedy = guardRemedy(ds)
+			c.Status = StatusPass
+			c.Message = fmt.Sprintf("DaemonSet %s/%s has no kubernetes.io/os node selector yet; the windows_linux_daemonset_guard planned "+
+				"in this run adds kubernetes.io/os=linux before a node that depends on it is created (create checks it again).", ds.Namespace, ds.Name)
 		}
 		out = append(out, c)
 	}
@@ -140,10 +138,30 @@ func (cl *Cluster) checkLinuxDaemonSets() []Check {
 	return out
 }
 
+// guardPlanned reports whether plannedGuards holds namespace/name, itself or
+// through namespace/*.
+func guardPlanned(plannedGuards []string, namespace, name string) bool {
+	return slices.Contains(plannedGuards, namespace+"/"+name) || slices.Contains(plannedGuards, namespace+"/*")
+}
+
+// unguardedDaemonSet judges a DaemonSet that no OS constraint keeps off
+// Windows nodes: only the os=windows taint may.
+func unguardedDaemonSet(ds *appsv1.DaemonSet) (status, message, remedy string) {
+	remedy = guardRemedy(ds)
+	if t, ok := toleratesWindowsTaint(ds.Spec.Template.Spec.Tolerations); ok {
+		return StatusFail, fmt.Sprintf("DaemonSet %s/%s has no kubernetes.io/os node selector or affinity and tolerates the %s taint "+
+			"(toleration %s), so it will start its Linux pods on every Windows node, where they fail.",
+			ds.Namespace, ds.Name, taintString(windowsTaint), tolerationString(t)), remedy
+	}
+	return StatusWarn, fmt.Sprintf("DaemonSet %s/%s has no kubernetes.io/os node selector or affinity; only the %s taint keeps it off Windows nodes, "+
+		"so a Windows node registered without that taint would run its Linux pods.", ds.Namespace, ds.Name, taintString(windowsTaint)), remedy
+}
+
 func guardRemedy(ds *appsv1.DaemonSet) string {
 	return fmt.Sprintf(`Add the node selector kubernetes.io/os=linux to its pod template: `+
 		`kubectl -n %s patch daemonset %s --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/os":"linux"}}}}}', `+
-		`or let Terraform keep it there: resource "windows_linux_daemonset_guard" { namespace = %q, names = [%q] }.`,
+		`or let Terraform keep it there: resource "windows_linux_daemonset_guard" { namespace = %q, names = [%q] }; `+
+		`a guard in the same configuration counts at plan time once the node depends on it (depends_on), which also applies it first.`,
 		ds.Namespace, ds.Name, ds.Namespace, ds.Name)
 }
 

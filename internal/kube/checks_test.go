@@ -143,7 +143,7 @@ func TestCheckLinuxDaemonSets(t *testing.T) {
 		daemonSet("kube-system", "windows-exporter", corev1.PodSpec{NodeSelector: map[string]string{LabelOS: "windows"}, Tolerations: exists}),
 		daemonSet("kube-system", "both-oses", corev1.PodSpec{Affinity: affinity(corev1.NodeSelectorOpIn, "linux", "windows")}),
 	}}
-	checks := cl.checkLinuxDaemonSets()
+	checks := cl.checkLinuxDaemonSets(nil)
 	expectCheck(t, checks, "linux-daemonset:kube-system/kube-proxy", StatusFail,
 		"kube-system/kube-proxy", "os=windows:NoSchedule", "operator: Exists with no key",
 		`kubectl -n kube-system patch daemonset kube-proxy --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/os":"linux"}}}}}'`,
@@ -159,6 +159,25 @@ func TestCheckLinuxDaemonSets(t *testing.T) {
 			t.Errorf("a DaemonSet that selects Windows nodes was checked: %+v", c)
 		}
 	}
+}
+
+// A guard planned in the same run (windows_linux_daemonset_guard, by name or
+// for a whole namespace) is counted at plan time; others are not.
+func TestCheckLinuxDaemonSetsPlannedGuards(t *testing.T) {
+	exists := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+	cl := Cluster{DaemonSets: []appsv1.DaemonSet{
+		daemonSet("kube-system", "kube-proxy", corev1.PodSpec{Tolerations: exists}),
+		daemonSet("kube-system", "other", corev1.PodSpec{Tolerations: exists}),
+		daemonSet("kube-flannel", "kube-flannel-ds", corev1.PodSpec{Tolerations: exists}),
+		daemonSet("monitoring", "node-exporter", corev1.PodSpec{Tolerations: exists}),
+	}}
+	checks := cl.Checks(CheckOptions{PlannedGuards: []string{"kube-system/kube-proxy", "kube-flannel/*"}})
+	expectCheck(t, checks, "linux-daemonset:kube-system/kube-proxy", StatusPass, "windows_linux_daemonset_guard planned in this run")
+	expectCheck(t, checks, "linux-daemonset:kube-flannel/kube-flannel-ds", StatusPass, "planned in this run")
+	expectCheck(t, checks, "linux-daemonset:kube-system/other", StatusFail, "depends_on")
+	expectCheck(t, checks, "linux-daemonset:monitoring/node-exporter", StatusFail)
+	// Without planned guards (the checks at create time) they fail.
+	expectCheck(t, cl.Checks(CheckOptions{}), "linux-daemonset:kube-system/kube-proxy", StatusFail)
 }
 
 func TestCheckLinuxHeadroom(t *testing.T) {

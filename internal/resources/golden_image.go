@@ -47,7 +47,8 @@ func (r *goldenImageResource) Configure(_ context.Context, req resource.Configur
 }
 
 // ModifyPlan checks at plan time what can be known then: that the source is
-// a Windows Server release Kubernetes supports.
+// a Windows Server release Kubernetes supports, and that the cluster accepts
+// the kubelet version (golden_image_checks.go).
 func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() {
 		return // destroy, or an existing image (inputs force replacement anyway)
@@ -63,6 +64,7 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if r.clients == nil {
 		return
 	}
+	r.planVersionSkew(ctx, req.Plan, &resp.Diagnostics)
 	var source types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("source_template"), &source)...)
 	if source.IsUnknown() || source.IsNull() || r.clients.VSphereConfig.Server == "" {
@@ -95,6 +97,10 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if r.createVersionSkew(ctx, &plan, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		resp.State.RemoveResource(ctx) // nothing was built
+		return
+	}
 
 	if plan.Name.IsUnknown() || plan.Name.IsNull() {
 		plan.Name = types.StringValue(plan.NamePrefix.ValueString() + time.Now().UTC().Format("20060102150405"))

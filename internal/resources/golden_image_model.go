@@ -48,6 +48,7 @@ type goldenImageModel struct {
 	SSHAuthorizedKey       types.String   `tfsdk:"ssh_authorized_key"`
 	Timezone               types.String   `tfsdk:"timezone"`
 	KeepBuildVMOnFailure   types.Bool     `tfsdk:"keep_build_vm_on_failure"`
+	SkipChecks             types.List     `tfsdk:"skip_checks"`
 	TemplateID             types.String   `tfsdk:"template_id"`
 	TemplatePath           types.String   `tfsdk:"template_path"`
 	BuildVMID              types.String   `tfsdk:"build_vm_id"`
@@ -200,6 +201,7 @@ func (m *goldenImageModel) nullInputs() {
 	m.Transport = types.ObjectNull(transportAttrTypes)
 	m.PrepullImages = types.ListNull(types.StringType)
 	m.AdditionalExecutables = types.ListNull(executableObjectType)
+	m.SkipChecks = types.ListNull(types.StringType)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
 	m.clearOutputs()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -241,6 +242,14 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"keep_build_vm_on_failure": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: imageBool,
 				MarkdownDescription: "Keep the build VM when a step fails, for debugging (it stays in the state and the resource is tainted).",
+			},
+			"skip_checks": schema.ListAttribute{
+				ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Readiness checks not to enforce: `[\"version-skew\"]`, the one check of an image. When the provider reaches a " +
+					"cluster, the plan (and again create, before the build VM is cloned) checks `kubernetes_version` against its API server under " +
+					"the Kubernetes version skew policy (a kubelet never newer than the API server, at most three minor versions older) and stops on a " +
+					"failure; skip it for an image meant for another cluster, or built ahead of a control-plane upgrade. Changing it rebuilds nothing.",
+				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOf(kube.CheckVersionSkew))},
 			},
 
 			"template_id": schema.StringAttribute{

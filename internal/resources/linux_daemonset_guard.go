@@ -59,7 +59,9 @@ func (r *linuxDaemonSetGuardResource) Schema(_ context.Context, _ resource.Schem
 			"manifest sets it too, and otherwise returns to the manager of the DaemonSet's pod template without `kubernetes.io/os`, " +
 			"so the DaemonSet ends up exactly as before. Changing a node selector changes the pod template, so the DaemonSet rolls its pods.\n\n" +
 			"A tool that later re-applies the DaemonSet (Helm, `kubectl apply`) may drop the entry: the next plan shows it in `guarded` and " +
-			"the apply sets it again. Do not let two guards select the same DaemonSet: they share the field manager.",
+			"the apply sets it again. Do not let two guards select the same DaemonSet: they share the field manager.\n\n" +
+			"A `windows_node` that depends on the guard (`depends_on`) is planned and created after it: its plan-time readiness checks count " +
+			"the DaemonSets the guard will select as guarded, and its create checks them again once the guard has applied.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
@@ -137,6 +139,19 @@ func (r *linuxDaemonSetGuardResource) ModifyPlan(ctx context.Context, req resour
 		plan.ID = types.StringValue(guardID(plan.Namespace.ValueString(), setStrings(ctx, plan.Names, &resp.Diagnostics)))
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	// For the readiness checks of nodes planned after this guard (they
+	// depend on it): what it guards counts as guarded.
+	if r.clients != nil && !plan.Namespace.IsUnknown() {
+		ns := plan.Namespace.ValueString()
+		switch {
+		case !plan.Selected.IsUnknown():
+			for _, name := range setStrings(ctx, plan.Selected, &resp.Diagnostics) {
+				r.clients.Planned.AddGuard(ns + "/" + name)
+			}
+		case plan.Names.IsNull():
+			r.clients.Planned.AddGuard(ns + "/*")
+		}
+	}
 }
 
 func (r *linuxDaemonSetGuardResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -13,12 +13,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
-	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // Default timeouts of a node: a clone, a boot, a join and a Ready wait; a
@@ -66,11 +64,13 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 }
 
 // ModifyPlan plans what can be known before apply: the re-join of a Node
-// deleted outside Terraform, a disk that would shrink, and — for a new node —
-// the cluster readiness checks against the template's kubelet version and
-// Windows build, which stop the plan with the failing check's remedy.
+// deleted outside Terraform, a disk that would shrink, what an update or a
+// replacement does to the running node (warnings, node_plan.go), and — for a
+// new node — the cluster readiness checks the known facts allow
+// (node_checks.go), which stop the plan with the failing check's remedy.
 func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
+		r.warnDestroy(ctx, req, resp)
 		return
 	}
 	var plan nodeModel
@@ -112,35 +112,10 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			plan.KubeletVersion = types.StringUnknown()
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
+		r.planDisruption(ctx, req, resp)
 		return
 	}
-	if r.clients == nil || plan.Template.IsUnknown() || plan.SkipChecks.IsUnknown() || r.clients.VSphereConfig.Server == "" {
-		return
-	}
-	if _, err := r.clients.Kubernetes(ctx); err != nil {
-		return // Create reports it with full context
-	}
-	opts := kube.CheckOptions{}
-	resp.Diagnostics.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
-	if vc, err := r.clients.VSphere(ctx); err == nil {
-		if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {
-			opts.KubernetesVersion = tmpl.KubernetesVersion
-			opts.WindowsBuild = winversion.TrimUBR(tmpl.WindowsBuildFull)
-		} else if vsphere.IsNotFound(err) {
-			resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
-				fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))
-			return
-		}
-	}
-	cluster, err := r.clients.Cluster(ctx) // one snapshot for every node of this run
-	if err != nil {
-		resp.Diagnostics.AddWarning("Cluster readiness checks did not run", err.Error())
-		return
-	}
-	if err := kube.ChecksFailed(cluster.Checks(opts)); err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Cluster not ready for Windows node %s", plan.Name.ValueString()),
-			err.Error()+"\n\nFix the cluster, or list the check's ID in skip_checks if you know better.")
-	}
+	r.planChecks(ctx, plan, resp)
 }
 
 func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -156,6 +131,10 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if r.createChecks(ctx, plan, m.VSphere, m.Kube, &resp.Diagnostics); resp.Diagnostics.HasError() {
+		resp.State.RemoveResource(ctx) // nothing was created
+		return
+	}
 	res, err := m.Create(ctx, spec, func(id winnode.Identity) {
 		plan.setIdentity(id)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -232,6 +211,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	summary := fmt.Sprintf("updating Windows node (%s)", spec.Name)
+	plannedReady := plan.Ready
 	id := winnode.Identity{VMID: state.ID.ValueString(), InstanceUUID: state.InstanceUUID.ValueString(),
 		BIOSUUID: state.BIOSUUID.ValueString(), InventoryPath: state.VMPath.ValueString()}
 
@@ -304,6 +284,11 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		plan.fromVM(info)
 	}
 	plan.Transport = withHostKey(plan.Transport, "") // null unless a re-join recorded a host key
+	if !plannedReady.IsUnknown() {
+		// Planned from the state (no re-join, no power cycle): the value
+		// the plan promised; the next refresh reads the Node again.
+		plan.Ready = plannedReady
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	// The configuration's create-only inputs are in the state now.
 	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)

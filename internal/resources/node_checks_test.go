@@ -2,11 +2,15 @@ package resources_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25/mo"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,26 +19,34 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 )
 
-// TestAccNode_readinessChecks: a Linux DaemonSet with no OS selector that
-// tolerates every taint would put its pods on the new Windows node, so the
-// plan stops with the check's ID and remedy; skip_checks lets the user
-// through. (The template is known at plan time from the second step on,
-// which the checks need: the image is built in the first.)
+// TestAccNode_readinessChecks: the one-shot configuration (golden image and
+// node in one apply, so the node's template is unknown at plan) gets its
+// checks at plan. The image's kubernetes_version is checked against the API
+// server by the image; a Linux DaemonSet with no OS selector that tolerates
+// every taint (it would put its pods on the new Windows node) stops the
+// node's plan with the check's ID and remedy. Nothing is built or cloned;
+// skip_checks lets the user through, and so does a guard of the DaemonSet in
+// the same configuration that the node depends on.
 func TestAccNode_readinessChecks(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := nodeName("chk")
-	var ns string
+	k := acctest.Kube(t)
+	ns := createNamespace(t, k, "chk")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkNodesDestroyed(t),
 		Steps: []resource.TestStep{
-			{Config: goldenImageConfig(image, nil)},
+			{
+				// A kubelet newer than the API server: the image's plan.
+				Config:   withKubernetesVersion(t, nodeConfig(image, []string{node}, ""), "v1.37.0", ""),
+				PlanOnly: true,
+				ExpectError: wrapped(`(?s)Golden image kubelet not supported by the cluster.*version-skew: The kubelet v1\.37\.0 would be newer than ` +
+					`the API server v1\.36.*Fix: Set kubernetes_version to a v1\.36\.x release.*skip_checks = \["version-skew"\]`),
+			},
 			{
 				PreConfig: func() {
-					k := acctest.Kube(t)
-					ns = createNamespace(t, k, "chk")
 					labels := map[string]string{"app": "log-agent"}
 					ds := &appsv1.DaemonSet{
 						ObjectMeta: metav1.ObjectMeta{Name: "log-agent"},
@@ -71,17 +83,117 @@ func TestAccNode_readinessChecks(t *testing.T) {
 					`.*Fix: Add the node selector kubernetes.io/os=linux`),
 			},
 			{
-				// Nothing was created by the refused plan.
+				// Nothing was built or cloned by the refused plans;
+				// skip_checks lets the plan through.
 				PreConfig: func() {
-					if id, err := vmAt(t, node); err != nil || id != "" {
-						t.Fatalf("the refused plan left VM %q (err %v)", id, err)
+					for _, path := range []string{nodeFolder + "/" + node, "/DC0/vm/golden/" + image} {
+						if _, err := acctestVSphere(t).FindVMByPath(context.Background(), path); err == nil {
+							t.Fatalf("a refused plan left the VM %s", path)
+						}
 					}
 				},
-				Config: nodeConfig(image, []string{node}, `  skip_checks = ["linux-daemonset"]`),
+				Config:             nodeConfig(image, []string{node}, `  skip_checks = ["linux-daemonset"]`),
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// A guard of the DaemonSet in the same configuration, which
+				// the node depends on, counts at plan time and is applied
+				// before the node's create checks the cluster again.
+				Config: nodeConfig(image, []string{node}, "  depends_on = [windows_linux_daemonset_guard.test]") + fmt.Sprintf(`
+resource "windows_linux_daemonset_guard" "test" {
+  namespace = %q
+  names     = ["log-agent"]
+}
+`, ns),
 				Check: func(*terraform.State) error {
 					return checkNodeReady(t, node)
 				},
 			},
 		},
 	})
+}
+
+// TestAccNode_imageChecksAtCreate: in the one-shot configuration a check
+// that needs the image's facts can only run once the image exists. Here the
+// image's kubelet (v1.37.0, built with the image's own version-skew check
+// skipped) is newer than the v1.36 API server: the node's create fails
+// before it clones anything (one VM more: the template, none at the node's
+// path), with the message and remedy the plan gives once the template
+// exists.
+func TestAccNode_imageChecksAtCreate(t *testing.T) {
+	acctest.PreCheck(t)
+	const version = "v1.37.0"
+	kubelet, kubeProxy, logRunner := acctest.Sandbox.Artifacts.AddKubernetes(version)
+	image := acctest.Name("img")
+	node := nodeName("skw")
+	config := withKubernetesVersion(t, nodeConfig(image, []string{node}, ""), version, `  skip_checks = ["version-skew"]`)
+	for old, sum := range map[string]string{
+		acctest.Sandbox.Artifacts.Kubelet.SHA256: kubelet.SHA256, acctest.Sandbox.Artifacts.KubeProxy.SHA256: kubeProxy.SHA256,
+		acctest.Sandbox.Artifacts.KubeLogRunner.SHA256: logRunner.SHA256,
+	} {
+		config = strings.Replace(config, old, sum, 1)
+	}
+	want := wrapped(`(?s)Cluster not ready for Windows node ` + node + `.*version-skew: The kubelet v1\.37\.0 would be newer than the API ` +
+		`server v1\.36.*Fix: Set kubernetes_version to a v1\.36\.x release.*list the check's ID in skip_checks`)
+	var before int
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkTemplatesDestroyed(t),
+		Steps: []resource.TestStep{
+			{
+				PreConfig:   func() { before = countVMs(t) },
+				Config:      config,
+				ExpectError: want,
+			},
+			{
+				// The image was built; the node's create stopped before the
+				// clone. With the template known, the plan says the same.
+				PreConfig: func() {
+					if after := countVMs(t); after != before+1 {
+						t.Fatalf("%d VMs before the apply, %d after: want one more (the template), none for the node", before, after)
+					}
+					if _, err := acctestVSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+image); err != nil {
+						t.Fatalf("the image's template: %v", err)
+					}
+					if id, err := vmAt(t, node); err != nil || id != "" {
+						t.Fatalf("the node's VM %q exists (err %v)", id, err)
+					}
+				},
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: want,
+			},
+		},
+	})
+}
+
+// withKubernetesVersion sets the golden image's kubernetes_version in a
+// nodeConfig, and adds imageBody to the image.
+func withKubernetesVersion(t *testing.T, config, version, imageBody string) string {
+	t.Helper()
+	const current = `kubernetes_version = "v1.36.3"`
+	if !strings.Contains(config, current) {
+		t.Fatalf("no %s in the configuration", current)
+	}
+	config = strings.Replace(config, current, fmt.Sprintf("kubernetes_version = %q\n%s", version, imageBody), 1)
+	return config
+}
+
+// countVMs counts the VMs and templates in vcsim.
+func countVMs(t *testing.T) int {
+	t.Helper()
+	ctx := context.Background()
+	c := acctestVSphere(t)
+	v, err := view.NewManager(c.Client.Client).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = v.Destroy(ctx) }()
+	var vms []mo.VirtualMachine
+	if err := v.Retrieve(ctx, []string{"VirtualMachine"}, []string{"name"}, &vms); err != nil {
+		t.Fatal(err)
+	}
+	return len(vms)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
@@ -67,11 +68,34 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"until a key verified out of band is set there. Nodes cloned from a `windows_golden_image` have keys of their own (the " +
 			"image removes its keys before sysprep and each clone's sshd creates new ones at first boot); clones of a template " +
 			"that kept its keys (image-builder's, for one) all present the template's.\n\n" +
-			"Before creating, the plan runs the same readiness checks as `data.windows_cluster` (node CIDR allocation, flannel VXLAN " +
-			"settings, Linux DaemonSets, Linux headroom, version skew against the template's kubelet, Windows build) and stops on a failing " +
-			"one with its remedy; `skip_checks` opts out per check.\n\n" +
-			"Delete cordons and drains the node through the eviction API (honouring PodDisruptionBudgets), deletes the Node, shuts the " +
-			"guest down and destroys the VM. A failure after the clone leaves the resource tainted, never an untracked VM.\n\n" +
+			"A new node is checked against the same readiness checks as `data.windows_cluster`, as early as their facts allow, and a " +
+			"failing one stops it with its remedy (`skip_checks` opts out per check). The plan runs the cluster-wide checks (node CIDR " +
+			"allocation, flannel VXLAN settings, Linux DaemonSets, Linux headroom) whatever else is unknown, so also when the golden image " +
+			"is built in the same apply; it runs the checks of the image (version skew against the template's kubelet, Windows build) when " +
+			"the template is known, and otherwise `windows_golden_image` checks its `kubernetes_version` at plan. Create runs every check " +
+			"again before it clones anything, against the template and the cluster as they are then: that is where an image built in the " +
+			"same apply is checked, and all checks run when the plan could not reach the cluster. A `windows_linux_daemonset_guard` the " +
+			"node depends on (`depends_on`) counts at plan time for the DaemonSets it will guard.\n\n" +
+			"What an apply does to a running node is in the plan: every change below that drains, restarts or power-cycles it adds a " +
+			"warning naming the node, what happens and how the drain behaves.\n\n" +
+			"In place and undisrupted: `labels`, `taints`, `drain`, `transport`, `skip_checks`, `timeouts`; `disk_size_gb` growing (the virtual " +
+			"disk grows while the VM runs; extend the Windows volume in the guest); `num_cpus` and `memory_mb` increases that the VM's CPU " +
+			"and memory hot-add can apply while it runs.\n\n" +
+			"In place, drained and power-cycled: `num_cpus` or `memory_mb` when hot-add is off or capacity is removed. The node is " +
+			"cordoned and drained, the guest shut down, the VM reconfigured and powered on; once the Node is Ready again it is uncordoned. " +
+			"`ready` and `ip_address` are known only after apply.\n\n" +
+			"In place, joined again (kubelet restarted, no drain, no reboot): a change of `networking_id`, and a Node deleted outside " +
+			"Terraform (`joined = false`).\n\n" +
+			"Replaced: `name`, `template`, `folder`, the placement ids, `linked_clone`, `admin_user`, `admin_password_wo_version`, " +
+			"`time_zone`, `ipv4` and the cluster overrides. The old node is drained and destroyed (before or, with " +
+			"`create_before_destroy`, after the new one is created).\n\n" +
+			"A drain (of a power cycle, a replacement or a destroy) cordons the node and evicts its pods through the eviction API, so " +
+			"PodDisruptionBudgets are honoured: an eviction a budget refuses is retried until `drain.timeout`, after which the apply fails " +
+			"with the node still cordoned (the next apply uncordons a node a power cycle left cordoned). DaemonSet pods stay " +
+			"(`drain.ignore_daemonsets`); pods with emptyDir volumes and pods no controller manages stop the drain before anything is " +
+			"evicted unless `drain.delete_emptydir_data` or `drain.force` allows them.\n\n" +
+			"Delete cordons and drains the node, deletes the Node, shuts the guest down and destroys the VM. A failure after the clone " +
+			"leaves the resource tainted, never an untracked VM.\n\n" +
 			"Import takes the VM's inventory path, its instance UUID or the Node's providerID (`vsphere://<BIOS UUID>`), and names the " +
 			"node after the Node the VM backs; the resource's identity is the instance UUID, and the `windows_node` list resource " +
 			"finds the VMs that are Windows nodes (see the guide *Importing existing Windows nodes*). vSphere and the Node tell the placement's resource pool, the taints and " +
@@ -101,13 +125,13 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"host_id": schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString,
 				MarkdownDescription: "Managed object id of an ESXi host to place the VM on; defaults to one DRS picks."},
 			"num_cpus": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
-				MarkdownDescription: "vCPUs; defaults to the template's. Changed in place (with a drain and power cycle when hot-add cannot apply it).",
+				MarkdownDescription: "vCPUs; defaults to the template's. Changed in place: while the VM runs when CPU hot-add applies it, otherwise with a drain and a power cycle, which the plan warns about.",
 				Validators:          []validator.Int64{int64validator.Between(1, 128)}},
 			"memory_mb": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Memory in MiB (a multiple of 4); defaults to the template's. Changed in place like `num_cpus`.",
 				Validators:          []validator.Int64{int64validator.Between(2048, 4194304), multipleOf(4)}},
 			"disk_size_gb": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
-				MarkdownDescription: "Size of the first disk in GiB; defaults to the template's. Can only grow.",
+				MarkdownDescription: "Size of the first disk in GiB; defaults to the template's. Can only grow, in place while the VM runs (the Windows volume is not extended).",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
 			"linked_clone": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
 				MarkdownDescription: "Clone from the template's snapshot (fast; the node depends on the template). Defaults to a full clone."},
@@ -178,7 +202,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
 			"skip_checks": schema.ListAttribute{
 				ElementType: types.StringType, Optional: true,
-				MarkdownDescription: "Readiness check IDs (or families) not to enforce at plan time, for users who know better, for example `[\"linux-headroom\"]`.",
+				MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`.",
 				Validators:          []validator.List{listvalidator.ValueStringsAre(checkID())},
 			},
 			"drain": schema.SingleNestedAttribute{
@@ -187,7 +211,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 					"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
 					"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
 				})),
-				MarkdownDescription: "How the node is drained before it is deleted or power-cycled.",
+				MarkdownDescription: "How the node is drained before it is deleted (destroyed or replaced) or power-cycled; the plan's warning of such a change describes it.",
 				Attributes: map[string]schema.Attribute{
 					"timeout":              schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("10m"), Validators: []validator.String{duration()}, MarkdownDescription: "How long evictions may wait for PodDisruptionBudgets. Defaults to `10m`."},
 					"ignore_daemonsets":    schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Leave DaemonSet pods (they would come back). Defaults to `true`."},
@@ -204,9 +228,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"windows_build_full": computed("Windows build with its update revision, for example `10.0.20348.2340`."),
 			"kubelet_version":    computed("kubelet version the Node reports."),
 			"pod_cidr":           computed("Pod CIDR the controller manager allocated to the Node."),
-			"ready":              schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node's Ready condition is True."},
-			"joined": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
-				"shows up as `joined = false`, and the next apply joins it again."},
+			"ready": schema.BoolAttribute{Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Whether the Node's Ready condition is True (as last read). An update keeps it, except one that joins the node " +
+					"again or may power-cycle it, which leaves it known after apply."},
+			"joined": schema.BoolAttribute{Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
+					"shows up as `joined = false`, and the next apply joins it again."},
 		},
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

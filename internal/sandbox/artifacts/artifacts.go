@@ -125,6 +125,15 @@ func Start() (*Server, error) {
 // Close stops serving.
 func (s *Server) Close() error { return s.srv.Close() }
 
+// AddKubernetes serves kubelet, kube-proxy and kube-log-runner of another
+// Kubernetes version in the release layout (tests: an image whose kubelet
+// the cluster does not accept).
+func (s *Server) AddKubernetes(version string) (kubelet, kubeProxy, kubeLogRunner Artifact) {
+	dir := "/release/" + version + "/bin/windows/amd64/"
+	return s.add(dir+"kubelet.exe", binary("kubelet", version)), s.add(dir+"kube-proxy.exe", binary("kube-proxy", version)),
+		s.add(dir+"kube-log-runner.exe", binary("kube-log-runner", version))
+}
+
 // Add serves extra content at path (tests: a file with a wrong checksum).
 func (s *Server) Add(path string, content []byte) Artifact { return s.add(path, content) }
 

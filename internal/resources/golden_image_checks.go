@@ -1,0 +1,66 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+)
+
+// A golden image depends on the cluster in one way: the kubelet it installs
+// (kubernetes_version) must be one the API server accepts under the version
+// skew policy. The version is known at plan, long before the image's
+// template (and so any node's template) exists, so the image checks it
+// itself: in a one-shot configuration (image and nodes in one apply) this is
+// the plan-time version-skew check of the nodes to come, and a bad version
+// stops the plan before an hour of image build. The check runs when the
+// provider reaches a cluster; an image built where it does not (an image-only
+// configuration) is not checked, and skip_checks = ["version-skew"] builds
+// one for another cluster or ahead of a control-plane upgrade.
+
+// planVersionSkew checks kubernetes_version against the API server at plan.
+func (r *goldenImageResource) planVersionSkew(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) {
+	var version types.String
+	var skip types.List
+	diags.Append(plan.GetAttribute(ctx, path.Root("kubernetes_version"), &version)...)
+	diags.Append(plan.GetAttribute(ctx, path.Root("skip_checks"), &skip)...)
+	if version.IsUnknown() || version.IsNull() || skip.IsUnknown() {
+		return // create checks it once known
+	}
+	r.versionSkew(ctx, version.ValueString(), skip, diags)
+}
+
+// createVersionSkew checks again at the start of create, before the build VM
+// is cloned: a plan whose provider settings were unknown could not.
+func (r *goldenImageResource) createVersionSkew(ctx context.Context, m *goldenImageModel, diags *diag.Diagnostics) {
+	r.versionSkew(ctx, m.KubernetesVersion.ValueString(), m.SkipChecks, diags)
+}
+
+func (r *goldenImageResource) versionSkew(ctx context.Context, version string, skip types.List, diags *diag.Diagnostics) {
+	var skipped []string
+	diags.Append(skip.ElementsAs(ctx, &skipped, false)...)
+	if r.clients == nil || kube.Skipped(kube.CheckVersionSkew, skipped) {
+		return
+	}
+	k, err := r.clients.Kubernetes(ctx)
+	if err != nil {
+		tflog.Debug(ctx, "no cluster to check the golden image's kubernetes_version against", map[string]any{"error": err.Error()})
+		return
+	}
+	server, err := k.ServerVersion(ctx)
+	if err != nil {
+		tflog.Warn(ctx, "the golden image's kubernetes_version was not checked against the API server", map[string]any{"error": err.Error()})
+		return
+	}
+	if err := kube.ChecksFailed([]kube.Check{kube.VersionSkew(version, server)}); err != nil {
+		diags.AddAttributeError(path.Root("kubernetes_version"), "Golden image kubelet not supported by the cluster",
+			fmt.Sprintf("%v\n\nThe cluster is the one the provider's kubernetes settings reach (%s). If the image is for another cluster, or "+
+				"for a control plane upgraded before nodes are cloned from it, set skip_checks = [%q].", err, k.Host(), kube.CheckVersionSkew))
+	}
+}

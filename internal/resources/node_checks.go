@@ -1,0 +1,108 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+
+	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
+)
+
+// The readiness checks of a new node run as early as their facts allow:
+//
+//   - at plan, the cluster-wide checks (node CIDR allocation, CNI, Linux
+//     DaemonSets, Linux headroom) always, whatever else is unknown: the
+//     one-shot configuration (golden image and nodes in one apply) has no
+//     template yet;
+//   - at plan, the checks of the image (version-skew against the template's
+//     kubelet, windows-build) when the template is known; when it is not,
+//     windows_golden_image checks its own kubernetes_version against the API
+//     server at plan (golden_image_checks.go);
+//   - at the start of create, before any clone, all of them again against
+//     the template and the cluster as they are then: this is where the checks
+//     of an image built in the same apply run, and all of them when the plan
+//     could not reach the cluster (provider settings unknown until apply).
+//
+// Both report a failure with the same diagnostic (checksFailed).
+
+// planChecks runs, at plan time, the readiness checks of a node about to be
+// created that the known facts allow.
+func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *resource.ModifyPlanResponse) {
+	if r.clients == nil || plan.SkipChecks.IsUnknown() {
+		return // create runs them once skip_checks is known
+	}
+	if _, err := r.clients.Kubernetes(ctx); err != nil {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Cluster readiness checks of Windows node %s postponed to apply", plan.Name.ValueString()),
+			"The plan cannot reach the cluster ("+err.Error()+"), so the readiness checks run at the start of create, before any VM is cloned.")
+		return
+	}
+	opts := kube.CheckOptions{PlannedGuards: r.clients.Planned.Guards()}
+	resp.Diagnostics.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
+	if !plan.Template.IsUnknown() && r.clients.VSphereConfig.Server != "" {
+		if vc, err := r.clients.VSphere(ctx); err == nil {
+			tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString())
+			switch {
+			case err == nil:
+				opts.KubernetesVersion, opts.WindowsBuild = imageFacts(tmpl)
+			case vsphere.IsNotFound(err):
+				resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
+					fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))
+				return
+			}
+		}
+	}
+	cluster, err := r.clients.Cluster(ctx) // one snapshot for every node of this run
+	if err != nil {
+		resp.Diagnostics.AddWarning("Cluster readiness checks did not run", err.Error())
+		return
+	}
+	checksFailed(&resp.Diagnostics, plan.Name.ValueString(), cluster.Checks(opts))
+}
+
+// createChecks runs every readiness check at the start of create, before the
+// clone, against the template (its kubelet version and Windows build, known
+// now even when the plan had no template) and the cluster as they are. A
+// guard planned in this run counts no more: it has been applied, or not. The
+// cluster is read afresh, not from the run's snapshot: another resource's
+// plan may have taken that one before this node's dependencies (a guard)
+// were applied.
+func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsphere.Client, k *kube.Client, diags *diag.Diagnostics) {
+	opts := kube.CheckOptions{}
+	diags.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
+	if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {
+		opts.KubernetesVersion, opts.WindowsBuild = imageFacts(tmpl)
+	} else {
+		// Not a golden image (or unreadable): the clone reports a template
+		// that is not there; the cluster-wide checks still run.
+		tflog.Debug(ctx, "readiness checks without the template's facts", map[string]any{"template": plan.Template.ValueString(), "error": err.Error()})
+	}
+	cluster, err := k.DiscoverCluster(ctx)
+	if err != nil {
+		diags.AddWarning("Cluster readiness checks did not run", err.Error())
+		return
+	}
+	checksFailed(diags, plan.Name.ValueString(), cluster.Checks(opts))
+}
+
+// imageFacts are what the image checks need of a golden image: its kubelet
+// version and its Windows build ("" when the template does not record them,
+// which leaves the check out).
+func imageFacts(tmpl goldenimage.TemplateInfo) (kubernetesVersion, windowsBuild string) {
+	return tmpl.KubernetesVersion, winversion.TrimUBR(tmpl.WindowsBuildFull)
+}
+
+// checksFailed adds the one diagnostic of failed readiness checks, the same
+// at plan and at create: each failed check with its remedy.
+func checksFailed(diags *diag.Diagnostics, node string, checks []kube.Check) {
+	if err := kube.ChecksFailed(checks); err != nil {
+		diags.AddError(fmt.Sprintf("Cluster not ready for Windows node %s", node),
+			err.Error()+"\n\nFix the cluster, or list the check's ID in skip_checks if you know better.")
+	}
+}

@@ -1,0 +1,302 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// The plan tells what an apply does to a running node. Terraform shows an
+// in-place update as harmless ("update in-place"), so every change that
+// drains, restarts or power-cycles the node adds a warning to the plan that
+// names the node, what will happen and how the drain behaves; so do a
+// replacement and a destroy, which drain the old node. The warnings come
+// from the plan itself: Terraform prints them under the plan, and again when
+// it plans the same change at apply time.
+
+// planDisruption warns about what the update (or replacement) of an existing
+// node does to it, and leaves unknown what a power cycle may change.
+func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	var plan, state nodeModel
+	resp.Diagnostics.Append(resp.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	name := state.Name.ValueString()
+	if replaced := replacePaths(ctx, req); len(replaced) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will be replaced: the old node is drained and destroyed", name),
+			fmt.Sprintf("Changing %s replaces the node: Terraform destroys the old node and creates a new one (the new one first with "+
+				"lifecycle { create_before_destroy = true }). %s", pathList(replaced), destroyDescription(state)))
+		return
+	}
+
+	// CPUs and memory: Update applies a known change that differs from the
+	// state; an unknown one is known at apply and may be a change.
+	var hw vsphere.Hardware
+	var changes []string
+	unknown := false
+	if plan.NumCPUs.IsUnknown() {
+		unknown = true
+		changes = append(changes, fmt.Sprintf("num_cpus %d -> (known after apply)", state.NumCPUs.ValueInt64()))
+	} else if !plan.NumCPUs.Equal(state.NumCPUs) {
+		hw.NumCPUs = int32(plan.NumCPUs.ValueInt64())
+		changes = append(changes, fmt.Sprintf("num_cpus %d -> %d", state.NumCPUs.ValueInt64(), plan.NumCPUs.ValueInt64()))
+	}
+	if plan.MemoryMB.IsUnknown() {
+		unknown = true
+		changes = append(changes, fmt.Sprintf("memory_mb %d -> (known after apply)", state.MemoryMB.ValueInt64()))
+	} else if !plan.MemoryMB.Equal(state.MemoryMB) {
+		hw.MemoryMB = plan.MemoryMB.ValueInt64()
+		changes = append(changes, fmt.Sprintf("memory_mb %d -> %d", state.MemoryMB.ValueInt64(), plan.MemoryMB.ValueInt64()))
+	}
+	if len(changes) > 0 {
+		reason, known := "", false
+		if !unknown {
+			reason, known = r.powerCycleReason(ctx, state.ID.ValueString(), hw)
+		}
+		summary, detail := hardwareWarning(name, changes, reason, known, drainDescription(plan.drainOptions(ctx, &resp.Diagnostics)))
+		resp.Diagnostics.AddWarning(summary, detail)
+		// A power cycle (decided again at apply, when Update reads the VM)
+		// restarts the kubelet and may give the guest another DHCP address.
+		plan.Ready = types.BoolUnknown()
+		plan.IPAddress = types.StringUnknown()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	}
+	if !plan.DiskSizeGB.IsUnknown() && !plan.DiskSizeGB.IsNull() && plan.DiskSizeGB.ValueInt64() > state.DiskSizeGB.ValueInt64() {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: the disk grows while the node runs", name),
+			fmt.Sprintf("disk_size_gb %d -> %d: the virtual disk is extended in place, with no drain, no restart and no power cycle. "+
+				"The Windows volume is not extended by this update: extend it in the guest to use the new space.",
+				state.DiskSizeGB.ValueInt64(), plan.DiskSizeGB.ValueInt64()))
+	}
+
+	imported, _ := req.Private.GetKey(ctx, importedKey)
+	switch {
+	case !state.Joined.ValueBool():
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will join the cluster again", name),
+			"Its Node is gone from the cluster while the VM runs: the update runs the join steps again on the guest (a new bootstrap "+
+				"token, the kubelet's configuration rewritten and its service restarted) and waits for the new Node to be Ready; the controller "+
+				"manager allocates it a new pod CIDR. Nothing is drained: without a Node no pods are bound to it. No reboot.")
+	case !plan.NetworkingID.Equal(state.NetworkingID) && len(imported) == 0:
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will join the cluster again in place", name),
+			fmt.Sprintf("networking_id %s -> %s: the update runs the join steps again on the running guest: it removes the flanneld and "+
+				"kube-proxy Windows services of the earlier design, rewrites the kubelet's (and the networking's CNI) configuration and restarts "+
+				"the kubelet service, then waits for the Node to be Ready and for the networking's node agents, if it runs any. The Node may "+
+				"report NotReady while the kubelet restarts. No drain and no reboot: pods already on the node are not restarted, so they "+
+				"keep the network they started with until they are recreated.",
+				valueOrNone(state.NetworkingID), valueOrNone(plan.NetworkingID)))
+	}
+}
+
+// warnDestroy tells what destroying a node does to it.
+func (r *nodeResource) warnDestroy(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() {
+		return
+	}
+	var state nodeModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will be drained and destroyed", state.Name.ValueString()), destroyDescription(state))
+}
+
+// powerCycleReason reads the VM and says why applying hw needs a power cycle
+// ("" when hot-add applies it while the VM runs); known is false when the VM
+// could not be read, and the decision is left to apply.
+func (r *nodeResource) powerCycleReason(ctx context.Context, vmID string, hw vsphere.Hardware) (reason string, known bool) {
+	if r.clients == nil || r.clients.VSphereConfig.Server == "" || vmID == "" {
+		return "", false
+	}
+	vc, err := r.clients.VSphere(ctx)
+	if err != nil {
+		return "", false
+	}
+	info, err := vc.ReadVM(ctx, vsphere.VMRef(vmID))
+	if err != nil {
+		return "", false
+	}
+	return vsphere.PowerCycleReason(info, hw), true
+}
+
+// hardwareWarning is the plan warning of a CPU or memory change: a drain and
+// power cycle when the VM must be off for it (reason), none when hot-add
+// applies it to the running VM, or either when that is known only at apply.
+func hardwareWarning(node string, changes []string, reason string, known bool, drain string) (summary, detail string) {
+	change := strings.Join(changes, ", ")
+	cycle := "The update cordons and drains the node, shuts the guest down, reconfigures the VM, powers it on, waits until the Node " +
+		"is Ready again and uncordons it. " + drain
+	switch {
+	case !known:
+		return fmt.Sprintf("Windows node %s may be drained and power-cycled", node),
+			change + ": whether the VM's CPU and memory hot-add can apply this while it runs is decided at apply, when the VM is read. " +
+				"If they cannot (hot-add off, or CPUs or memory removed): " + cycle
+	case reason != "":
+		return fmt.Sprintf("Windows node %s will be drained and power-cycled", node), change + ": " + reason + ". " + cycle
+	default:
+		return fmt.Sprintf("Windows node %s: CPU and memory change while the node runs", node),
+			change + ": the VM's hot-add applies this while it runs, with no drain, no restart and no power cycle."
+	}
+}
+
+// destroyDescription says what destroying a node does, with its drain.
+func destroyDescription(state nodeModel) string {
+	var ignored diag.Diagnostics // the state's drain settings were valid when stored
+	if !state.Joined.IsNull() && !state.Joined.ValueBool() {
+		return "Its Node is already gone from the cluster, so nothing is drained: the guest is shut down and the VM destroyed."
+	}
+	return "Destroying cordons and drains the node, deletes its Node, shuts the guest down and destroys the VM. " +
+		drainDescription(state.drainOptions(context.Background(), &ignored))
+}
+
+// drainDescription says how a drain with opts behaves, naming the settings
+// (the drain block) that change it.
+func drainDescription(opts kube.DrainOptions) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The drain evicts the node's pods through the eviction API, so PodDisruptionBudgets are honoured (an eviction a budget "+
+		"refuses is retried until it allows it); it gives up after %s (drain.timeout), failing the apply with the node left cordoned.", shortDuration(opts.Timeout))
+	if opts.IgnoreDaemonSets {
+		b.WriteString(" DaemonSet pods stay (drain.ignore_daemonsets).")
+	} else {
+		b.WriteString(" DaemonSet pods stop the drain before anything is evicted (drain.ignore_daemonsets = false).")
+	}
+	if opts.DeleteEmptyDirData {
+		b.WriteString(" Pods with emptyDir volumes are evicted and that data is lost (drain.delete_emptydir_data).")
+	} else {
+		b.WriteString(" Pods with emptyDir volumes stop the drain before anything is evicted (drain.delete_emptydir_data = true evicts them, losing that data).")
+	}
+	if opts.Force {
+		b.WriteString(" Pods no controller manages are deleted and not recreated (drain.force).")
+	} else {
+		b.WriteString(" Pods no controller manages stop the drain before anything is evicted (drain.force = true deletes them).")
+	}
+	return b.String()
+}
+
+// replacePaths are the attributes whose change replaces the node. The
+// framework does not tell a resource's ModifyPlan what the attributes' plan
+// modifiers decided (Terraform then plans the new node in a second call,
+// without prior state), so they are asked again: one source of truth, the
+// schema.
+func replacePaths(ctx context.Context, req resource.ModifyPlanRequest) path.Paths {
+	s, ok := req.Plan.Schema.(schema.Schema)
+	if !ok {
+		return nil
+	}
+	var out path.Paths
+	for name, a := range s.Attributes {
+		if p := path.Root(name); requiresReplace(ctx, req, p, a) {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b path.Path) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+func requiresReplace(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a schema.Attribute) bool {
+	switch a := a.(type) {
+	case schema.StringAttribute:
+		var config, plan, state types.String
+		if !readAttribute(ctx, req, p, &config, &plan, &state) {
+			return false
+		}
+		for _, m := range a.PlanModifiers {
+			resp := &planmodifier.StringResponse{PlanValue: plan}
+			m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
+				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
+			if resp.RequiresReplace {
+				return true
+			}
+		}
+	case schema.Int64Attribute:
+		var config, plan, state types.Int64
+		if !readAttribute(ctx, req, p, &config, &plan, &state) {
+			return false
+		}
+		for _, m := range a.PlanModifiers {
+			resp := &planmodifier.Int64Response{PlanValue: plan}
+			m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
+				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
+			if resp.RequiresReplace {
+				return true
+			}
+		}
+	case schema.BoolAttribute:
+		var config, plan, state types.Bool
+		if !readAttribute(ctx, req, p, &config, &plan, &state) {
+			return false
+		}
+		for _, m := range a.PlanModifiers {
+			resp := &planmodifier.BoolResponse{PlanValue: plan}
+			m.PlanModifyBool(ctx, planmodifier.BoolRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
+				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
+			if resp.RequiresReplace {
+				return true
+			}
+		}
+	case schema.SingleNestedAttribute:
+		var config, plan, state types.Object
+		if !readAttribute(ctx, req, p, &config, &plan, &state) {
+			return false
+		}
+		for _, m := range a.PlanModifiers {
+			resp := &planmodifier.ObjectResponse{PlanValue: plan}
+			m.PlanModifyObject(ctx, planmodifier.ObjectRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
+				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
+			if resp.RequiresReplace {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readAttribute reads one attribute from the configuration, the plan and the
+// prior state.
+func readAttribute(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, config, plan, state any) bool {
+	return !req.Config.GetAttribute(ctx, p, config).HasError() &&
+		!req.Plan.GetAttribute(ctx, p, plan).HasError() &&
+		!req.State.GetAttribute(ctx, p, state).HasError()
+}
+
+// shortDuration writes a drain timeout as users write it: 10m, not 10m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func pathList(paths path.Paths) string {
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = p.String()
+	}
+	return strings.Join(names, ", ")
+}
+
+func valueOrNone(v types.String) string {
+	switch {
+	case v.IsUnknown():
+		return "(known after apply)"
+	case v.IsNull():
+		return "(none)"
+	}
+	return v.ValueString()
+}
