@@ -327,3 +327,17 @@ func cliVersion() (*version.Version, error) {
 	}
 	return version.NewVersion(v.Version)
 }
+
+// RequiredProviders is the terraform block the test framework adds to a
+// step's configuration, for a step it does not add it to: an import step by
+// identity with a Config of its own is run as written, and without the block
+// OpenTofu resolves "windows" to registry.opentofu.org/hashicorp/windows
+// instead of the provider the test process serves (terraform-plugin-testing
+// v1.16 testing_new_import_state.go skips mergedConfig there).
+func RequiredProviders() string {
+	ns := os.Getenv("TF_ACC_PROVIDER_NAMESPACE")
+	if ns == "" {
+		ns = "hashicorp"
+	}
+	return fmt.Sprintf("terraform {\n  required_providers {\n    windows = {\n      source = %q\n    }\n  }\n}\n\n", "registry.terraform.io/"+ns+"/windows")
+}

@@ -38,7 +38,7 @@ func TestAccGoldenImage_importThenManage(t *testing.T) {
 			{
 				// An import block by identity { id } (OpenTofu/Terraform 1.12+)
 				// plans the same update in place.
-				Config:       goldenImageConfig(name, nil),
+				Config:       acctest.RequiredProviders() + goldenImageConfig(name, nil),
 				ResourceName: giAddress, ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity,
 				SkipFunc:           acctest.SkipWithoutIdentityImport,
 				ExpectNonEmptyPlan: true,
