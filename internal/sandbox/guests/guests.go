@@ -55,7 +55,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
