@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // Labels the kubelet sets on its own Node.
@@ -171,7 +173,7 @@ func (n *nodeAgent) defaultLabels() map[string]string {
 		corev1.LabelArchStable: "amd64",
 		betaLabelOS:            "windows",
 		betaLabelArch:          "amd64",
-		LabelWindowsBuild:      majorMinorBuild(n.k.cfg.Host.WindowsBuild),
+		LabelWindowsBuild:      winversion.TrimUBR(n.k.cfg.Host.WindowsBuild),
 	}
 }
 
@@ -349,15 +351,6 @@ func (n *nodeAgent) updateStatus(ctx context.Context, force bool) error {
 	n.ready, n.lastMessage, n.lastReport = ready, msg, time.Now()
 	n.mu.Unlock()
 	return nil
-}
-
-// majorMinorBuild turns 10.0.20348.2340 into 10.0.20348.
-func majorMinorBuild(v string) string {
-	parts := strings.Split(v, ".")
-	if len(parts) > 3 {
-		parts = parts[:3]
-	}
-	return strings.Join(parts, ".")
 }
 
 // osImage is the product name Windows reports for a build.
