@@ -22,6 +22,25 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 )
 
+// Why not k8s.io/kubectl/pkg/drain (weighed at v0.36): its Helper does what
+// kubectl drain does, but falls short where a Terraform apply needs more.
+//   - PDB reporting: it writes each refused eviction to an io.Writer and
+//     retries; when the timeout ends the drain, its error says "global
+//     timeout reached" without the pods or the budgets. DrainNode returns an
+//     *EvictionBlockedError naming which budget (with its numbers) blocks
+//     which pods, grouped by budget.
+//   - Timeouts: it sleeps between retries (time.Sleep, blind to the context)
+//     and cannot tell its own timeout from the caller's; DrainNode stops at
+//     once and says which of the two ended it.
+//   - Refusals: its filters refuse DaemonSet, emptyDir and unmanaged pods
+//     before evicting anything too, but their messages name kubectl's flags
+//     (--ignore-daemonsets, --delete-emptydir-data, --force);
+//     *DrainRefusedError names the drain attributes that allow them.
+//   - Waits: it polls every pod once a second until it is gone; DrainNode
+//     watches the Node's pods (one watch, no polling).
+//   - Weight: it imports k8s.io/cli-runtime and kubectl's cmd/util, a large
+//     tree this provider does not otherwise need.
+
 // Retry intervals of an eviction a PodDisruptionBudget refuses (429): the
 // first retry comes soon, since a replacement pod often becomes Ready within
 // seconds; later ones back off to evictionRetryMax, kubectl's fixed interval.

@@ -5,21 +5,19 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"time"
 
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // Labels the kubelet sets on its own Node.
@@ -175,7 +173,7 @@ func (n *nodeAgent) defaultLabels() map[string]string {
 		corev1.LabelArchStable: "amd64",
 		betaLabelOS:            "windows",
 		betaLabelArch:          "amd64",
-		LabelWindowsBuild:      majorMinorBuild(n.k.cfg.Host.WindowsBuild),
+		LabelWindowsBuild:      winversion.TrimUBR(n.k.cfg.Host.WindowsBuild),
 	}
 }
 
@@ -353,149 +351,6 @@ func (n *nodeAgent) updateStatus(ctx context.Context, force bool) error {
 	n.ready, n.lastMessage, n.lastReport = ready, msg, time.Now()
 	n.mu.Unlock()
 	return nil
-}
-
-// leaseLoop keeps kube-node-lease/<node> renewed every quarter of its duration.
-func (n *nodeAgent) leaseLoop(ctx context.Context) {
-	dur := n.k.settings.LeaseDurationSeconds
-	interval := time.Duration(float64(dur) * 0.25 * float64(time.Second))
-	for {
-		if err := n.renewLease(ctx, dur); err != nil && ctx.Err() == nil {
-			n.k.log.Error("controller.go:145", err, "Failed to ensure lease exists, will retry", "interval", interval)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
-	}
-}
-
-func (n *nodeAgent) renewLease(ctx context.Context, dur int32) error {
-	leases := n.client.CoordinationV1().Leases(kubeNodeLeaseNS)
-	now := metav1.NewMicroTime(time.Now())
-	lease, err := leases.Get(ctx, n.name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		n.mu.Lock()
-		uid := n.uid
-		n.mu.Unlock()
-		l := &coordinationv1.Lease{
-			ObjectMeta: metav1.ObjectMeta{Name: n.name, Namespace: kubeNodeLeaseNS},
-			Spec: coordinationv1.LeaseSpec{
-				HolderIdentity: &n.name, LeaseDurationSeconds: &dur, RenewTime: &now,
-			},
-		}
-		if uid != "" {
-			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: uid}}
-		}
-		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
-		return err
-	}
-	if err != nil {
-		return err
-	}
-	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds, lease.Spec.RenewTime = &n.name, &dur, &now
-	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-	return err
-}
-
-// watchNode follows the Node for the pod CIDR the controller manager assigns.
-func (n *nodeAgent) watchNode(ctx context.Context) {
-	lw := cache.NewListWatchFromClient(n.client.CoreV1().RESTClient(), "nodes", "", fields.OneTermEqualSelector("metadata.name", n.name))
-	inf := cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{})
-	handle := func(obj any) {
-		if node, ok := obj.(*corev1.Node); ok {
-			n.notePodCIDR(node.Spec.PodCIDR)
-		}
-	}
-	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    handle,
-		UpdateFunc: func(_, obj any) { handle(obj) },
-	})
-	inf.RunWithContext(ctx)
-}
-
-func (n *nodeAgent) notePodCIDR(cidr string) {
-	if cidr == "" {
-		return
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.podCIDR != "" {
-		return
-	}
-	p, err := newIPAM(cidr)
-	if err != nil {
-		n.k.log.Error("kubelet_network.go:47", err, "Invalid pod CIDR", "podCIDR", cidr)
-		return
-	}
-	n.podCIDR, n.ipam = cidr, p
-	close(n.podCIDRSet)
-	n.k.log.Info("kuberuntime_manager.go:1745", "Updating runtime config through cri with podcidr", "CIDR", cidr)
-}
-
-// ipam hands out pod addresses from the node's pod CIDR (host-local style:
-// .1 is the gateway, pods get .2 upwards).
-type ipam struct {
-	mu    sync.Mutex
-	net   *net.IPNet
-	inUse map[string]string // ip -> pod UID
-}
-
-func newIPAM(cidr string) (*ipam, error) {
-	_, n, err := net.ParseCIDR(cidr)
-	if err != nil {
-		return nil, err
-	}
-	return &ipam{net: n, inUse: map[string]string{}}, nil
-}
-
-func (p *ipam) allocate(owner string) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for ip, o := range p.inUse {
-		if o == owner {
-			return ip, nil
-		}
-	}
-	base := p.net.IP.To4()
-	if base == nil {
-		return "", fmt.Errorf("only IPv4 pod CIDRs are simulated, got %s", p.net)
-	}
-	ones, bits := p.net.Mask.Size()
-	size := 1 << (bits - ones)
-	for i := 2; i < size-1; i++ {
-		ip := make(net.IP, 4)
-		copy(ip, base)
-		v := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
-		v += uint32(i)
-		ip[0], ip[1], ip[2], ip[3] = byte(v>>24), byte(v>>16), byte(v>>8), byte(v)
-		s := ip.String()
-		if _, used := p.inUse[s]; !used {
-			p.inUse[s] = owner
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("no IP addresses available in range set: %s", p.net)
-}
-
-func (p *ipam) release(owner string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for ip, o := range p.inUse {
-		if o == owner {
-			delete(p.inUse, ip)
-		}
-	}
-}
-
-// majorMinorBuild turns 10.0.20348.2340 into 10.0.20348.
-func majorMinorBuild(v string) string {
-	parts := strings.Split(v, ".")
-	if len(parts) > 3 {
-		parts = parts[:3]
-	}
-	return strings.Join(parts, ".")
 }
 
 // osImage is the product name Windows reports for a build.

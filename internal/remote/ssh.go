@@ -188,7 +188,7 @@ func sftpPath(p string) string {
 	return "/" + strings.ReplaceAll(p, `\`, "/")
 }
 
-// put writes r to path over SFTP.
+// put writes r to path over SFTP (uploader).
 func (t *sshTransport) put(ctx context.Context, r io.Reader, path string) error {
 	c, err := t.connect(ctx)
 	if err != nil {
@@ -220,34 +220,7 @@ func (t *sshTransport) put(ctx context.Context, r io.Reader, path string) error 
 
 // Upload implements Transport.
 func (t *sshTransport) Upload(ctx context.Context, r io.Reader, size int64, sha256hex, dest string) (bool, error) {
-	if err := validSHA256(sha256hex); err != nil {
-		return false, fmt.Errorf("uploading %s: %w", dest, err)
-	}
-	res, err := t.Run(ctx, precheckScript(dest))
-	if err != nil {
-		return false, fmt.Errorf("uploading %s: checking the existing file: %w", dest, err)
-	}
-	if strings.EqualFold(strings.TrimSpace(res.Stdout), sha256hex) {
-		return true, nil
-	}
-	tmp := tempName(dest)
-	src := newHashingReader(r)
-	err = t.put(ctx, src, tmp)
-	if err == nil {
-		if err = src.check(size, sha256hex); err != nil {
-			if hm, ok := err.(*HashMismatchError); ok {
-				hm.Dest = dest
-			}
-		}
-	}
-	if err != nil {
-		t.removeLater(tmp)
-		return false, fmt.Errorf("uploading %s: %w", dest, err)
-	}
-	if _, err := t.Run(ctx, finalizeScript(tmp, dest, sha256hex)); err != nil {
-		return false, verifyError(dest, sha256hex, err)
-	}
-	return false, nil
+	return upload(ctx, t, r, size, sha256hex, dest, true)
 }
 
 // Close implements Transport.

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,64 @@ import (
 	"io"
 	"strings"
 )
+
+// uploader is what an upload needs of a transport. Only put differs between
+// them (SFTP over SSH, base64 lines on a PowerShell's stdin over WinRM); the
+// rest of the flow is upload's, the same for both.
+type uploader interface {
+	Run(ctx context.Context, script string) (Result, error)
+	// put writes r to a new file at path on the host.
+	put(ctx context.Context, r io.Reader, path string) error
+	// removeLater deletes path in the background.
+	removeLater(path string)
+}
+
+// upload is Transport.Upload for every transport: unless precheck is off, it
+// sends nothing when dest already has the hash; otherwise it writes r to a
+// temporary file beside dest, checks what was read against size and hash,
+// then has the host check the file's hash and move it onto dest, so dest is
+// never half written and a corrupt transfer never lands.
+func upload(ctx context.Context, t uploader, r io.Reader, size int64, sha, dest string, precheck bool) (skipped bool, err error) {
+	if err := validSHA256(sha); err != nil {
+		return false, fmt.Errorf("uploading %s: %w", dest, err)
+	}
+	if precheck {
+		res, err := t.Run(ctx, precheckScript(dest))
+		if err != nil {
+			return false, fmt.Errorf("uploading %s: checking the existing file: %w", dest, err)
+		}
+		if strings.EqualFold(strings.TrimSpace(res.Stdout), sha) {
+			return true, nil
+		}
+	}
+	tmp := tempName(dest)
+	src := newHashingReader(r)
+	err = t.put(ctx, src, tmp)
+	if err == nil {
+		if err = src.check(size, sha); err != nil {
+			if hm, ok := err.(*HashMismatchError); ok {
+				hm.Dest = dest
+			}
+		}
+	}
+	if err != nil {
+		t.removeLater(tmp)
+		return false, fmt.Errorf("uploading %s: %w", dest, err)
+	}
+	if _, err := t.Run(ctx, finalizeScript(tmp, dest, sha)); err != nil {
+		return false, verifyError(dest, sha, err)
+	}
+	return false, nil
+}
+
+// verifyError reports finalizeScript's hash mismatch as a *HashMismatchError.
+func verifyError(dest, sha string, err error) error {
+	if ee, ok := err.(*ExitError); ok && ee.ExitCode == exitHashMismatch {
+		got := strings.TrimSpace(strings.TrimPrefix(LastLines(ee.Stderr, 1), "SHA-256 on the host is"))
+		return &HashMismatchError{Dest: dest, Want: strings.ToLower(sha), Got: strings.ToLower(got), Where: "on the host"}
+	}
+	return fmt.Errorf("uploading %s: verifying and moving into place: %w", dest, err)
+}
 
 // precheckScript creates dest's directory and prints dest's SHA-256 when it exists.
 func precheckScript(dest string) string {

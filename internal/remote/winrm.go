@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -70,7 +69,7 @@ func (t *winrmTransport) Run(ctx context.Context, script string) (Result, error)
 		// Too long for cmd.exe: upload the script and run the file.
 		path := tempScriptPath()
 		body := []byte(utf8BOM + script)
-		if _, err := t.upload(ctx, bytes.NewReader(body), int64(len(body)), sha256Hex(body), path, false); err != nil {
+		if _, err := upload(ctx, t, bytes.NewReader(body), int64(len(body)), sha256Hex(body), path, false); err != nil {
 			return Result{}, fmt.Errorf("%s: uploading a %d-character script: %w", t.cfg, len(script), err)
 		}
 		defer t.removeLater(path)
@@ -194,52 +193,18 @@ func runCommand(ctx context.Context, client *winrm.Client, line string, stdin io
 
 // Upload implements Transport.
 func (t *winrmTransport) Upload(ctx context.Context, r io.Reader, size int64, sha256hex, dest string) (bool, error) {
-	return t.upload(ctx, r, size, sha256hex, dest, true)
+	return upload(ctx, t, r, size, sha256hex, dest, true)
 }
 
-func (t *winrmTransport) upload(ctx context.Context, r io.Reader, size int64, sha string, dest string, precheck bool) (bool, error) {
-	if err := validSHA256(sha); err != nil {
-		return false, fmt.Errorf("uploading %s: %w", dest, err)
-	}
-	if precheck {
-		res, err := t.Run(ctx, precheckScript(dest))
-		if err != nil {
-			return false, fmt.Errorf("uploading %s: checking the existing file: %w", dest, err)
-		}
-		if strings.EqualFold(strings.TrimSpace(res.Stdout), sha) {
-			return true, nil
-		}
-	}
-	tmp := tempName(dest)
-	src := newHashingReader(r)
-	res, err := t.command(ctx, encodedCommand(stdinUploadScript(tmp)), &base64Lines{r: src})
-	if err == nil {
-		_, err = finish(t.cfg, res, nil)
-	}
-	if err == nil {
-		if err = src.check(size, sha); err != nil {
-			if hm, ok := err.(*HashMismatchError); ok {
-				hm.Dest = dest
-			}
-		}
-	}
+// put writes r to path (uploader): a PowerShell decodes base64 lines from
+// its stdin into the file, as WinRM has no file transfer of its own.
+func (t *winrmTransport) put(ctx context.Context, r io.Reader, path string) error {
+	res, err := t.command(ctx, encodedCommand(stdinUploadScript(path)), &base64Lines{r: r})
 	if err != nil {
-		t.removeLater(tmp)
-		return false, fmt.Errorf("uploading %s: %w", dest, err)
+		return err
 	}
-	if _, err := t.Run(ctx, finalizeScript(tmp, dest, sha)); err != nil {
-		return false, verifyError(dest, sha, err)
-	}
-	return false, nil
-}
-
-// verifyError reports finalizeScript's hash mismatch as a *HashMismatchError.
-func verifyError(dest, sha string, err error) error {
-	if ee, ok := err.(*ExitError); ok && ee.ExitCode == exitHashMismatch {
-		got := strings.TrimSpace(strings.TrimPrefix(LastLines(ee.Stderr, 1), "SHA-256 on the host is"))
-		return &HashMismatchError{Dest: dest, Want: strings.ToLower(sha), Got: strings.ToLower(got), Where: "on the host"}
-	}
-	return fmt.Errorf("uploading %s: verifying and moving into place: %w", dest, err)
+	_, err = finish(t.cfg, res, nil)
+	return err
 }
 
 // stdinUploadScript decodes base64 lines read from stdin into path.

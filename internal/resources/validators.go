@@ -7,11 +7,28 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
+
+// Attribute validators. framework-validators' own serve wherever one fits
+// (OneOf, Between, LengthBetween, RegexMatches, AlsoRequires...); the rules
+// written here have no kept library that serves them as well:
+//   - Kubernetes names and labels: apimachinery's validation functions (a
+//     kept library) hold the rules; stringCheck only adapts them.
+//   - Windows versions and builds: the provider's own release table
+//     (winversion), and an unknown build is a warning, not an error.
+//   - URLs: framework-validators has no URL validator.
+//   - node_validators.go: IPv4 addresses and CIDRs (nettypes' iptypes and
+//     cidrtypes would serve, but terraform-plugin-framework-nettypes is not
+//     on the Go module proxy this project builds from), positive durations
+//     (timetypes.GoDuration is a custom type, not a validator: it would change
+//     the attribute's type and model, and accepts 0s and negative durations),
+//     computer names (LengthAtMost(15) would not say the limit is NetBIOS's),
+//     multiples (framework-validators has no multiple-of validator).
 
 // stringCheck adapts a func returning the problems with a value into a
 // framework string validator, so each rule below is one line of logic with
@@ -100,13 +117,17 @@ var (
 	windowsPathRegexp = regexp.MustCompile(`^[A-Za-z]:\\[^"*?<>|]*$`)
 )
 
+// sha256Hex and windowsPath are pattern rules: framework-validators'
+// RegexMatches serves them, with its diagnostic ("Attribute kubelet_sha256
+// must be ..., got: ..."), the one the other library validators give.
 func sha256Hex() validator.String {
-	return stringCheck{"SHA-256 checksum", func(s string) []string {
-		if !sha256HexPattern.MatchString(s) {
-			return []string{"write the 64 hexadecimal digits of the file's SHA-256 (sha256sum FILE, or Get-FileHash -Algorithm SHA256 FILE)"}
-		}
-		return nil
-	}}
+	return stringvalidator.RegexMatches(sha256HexPattern,
+		"must be the 64 hexadecimal digits of the file's SHA-256 (sha256sum FILE, or Get-FileHash -Algorithm SHA256 FILE)")
+}
+
+func windowsPath() validator.String {
+	return stringvalidator.RegexMatches(windowsPathRegexp,
+		`must be an absolute Windows path such as C:\k\tool.exe (drive letter, backslashes, no quotes or wildcards)`)
 }
 
 func httpURL() validator.String {
@@ -117,15 +138,6 @@ func httpURL() validator.String {
 		}
 		if strings.ContainsAny(s, "\"`$'") {
 			return []string{"percent-encode quotes, backticks and $ (the URL is passed to PowerShell)"}
-		}
-		return nil
-	}}
-}
-
-func windowsPath() validator.String {
-	return stringCheck{"absolute Windows path", func(s string) []string {
-		if !windowsPathRegexp.MatchString(s) {
-			return []string{`write a path such as C:\k\tool.exe (drive letter, backslashes, no quotes or wildcards)`}
 		}
 		return nil
 	}}

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/guests"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 )
 

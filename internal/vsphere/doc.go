@@ -23,7 +23,7 @@
 // WaitForCustomization) uses a property collector of its own, created and
 // destroyed per wait, never the session's default collector: vCenter (and
 // vcsim) deliver one collector's updates to one waiter, so shared waits lose
-// completions under parallelism (DESIGN.md). Nothing polls or sleeps.
+// completions under parallelism. Nothing polls or sleeps.
 //
 // # Partial create
 //

@@ -90,7 +90,8 @@ func (c *Client) WaitForPowerState(ctx context.Context, vm mo.Reference, state t
 // newCollector returns a handle on the session's property collector for
 // property.Wait, which creates (and destroys) a collector of its own per
 // wait. Waits never share a collector: vCenter delivers a collector's
-// updates to one waiter, so shared waits lose updates (see DESIGN.md).
+// updates to one waiter, so shared waits lose updates (the package doc,
+// "Waits and concurrency").
 func (c *Client) newCollector(context.Context) (*property.Collector, error) {
 	return property.DefaultCollector(c.Client.Client), nil
 }

@@ -229,35 +229,7 @@ func backingChain(b types.BaseVirtualDeviceBackingInfo) (string, []string) {
 	var file string
 	var parents []string
 	for i := 0; b != nil; i++ {
-		var name string
-		var next types.BaseVirtualDeviceBackingInfo
-		switch x := b.(type) {
-		case *types.VirtualDiskFlatVer2BackingInfo:
-			name = x.FileName
-			if x.Parent != nil {
-				next = x.Parent
-			}
-		case *types.VirtualDiskSeSparseBackingInfo:
-			name = x.FileName
-			if x.Parent != nil {
-				next = x.Parent
-			}
-		case *types.VirtualDiskSparseVer2BackingInfo:
-			name = x.FileName
-			if x.Parent != nil {
-				next = x.Parent
-			}
-		case *types.VirtualDiskFlatVer1BackingInfo:
-			name = x.FileName
-			if x.Parent != nil {
-				next = x.Parent
-			}
-		case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
-			name = x.FileName
-			if x.Parent != nil {
-				next = x.Parent
-			}
-		}
+		name, next := diskBacking(b)
 		if i == 0 {
 			file = name
 		} else if name != "" {
@@ -266,6 +238,38 @@ func backingChain(b types.BaseVirtualDeviceBackingInfo) (string, []string) {
 		b = next
 	}
 	return file, parents
+}
+
+// diskBacking returns the file of one link of a disk's backing chain and the
+// next link (nil at the end, or for a backing that has no chain). The backing
+// types that have a parent each have their own Parent field type, so the
+// switch has a case per type, each one line.
+func diskBacking(b types.BaseVirtualDeviceBackingInfo) (string, types.BaseVirtualDeviceBackingInfo) {
+	switch x := b.(type) {
+	case *types.VirtualDiskFlatVer2BackingInfo:
+		return x.FileName, parentBacking(x.Parent)
+	case *types.VirtualDiskSeSparseBackingInfo:
+		return x.FileName, parentBacking(x.Parent)
+	case *types.VirtualDiskSparseVer2BackingInfo:
+		return x.FileName, parentBacking(x.Parent)
+	case *types.VirtualDiskFlatVer1BackingInfo:
+		return x.FileName, parentBacking(x.Parent)
+	case *types.VirtualDiskRawDiskMappingVer1BackingInfo:
+		return x.FileName, parentBacking(x.Parent)
+	}
+	return "", nil
+}
+
+// parentBacking turns a nil *T parent into a nil interface (not an interface
+// holding a nil pointer, which would not end the chain).
+func parentBacking[T any, P interface {
+	*T
+	types.BaseVirtualDeviceBackingInfo
+}](p P) types.BaseVirtualDeviceBackingInfo {
+	if p == nil {
+		return nil
+	}
+	return p
 }
 
 func guestNICs(nics []types.GuestNicInfo) []GuestNIC {

@@ -1,20 +1,15 @@
 package winsim
 
 import (
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
-	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/wincluster/terraform-provider-windows/internal/pki"
 )
 
 // newTLSConfig loads the configured certificate, or makes a self-signed one
@@ -23,7 +18,7 @@ func (h *Host) newTLSConfig() (*tls.Config, error) {
 	certPEM, keyPEM := h.cfg.TLSCertPEM, h.cfg.TLSKeyPEM
 	if len(certPEM) == 0 {
 		var err error
-		if certPEM, keyPEM, err = selfSigned(h.cfg.ComputerName, h.cfg.IP); err != nil {
+		if certPEM, keyPEM, err = pki.SelfSigned(h.cfg.ComputerName, h.cfg.IP); err != nil {
 			return nil, err
 		}
 	}
@@ -32,36 +27,6 @@ func (h *Host) newTLSConfig() (*tls.Config, error) {
 		return nil, fmt.Errorf("loading the HTTPS certificate: %w", err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
-func selfSigned(name, ip string) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: name},
-		DNSNames:     []string{name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().AddDate(1, 0, 0),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if parsed := net.ParseIP(ip); parsed != nil {
-		tmpl.IPAddresses = []net.IP{parsed}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), nil
 }
 
 // SSH host keys live where Win32-OpenSSH keeps them. sshd creates the

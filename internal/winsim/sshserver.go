@@ -61,7 +61,14 @@ func (h *Host) serveSSHConn(ctx context.Context, conn net.Conn) {
 		if err != nil {
 			continue
 		}
-		go h.serveSSHSession(ctx, sc.User(), ch, requests)
+		// Counted like the connection (whose count holds this Add above
+		// zero), so Stop waits for the commands of open sessions to end and
+		// nothing touches the disk after it returns.
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.serveSSHSession(ctx, sc.User(), ch, requests)
+		}()
 	}
 }
 

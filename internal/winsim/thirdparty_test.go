@@ -134,7 +134,10 @@ func BenchmarkHosts50(b *testing.B) {
 		before.read()
 		hosts := make([]*winsim.Host, 0, 50)
 		ca := winsimtest.NewCA(b)
-		certPEM, keyPEM := ca.Issue(b, []string{"h"}, []string{"127.0.0.1"})
+		certPEM, keyPEM, err := ca.IssueServing("h", "127.0.0.1")
+		if err != nil {
+			b.Fatal(err)
+		}
 		for j := 0; j < 50; j++ {
 			h, err := winsim.Start(context.Background(), winsim.HostConfig{
 				ComputerName: fmt.Sprintf("WIN-%02d", j), IP: fmt.Sprintf("127.0.1.%d", j+1),

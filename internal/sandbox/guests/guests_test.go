@@ -12,9 +12,9 @@ import (
 
 	"github.com/vmware/govmomi/vim25/mo"
 
+	"github.com/wincluster/terraform-provider-windows/internal/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/guests"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"

@@ -5,93 +5,35 @@ package winsimtest
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
-	"net"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/wincluster/terraform-provider-windows/internal/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
 // Password is the administrator password of test hosts.
 const Password = "Sim-P@ssw0rd!"
 
-// CA is a throwaway certificate authority.
-type CA struct {
-	cert    *x509.Certificate
-	key     *ecdsa.PrivateKey
-	CertPEM []byte
-}
-
-// NewCA makes a CA.
-func NewCA(t testing.TB) *CA {
+// NewCA makes a throwaway certificate authority.
+func NewCA(t testing.TB) *pki.CA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := pki.NewCA("winsim test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "winsim test CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &CA{cert: cert, key: key, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// Issue signs a server certificate for the names and IPs.
-func (ca *CA) Issue(t testing.TB, names []string, ips []string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	for _, ip := range ips {
-		tmpl.IPAddresses = append(tmpl.IPAddresses, net.ParseIP(ip))
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder})
+	return ca
 }
 
 // Fixture is a running test host and the secrets to reach it.
 type Fixture struct {
 	Host         *winsim.Host
-	CA           *CA
+	CA           *pki.CA
 	Password     string
 	ClientKeyPEM []byte        // authorized for the administrator over SSH
 	HostKey      ssh.PublicKey // the SSH host key
@@ -120,7 +62,10 @@ func NewSSHKey(t testing.TB) ([]byte, ssh.PublicKey) {
 func StartHost(t testing.TB, edit func(*winsim.HostConfig)) *Fixture {
 	t.Helper()
 	ca := NewCA(t)
-	certPEM, keyPEM := ca.Issue(t, []string{"win-test", "localhost"}, []string{"127.0.0.1"})
+	certPEM, keyPEM, err := ca.IssueServing("win-test", "localhost", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	clientKey, clientPub := NewSSHKey(t)
 	hostKeyPEM, hostPub := NewSSHKey(t)
 	cfg := winsim.HostConfig{

@@ -1,7 +1,11 @@
-// Package pki generates the sandbox's certificate authority and the
-// certificates it signs. One CA signs every sandbox endpoint (vcsim, etcd,
-// kube-apiserver, simulated Windows hosts) and is also the Kubernetes cluster
-// CA, so a single file (SANDBOX_CA_FILE) verifies everything in the sandbox.
+// Package pki is the project's one certificate authority and the
+// certificates it signs. The sandbox's CA (Generate, Bundle) signs every
+// sandbox endpoint (vcsim, etcd, kube-apiserver, simulated Windows hosts)
+// and is also the Kubernetes cluster CA, so a single file (SANDBOX_CA_FILE)
+// verifies everything in the sandbox; tests make throwaway CAs with NewCA;
+// a simulated host's fresh WinRM HTTPS listener has a SelfSigned
+// certificate, as a real one does. It imports nothing of this project, so
+// any package (winsim, sandbox, their tests) may use it.
 package pki
 
 import (
@@ -16,6 +20,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"slices"
 	"time"
 )
 
@@ -127,11 +132,39 @@ func (ca *CA) ServingCertificate(hosts ...string) (tls.Certificate, error) {
 	return tls.X509KeyPair(certPEM, keyPEM)
 }
 
+// SelfSigned makes a self-signed TLS serving certificate for hosts (IP
+// addresses or DNS names; empty ones are skipped), the first also its common
+// name: what a WinRM HTTPS listener created with New-SelfSignedCertificate
+// serves, trusted by nobody until its certificate is.
+func SelfSigned(hosts ...string) (certPEM, keyPEM []byte, err error) {
+	hosts = slices.DeleteFunc(slices.Clone(hosts), func(h string) bool { return h == "" })
+	if len(hosts) == 0 {
+		return nil, nil, fmt.Errorf("self-signing a serving certificate: no hosts given")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("generating key for %q: %w", hosts[0], err)
+	}
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: hosts[0]},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	addSANs(tmpl, hosts)
+	return sign(tmpl, tmpl, key, key)
+}
+
 func (ca *CA) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, fmt.Errorf("generating key for %q: %w", tmpl.Subject.CommonName, err)
 	}
+	return sign(tmpl, ca.Cert, ca.Key, key)
+}
+
+// sign completes tmpl (serial, validity) and signs it for key with the
+// parent's signer.
+func sign(tmpl, parent *x509.Certificate, parentKey, key crypto.Signer) (certPEM, keyPEM []byte, err error) {
 	if tmpl.SerialNumber, err = newSerial(); err != nil {
 		return nil, nil, err
 	}
@@ -139,7 +172,7 @@ func (ca *CA) issue(tmpl *x509.Certificate) (certPEM, keyPEM []byte, err error) 
 	tmpl.NotBefore = now.Add(-clockSkew)
 	tmpl.NotAfter = now.Add(Validity)
 	tmpl.BasicConstraintsValid = true
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.Key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey)
 	if err != nil {
 		return nil, nil, fmt.Errorf("signing certificate for %q: %w", tmpl.Subject.CommonName, err)
 	}

@@ -133,3 +133,33 @@ func readPair(t *testing.T, p Pair) *x509.Certificate {
 	}
 	return parseCert(t, data)
 }
+
+// TestSelfSigned: the certificate verifies for its hosts when trusted itself
+// (as a client pinning a fresh WinRM listener's certificate does), for no
+// other host, and is its own issuer.
+func TestSelfSigned(t *testing.T) {
+	certPEM, keyPEM, err := SelfSigned("WIN-0", "", "127.0.0.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tls.X509KeyPair(certPEM, keyPEM); err != nil {
+		t.Fatalf("certificate and key do not match: %v", err)
+	}
+	cert := parseCert(t, certPEM)
+	if cert.Subject.CommonName != "WIN-0" || cert.Issuer.String() != cert.Subject.String() || cert.IsCA {
+		t.Fatalf("subject %q issuer %q IsCA %v: want a self-signed leaf for WIN-0", cert.Subject, cert.Issuer, cert.IsCA)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	for _, h := range []string{"WIN-0", "127.0.0.9"} {
+		if _, err := cert.Verify(x509.VerifyOptions{DNSName: h, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+			t.Errorf("verify for %s: %v", h, err)
+		}
+	}
+	if err := cert.VerifyHostname("127.0.0.8"); err == nil {
+		t.Error("certificate verifies for an address it was not issued for")
+	}
+	if _, _, err := SelfSigned(""); err == nil {
+		t.Error("a certificate for no host was made")
+	}
+}

@@ -1,0 +1,58 @@
+package winsim
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestContainerdService(t *testing.T) {
+	h := startSCMHost(t, nil)
+	dir := `C:\Program Files\containerd`
+	h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", "v2.2.0"))
+	h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n[plugins.\"io.containerd.cri.v1.images\".pinned_images]\r\n  sandbox = \"registry.k8s.io/pause:3.10.1\"\r\n[plugins.\"io.containerd.cri.v1.runtime\".cni]\r\n  bin_dirs = ['C:\\opt\\cni\\bin']\r\n  conf_dir = 'C:\\etc\\cni\\net.d'\r\n"))
+	_, errOut, code := runProgram(t, h.Host, dir+`\bin\containerd.exe`, "--register-service", "--config", dir+`\config.toml`)
+	if code != 0 {
+		t.Fatalf("--register-service: %q %d", errOut, code)
+	}
+	s, _ := h.Service("containerd")
+	if s.BinaryPathName != `"C:\Program Files\containerd\bin\containerd.exe" --run-service --config "C:\Program Files\containerd\config.toml"` || s.DisplayName != "Containerd" || s.StartupType != StartupAutomatic {
+		t.Fatalf("registered %+v", s)
+	}
+	if err := h.startService("containerd"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, ok := h.ContainerdConfig()
+	if !ok || cfg.SandboxImage != "registry.k8s.io/pause:3.10.1" || cfg.CNIConfDir != `C:\etc\cni\net.d` || fmt.Sprint(cfg.CNIBinDirs) != `[C:\opt\cni\bin]` {
+		t.Fatalf("config %+v", cfg)
+	}
+	h.stopService("containerd")
+	// A v2-shaped CRI section in a version 3 file is ignored with a warning.
+	h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"x/pause:1\"\r\n"))
+	if err := h.startService("containerd"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ = h.ContainerdConfig()
+	if cfg.SandboxImage != "registry.k8s.io/pause:3.10" || len(cfg.Warnings) == 0 {
+		t.Fatalf("v3 with a v2 section: %+v", cfg)
+	}
+	h.stopService("containerd")
+	// Versions above what the binary reads stop it before Running.
+	h.WriteFile(dir+`\config.toml`, []byte("version = 4\r\n"))
+	wantCode(t, h.startService("containerd"), 1067)
+	h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", "v1.7.24"))
+	h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n"))
+	wantCode(t, h.startService("containerd"), 1067)
+	h.WriteFile(dir+`\config.toml`, []byte("version = 2\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"x/pause:2\"\r\n"))
+	if err := h.startService("containerd"); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ = h.ContainerdConfig(); cfg.SandboxImage != "x/pause:2" {
+		t.Fatalf("1.7 with version 2: %+v", cfg)
+	}
+	// Without --run-service containerd is a console daemon: 1053.
+	h.create(t, Service{Name: "ctrd-console", BinaryPathName: `"` + dir + `\bin\containerd.exe"`})
+	wantCode(t, h.startService("ctrd-console"), 1053)
+	if _, _, code := runProgram(t, h.Host, dir+`\bin\containerd.exe`, "--unregister-service"); code != 0 {
+		t.Fatalf("--unregister-service: %d", code)
+	}
+}
