@@ -183,14 +183,17 @@ func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Update never runs: every input forces a replacement. It exists because
-// timeouts and the write-only password's version are not inputs of the image.
+// Update changes nothing in vSphere: every input of a built image forces a
+// replacement. It records what is not an input of the image (timeouts,
+// skip_checks), and, on the first apply after an import, the configuration's
+// inputs, which vCenter could not tell.
 func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	plan.Transport = withHostKey(plan.Transport, "")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
+	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
 func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -247,6 +250,7 @@ func (r *goldenImageResource) ImportState(ctx context.Context, req resource.Impo
 	state.BuildVMID = types.StringValue("")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: state.ID}, &resp.Diagnostics)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 
 // vsphereClient returns the vCenter session or adds one diagnostic saying why

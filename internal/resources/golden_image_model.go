@@ -184,7 +184,8 @@ func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
 	}
 }
 
-// nullInputs prepares an imported state: inputs unknown to vSphere are null.
+// nullInputs prepares an imported state: inputs unknown to vSphere are
+// null, and those with a default have the schema's default.
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
 		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256, &m.KubeLogRunnerSHA256,
@@ -192,10 +193,10 @@ func (m *goldenImageModel) nullInputs() {
 		&m.FlanneldURL, &m.FlanneldSHA256, &m.FlannelCNIPluginURL, &m.FlannelCNIPluginSHA256} {
 		*s = types.StringNull()
 	}
-	m.AdminUser = types.StringValue("Administrator")
+	m.AdminUser = types.StringValue(bootstrap.DefaultAdminUser)
 	m.ArtifactsBaseURL = types.StringValue(bootstrap.DefaultBaseURL)
 	m.PauseImage = types.StringValue(bootstrap.DefaultPause)
-	m.Timezone = types.StringValue("UTC")
+	m.Timezone = types.StringValue(bootstrap.DefaultTimeZone)
 	m.KeepBuildVMOnFailure = types.BoolValue(false)
 	m.AdminPasswordWOVersion = types.Int64Null()
 	m.Transport = types.ObjectNull(transportAttrTypes)

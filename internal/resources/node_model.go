@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
@@ -137,15 +139,42 @@ func (m *nodeModel) taints(ctx context.Context, diags *diag.Diagnostics) []corev
 func (m *nodeModel) drainOptions(ctx context.Context, diags *diag.Diagnostics) kube.DrainOptions {
 	var d drainModel
 	if m.Drain.IsNull() || m.Drain.IsUnknown() {
-		return kube.DrainOptions{Timeout: 10 * time.Minute, IgnoreDaemonSets: true}
+		return drainDefault
 	}
 	diags.Append(m.Drain.As(ctx, &d, basetypes.ObjectAsOptions{})...)
 	timeout, err := time.ParseDuration(d.Timeout.ValueString())
 	if err != nil {
-		timeout = 10 * time.Minute
+		timeout = drainDefault.Timeout
 	}
 	return kube.DrainOptions{Timeout: timeout, IgnoreDaemonSets: d.IgnoreDaemonSets.ValueBool(),
 		DeleteEmptyDirData: d.DeleteEmptyDirData.ValueBool(), Force: d.Force.ValueBool()}
+}
+
+// drainObject is the drain attribute of opts: the schema's default, and an
+// imported node's.
+func drainObject(opts kube.DrainOptions) types.Object {
+	return types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
+		"timeout": types.StringValue(shortDuration(opts.Timeout)), "ignore_daemonsets": types.BoolValue(opts.IgnoreDaemonSets),
+		"delete_emptydir_data": types.BoolValue(opts.DeleteEmptyDirData), "force": types.BoolValue(opts.Force),
+	})
+}
+
+// shortDuration writes a duration as users write it: 10m, not 10m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// sizing is the VM size the model gives, for winnode.PlanHardware.
+func (m *nodeModel) sizing() winnode.Sizing {
+	size := func(v types.Int64) winnode.Size { return winnode.Size{Value: v.ValueInt64(), Unknown: v.IsUnknown()} }
+	return winnode.Sizing{NumCPUs: size(m.NumCPUs), MemoryMB: size(m.MemoryMB), DiskSizeGB: size(m.DiskSizeGB)}
 }
 
 // setIdentity records the VM the moment it exists; every computed value must
@@ -281,14 +310,18 @@ func withBuild(labels map[string]string, build string) map[string]string {
 	return out
 }
 
+// flannelBackend is the deprecated flannel_backend's one value: flannel on
+// Windows is always the VXLAN overlay now.
+const flannelBackend = "vxlan"
+
 // settleDeprecated gives the deprecated computed attributes a value when
-// the configuration leaves them out: flannel on Windows is always the VXLAN
-// overlay now.
+// the configuration leaves them out (an imported node gets the same ones,
+// importDefaults).
 func (m *nodeModel) settleDeprecated() {
 	if m.CNI.IsUnknown() || m.CNI.IsNull() {
-		m.CNI = types.StringValue("none")
+		m.CNI = types.StringValue(bootstrap.CNINone)
 	}
 	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
-		m.FlannelBackend = types.StringValue("vxlan")
+		m.FlannelBackend = types.StringValue(flannelBackend)
 	}
 }
