@@ -228,14 +228,12 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 	}
 
-	networkingChanged := !plan.NetworkingID.Equal(state.NetworkingID) && !imported(ctx, req.Private)
-	if !state.Joined.ValueBool() || networkingChanged {
+	if rejoin := plan.rejoin(ctx, state, req.Private); rejoin != winnode.NoRejoin {
 		why := "the Node is gone from the cluster; joining again"
-		if networkingChanged {
-			// The upgrade path of nodes joined by the earlier design: the
-			// join removes their flanneld and kube-proxy services, writes the
-			// CNI configuration of the networking mode and waits for its
-			// agents.
+		if rejoin == winnode.RejoinNetworking {
+			// The join removes the flanneld and kube-proxy services of the
+			// earlier design, writes the CNI configuration of the networking
+			// mode and waits for its agents.
 			why = "its networking changed; joining again in place"
 		}
 		tflog.Info(ctx, "windows node: "+why, map[string]any{"node": spec.Name})
@@ -247,7 +245,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		plan.setJoined(res)
 	} else {
 		node, err := m.SetNodeSettings(ctx, spec.Name, kube.NodeSettings{
-			ProviderID: id.ProviderID(), Labels: withBuild(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
+			ProviderID: id.ProviderID(), Labels: winnode.NodeLabels(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
 		})
 		if err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"maps"
 	"strings"
 	"time"
 
@@ -177,6 +176,12 @@ func (m *nodeModel) sizing() winnode.Sizing {
 	return winnode.Sizing{NumCPUs: size(m.NumCPUs), MemoryMB: size(m.MemoryMB), DiskSizeGB: size(m.DiskSizeGB)}
 }
 
+// rejoin says whether and why updating the node from state to this plan
+// joins it again (winnode.PlanRejoin); private tells an imported node.
+func (m *nodeModel) rejoin(ctx context.Context, state nodeModel, private privateGetter) winnode.Rejoin {
+	return winnode.PlanRejoin(state.Joined.ValueBool(), !m.NetworkingID.Equal(state.NetworkingID), imported(ctx, private))
+}
+
 // setIdentity records the VM the moment it exists; every computed value must
 // be known in a state saved mid-create, so the rest start empty.
 func (m *nodeModel) setIdentity(id winnode.Identity) {
@@ -242,7 +247,7 @@ func (m *nodeModel) fromVM(info *vsphere.VMInfo) {
 // others' labels and taints are not ours).
 func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 	m.Joined = types.BoolValue(true)
-	m.Ready = types.BoolValue(nodeReady(node))
+	m.Ready = types.BoolValue(kube.NodeIsReady(node))
 	m.KubeletVersion = types.StringValue(node.Status.NodeInfo.KubeletVersion)
 	m.PodCIDR = types.StringValue(node.Spec.PodCIDR)
 	if b := node.Labels[winnode.LabelWindowsBuild]; b != "" {
@@ -258,9 +263,7 @@ func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 		// Imported: which taints were ours is unknown, so all are.
 		all := make([]attr.Value, 0, len(node.Spec.Taints))
 		for _, t := range node.Spec.Taints {
-			all = append(all, types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
-				"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
-			}))
+			all = append(all, taintObject(t))
 		}
 		m.Taints = types.ListValueMust(taintObjectType, all)
 	}
@@ -280,34 +283,18 @@ func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 		effect := obj.Attributes()["effect"].(types.String).ValueString()
 		for _, t := range node.Spec.Taints {
 			if t.Key == key && string(t.Effect) == effect {
-				kept = append(kept, types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
-					"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
-				}))
+				kept = append(kept, taintObject(t))
 			}
 		}
 	}
 	m.Taints = types.ListValueMust(taintObjectType, kept)
 }
 
-func nodeReady(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// withBuild adds the windows-build label the node always carries.
-func withBuild(labels map[string]string, build string) map[string]string {
-	out := maps.Clone(labels)
-	if out == nil {
-		out = map[string]string{}
-	}
-	if build != "" {
-		out[winnode.LabelWindowsBuild] = build
-	}
-	return out
+// taintObject is a taint as the taints attribute holds it.
+func taintObject(t corev1.Taint) attr.Value {
+	return types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
+		"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
+	})
 }
 
 // flannelBackend is the deprecated flannel_backend's one value: flannel on

@@ -66,13 +66,13 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 				grow.From, grow.To.Value))
 	}
 
-	switch {
-	case !state.Joined.ValueBool():
+	switch plan.rejoin(ctx, state, req.Private) {
+	case winnode.RejoinNodeGone:
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will join the cluster again", name),
 			"Its Node is gone from the cluster while the VM runs: the update runs the join steps again on the guest (a new bootstrap "+
 				"token, the kubelet's configuration rewritten and its service restarted) and waits for the new Node to be Ready; the controller "+
 				"manager allocates it a new pod CIDR. Nothing is drained: without a Node no pods are bound to it. No reboot.")
-	case !plan.NetworkingID.Equal(state.NetworkingID) && !imported(ctx, req.Private):
+	case winnode.RejoinNetworking:
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will join the cluster again in place", name),
 			fmt.Sprintf("networking_id %s -> %s: the update runs the join steps again on the running guest: it removes the flanneld and "+
 				"kube-proxy Windows services of the earlier design, rewrites the kubelet's (and the networking's CNI) configuration and restarts "+

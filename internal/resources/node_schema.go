@@ -41,13 +41,10 @@ var (
 	}
 	// drainDefault is the drain attribute's default, and an imported node's.
 	drainDefault = winnode.DefaultDrain()
+	// defaultTaint is the taints attribute's default, which
+	// windows_runtime_class tolerates by default.
+	defaultTaint = winnode.DefaultTaint()
 )
-
-func defaultNodeTaint() attr.Value {
-	return types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
-		"key": types.StringValue("os"), "value": types.StringValue("windows"), "effect": types.StringValue("NoSchedule"),
-	})
-}
 
 func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	computed := func(desc string) schema.StringAttribute {
@@ -167,8 +164,8 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			},
 			"taints": schema.ListNestedAttribute{
 				Optional: true, Computed: true,
-				Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{defaultNodeTaint()})),
-				MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `os=windows:NoSchedule`, " +
+				Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{taintObject(defaultTaint)})),
+				MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `" + defaultTaint.ToString() + "`, " +
 					"which `windows_runtime_class` tolerates; set `[]` for none.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"key":    schema.StringAttribute{Required: true, Validators: []validator.String{labelKey()}, MarkdownDescription: "Taint key."},

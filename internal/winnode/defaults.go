@@ -3,6 +3,8 @@ package winnode
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
@@ -14,4 +16,11 @@ import (
 // the drain.
 func DefaultDrain() kube.DrainOptions {
 	return kube.DrainOptions{Timeout: 10 * time.Minute, IgnoreDaemonSets: true}
+}
+
+// DefaultTaint is the taint a node registers with unless its configuration
+// says otherwise: os=windows:NoSchedule keeps Linux pods off it, and a
+// Windows RuntimeClass tolerates it.
+func DefaultTaint() corev1.Taint {
+	return corev1.Taint{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}
 }
