@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
@@ -68,13 +67,9 @@ type executableModel struct {
 
 // buildRequest converts the plan into the build's plain request.
 func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey string) (goldenimage.Request, error) {
-	var transport *transportModel
-	if !m.Transport.IsNull() && !m.Transport.IsUnknown() {
-		transport = &transportModel{}
-		if diags := m.Transport.As(ctx, transport, basetypes.ObjectAsOptions{}); diags.HasError() {
-			return goldenimage.Request{}, fmt.Errorf("reading transport: %v", diags)
-		}
-		transport.SSHPrivateKey = types.StringValue(sshKey)
+	transport, diags := transportConfig(ctx, m.Transport, m.AdminUser.ValueString(), password, sshKey)
+	if diags.HasError() {
+		return goldenimage.Request{}, fmt.Errorf("reading transport: %v", diags)
 	}
 	var prepull []string
 	if diags := m.PrepullImages.ElementsAs(ctx, &prepull, false); diags.HasError() {
@@ -126,7 +121,7 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 			ResourcePoolID: m.ResourcePoolID.ValueString(), DatastoreID: m.DatastoreID.ValueString(),
 			NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
 		},
-		Transport:            transport.remoteConfig("", m.AdminUser.ValueString(), password),
+		Transport:            transport,
 		Image:                image,
 		Unattend:             bootstrap.UnattendConfig{AdministratorPassword: password, TimeZone: m.Timezone.ValueString()},
 		KeepBuildVMOnFailure: m.KeepBuildVMOnFailure.ValueBool(),

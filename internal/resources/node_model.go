@@ -105,13 +105,9 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		s.IPv4 = &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
 			Gateway: ip.Gateway.ValueString(), DNSServers: dns}
 	}
-	var transport *transportModel
-	if !m.Transport.IsNull() && !m.Transport.IsUnknown() {
-		transport = &transportModel{}
-		diags.Append(m.Transport.As(ctx, transport, basetypes.ObjectAsOptions{})...)
-		transport.SSHPrivateKey = types.StringValue(sshKey)
-	}
-	s.Transport = transport.remoteConfig("", s.AdminUser, password)
+	var d diag.Diagnostics
+	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)
+	diags.Append(d...)
 	return s
 }
 
