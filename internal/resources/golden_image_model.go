@@ -128,6 +128,14 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 	}, nil
 }
 
+// setBuildVM records the build VM the moment it exists: from then on a
+// failure leaves the resource tainted, never an untracked VM.
+func (m *goldenImageModel) setBuildVM(vm goldenimage.VM) {
+	m.ID = types.StringValue(vm.ID)
+	m.BuildVMID = types.StringValue(vm.ID)
+	m.clearOutputs()
+}
+
 // clearOutputs makes every computed output known-empty, for the state saved
 // while the build runs (Terraform rejects unknown values after apply).
 func (m *goldenImageModel) clearOutputs() {
@@ -138,7 +146,10 @@ func (m *goldenImageModel) clearOutputs() {
 	m.Transport = withHostKey(m.Transport, "")
 }
 
+// setOutputs records the finished template; the build VM is gone.
 func (m *goldenImageModel) setOutputs(res goldenimage.Result) {
+	m.ID = types.StringValue(res.Template.ID)
+	m.BuildVMID = types.StringValue("")
 	m.TemplateID = types.StringValue(res.Template.ID)
 	m.TemplatePath = types.StringValue(res.Template.Path)
 	m.setBuild(res.WindowsBuildFull)
@@ -177,6 +188,16 @@ func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
 	if info.KubernetesVersion != "" && m.KubernetesVersion.IsNull() {
 		m.KubernetesVersion = types.StringValue(info.KubernetesVersion)
 	}
+}
+
+// importedImage is the state an import of the template yields.
+func importedImage(info goldenimage.TemplateInfo) goldenImageModel {
+	var m goldenImageModel
+	m.nullInputs()
+	m.fromTemplate(info)
+	m.ID = types.StringValue(info.VM.ID)
+	m.BuildVMID = types.StringValue("")
+	return m
 }
 
 // nullInputs prepares an imported state: inputs unknown to vSphere are
