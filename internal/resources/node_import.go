@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
@@ -44,16 +43,15 @@ func describeForImport(ctx context.Context, m *winnode.Manager, ref string) (win
 // (or refresh, for a list result) fills in the rest.
 func setImported(ctx context.Context, f winnode.Found, state attributeSetter) diag.Diagnostics {
 	var diags diag.Diagnostics
-	info, p := f.VM, f.InventoryPath
-	attrs := map[string]any{"id": info.ID(), "name": f.Name(), "vm_path": p,
-		"folder": path.Dir(p), "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
-		"provider_id": winnode.Identity{BIOSUUID: info.BIOSUUID}.ProviderID(), "joined": true,
-		"linked_clone": len(info.Disks) > 0 && len(info.Disks[0].ParentFileNames) > 0}
-	if info.ResourcePool != nil {
-		attrs["resource_pool_id"] = info.ResourcePool.Value
+	im := f.Imported()
+	attrs := map[string]any{"id": im.VMID, "name": im.Name, "vm_path": im.InventoryPath, "folder": im.Folder,
+		"instance_uuid": im.InstanceUUID, "bios_uuid": im.BIOSUUID, "provider_id": im.ProviderID(), "joined": true,
+		"linked_clone": im.LinkedClone}
+	if im.ResourcePoolID != "" {
+		attrs["resource_pool_id"] = im.ResourcePoolID
 	}
-	if b := info.ExtraConfig[winnode.ImageBuildKey]; b != "" {
-		attrs["windows_build_full"] = b
+	if im.WindowsBuildFull != "" {
+		attrs["windows_build_full"] = im.WindowsBuildFull
 	}
 	maps.Copy(attrs, importDefaults())
 	for name, v := range attrs {
