@@ -8,6 +8,16 @@ import (
 	"unicode/utf16"
 )
 
+// Defaults of the guest's account and time zone, the ones a configuration
+// that leaves them out gets, and an imported resource is assumed to have.
+const (
+	// DefaultAdminUser is Windows Server's built-in administrator, whose
+	// password the answer file (and a node's vSphere customization) sets.
+	DefaultAdminUser = "Administrator"
+	// DefaultTimeZone is the answer file's time zone id.
+	DefaultTimeZone = "UTC"
+)
+
 // UnattendConfig shapes the answer file sysprep applies when a clone of the
 // template first boots (its computer name and network then come from the
 // vSphere customization of windows_node).
@@ -25,7 +35,7 @@ func Unattend(cfg UnattendConfig) ([]byte, error) {
 		return nil, fmt.Errorf("the administrator password is empty")
 	}
 	if cfg.TimeZone == "" {
-		cfg.TimeZone = "UTC"
+		cfg.TimeZone = DefaultTimeZone
 	}
 	if cfg.Locale == "" {
 		cfg.Locale = "en-US"

@@ -111,11 +111,7 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	buildReq.OnBuildVM = func(vm goldenimage.VM) {
-		// From here on a failure leaves the resource tainted, never an
-		// untracked VM.
-		plan.ID = types.StringValue(vm.ID)
-		plan.BuildVMID = types.StringValue(vm.ID)
-		plan.clearOutputs()
+		plan.setBuildVM(vm)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
 	}
@@ -140,8 +136,6 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 			"\n\nThe build VM %s was kept for debugging (keep_build_vm_on_failure); it is in the state and the next apply replaces it.", res.BuildVM.ID))
 		return
 	}
-	plan.ID = types.StringValue(res.Template.ID)
-	plan.BuildVMID = types.StringValue("")
 	plan.setOutputs(res)
 	tflog.Info(ctx, "golden image built", map[string]any{"template": res.Template.Path, "windows_build": res.WindowsBuildFull,
 		"elapsed": res.Elapsed.String(), "round_trips": res.RoundTrips})
@@ -183,14 +177,17 @@ func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
-// Update never runs: every input forces a replacement. It exists because
-// timeouts and the write-only password's version are not inputs of the image.
+// Update changes nothing in vSphere: every input of a built image forces a
+// replacement. It records what is not an input of the image (timeouts,
+// skip_checks), and, on the first apply after an import, the configuration's
+// inputs, which vCenter could not tell.
 func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	plan.Transport = withHostKey(plan.Transport, "")
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: plan.ID}, &resp.Diagnostics)
+	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
 func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -240,13 +237,10 @@ func (r *goldenImageResource) ImportState(ctx context.Context, req resource.Impo
 		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows golden image (%s)", ref), err.Error())
 		return
 	}
-	state := goldenImageModel{}
-	state.nullInputs()
-	state.fromTemplate(info)
-	state.ID = types.StringValue(info.VM.ID)
-	state.BuildVMID = types.StringValue("")
+	state := importedImage(info)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: state.ID}, &resp.Diagnostics)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 
 // vsphereClient returns the vCenter session or adds one diagnostic saying why

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
@@ -68,13 +67,9 @@ type executableModel struct {
 
 // buildRequest converts the plan into the build's plain request.
 func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey string) (goldenimage.Request, error) {
-	var transport *transportModel
-	if !m.Transport.IsNull() && !m.Transport.IsUnknown() {
-		transport = &transportModel{}
-		if diags := m.Transport.As(ctx, transport, basetypes.ObjectAsOptions{}); diags.HasError() {
-			return goldenimage.Request{}, fmt.Errorf("reading transport: %v", diags)
-		}
-		transport.SSHPrivateKey = types.StringValue(sshKey)
+	transport, diags := transportConfig(ctx, m.Transport, m.AdminUser.ValueString(), password, sshKey)
+	if diags.HasError() {
+		return goldenimage.Request{}, fmt.Errorf("reading transport: %v", diags)
 	}
 	var prepull []string
 	if diags := m.PrepullImages.ElementsAs(ctx, &prepull, false); diags.HasError() {
@@ -126,11 +121,19 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 			ResourcePoolID: m.ResourcePoolID.ValueString(), DatastoreID: m.DatastoreID.ValueString(),
 			NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
 		},
-		Transport:            transport.remoteConfig("", m.AdminUser.ValueString(), password),
+		Transport:            transport,
 		Image:                image,
 		Unattend:             bootstrap.UnattendConfig{AdministratorPassword: password, TimeZone: m.Timezone.ValueString()},
 		KeepBuildVMOnFailure: m.KeepBuildVMOnFailure.ValueBool(),
 	}, nil
+}
+
+// setBuildVM records the build VM the moment it exists: from then on a
+// failure leaves the resource tainted, never an untracked VM.
+func (m *goldenImageModel) setBuildVM(vm goldenimage.VM) {
+	m.ID = types.StringValue(vm.ID)
+	m.BuildVMID = types.StringValue(vm.ID)
+	m.clearOutputs()
 }
 
 // clearOutputs makes every computed output known-empty, for the state saved
@@ -143,7 +146,10 @@ func (m *goldenImageModel) clearOutputs() {
 	m.Transport = withHostKey(m.Transport, "")
 }
 
+// setOutputs records the finished template; the build VM is gone.
 func (m *goldenImageModel) setOutputs(res goldenimage.Result) {
+	m.ID = types.StringValue(res.Template.ID)
+	m.BuildVMID = types.StringValue("")
 	m.TemplateID = types.StringValue(res.Template.ID)
 	m.TemplatePath = types.StringValue(res.Template.Path)
 	m.setBuild(res.WindowsBuildFull)
@@ -184,7 +190,18 @@ func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
 	}
 }
 
-// nullInputs prepares an imported state: inputs unknown to vSphere are null.
+// importedImage is the state an import of the template yields.
+func importedImage(info goldenimage.TemplateInfo) goldenImageModel {
+	var m goldenImageModel
+	m.nullInputs()
+	m.fromTemplate(info)
+	m.ID = types.StringValue(info.VM.ID)
+	m.BuildVMID = types.StringValue("")
+	return m
+}
+
+// nullInputs prepares an imported state: inputs unknown to vSphere are
+// null, and those with a default have the schema's default.
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
 		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256, &m.KubeLogRunnerSHA256,
@@ -192,10 +209,10 @@ func (m *goldenImageModel) nullInputs() {
 		&m.FlanneldURL, &m.FlanneldSHA256, &m.FlannelCNIPluginURL, &m.FlannelCNIPluginSHA256} {
 		*s = types.StringNull()
 	}
-	m.AdminUser = types.StringValue("Administrator")
+	m.AdminUser = types.StringValue(bootstrap.DefaultAdminUser)
 	m.ArtifactsBaseURL = types.StringValue(bootstrap.DefaultBaseURL)
 	m.PauseImage = types.StringValue(bootstrap.DefaultPause)
-	m.Timezone = types.StringValue("UTC")
+	m.Timezone = types.StringValue(bootstrap.DefaultTimeZone)
 	m.KeepBuildVMOnFailure = types.BoolValue(false)
 	m.AdminPasswordWOVersion = types.Int64Null()
 	m.Transport = types.ObjectNull(transportAttrTypes)

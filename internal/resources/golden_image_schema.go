@@ -6,19 +6,18 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
@@ -35,39 +34,19 @@ var (
 	keepString    = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 )
 
-// imported says the prior state came from an import: vCenter cannot tell an
-// image's inputs (source, checksums, URLs), so they are null there, and
-// recording them on the next apply must not rebuild the template. A built
-// image always has its required source_template.
-func imported(ctx context.Context, state tfsdk.State) bool {
-	if state.Raw.IsNull() {
-		return false
-	}
-	var source types.String
-	diags := state.GetAttribute(ctx, path.Root("source_template"), &source)
-	return !diags.HasError() && source.IsNull()
-}
-
-// Golden image inputs force a replacement, except when only an import left
-// them unknown.
+// Golden image inputs force a replacement, except on the first apply after
+// an import: vCenter cannot tell an image's inputs (source, checksums, URLs),
+// and recording them must not rebuild the template.
 var (
-	imageString = []planmodifier.String{stringplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !imported(ctx, req.State)
-	}, "Changing it builds a new template.", "Changing it builds a new template.")}
-	imageBool = []planmodifier.Bool{boolplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.BoolRequest, resp *boolplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !imported(ctx, req.State)
-	}, "Changing it builds a new template.", "Changing it builds a new template.")}
-	imageInt64 = []planmodifier.Int64{int64planmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !imported(ctx, req.State)
-	}, "Changing it builds a new template.", "Changing it builds a new template.")}
-	imageList = []planmodifier.List{listplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !imported(ctx, req.State)
-	}, "Changing it builds a new template.", "Changing it builds a new template.")}
+	imageReplace = replaceUnlessImported{description: "Changing it builds a new template."}
+	imageString  = []planmodifier.String{imageReplace}
+	imageBool    = []planmodifier.Bool{imageReplace}
+	imageInt64   = []planmodifier.Int64{imageReplace}
+	imageList    = []planmodifier.List{imageReplace}
 	// imageTransport rebuilds the image when the transport changes, but not
 	// for the SSH host key recorded at the build.
-	imageTransport = []planmodifier.Object{objectplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ObjectRequest, resp *objectplanmodifier.RequiresReplaceIfFuncResponse) {
-		resp.RequiresReplace = !imported(ctx, req.State) && transportChanged(req.StateValue, req.PlanValue)
-	}, "Changing it builds a new template.", "Changing it builds a new template.")}
+	imageTransport = []planmodifier.Object{replaceUnlessImported{description: imageReplace.description,
+		changed: func(state, plan attr.Value) bool { return transportChanged(state.(types.Object), plan.(types.Object)) }}}
 )
 
 func sha256Attribute(what string) schema.StringAttribute {
@@ -136,8 +115,8 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "Managed object id of the ESXi host for the build VM; defaults to one DRS picks.",
 			},
 			"admin_user": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("Administrator"), PlanModifiers: imageString,
-				MarkdownDescription: "Administrator account of the source image. Defaults to `Administrator`.",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: imageString,
+				MarkdownDescription: "Administrator account of the source image. Defaults to `" + bootstrap.DefaultAdminUser + "`.",
 			},
 			"admin_password_wo": schema.StringAttribute{
 				Required: true, WriteOnly: true, Sensitive: true,
@@ -236,8 +215,8 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
 			},
 			"timezone": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("UTC"), PlanModifiers: imageString,
-				MarkdownDescription: "Windows time zone id the answer file sets, for example `W. Europe Standard Time`. Defaults to `UTC`.",
+				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultTimeZone), PlanModifiers: imageString,
+				MarkdownDescription: "Windows time zone id the answer file sets, for example `W. Europe Standard Time`. Defaults to `" + bootstrap.DefaultTimeZone + "`.",
 			},
 			"keep_build_vm_on_failure": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: imageBool,

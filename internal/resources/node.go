@@ -90,11 +90,10 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if !req.State.Raw.IsNull() {
 		var state nodeModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-		if !state.DiskSizeGB.IsNull() && !plan.DiskSizeGB.IsUnknown() && !plan.DiskSizeGB.IsNull() &&
-			plan.DiskSizeGB.ValueInt64() < state.DiskSizeGB.ValueInt64() {
+		if shrink := winnode.PlanHardware(state.sizing(), plan.sizing()).ShrinkDisk; shrink != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("disk_size_gb"), "Disk cannot shrink",
 				fmt.Sprintf("disk_size_gb: the disk has %d GiB; a virtual disk can only grow. Keep %d or more, or replace the node (terraform apply -replace).",
-					state.DiskSizeGB.ValueInt64(), state.DiskSizeGB.ValueInt64()))
+					shrink.From, shrink.From))
 		}
 		if !plan.NetworkingID.Equal(state.NetworkingID) {
 			// A re-join in place: the mode may change with it.
@@ -215,35 +214,26 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	id := winnode.Identity{VMID: state.ID.ValueString(), InstanceUUID: state.InstanceUUID.ValueString(),
 		BIOSUUID: state.BIOSUUID.ValueString(), InventoryPath: state.VMPath.ValueString()}
 
-	hw := vsphere.Hardware{}
-	if !plan.NumCPUs.IsUnknown() && !plan.NumCPUs.Equal(state.NumCPUs) {
-		hw.NumCPUs = int32(plan.NumCPUs.ValueInt64())
-	}
-	if !plan.MemoryMB.IsUnknown() && !plan.MemoryMB.Equal(state.MemoryMB) {
-		hw.MemoryMB = plan.MemoryMB.ValueInt64()
-	}
-	if hw != (vsphere.Hardware{}) {
+	hardware := winnode.PlanHardware(state.sizing(), plan.sizing())
+	if hw := hardware.Hardware(); hw != (vsphere.Hardware{}) {
 		if err := m.Hardware(ctx, spec.Name, id.VMID, hw, drain); err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
 			return
 		}
 	}
-	if !plan.DiskSizeGB.IsUnknown() && !plan.DiskSizeGB.IsNull() && plan.DiskSizeGB.ValueInt64() > state.DiskSizeGB.ValueInt64() {
-		if err := m.VSphere.GrowDisk(ctx, vsphere.VMRef(id.VMID), plan.DiskSizeGB.ValueInt64()); err != nil {
+	if grow := hardware.GrowDisk; grow != nil {
+		if err := m.VSphere.GrowDisk(ctx, vsphere.VMRef(id.VMID), grow.To.Value); err != nil {
 			resp.Diagnostics.AddError(summary, "growing the disk: "+err.Error())
 			return
 		}
 	}
 
-	imported, _ := req.Private.GetKey(ctx, importedKey)
-	networkingChanged := !plan.NetworkingID.Equal(state.NetworkingID) && len(imported) == 0
-	if !state.Joined.ValueBool() || networkingChanged {
+	if rejoin := plan.rejoin(ctx, state, req.Private); rejoin != winnode.NoRejoin {
 		why := "the Node is gone from the cluster; joining again"
-		if networkingChanged {
-			// The upgrade path of nodes joined by the earlier design: the
-			// join removes their flanneld and kube-proxy services, writes the
-			// CNI configuration of the networking mode and waits for its
-			// agents.
+		if rejoin == winnode.RejoinNetworking {
+			// The join removes the flanneld and kube-proxy services of the
+			// earlier design, writes the CNI configuration of the networking
+			// mode and waits for its agents.
 			why = "its networking changed; joining again in place"
 		}
 		tflog.Info(ctx, "windows node: "+why, map[string]any{"node": spec.Name})
@@ -255,7 +245,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		plan.setJoined(res)
 	} else {
 		node, err := m.SetNodeSettings(ctx, spec.Name, kube.NodeSettings{
-			ProviderID: id.ProviderID(), Labels: withBuild(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
+			ProviderID: id.ProviderID(), Labels: winnode.NodeLabels(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
 		})
 		if err != nil {
 			resp.Diagnostics.AddError(summary, err.Error())
@@ -291,7 +281,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	// The configuration's create-only inputs are in the state now.
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
 }
 
 func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -330,7 +320,7 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 	}
 	resp.Diagnostics.Append(setImported(ctx, found, &resp.State)...)
 	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: types.StringValue(found.VM.InstanceUUID)}, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
+	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
 }
 
 // writeOnlySecrets reads the write-only password and SSH key from the

@@ -12,7 +12,6 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
-	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // The readiness checks of a new node run as early as their facts allow:
@@ -50,7 +49,7 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 			tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString())
 			switch {
 			case err == nil:
-				opts.KubernetesVersion, opts.WindowsBuild = imageFacts(tmpl)
+				opts.KubernetesVersion, opts.WindowsBuild = tmpl.KubernetesVersion, tmpl.WindowsBuild()
 			case vsphere.IsNotFound(err):
 				resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
 					fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))
@@ -77,7 +76,7 @@ func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsp
 	opts := kube.CheckOptions{}
 	diags.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
 	if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {
-		opts.KubernetesVersion, opts.WindowsBuild = imageFacts(tmpl)
+		opts.KubernetesVersion, opts.WindowsBuild = tmpl.KubernetesVersion, tmpl.WindowsBuild()
 	} else {
 		// Not a golden image (or unreadable): the clone reports a template
 		// that is not there; the cluster-wide checks still run.
@@ -89,13 +88,6 @@ func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsp
 		return
 	}
 	checksFailed(diags, plan.Name.ValueString(), cluster.Checks(opts))
-}
-
-// imageFacts are what the image checks need of a golden image: its kubelet
-// version and its Windows build ("" when the template does not record them,
-// which leaves the check out).
-func imageFacts(tmpl goldenimage.TemplateInfo) (kubernetesVersion, windowsBuild string) {
-	return tmpl.KubernetesVersion, winversion.TrimUBR(tmpl.WindowsBuildFull)
 }
 
 // checksFailed adds the one diagnostic of failed readiness checks, the same

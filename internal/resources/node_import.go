@@ -4,35 +4,25 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"path"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
-// importedKey marks, in the private state, a node imported and not yet
-// updated: its create-only inputs an import cannot read back (the template,
-// the placement ids the VM was not asked for, cluster overrides) are null
-// in the state, and the configuration's values for them are recorded by an
-// in-place update instead of replacing a working node. The first update
-// clears the mark; from then on changing them replaces the node as usual.
-const importedKey = "imported"
-
-// Values a node imported from vSphere gets for inputs with defaults that the
-// VM does not record (the customization's user and time zone, the CNI mode,
-// the drain settings): the defaults, so a configuration that keeps them plans
-// no change.
+// importDefaults are the values a node imported from vSphere gets for the
+// inputs with defaults that the VM does not record (the customization's user
+// and time zone, the drain settings, the deprecated CNI mode): the schema's
+// defaults, so a configuration that keeps them plans no change.
 func importDefaults() map[string]any {
 	return map[string]any{
-		"admin_user": "Administrator", "time_zone": int64(85), "cni": "none", "flannel_backend": "vxlan",
+		"admin_user": bootstrap.DefaultAdminUser, "time_zone": int64(vsphere.DefaultTimeZone), "drain": drainObject(drainDefault),
+		"cni": bootstrap.CNINone, "flannel_backend": flannelBackend,
 	}
 }
 
@@ -53,25 +43,20 @@ func describeForImport(ctx context.Context, m *winnode.Manager, ref string) (win
 // (or refresh, for a list result) fills in the rest.
 func setImported(ctx context.Context, f winnode.Found, state attributeSetter) diag.Diagnostics {
 	var diags diag.Diagnostics
-	info, p := f.VM, f.InventoryPath
-	attrs := map[string]any{"id": info.ID(), "name": f.Name(), "vm_path": p,
-		"folder": path.Dir(p), "instance_uuid": info.InstanceUUID, "bios_uuid": info.BIOSUUID,
-		"provider_id": winnode.Identity{BIOSUUID: info.BIOSUUID}.ProviderID(), "joined": true,
-		"linked_clone": len(info.Disks) > 0 && len(info.Disks[0].ParentFileNames) > 0}
-	if info.ResourcePool != nil {
-		attrs["resource_pool_id"] = info.ResourcePool.Value
+	im := f.Imported()
+	attrs := map[string]any{"id": im.VMID, "name": im.Name, "vm_path": im.InventoryPath, "folder": im.Folder,
+		"instance_uuid": im.InstanceUUID, "bios_uuid": im.BIOSUUID, "provider_id": im.ProviderID(), "joined": true,
+		"linked_clone": im.LinkedClone}
+	if im.ResourcePoolID != "" {
+		attrs["resource_pool_id"] = im.ResourcePoolID
 	}
-	if b := info.ExtraConfig[winnode.ImageBuildKey]; b != "" {
-		attrs["windows_build_full"] = b
+	if im.WindowsBuildFull != "" {
+		attrs["windows_build_full"] = im.WindowsBuildFull
 	}
 	maps.Copy(attrs, importDefaults())
 	for name, v := range attrs {
 		diags.Append(state.SetAttribute(ctx, tfpath.Root(name), v)...)
 	}
-	diags.Append(state.SetAttribute(ctx, tfpath.Root("drain"), types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
-		"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
-		"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
-	}))...)
 	return diags
 }
 
@@ -92,32 +77,12 @@ func (m *nodeModel) refresh(obs winnode.Observed) {
 	m.fromNode(obs.Node, true)
 }
 
-// privateState is the plan modifier requests' view of the private state.
-type privateState interface {
-	GetKey(ctx context.Context, key string) ([]byte, diag.Diagnostics)
-}
-
-// importedNull reports a null state value of a node imported and not yet
-// updated, which the configuration may fill in without a replacement.
-func importedNull(ctx context.Context, private privateState, stateNull bool) bool {
-	if !stateNull || private == nil {
-		return false
-	}
-	v, _ := private.GetKey(ctx, importedKey)
-	return len(v) > 0
-}
-
+// nodeReplace is the plan modifier of the node's create-only inputs an
+// import cannot read back (the template, the placement ids the VM was not
+// asked for, the static IPv4 settings, the cluster overrides).
 var (
-	nodeReplaceString = []planmodifier.String{stringplanmodifier.RequiresReplaceIf(
-		func(ctx context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
-			resp.RequiresReplace = !importedNull(ctx, req.Private, req.StateValue.IsNull())
-		}, "Changing it replaces the node.", "Changing it replaces the node.")}
-	nodeReplaceInt64 = []planmodifier.Int64{int64planmodifier.RequiresReplaceIf(
-		func(ctx context.Context, req planmodifier.Int64Request, resp *int64planmodifier.RequiresReplaceIfFuncResponse) {
-			resp.RequiresReplace = !importedNull(ctx, req.Private, req.StateValue.IsNull())
-		}, "Changing it replaces the node.", "Changing it replaces the node.")}
-	nodeReplaceObject = []planmodifier.Object{objectplanmodifier.RequiresReplaceIf(
-		func(ctx context.Context, req planmodifier.ObjectRequest, resp *objectplanmodifier.RequiresReplaceIfFuncResponse) {
-			resp.RequiresReplace = !importedNull(ctx, req.Private, req.StateValue.IsNull())
-		}, "Changing it replaces the node.", "Changing it replaces the node.")}
+	nodeReplace       = replaceUnlessImported{description: "Changing it replaces the node."}
+	nodeReplaceString = []planmodifier.String{nodeReplace}
+	nodeReplaceInt64  = []planmodifier.Int64{nodeReplace}
+	nodeReplaceObject = []planmodifier.Object{nodeReplace}
 )

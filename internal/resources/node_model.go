@@ -2,7 +2,7 @@ package resources
 
 import (
 	"context"
-	"maps"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
@@ -104,13 +105,9 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		s.IPv4 = &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
 			Gateway: ip.Gateway.ValueString(), DNSServers: dns}
 	}
-	var transport *transportModel
-	if !m.Transport.IsNull() && !m.Transport.IsUnknown() {
-		transport = &transportModel{}
-		diags.Append(m.Transport.As(ctx, transport, basetypes.ObjectAsOptions{})...)
-		transport.SSHPrivateKey = types.StringValue(sshKey)
-	}
-	s.Transport = transport.remoteConfig("", s.AdminUser, password)
+	var d diag.Diagnostics
+	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)
+	diags.Append(d...)
 	return s
 }
 
@@ -137,15 +134,48 @@ func (m *nodeModel) taints(ctx context.Context, diags *diag.Diagnostics) []corev
 func (m *nodeModel) drainOptions(ctx context.Context, diags *diag.Diagnostics) kube.DrainOptions {
 	var d drainModel
 	if m.Drain.IsNull() || m.Drain.IsUnknown() {
-		return kube.DrainOptions{Timeout: 10 * time.Minute, IgnoreDaemonSets: true}
+		return drainDefault
 	}
 	diags.Append(m.Drain.As(ctx, &d, basetypes.ObjectAsOptions{})...)
 	timeout, err := time.ParseDuration(d.Timeout.ValueString())
 	if err != nil {
-		timeout = 10 * time.Minute
+		timeout = drainDefault.Timeout
 	}
 	return kube.DrainOptions{Timeout: timeout, IgnoreDaemonSets: d.IgnoreDaemonSets.ValueBool(),
 		DeleteEmptyDirData: d.DeleteEmptyDirData.ValueBool(), Force: d.Force.ValueBool()}
+}
+
+// drainObject is the drain attribute of opts: the schema's default, and an
+// imported node's.
+func drainObject(opts kube.DrainOptions) types.Object {
+	return types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
+		"timeout": types.StringValue(shortDuration(opts.Timeout)), "ignore_daemonsets": types.BoolValue(opts.IgnoreDaemonSets),
+		"delete_emptydir_data": types.BoolValue(opts.DeleteEmptyDirData), "force": types.BoolValue(opts.Force),
+	})
+}
+
+// shortDuration writes a duration as users write it: 10m, not 10m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// sizing is the VM size the model gives, for winnode.PlanHardware.
+func (m *nodeModel) sizing() winnode.Sizing {
+	size := func(v types.Int64) winnode.Size { return winnode.Size{Value: v.ValueInt64(), Unknown: v.IsUnknown()} }
+	return winnode.Sizing{NumCPUs: size(m.NumCPUs), MemoryMB: size(m.MemoryMB), DiskSizeGB: size(m.DiskSizeGB)}
+}
+
+// rejoin says whether and why updating the node from state to this plan
+// joins it again (winnode.PlanRejoin); private tells an imported node.
+func (m *nodeModel) rejoin(ctx context.Context, state nodeModel, private privateGetter) winnode.Rejoin {
+	return winnode.PlanRejoin(state.Joined.ValueBool(), !m.NetworkingID.Equal(state.NetworkingID), imported(ctx, private))
 }
 
 // setIdentity records the VM the moment it exists; every computed value must
@@ -213,7 +243,7 @@ func (m *nodeModel) fromVM(info *vsphere.VMInfo) {
 // others' labels and taints are not ours).
 func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 	m.Joined = types.BoolValue(true)
-	m.Ready = types.BoolValue(nodeReady(node))
+	m.Ready = types.BoolValue(kube.NodeIsReady(node))
 	m.KubeletVersion = types.StringValue(node.Status.NodeInfo.KubeletVersion)
 	m.PodCIDR = types.StringValue(node.Spec.PodCIDR)
 	if b := node.Labels[winnode.LabelWindowsBuild]; b != "" {
@@ -229,9 +259,7 @@ func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 		// Imported: which taints were ours is unknown, so all are.
 		all := make([]attr.Value, 0, len(node.Spec.Taints))
 		for _, t := range node.Spec.Taints {
-			all = append(all, types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
-				"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
-			}))
+			all = append(all, taintObject(t))
 		}
 		m.Taints = types.ListValueMust(taintObjectType, all)
 	}
@@ -251,44 +279,32 @@ func (m *nodeModel) fromNode(node *corev1.Node, refreshInputs bool) {
 		effect := obj.Attributes()["effect"].(types.String).ValueString()
 		for _, t := range node.Spec.Taints {
 			if t.Key == key && string(t.Effect) == effect {
-				kept = append(kept, types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
-					"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
-				}))
+				kept = append(kept, taintObject(t))
 			}
 		}
 	}
 	m.Taints = types.ListValueMust(taintObjectType, kept)
 }
 
-func nodeReady(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+// taintObject is a taint as the taints attribute holds it.
+func taintObject(t corev1.Taint) attr.Value {
+	return types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
+		"key": types.StringValue(t.Key), "value": nullIfEmpty(t.Value), "effect": types.StringValue(string(t.Effect)),
+	})
 }
 
-// withBuild adds the windows-build label the node always carries.
-func withBuild(labels map[string]string, build string) map[string]string {
-	out := maps.Clone(labels)
-	if out == nil {
-		out = map[string]string{}
-	}
-	if build != "" {
-		out[winnode.LabelWindowsBuild] = build
-	}
-	return out
-}
+// flannelBackend is the deprecated flannel_backend's one value: flannel on
+// Windows is always the VXLAN overlay now.
+const flannelBackend = "vxlan"
 
 // settleDeprecated gives the deprecated computed attributes a value when
-// the configuration leaves them out: flannel on Windows is always the VXLAN
-// overlay now.
+// the configuration leaves them out (an imported node gets the same ones,
+// importDefaults).
 func (m *nodeModel) settleDeprecated() {
 	if m.CNI.IsUnknown() || m.CNI.IsNull() {
-		m.CNI = types.StringValue("none")
+		m.CNI = types.StringValue(bootstrap.CNINone)
 	}
 	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
-		m.FlannelBackend = types.StringValue("vxlan")
+		m.FlannelBackend = types.StringValue(flannelBackend)
 	}
 }

@@ -145,11 +145,7 @@ func (r *nodeNetworkingResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	plan.Drift = types.ListValueMust(types.StringType, nil)
-	vni, port := int64(0), int64(0)
-	if plan.CNI.ValueString() == kube.NetworkingFlannel {
-		vni, port = kube.WindowsVXLANVNI, kube.WindowsVXLANPort
-	}
-	plan.FlannelVNI, plan.FlannelPort = types.Int64Value(vni), types.Int64Value(port)
+	plan.setOverlay(plan.CNI.ValueString())
 	if !plan.Namespace.IsUnknown() {
 		plan.ID = plan.Namespace
 	}
@@ -253,21 +249,9 @@ func (r *nodeNetworkingResource) apply(ctx context.Context, plan *nodeNetworking
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	summary := fmt.Sprintf("%s Windows node networking (%s)", verb, plan.Namespace.ValueString())
-	if plan.APIServer.IsUnknown() || plan.ClusterCIDR.IsUnknown() || plan.ServiceCIDR.IsUnknown() {
-		net, err := r.clients.ClusterNetwork(ctx)
-		if err != nil {
-			diags.AddError(summary, "discovering the cluster: "+err.Error())
-			return
-		}
-		if plan.APIServer.IsUnknown() {
-			plan.APIServer = types.StringValue(net.APIEndpoint)
-		}
-		if plan.ClusterCIDR.IsUnknown() {
-			plan.ClusterCIDR = types.StringValue(first(net.ClusterCIDRs))
-		}
-		if plan.ServiceCIDR.IsUnknown() {
-			plan.ServiceCIDR = types.StringValue(first(net.ServiceCIDRs))
-		}
+	if err := r.fillFacts(ctx, plan); err != nil {
+		diags.AddError(summary, err.Error())
+		return
 	}
 	plan.ID = plan.Namespace
 	objs, err := r.spec(plan).Render()
@@ -314,16 +298,9 @@ func (r *nodeNetworkingResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	summary := fmt.Sprintf("reading Windows node networking (%s)", state.Namespace.ValueString())
-	if state.APIServer.IsNull() || state.ClusterCIDR.IsNull() || state.ServiceCIDR.IsNull() {
-		// Just imported: the cluster's facts, as a create would use them.
-		net, err := r.clients.ClusterNetwork(ctx)
-		if err != nil {
-			resp.Diagnostics.AddError(summary, "discovering the cluster: "+err.Error())
-			return
-		}
-		state.APIServer = types.StringValue(net.APIEndpoint)
-		state.ClusterCIDR = types.StringValue(first(net.ClusterCIDRs))
-		state.ServiceCIDR = types.StringValue(first(net.ServiceCIDRs))
+	if err := r.fillFacts(ctx, &state); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
 	objs, err := r.spec(&state).Render()
 	if err != nil {
@@ -388,13 +365,10 @@ func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.I
 		resp.Diagnostics.AddWarning(fmt.Sprintf("No Windows node networking objects in namespace %s", ns),
 			"Nothing this provider installs was found there; the resource is imported with cni = \"none\". If that is not what you meant, check the namespace.")
 	}
-	vni, port := int64(0), int64(0)
-	if mode == kube.NetworkingFlannel {
-		vni, port = kube.WindowsVXLANVNI, kube.WindowsVXLANPort
-	}
+	vni, port := kube.ModeVXLAN(mode)
 	for attr, v := range map[string]any{
 		"id": ns, "namespace": ns, "cni": mode, "host_process_image": kube.DefaultHostProcessImage,
-		"allow_destroy_with_nodes": false, "flannel_vni": vni, "flannel_port": port,
+		"allow_destroy_with_nodes": false, "flannel_vni": int64(vni), "flannel_port": int64(port),
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
 	}
@@ -404,6 +378,33 @@ func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.I
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("host_process_image"), img.Spec.Template.Spec.Containers[0].Image)...)
 		}
 	}
+}
+
+// fillFacts fills in the cluster facts the model lacks, as a create uses
+// them: unknown in a plan (discovered at apply), null after an import.
+func (r *nodeNetworkingResource) fillFacts(ctx context.Context, m *nodeNetworkingModel) error {
+	lacks := func(v types.String) bool { return v.IsUnknown() || v.IsNull() }
+	if !lacks(m.APIServer) && !lacks(m.ClusterCIDR) && !lacks(m.ServiceCIDR) {
+		return nil
+	}
+	net, err := r.clients.ClusterNetwork(ctx)
+	if err != nil {
+		return fmt.Errorf("discovering the cluster: %w", err)
+	}
+	for v, got := range map[*types.String]string{
+		&m.APIServer: net.APIEndpoint, &m.ClusterCIDR: first(net.ClusterCIDRs), &m.ServiceCIDR: first(net.ServiceCIDRs),
+	} {
+		if lacks(*v) {
+			*v = types.StringValue(got)
+		}
+	}
+	return nil
+}
+
+// setOverlay records the VXLAN overlay of the networking mode.
+func (m *nodeNetworkingModel) setOverlay(mode string) {
+	vni, port := kube.ModeVXLAN(mode)
+	m.FlannelVNI, m.FlannelPort = types.Int64Value(int64(vni)), types.Int64Value(int64(port))
 }
 
 func first(s []string) string {

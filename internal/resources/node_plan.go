@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
 // The plan tells what an apply does to a running node. Terraform shows an
@@ -43,31 +43,15 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 		return
 	}
 
-	// CPUs and memory: Update applies a known change that differs from the
-	// state; an unknown one is known at apply and may be a change.
-	var hw vsphere.Hardware
-	var changes []string
-	unknown := false
-	if plan.NumCPUs.IsUnknown() {
-		unknown = true
-		changes = append(changes, fmt.Sprintf("num_cpus %d -> (known after apply)", state.NumCPUs.ValueInt64()))
-	} else if !plan.NumCPUs.Equal(state.NumCPUs) {
-		hw.NumCPUs = int32(plan.NumCPUs.ValueInt64())
-		changes = append(changes, fmt.Sprintf("num_cpus %d -> %d", state.NumCPUs.ValueInt64(), plan.NumCPUs.ValueInt64()))
-	}
-	if plan.MemoryMB.IsUnknown() {
-		unknown = true
-		changes = append(changes, fmt.Sprintf("memory_mb %d -> (known after apply)", state.MemoryMB.ValueInt64()))
-	} else if !plan.MemoryMB.Equal(state.MemoryMB) {
-		hw.MemoryMB = plan.MemoryMB.ValueInt64()
-		changes = append(changes, fmt.Sprintf("memory_mb %d -> %d", state.MemoryMB.ValueInt64(), plan.MemoryMB.ValueInt64()))
-	}
-	if len(changes) > 0 {
-		reason, known := "", false
-		if !unknown {
-			reason, known = r.powerCycleReason(ctx, state.ID.ValueString(), hw)
+	// What Update does, decided the same way (winnode.PlanHardware).
+	hardware := winnode.PlanHardware(state.sizing(), plan.sizing())
+	if hardware.Reconfigures() {
+		var vm *vsphere.VMInfo
+		if !hardware.Pending() {
+			vm = r.readVM(ctx, state.ID.ValueString())
 		}
-		summary, detail := hardwareWarning(name, changes, reason, known, drainDescription(plan.drainOptions(ctx, &resp.Diagnostics)))
+		reason, known := hardware.PowerCycle(vm)
+		summary, detail := hardwareWarning(name, hardwareChanges(hardware), reason, known, drainDescription(plan.drainOptions(ctx, &resp.Diagnostics)))
 		resp.Diagnostics.AddWarning(summary, detail)
 		// A power cycle (decided again at apply, when Update reads the VM)
 		// restarts the kubelet and may give the guest another DHCP address.
@@ -75,21 +59,20 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 		plan.IPAddress = types.StringUnknown()
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
-	if !plan.DiskSizeGB.IsUnknown() && !plan.DiskSizeGB.IsNull() && plan.DiskSizeGB.ValueInt64() > state.DiskSizeGB.ValueInt64() {
+	if grow := hardware.GrowDisk; grow != nil {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: the disk grows while the node runs", name),
 			fmt.Sprintf("disk_size_gb %d -> %d: the virtual disk is extended in place, with no drain, no restart and no power cycle. "+
 				"The Windows volume is not extended by this update: extend it in the guest to use the new space.",
-				state.DiskSizeGB.ValueInt64(), plan.DiskSizeGB.ValueInt64()))
+				grow.From, grow.To.Value))
 	}
 
-	imported, _ := req.Private.GetKey(ctx, importedKey)
-	switch {
-	case !state.Joined.ValueBool():
+	switch plan.rejoin(ctx, state, req.Private) {
+	case winnode.RejoinNodeGone:
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will join the cluster again", name),
 			"Its Node is gone from the cluster while the VM runs: the update runs the join steps again on the guest (a new bootstrap "+
 				"token, the kubelet's configuration rewritten and its service restarted) and waits for the new Node to be Ready; the controller "+
 				"manager allocates it a new pod CIDR. Nothing is drained: without a Node no pods are bound to it. No reboot.")
-	case !plan.NetworkingID.Equal(state.NetworkingID) && len(imported) == 0:
+	case winnode.RejoinNetworking:
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will join the cluster again in place", name),
 			fmt.Sprintf("networking_id %s -> %s: the update runs the join steps again on the running guest: it removes the flanneld and "+
 				"kube-proxy Windows services of the earlier design, rewrites the kubelet's (and the networking's CNI) configuration and restarts "+
@@ -113,22 +96,40 @@ func (r *nodeResource) warnDestroy(ctx context.Context, req resource.ModifyPlanR
 	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will be drained and destroyed", state.Name.ValueString()), destroyDescription(state))
 }
 
-// powerCycleReason reads the VM and says why applying hw needs a power cycle
-// ("" when hot-add applies it while the VM runs); known is false when the VM
-// could not be read, and the decision is left to apply.
-func (r *nodeResource) powerCycleReason(ctx context.Context, vmID string, hw vsphere.Hardware) (reason string, known bool) {
+// readVM reads the node's VM for the plan; nil when it cannot (no vCenter
+// configured yet, or unreachable), which leaves the decision to apply.
+func (r *nodeResource) readVM(ctx context.Context, vmID string) *vsphere.VMInfo {
 	if r.clients == nil || r.clients.VSphereConfig.Server == "" || vmID == "" {
-		return "", false
+		return nil
 	}
 	vc, err := r.clients.VSphere(ctx)
 	if err != nil {
-		return "", false
+		return nil
 	}
 	info, err := vc.ReadVM(ctx, vsphere.VMRef(vmID))
 	if err != nil {
-		return "", false
+		return nil
 	}
-	return vsphere.PowerCycleReason(info, hw), true
+	return info
+}
+
+// hardwareChanges names the CPU and memory changes as the plan shows them.
+func hardwareChanges(c winnode.HardwareChange) []string {
+	var out []string
+	for _, f := range []struct {
+		name   string
+		change *winnode.Resize
+	}{{"num_cpus", c.CPUs}, {"memory_mb", c.Memory}} {
+		if f.change == nil {
+			continue
+		}
+		to := "(known after apply)"
+		if !f.change.To.Unknown {
+			to = fmt.Sprint(f.change.To.Value)
+		}
+		out = append(out, fmt.Sprintf("%s %d -> %s", f.name, f.change.From, to))
+	}
+	return out
 }
 
 // hardwareWarning is the plan warning of a CPU or memory change: a drain and
@@ -269,18 +270,6 @@ func readAttribute(ctx context.Context, req resource.ModifyPlanRequest, p path.P
 	return !req.Config.GetAttribute(ctx, p, config).HasError() &&
 		!req.Plan.GetAttribute(ctx, p, plan).HasError() &&
 		!req.State.GetAttribute(ctx, p, state).HasError()
-}
-
-// shortDuration writes a drain timeout as users write it: 10m, not 10m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 func pathList(paths path.Paths) string {

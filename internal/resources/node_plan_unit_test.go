@@ -1,12 +1,14 @@
 package resources
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
 // The three answers of a CPU or memory change: a power cycle with its
@@ -55,5 +57,17 @@ func TestDrainDescription(t *testing.T) {
 				t.Errorf("%q lacks %q", text, f)
 			}
 		}
+	}
+}
+
+// The plan names each CPU and memory change with the state's value and the
+// planned one, or "(known after apply)"; the disk has its own warning.
+func TestHardwareChanges(t *testing.T) {
+	current := winnode.Sizing{NumCPUs: winnode.Size{Value: 2}, MemoryMB: winnode.Size{Value: 4096}, DiskSizeGB: winnode.Size{Value: 40}}
+	desired := winnode.Sizing{NumCPUs: winnode.Size{Value: 4}, MemoryMB: winnode.Size{Unknown: true}, DiskSizeGB: winnode.Size{Value: 60}}
+	got := hardwareChanges(winnode.PlanHardware(current, desired))
+	want := []string{"num_cpus 2 -> 4", "memory_mb 4096 -> (known after apply)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("hardwareChanges = %q, want %q", got, want)
 	}
 }

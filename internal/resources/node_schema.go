@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -23,6 +24,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
 var (
@@ -36,13 +39,12 @@ var (
 	drainAttrTypes = map[string]attr.Type{
 		"timeout": types.StringType, "ignore_daemonsets": types.BoolType, "delete_emptydir_data": types.BoolType, "force": types.BoolType,
 	}
+	// drainDefault is the drain attribute's default, and an imported node's.
+	drainDefault = winnode.DefaultDrain()
+	// defaultTaint is the taints attribute's default, which
+	// windows_runtime_class tolerates by default.
+	defaultTaint = winnode.DefaultTaint()
 )
-
-func defaultNodeTaint() attr.Value {
-	return types.ObjectValueMust(taintObjectType.AttrTypes, map[string]attr.Value{
-		"key": types.StringValue("os"), "value": types.StringValue("windows"), "effect": types.StringValue("NoSchedule"),
-	})
-}
 
 func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	computed := func(desc string) schema.StringAttribute {
@@ -135,14 +137,14 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
 			"linked_clone": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
 				MarkdownDescription: "Clone from the template's snapshot (fast; the node depends on the template). Defaults to a full clone."},
-			"admin_user": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Administrator"), PlanModifiers: replaceString,
-				MarkdownDescription: "Administrator account of the image. Defaults to `Administrator`."},
+			"admin_user": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: replaceString,
+				MarkdownDescription: "Administrator account of the image. Defaults to `" + bootstrap.DefaultAdminUser + "`."},
 			"admin_password_wo": schema.StringAttribute{Required: true, WriteOnly: true, Sensitive: true,
 				MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
 			"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: nodeReplaceInt64,
 				MarkdownDescription: "Any number; changing it replaces the node with the current `admin_password_wo`."},
-			"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(85), PlanModifiers: replaceInt64,
-				MarkdownDescription: "Windows time zone index of the customization (85 = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern)."},
+			"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(vsphere.DefaultTimeZone), PlanModifiers: replaceInt64,
+				MarkdownDescription: fmt.Sprintf("Windows time zone index of the customization (%d = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern).", vsphere.DefaultTimeZone)},
 			"ipv4": schema.SingleNestedAttribute{
 				Optional: true, PlanModifiers: nodeReplaceObject,
 				MarkdownDescription: "Static IPv4 settings; omit for DHCP.",
@@ -162,8 +164,8 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			},
 			"taints": schema.ListNestedAttribute{
 				Optional: true, Computed: true,
-				Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{defaultNodeTaint()})),
-				MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `os=windows:NoSchedule`, " +
+				Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{taintObject(defaultTaint)})),
+				MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `" + defaultTaint.ToString() + "`, " +
 					"which `windows_runtime_class` tolerates; set `[]` for none.",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"key":    schema.StringAttribute{Required: true, Validators: []validator.String{labelKey()}, MarkdownDescription: "Taint key."},
@@ -193,7 +195,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				Optional: true, Computed: true, PlanModifiers: keepString,
 				DeprecationMessage:  "flannel on Windows nodes is the VXLAN overlay of windows_node_networking; remove flannel_backend.",
 				MarkdownDescription: "Deprecated: always `vxlan` (VNI 4096, port 4789), the overlay `windows_node_networking` runs; `host-gw` is no longer offered.",
-				Validators:          []validator.String{stringvalidator.OneOf("vxlan")},
+				Validators:          []validator.String{stringvalidator.OneOf(flannelBackend)},
 			},
 			"api_server":     schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{httpsURL()}, MarkdownDescription: "API server URL the kubelet uses; defaults to the provider's."},
 			"cluster_dns":    schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Cluster DNS service IP; discovered from the kube-dns Service by default."},
@@ -207,16 +209,18 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			},
 			"drain": schema.SingleNestedAttribute{
 				Optional: true, Computed: true,
-				Default: objectdefault.StaticValue(types.ObjectValueMust(drainAttrTypes, map[string]attr.Value{
-					"timeout": types.StringValue("10m"), "ignore_daemonsets": types.BoolValue(true),
-					"delete_emptydir_data": types.BoolValue(false), "force": types.BoolValue(false),
-				})),
+				Default:             objectdefault.StaticValue(drainObject(drainDefault)),
 				MarkdownDescription: "How the node is drained before it is deleted (destroyed or replaced) or power-cycled; the plan's warning of such a change describes it.",
 				Attributes: map[string]schema.Attribute{
-					"timeout":              schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("10m"), Validators: []validator.String{duration()}, MarkdownDescription: "How long evictions may wait for PodDisruptionBudgets. Defaults to `10m`."},
-					"ignore_daemonsets":    schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Leave DaemonSet pods (they would come back). Defaults to `true`."},
-					"delete_emptydir_data": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), MarkdownDescription: "Evict pods with emptyDir volumes (their data is lost). Defaults to `false`."},
-					"force":                schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), MarkdownDescription: "Delete pods no controller manages. Defaults to `false`."},
+					"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(shortDuration(drainDefault.Timeout)),
+						Validators:          []validator.String{duration()},
+						MarkdownDescription: fmt.Sprintf("How long evictions may wait for PodDisruptionBudgets. Defaults to `%s`.", shortDuration(drainDefault.Timeout))},
+					"ignore_daemonsets": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.IgnoreDaemonSets),
+						MarkdownDescription: fmt.Sprintf("Leave DaemonSet pods (they would come back). Defaults to `%t`.", drainDefault.IgnoreDaemonSets)},
+					"delete_emptydir_data": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.DeleteEmptyDirData),
+						MarkdownDescription: fmt.Sprintf("Evict pods with emptyDir volumes (their data is lost). Defaults to `%t`.", drainDefault.DeleteEmptyDirData)},
+					"force": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.Force),
+						MarkdownDescription: fmt.Sprintf("Delete pods no controller manages. Defaults to `%t`.", drainDefault.Force)},
 				},
 			},
 			"vm_path":            computed("Inventory path of the VM."),

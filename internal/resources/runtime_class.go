@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -18,8 +17,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
@@ -27,18 +28,14 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
-// Node labels a Windows RuntimeClass selects on. The windows_node resource
-// sets the same labels, so the two always agree.
-const (
-	labelOS           = "kubernetes.io/os"
-	labelArch         = "kubernetes.io/arch"
-	labelWindowsBuild = "node.kubernetes.io/windows-build"
-)
-
 // defaultHandler is the runtime handler containerd 1.7 and 2.x configure for
 // process-isolated Windows containers
 // (plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process).
 const defaultHandler = "runhcs-wcow-process"
+
+// defaultArch is the CPU architecture a RuntimeClass selects by default, and
+// an imported one whose selector names none.
+const defaultArch = "amd64"
 
 func NewRuntimeClass() resource.Resource { return &runtimeClassResource{} }
 
@@ -117,8 +114,8 @@ func (r *runtimeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 			"arch": schema.StringAttribute{
 				Optional:            true,
 				Computed:            true,
-				Default:             stringdefault.StaticString("amd64"),
-				MarkdownDescription: "CPU architecture of the nodes to select (`kubernetes.io/arch`). Defaults to `amd64`.",
+				Default:             stringdefault.StaticString(defaultArch),
+				MarkdownDescription: "CPU architecture of the nodes to select (`kubernetes.io/arch`). Defaults to `" + defaultArch + "`.",
 				Validators:          []validator.String{stringvalidator.OneOf("amd64", "arm64")},
 			},
 			"node_selector": schema.MapAttribute{
@@ -193,32 +190,43 @@ func (r *runtimeClassResource) ModifyPlan(ctx context.Context, req resource.Modi
 }
 
 func (r *runtimeClassResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.write(ctx, req.Plan, &resp.State, resp.Identity, &resp.Diagnostics, "creating", (*kube.Client).CreateRuntimeClass)
+}
+
+func (r *runtimeClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.write(ctx, req.Plan, &resp.State, resp.Identity, &resp.Diagnostics, "updating", (*kube.Client).UpdateRuntimeClass)
+}
+
+// write makes the cluster's RuntimeClass what the plan describes, with
+// apply (create or update), and records the result.
+func (r *runtimeClassResource) write(ctx context.Context, planned tfsdk.Plan, state *tfsdk.State, identity *tfsdk.ResourceIdentity,
+	diags *diag.Diagnostics, verb string, apply func(*kube.Client, context.Context, kube.RuntimeClassSpec) (*nodev1.RuntimeClass, error)) {
 	var plan runtimeClassModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
+	diags.Append(planned.Get(ctx, &plan)...)
+	if diags.HasError() {
 		return
 	}
-	spec := plan.spec(ctx, &resp.Diagnostics)
-	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
+	spec := plan.spec(ctx, diags)
+	k := kubeClient(ctx, r.clients, diags)
+	if diags.HasError() {
 		return
 	}
-	tflog.Info(ctx, "creating RuntimeClass", map[string]any{"name": spec.Name, "handler": spec.Handler})
-	rc, err := k.CreateRuntimeClass(ctx, spec)
-	if apierrors.IsAlreadyExists(err) {
-		resp.Diagnostics.AddAttributeError(path.Root("name"), fmt.Sprintf("creating Windows RuntimeClass (%s)", spec.Name),
+	summary := fmt.Sprintf("%s Windows RuntimeClass (%s)", verb, spec.Name)
+	tflog.Info(ctx, verb+" RuntimeClass", map[string]any{"name": spec.Name, "handler": spec.Handler})
+	rc, err := apply(k, ctx, spec)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		diags.AddAttributeError(path.Root("name"), summary,
 			fmt.Sprintf("A RuntimeClass named %q already exists in the cluster. Import it to manage it with Terraform: "+
 				"terraform import <address> %s", spec.Name, spec.Name))
 		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("creating Windows RuntimeClass (%s)", spec.Name), err.Error())
+	case err != nil:
+		diags.AddError(summary, err.Error())
 		return
 	}
-	plan.ID = types.StringValue(rc.Name)
-	plan.EffectiveNodeSelector = stringMap(rc.Scheduling.NodeSelector)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: plan.Name}, &resp.Diagnostics)
+	plan.fromWritten(rc)
+	diags.Append(state.Set(ctx, &plan)...)
+	setIdentity(ctx, identity, runtimeClassIdentity{Name: plan.Name}, diags)
 }
 
 func (r *runtimeClassResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -241,30 +249,8 @@ func (r *runtimeClassResource) Read(ctx context.Context, req resource.ReadReques
 		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows RuntimeClass (%s)", name), err.Error())
 		return
 	}
-	state.fromAPI(ctx, rc, &resp.Diagnostics)
+	state.fromAPI(rc)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-}
-
-func (r *runtimeClassResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan runtimeClassModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	spec := plan.spec(ctx, &resp.Diagnostics)
-	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	tflog.Info(ctx, "updating RuntimeClass", map[string]any{"name": spec.Name})
-	rc, err := k.UpdateRuntimeClass(ctx, spec)
-	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("updating Windows RuntimeClass (%s)", spec.Name), err.Error())
-		return
-	}
-	plan.EffectiveNodeSelector = stringMap(rc.Scheduling.NodeSelector)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: plan.Name}, &resp.Diagnostics)
 }
 
 func (r *runtimeClassResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -303,14 +289,9 @@ func (m runtimeClassModel) nodeSelector(ctx context.Context, diags *diag.Diagnos
 	if m.WindowsBuild.IsUnknown() || m.Arch.IsUnknown() || m.NodeSelector.IsUnknown() {
 		return nil, false
 	}
-	selector := map[string]string{labelOS: "windows", labelArch: m.Arch.ValueString()}
-	if !m.WindowsBuild.IsNull() {
-		selector[labelWindowsBuild] = m.WindowsBuild.ValueString()
-	}
 	var extra map[string]string
 	diags.Append(m.NodeSelector.ElementsAs(ctx, &extra, false)...)
-	maps.Copy(selector, extra)
-	return selector, true
+	return kube.WindowsSelector(m.WindowsBuild.ValueString(), m.Arch.ValueString(), extra), true
 }
 
 func (m runtimeClassModel) spec(ctx context.Context, diags *diag.Diagnostics) kube.RuntimeClassSpec {

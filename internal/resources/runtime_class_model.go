@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -16,6 +17,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 type tolerationModel struct {
@@ -43,8 +46,8 @@ var overheadObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 // defaultToleration tolerates the taint windows_node registers nodes with.
 func defaultToleration() attr.Value {
 	return types.ObjectValueMust(tolerationObjectType.AttrTypes, map[string]attr.Value{
-		"key": types.StringValue("os"), "operator": types.StringValue("Equal"), "value": types.StringValue("windows"),
-		"effect": types.StringValue("NoSchedule"), "toleration_seconds": types.Int64Null(),
+		"key": types.StringValue(defaultTaint.Key), "operator": types.StringValue(string(corev1.TolerationOpEqual)),
+		"value": types.StringValue(defaultTaint.Value), "effect": types.StringValue(string(defaultTaint.Effect)), "toleration_seconds": types.Int64Null(),
 	})
 }
 
@@ -196,42 +199,42 @@ func overheadFromAPI(overhead *nodev1.Overhead) types.Object {
 // the node selector (build, version, arch, extra entries) are kept as
 // configured: a change to the selector made outside Terraform shows up in
 // effective_node_selector, which the plan compares with what the inputs ask
-// for. After an import there are no inputs yet, so they are derived.
-func (m *runtimeClassModel) fromAPI(ctx context.Context, rc *nodev1.RuntimeClass, diags *diag.Diagnostics) {
-	selector := map[string]string{}
+// for. After an import there are no inputs yet (a configuration sets
+// exactly one of windows_build and windows_version), so they are derived.
+func (m *runtimeClassModel) fromAPI(rc *nodev1.RuntimeClass) {
 	var tolerations []corev1.Toleration
 	if rc.Scheduling != nil {
-		selector, tolerations = rc.Scheduling.NodeSelector, rc.Scheduling.Tolerations
+		tolerations = rc.Scheduling.Tolerations
 	}
-	m.ID = types.StringValue(rc.Name)
+	m.fromWritten(rc)
 	m.Name = types.StringValue(rc.Name)
 	m.Handler = types.StringValue(rc.Handler)
 	m.Tolerations = tolerationsFromAPI(tolerations)
 	m.Overhead = overheadFromAPI(rc.Overhead)
-	m.EffectiveNodeSelector = stringMap(selector)
-
-	if imported := m.WindowsBuild.IsNull() && m.WindowsVersion.IsNull(); !imported {
+	if !m.WindowsBuild.IsNull() || !m.WindowsVersion.IsNull() {
 		return
 	}
-	extra := map[string]string{}
-	for k, v := range selector {
-		switch {
-		case k == labelWindowsBuild:
-			m.WindowsBuild = types.StringValue(v)
-		case k == labelArch:
-			m.Arch = types.StringValue(v)
-		case k == labelOS && v == "windows":
-		default:
-			extra[k] = v
-		}
-	}
-	if m.Arch.IsNull() {
-		m.Arch = types.StringValue("amd64")
-	}
+	build, arch, extra := kube.SplitWindowsSelector(selectorOf(rc))
+	m.WindowsBuild = nullIfEmpty(build)
+	m.Arch = types.StringValue(cmp.Or(arch, defaultArch))
 	m.NodeSelector = types.MapNull(types.StringType)
 	if len(extra) > 0 {
 		m.NodeSelector = stringMap(extra)
 	}
+}
+
+// fromWritten records what a create or an update wrote and the inputs do
+// not tell: the id and the complete node selector.
+func (m *runtimeClassModel) fromWritten(rc *nodev1.RuntimeClass) {
+	m.ID = types.StringValue(rc.Name)
+	m.EffectiveNodeSelector = stringMap(selectorOf(rc))
+}
+
+func selectorOf(rc *nodev1.RuntimeClass) map[string]string {
+	if rc.Scheduling == nil {
+		return map[string]string{}
+	}
+	return rc.Scheduling.NodeSelector
 }
 
 func stringMap(in map[string]string) types.Map {

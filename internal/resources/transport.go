@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 )
@@ -206,14 +207,18 @@ func addGuestError(diags *diag.Diagnostics, summary string, err error, configure
 		hk.Address, hk.Got, hk.Presented, hk.Want, source, fix, more, err.Error()))
 }
 
-// remoteConfig turns the transport settings into a remote.Config for host.
-func (t *transportModel) remoteConfig(host, user, password string) remote.Config {
-	if t == nil {
-		t = &transportModel{}
+// transportConfig turns the transport attribute (null: the defaults) and the
+// write-only SSH key into the remote.Config of user; the orchestrator fills
+// in the guest's address.
+func transportConfig(ctx context.Context, transport types.Object, user, password, sshKey string) (remote.Config, diag.Diagnostics) {
+	var t transportModel
+	var diags diag.Diagnostics
+	if !transport.IsNull() && !transport.IsUnknown() {
+		diags = transport.As(ctx, &t, basetypes.ObjectAsOptions{})
+		t.SSHPrivateKey = types.StringValue(sshKey)
 	}
 	cfg := remote.Config{
 		Protocol:      remote.Protocol(t.Type.ValueString()),
-		Host:          host,
 		Port:          int(t.Port.ValueInt64()),
 		User:          user,
 		Password:      password,
@@ -238,7 +243,7 @@ func (t *transportModel) remoteConfig(host, user, password string) remote.Config
 		// Trust on first use; the key is recorded in the state after apply.
 		cfg.HostKeys = &remote.HostKeys{}
 	}
-	return cfg
+	return cfg, diags
 }
 
 // configuredHostKey reports whether the configuration sets
