@@ -200,7 +200,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, err
 	}
 	if res.WindowsBuildFull, err = bootstrap.ParseWindowsBuild(out); err != nil {
-		return res, &StageError{Stage: "reading the Windows build", Err: err}
+		return res, &StageError{Stage: "reading the Windows build", Err: err, Evidence: remote.LastLines(out, 5)}
 	}
 	build := winversion.TrimUBR(res.WindowsBuildFull)
 	res.CNI = join.CNI
