@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
@@ -58,14 +59,14 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 	if _, err := m.Kube.FindNode(ctx, nodeName); err == nil {
 		m.progress("drain", map[string]any{"node": nodeName})
 		if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
-			return &StageError{Stage: "draining the Node", Err: err}
+			return guest.Stage("draining the Node", err)
 		}
 		m.progress("delete Node", map[string]any{"node": nodeName})
 		if err := m.Kube.DeleteNode(ctx, nodeName); err != nil {
-			return &StageError{Stage: "deleting the Node", Err: err}
+			return guest.Stage("deleting the Node", err)
 		}
 	} else if !kube.IsNotFound(err) {
-		return &StageError{Stage: "reading the Node", Err: err}
+		return guest.Stage("reading the Node", err)
 	}
 	if vmID == "" {
 		return nil
@@ -73,11 +74,11 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 	m.progress("shut down", map[string]any{"vm": vmID})
 	ref := vsphere.VMRef(vmID)
 	if err := m.shutdown(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
-		return &StageError{Stage: "shutting the guest down", Err: err}
+		return guest.Stage("shutting the guest down", err)
 	}
 	m.progress("destroy VM", map[string]any{"vm": vmID})
 	if err := m.VSphere.Destroy(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
-		return &StageError{Stage: "destroying the VM", Err: err}
+		return guest.Stage("destroying the VM", err)
 	}
 	return nil
 }
@@ -108,7 +109,7 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	var cycle *vsphere.PowerCycleRequiredError
 	if !errors.As(err, &cycle) {
 		if err != nil {
-			return &StageError{Stage: "reconfiguring the VM", Err: err}
+			return guest.Stage("reconfiguring the VM", err)
 		}
 		return nil
 	}
@@ -116,28 +117,28 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	// Recorded first, so that a later update uncordons the node even when
 	// this one fails after the drain (ResumeAfterPowerCycle).
 	if err := m.annotateCordon(ctx, nodeName, true); err != nil {
-		return &StageError{Stage: "marking the Node for the power cycle", Err: err}
+		return guest.Stage("marking the Node for the power cycle", err)
 	}
 	if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
-		return &StageError{Stage: "draining the Node before the power cycle", Err: err}
+		return guest.Stage("draining the Node before the power cycle", err)
 	}
 	if err := m.shutdown(ctx, ref); err != nil {
-		return &StageError{Stage: "shutting the guest down", Err: err}
+		return guest.Stage("shutting the guest down", err)
 	}
 	// The Node as the stopped kubelet left it: still Ready, until the node
 	// lifecycle controller notices. The wait below needs a newer report.
 	before, err := m.Kube.FindNode(ctx, nodeName)
 	if err != nil {
-		return &StageError{Stage: "reading the Node before the power-on", Err: err}
+		return guest.Stage("reading the Node before the power-on", err)
 	}
 	if err := m.VSphere.Reconfigure(ctx, ref, hw); err != nil {
-		return &StageError{Stage: "reconfiguring the VM", Err: err}
+		return guest.Stage("reconfiguring the VM", err)
 	}
 	if err := m.VSphere.PowerOn(ctx, ref); err != nil {
-		return &StageError{Stage: "powering the VM on", Err: err}
+		return guest.Stage("powering the VM on", err)
 	}
 	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
-		return &StageError{Stage: "waiting for the Node to be Ready after the power cycle", Err: err}
+		return guest.Stage("waiting for the Node to be Ready after the power cycle", err)
 	}
 	return m.ResumeAfterPowerCycle(ctx, nodeName)
 }
@@ -152,7 +153,7 @@ const cordonedForPowerCycle = "windows.wincluster.io/cordoned-for-power-cycle"
 func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) error {
 	node, err := m.Kube.FindNode(ctx, nodeName)
 	if err != nil {
-		return &StageError{Stage: "reading the Node", Err: err}
+		return guest.Stage("reading the Node", err)
 	}
 	if _, ours := node.Annotations[cordonedForPowerCycle]; !ours {
 		return nil
@@ -160,14 +161,14 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) er
 	if !kube.NodeIsReady(node) {
 		m.progress("wait for Ready before uncordoning", map[string]any{"node": nodeName})
 		if _, err := m.Kube.WaitForNodeReady(ctx, nodeName); err != nil {
-			return &StageError{Stage: "waiting for the Node to be Ready before uncordoning it", Err: err}
+			return guest.Stage("waiting for the Node to be Ready before uncordoning it", err)
 		}
 	}
 	if err := m.Kube.CordonNode(ctx, nodeName, false); err != nil {
-		return &StageError{Stage: "uncordoning the Node", Err: err}
+		return guest.Stage("uncordoning the Node", err)
 	}
 	if err := m.annotateCordon(ctx, nodeName, false); err != nil {
-		return &StageError{Stage: "unmarking the Node", Err: err}
+		return guest.Stage("unmarking the Node", err)
 	}
 	return nil
 }
@@ -188,7 +189,7 @@ func (m *Manager) annotateCordon(ctx context.Context, nodeName string, set bool)
 func (m *Manager) SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings) (*corev1.Node, error) {
 	node, err := m.Kube.ApplyNodeSettings(ctx, nodeName, s)
 	if err != nil {
-		return nil, &StageError{Stage: "setting labels and taints", Err: err}
+		return nil, guest.Stage("setting labels and taints", err)
 	}
 	return node, nil
 }
