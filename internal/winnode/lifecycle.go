@@ -9,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	vimtypes "github.com/vmware/govmomi/vim25/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -116,7 +114,7 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	m.progress("power cycle for hardware change", map[string]any{"node": nodeName, "reason": cycle.Error()})
 	// Recorded first, so that a later update uncordons the node even when
 	// this one fails after the drain (ResumeAfterPowerCycle).
-	if err := m.annotateCordon(ctx, nodeName, true); err != nil {
+	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, true); err != nil {
 		return guest.Stage("marking the Node for the power cycle", err)
 	}
 	if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
@@ -143,10 +141,6 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	return m.ResumeAfterPowerCycle(ctx, nodeName)
 }
 
-// cordonedForPowerCycle marks a Node this provider cordoned for a power
-// cycle; only such a cordon is lifted again (an operator's is left alone).
-const cordonedForPowerCycle = "windows.wincluster.io/cordoned-for-power-cycle"
-
 // ResumeAfterPowerCycle uncordons a Node this provider cordoned for a power
 // cycle once it is Ready (waiting for that with a watch): the end of a
 // successful power cycle, and the next update after one that failed midway.
@@ -155,7 +149,7 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) er
 	if err != nil {
 		return guest.Stage("reading the Node", err)
 	}
-	if _, ours := node.Annotations[cordonedForPowerCycle]; !ours {
+	if !kube.CordonedForPowerCycle(node) {
 		return nil
 	}
 	if !kube.NodeIsReady(node) {
@@ -167,20 +161,10 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) er
 	if err := m.Kube.CordonNode(ctx, nodeName, false); err != nil {
 		return guest.Stage("uncordoning the Node", err)
 	}
-	if err := m.annotateCordon(ctx, nodeName, false); err != nil {
+	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, false); err != nil {
 		return guest.Stage("unmarking the Node", err)
 	}
 	return nil
-}
-
-func (m *Manager) annotateCordon(ctx context.Context, nodeName string, set bool) error {
-	value := `"hardware change"`
-	if !set {
-		value = "null"
-	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, cordonedForPowerCycle, value)
-	_, err := m.Kube.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: kube.FieldManager})
-	return err
 }
 
 // SetNodeSettings applies labels and taints: only the keys this provider

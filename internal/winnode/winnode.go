@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -345,7 +344,7 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if err != nil {
 		return bootstrap.JoinConfig{}, err
 	}
-	ca, err := clusterCA(m.Kube)
+	ca, err := m.Kube.ClusterCA()
 	if err != nil {
 		return bootstrap.JoinConfig{}, err
 	}
@@ -401,18 +400,6 @@ func (m *Manager) networkingMode(ctx context.Context, spec Spec) (string, error)
 		return "", fmt.Errorf("the node's cni = %q but its windows_node_networking (namespace %s) runs %q: remove the node's deprecated cni attribute", spec.CNI, spec.Networking, mode)
 	}
 	return mode, nil
-}
-
-// clusterCA is the CA the provider trusts for the API server, which the
-// node's kubelet then trusts too.
-func clusterCA(k *kube.Client) ([]byte, error) {
-	if len(k.REST.TLSClientConfig.CAData) > 0 {
-		return k.REST.TLSClientConfig.CAData, nil
-	}
-	if f := k.REST.TLSClientConfig.CAFile; f != "" {
-		return os.ReadFile(f)
-	}
-	return nil, errors.New("the provider's Kubernetes settings carry no cluster CA certificate to give the node: set kubernetes.cluster_ca_certificate (an insecure connection cannot bootstrap a node)")
 }
 
 func or(a, b string) string {
