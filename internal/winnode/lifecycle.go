@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	vimtypes "github.com/vmware/govmomi/vim25/types"
-
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
@@ -28,7 +26,7 @@ type Observed struct {
 // Read refreshes a node: one vSphere round trip and one Kubernetes request.
 func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, error) {
 	var obs Observed
-	info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(vmID))
+	info, err := m.VSphere.ReadVM(ctx, vmID)
 	switch {
 	case vsphere.IsNotFound(err):
 	case err != nil:
@@ -70,12 +68,11 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 		return nil
 	}
 	m.progress("shut down", map[string]any{"vm": vmID})
-	ref := vsphere.VMRef(vmID)
-	if err := m.shutdown(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
+	if err := m.shutdown(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
 		return guest.Stage("shutting the guest down", err)
 	}
 	m.progress("destroy VM", map[string]any{"vm": vmID})
-	if err := m.VSphere.Destroy(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
+	if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
 		return guest.Stage("destroying the VM", err)
 	}
 	return nil
@@ -83,17 +80,17 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 
 // shutdown asks the guest to shut down and waits for the power-off; a guest
 // that does not finish in time is powered off.
-func (m *Manager) shutdown(ctx context.Context, ref vimtypes.ManagedObjectReference) error {
-	if err := m.VSphere.ShutdownGuest(ctx, ref); err != nil {
-		return m.VSphere.PowerOff(ctx, ref)
+func (m *Manager) shutdown(ctx context.Context, vmID string) error {
+	if err := m.VSphere.ShutdownGuest(ctx, vmID); err != nil {
+		return m.VSphere.PowerOff(ctx, vmID)
 	}
 	wctx, cancel := context.WithTimeout(ctx, guestShutdownTimeout)
 	defer cancel()
-	if err := m.VSphere.WaitForPowerState(wctx, ref, vimtypes.VirtualMachinePowerStatePoweredOff); err != nil {
+	if err := m.VSphere.WaitForPoweredOff(wctx, vmID); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return m.VSphere.PowerOff(ctx, ref)
+		return m.VSphere.PowerOff(ctx, vmID)
 	}
 	return nil
 }
@@ -102,8 +99,7 @@ func (m *Manager) shutdown(ctx context.Context, ref vimtypes.ManagedObjectRefere
 // VM runs (no hot-add, or removing capacity) the node is cordoned, drained,
 // shut down, reconfigured, powered on, waited for until Ready, and uncordoned.
 func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vsphere.Hardware, drain kube.DrainOptions) error {
-	ref := vsphere.VMRef(vmID)
-	err := m.VSphere.Reconfigure(ctx, ref, hw)
+	err := m.VSphere.Reconfigure(ctx, vmID, hw)
 	var cycle *vsphere.PowerCycleRequiredError
 	if !errors.As(err, &cycle) {
 		if err != nil {
@@ -120,7 +116,7 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
 		return guest.Stage("draining the Node before the power cycle", err)
 	}
-	if err := m.shutdown(ctx, ref); err != nil {
+	if err := m.shutdown(ctx, vmID); err != nil {
 		return guest.Stage("shutting the guest down", err)
 	}
 	// The Node as the stopped kubelet left it: still Ready, until the node
@@ -129,10 +125,10 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	if err != nil {
 		return guest.Stage("reading the Node before the power-on", err)
 	}
-	if err := m.VSphere.Reconfigure(ctx, ref, hw); err != nil {
+	if err := m.VSphere.Reconfigure(ctx, vmID, hw); err != nil {
 		return guest.Stage("reconfiguring the VM", err)
 	}
-	if err := m.VSphere.PowerOn(ctx, ref); err != nil {
+	if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
 		return guest.Stage("powering the VM on", err)
 	}
 	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
@@ -163,6 +159,15 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) er
 	}
 	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, false); err != nil {
 		return guest.Stage("unmarking the Node", err)
+	}
+	return nil
+}
+
+// GrowDisk grows the node's disk to sizeGB while it runs (a disk never
+// shrinks: the plan refuses that).
+func (m *Manager) GrowDisk(ctx context.Context, vmID string, sizeGB int64) error {
+	if err := m.VSphere.GrowDisk(ctx, vmID, sizeGB); err != nil {
+		return guest.Stage("growing the disk", err)
 	}
 	return nil
 }

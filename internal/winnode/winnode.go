@@ -1,9 +1,11 @@
 // Package winnode creates, joins, updates and removes a Windows worker node:
 // a vSphere clone of a golden image, customized by sysprep, bootstrapped over
 // WinRM or SSH with the bootstrap's join steps, and registered with the
-// cluster through a short-lived bootstrap token. It orchestrates
-// internal/vsphere, internal/kube, internal/remote and internal/bootstrap and
-// knows nothing of Terraform.
+// cluster through a short-lived bootstrap token. It orchestrates vCenter and
+// the cluster behind the small interfaces it defines (VSphere, Kube; adapted
+// from internal/vsphere and internal/kube in adapter.go), the guest through
+// internal/guest, and internal/bootstrap's steps; it knows nothing of
+// Terraform.
 package winnode
 
 import (
@@ -96,10 +98,11 @@ type Result struct {
 	ReadyToDone time.Duration
 }
 
-// Manager runs node operations against one vCenter and one cluster.
+// Manager runs node operations against one vCenter and one cluster
+// (NewManager makes one of the concrete clients).
 type Manager struct {
-	VSphere *vsphere.Client
-	Kube    *kube.Client
+	VSphere VSphere
+	Kube    Kube
 	Connect guest.Connector
 	// Network, when set, supplies the discovered cluster network (the
 	// provider discovers it once per run); nil discovers it on every join.
@@ -119,20 +122,20 @@ func (m *Manager) progress(stage string, fields map[string]any) {
 func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (Result, error) {
 	var res Result
 	m.progress("clone", map[string]any{"template": spec.Template})
-	vm, err := m.clone(ctx, spec)
+	id, err := m.VSphere.CloneNode(ctx, cloneRequest(spec))
 	if err != nil {
 		return res, guest.Stage("cloning "+spec.Template, err)
 	}
-	res.Identity = Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}
+	res.Identity = id
 	if onVM != nil {
 		onVM(res.Identity)
 	}
-	m.progress("power on", map[string]any{"vm": vm.ID()})
-	if err := m.VSphere.PowerOn(ctx, vm); err != nil {
+	m.progress("power on", map[string]any{"vm": id.VMID})
+	if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {
 		return res, guest.Stage("powering on", err)
 	}
-	m.progress("customize", map[string]any{"vm": vm.ID()})
-	if err := m.VSphere.WaitForCustomization(ctx, vm); err != nil {
+	m.progress("customize", map[string]any{"vm": id.VMID})
+	if err := m.VSphere.WaitForCustomization(ctx, id.VMID); err != nil {
 		return res, guest.Stage("guest customization", err)
 	}
 	joined, err := m.Join(ctx, spec, res.Identity)
@@ -147,8 +150,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, error) {
 	res := Result{Identity: id}
 	m.progress("wait for IP", map[string]any{"vm": id.VMID})
-	filter := vsphere.IPFilter{}
-	ip, err := m.VSphere.WaitForIP(ctx, vsphere.VMRef(id.VMID), filter)
+	ip, err := m.VSphere.WaitForIP(ctx, id.VMID)
 	if err != nil {
 		return res, guest.Stage("waiting for the guest's IP address", err)
 	}
@@ -298,39 +300,16 @@ func (m *Manager) removeStaleNode(ctx context.Context, name string, id Identity)
 	return m.Kube.DeleteNode(ctx, name)
 }
 
-func (m *Manager) clone(ctx context.Context, spec Spec) (*vsphere.VM, error) {
-	c := m.VSphere
-	source, err := c.FindVM(ctx, spec.Template)
-	if err != nil {
-		return nil, err
+// cloneRequest is the VM of a node: its Windows computer name is the node
+// name in upper case.
+func cloneRequest(spec Spec) CloneRequest {
+	return CloneRequest{
+		Template: spec.Template, Name: spec.Name, Folder: spec.Folder,
+		ResourcePoolID: spec.ResourcePoolID, DatastoreID: spec.DatastoreID, NetworkID: spec.NetworkID, HostID: spec.HostID,
+		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
+		Annotation: "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
+		Sysprep:    vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
 	}
-	cs := vsphere.CloneSpec{
-		Source: source, Name: spec.Name, NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB,
-		LinkedClone: spec.LinkedClone, Annotation: "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
-		Sysprep: &vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
-	}
-	if cs.Folder, err = c.FindFolderByPath(ctx, spec.Folder, true); err != nil {
-		return nil, err
-	}
-	if cs.ResourcePool, err = c.FindResourcePoolByID(ctx, spec.ResourcePoolID); err != nil {
-		return nil, err
-	}
-	if spec.DatastoreID != "" {
-		if cs.Datastore, err = c.FindDatastoreByID(ctx, spec.DatastoreID); err != nil {
-			return nil, err
-		}
-	}
-	if spec.NetworkID != "" {
-		if cs.Network, err = c.FindNetworkByID(ctx, spec.NetworkID); err != nil {
-			return nil, err
-		}
-	}
-	if spec.HostID != "" {
-		if cs.Host, err = c.FindHostByID(ctx, spec.HostID); err != nil {
-			return nil, err
-		}
-	}
-	return c.Clone(ctx, cs)
 }
 
 // joinConfig discovers what the join needs from the cluster itself; the
