@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"path"
@@ -243,10 +244,11 @@ func ContainerdSupported(version string) bool {
 }
 
 // ParseWindowsBuild reads the windows-build step's output ("10.0.20348.2340").
+// Its error does not quote the output: the caller has it, as evidence.
 func ParseWindowsBuild(stdout string) (string, error) {
 	m := regexp.MustCompile(`WINDOWS-BUILD=(10\.0\.[0-9]+\.[0-9]+)`).FindStringSubmatch(stdout)
 	if m == nil {
-		return "", fmt.Errorf("the guest did not report its Windows build (output: %q)", lastLines(stdout, 5))
+		return "", errors.New("the guest did not report its Windows build")
 	}
 	return m[1], nil
 }
@@ -268,14 +270,6 @@ func NormalizeSHA256(s string) (string, error) {
 		return "", fmt.Errorf("%q is not a SHA-256 checksum (64 hex digits)", s)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\r\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // WindowsBuildStep reads the guest's build with its update revision; parse

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
@@ -69,7 +70,8 @@ type JoinConfig struct {
 	ServiceCIDR   string
 
 	Labels map[string]string
-	Taints []string // key=value:Effect
+	// Taints the kubelet registers the Node with (registerWithTaints).
+	Taints []corev1.Taint
 
 	CNI string // CNIFlannel or CNINone
 	// CNIConfList is the node's CNI configuration list for CNIFlannel
@@ -266,16 +268,14 @@ func (c JoinConfig) kubeletConfiguration() ([]byte, error) {
 	})
 }
 
-// registerTaints turns "key=value:Effect" strings into KubeletConfiguration
-// taints.
-func registerTaints(taints []string) []map[string]string {
+// registerTaints is the KubeletConfiguration's registerWithTaints: key,
+// value and effect (a taint's timeAdded is the API server's to set).
+func registerTaints(taints []corev1.Taint) []map[string]string {
 	out := []map[string]string{}
 	for _, t := range taints {
-		kv, effect, _ := strings.Cut(t, ":")
-		key, value, _ := strings.Cut(kv, "=")
-		taint := map[string]string{"key": key, "effect": effect}
-		if value != "" {
-			taint["value"] = value
+		taint := map[string]string{"key": t.Key, "effect": string(t.Effect)}
+		if t.Value != "" {
+			taint["value"] = t.Value
 		}
 		out = append(out, taint)
 	}

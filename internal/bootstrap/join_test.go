@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
 )
@@ -17,7 +18,7 @@ func testJoinConfig() JoinConfig {
 		ClusterDNS:     []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12",
 		Labels: map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
-		Taints: []string{"os=windows:NoSchedule"},
+		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
 		CNI:    CNIFlannel, CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
 	}
 }

@@ -1,19 +1,18 @@
 // Package goldenimage builds a Kubernetes-ready Windows Server template:
 // clone a base image into a build VM, run the bootstrap's image steps over the
 // transport, generalize it with sysprep, and mark the powered-off VM as a
-// template. It orchestrates internal/vsphere, internal/remote and
-// internal/bootstrap and knows nothing of Terraform.
+// template. It orchestrates internal/vsphere (behind VSphere), internal/guest
+// and internal/bootstrap and knows nothing of Terraform.
 package goldenimage
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 )
 
@@ -52,9 +51,6 @@ type CloneRequest struct {
 	HostID         string
 }
 
-// Connector opens a transport to the guest (remote.Connect in production).
-type Connector func(ctx context.Context, cfg remote.Config) (remote.Transport, error)
-
 // Request is one image build.
 type Request struct {
 	Clone     CloneRequest
@@ -86,35 +82,11 @@ type Result struct {
 	Elapsed    time.Duration
 }
 
-// StepError is a failing image step, with what the guest said.
-type StepError struct {
-	Step     string
-	ExitCode int
-	Output   string // last lines, CLIXML decoded
-	Err      error
-}
-
-func (e *StepError) Error() string {
-	if e.ExitCode != 0 {
-		return fmt.Sprintf("image step %q exited with code %d:\n%s", e.Step, e.ExitCode, e.Output)
-	}
-	return fmt.Sprintf("image step %q: %v", e.Step, e.Err)
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
-
-// StageError names the stage of the build that failed.
-type StageError struct {
-	Stage string
-	Err   error
-}
-
-func (e *StageError) Error() string { return e.Stage + ": " + e.Err.Error() }
-func (e *StageError) Unwrap() error { return e.Err }
-
 // Build runs a whole image build. On failure the build VM is destroyed unless
-// KeepBuildVMOnFailure, in which case Result.BuildVM names it.
-func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res Result, err error) {
+// KeepBuildVMOnFailure, in which case Result.BuildVM names it. A failure is
+// a *guest.StageError naming the stage (`image step "install-kubelet"` for
+// a step).
+func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request) (res Result, err error) {
 	start := time.Now()
 	progress := req.Progress
 	if progress == nil {
@@ -122,17 +94,17 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 	}
 	steps, err := bootstrap.ImageSteps(req.Image)
 	if err != nil {
-		return res, &StageError{"render image steps", err}
+		return res, guest.Stage("render image steps", err)
 	}
 	sysprep, err := bootstrap.SysprepStep(req.Unattend)
 	if err != nil {
-		return res, &StageError{"render sysprep step", err}
+		return res, guest.Stage("render sysprep step", err)
 	}
 
 	progress("clone", map[string]any{"source": req.Clone.Source, "name": req.Clone.Name})
 	vm, err := vs.CloneBuildVM(ctx, req.Clone)
 	if err != nil {
-		return res, &StageError{"cloning " + req.Clone.Source, err}
+		return res, guest.Stage("cloning "+req.Clone.Source, err)
 	}
 	if req.OnBuildVM != nil {
 		req.OnBuildVM(vm)
@@ -156,54 +128,50 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 
 	progress("power on", map[string]any{"vm": vm.ID})
 	if err := vs.PowerOn(ctx, vm); err != nil {
-		return res, &StageError{"powering on the build VM", err}
+		return res, guest.Stage("powering on the build VM", err)
 	}
 	progress("wait for IP", map[string]any{"vm": vm.ID})
 	ip, err := vs.WaitForIP(ctx, vm)
 	if err != nil {
-		return res, &StageError{"waiting for the build VM's IP address", err}
+		return res, guest.Stage("waiting for the build VM's IP address", err)
 	}
 	tcfg := req.Transport
 	tcfg.Host = ip
 	progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
-	t, err := connect(ctx, tcfg)
+	g, err := guest.Connect(ctx, connect, tcfg, "image")
 	if err != nil {
-		return res, &StageError{"connecting to the build VM", err}
+		return res, guest.Stage("connecting to the build VM", err)
 	}
-	defer func() { _ = t.Close() }()
-	res.SSHHostKey = tcfg.TrustedHostKey()
+	defer func() { res.RoundTrips = g.Runs(); _ = g.Close() }()
+	res.SSHHostKey = g.HostKey()
 
 	var build string
 	for _, step := range steps {
 		progress("step "+step.Name, nil)
-		out, err := runStep(ctx, t, step, &res.RoundTrips)
+		out, err := g.Run(ctx, step)
 		if err != nil {
 			return res, err
 		}
-		if step.MayReboot && strings.Contains(out, bootstrap.RebootMarker) {
+		if guest.RebootRequested(step, out) {
 			progress("reboot", map[string]any{"step": step.Name})
-			_ = t.Close()
-			if err := vs.WaitForGuestRestart(ctx, vm); err != nil {
-				return res, &StageError{"waiting for the build VM to restart after " + step.Name, err}
-			}
-			if t, err = connect(ctx, tcfg); err != nil {
-				return res, &StageError{"reconnecting after the restart", err}
+			if err := g.Reboot(ctx, func(ctx context.Context) error { return vs.WaitForGuestRestart(ctx, vm) }); err != nil {
+				return res, err
 			}
 		}
 		if step.Name == "windows-build" {
 			if build, err = bootstrap.ParseWindowsBuild(out); err != nil {
-				return res, &StepError{Step: step.Name, Err: err}
+				return res, &guest.StageError{Stage: fmt.Sprintf("image step %q", step.Name), Err: err, Evidence: remote.LastLines(out, 5)}
 			}
 		}
 	}
 
 	progress("sysprep", nil)
-	if _, err := runStep(ctx, t, sysprep, &res.RoundTrips); err != nil {
+	if _, err := g.Run(ctx, sysprep); err != nil {
 		return res, err
 	}
 	progress("wait for power-off", map[string]any{"vm": vm.ID})
 	if err := vs.WaitForPoweredOff(ctx, vm); err != nil {
-		return res, &StageError{"waiting for sysprep to power the build VM off", err}
+		return res, guest.Stage("waiting for sysprep to power the build VM off", err)
 	}
 	res.WindowsBuildFull = build
 	res.ContainerdVersion = bootstrap.ContainerdVersion(req.Image.Containerd.URL)
@@ -214,28 +182,11 @@ func Build(ctx context.Context, vs VSphere, connect Connector, req Request) (res
 		keyContainerdVersion: res.ContainerdVersion, keyManifest: res.Manifest,
 	})
 	if err != nil {
-		return res, &StageError{"marking the build VM as a template", err}
+		return res, guest.Stage("marking the build VM as a template", err)
 	}
 	res.Template = tmpl
 	res.Elapsed = time.Since(start)
 	return res, nil
-}
-
-// runStep runs one image step. Everything that leaves it goes through the
-// step's redactor: its secrets (and their encodings) are replaced, and a
-// sensitive step's script is never echoed.
-func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step, roundTrips *int) (string, error) {
-	*roundTrips++
-	result, err := t.Run(ctx, step.Script)
-	red := step.Redactor()
-	if err == nil {
-		return red.String(result.Stdout), nil
-	}
-	var exit *remote.ExitError
-	if errors.As(err, &exit) {
-		return "", &StepError{Step: step.Name, ExitCode: exit.ExitCode, Output: red.String(exit.Output(15)), Err: red.Error(err)}
-	}
-	return "", &StepError{Step: step.Name, Err: red.Error(err)}
 }
 
 type manifestEntry struct {

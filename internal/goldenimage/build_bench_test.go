@@ -19,6 +19,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
+	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
@@ -198,7 +199,7 @@ func countScriptLog(path string) (int, error) {
 
 // countingConnector is remote.Connect through a wsmanProxy that counts the
 // WinRM HTTP requests. The proxy goes away with the transport.
-func countingConnector(sb *sandbox.Sandbox, requests *atomic.Int64) goldenimage.Connector {
+func countingConnector(sb *sandbox.Sandbox, requests *atomic.Int64) guest.Connector {
 	return func(ctx context.Context, cfg remote.Config) (remote.Transport, error) {
 		p, err := startWSManProxy(sb, net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), cfg.Host, requests)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -54,6 +55,19 @@ type Client struct {
 
 // Host is the API server URL the client talks to.
 func (c *Client) Host() string { return c.REST.Host }
+
+// ClusterCA is the CA certificate (PEM) the client trusts for the API
+// server, which a joining node's kubelet then trusts too. An insecure
+// connection has none, and cannot bootstrap a node.
+func (c *Client) ClusterCA() ([]byte, error) {
+	if len(c.REST.TLSClientConfig.CAData) > 0 {
+		return c.REST.TLSClientConfig.CAData, nil
+	}
+	if f := c.REST.TLSClientConfig.CAFile; f != "" {
+		return os.ReadFile(f)
+	}
+	return nil, errors.New("the provider's Kubernetes settings carry no cluster CA certificate to give the node: set kubernetes.cluster_ca_certificate (an insecure connection cannot bootstrap a node)")
+}
 
 // NewClient builds a client from cfg and proves it with one authenticated
 // request (a SelfSubjectReview), so that a wrong address, CA or credential

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -184,6 +185,41 @@ func (c *Client) cordon(ctx context.Context, n *corev1.Node, cordon bool) error 
 			verb = "uncordoning"
 		}
 		return fmt.Errorf("%s Node %q: %w", verb, n.Name, notFoundOr(err, "Node", n.Name))
+	}
+	return nil
+}
+
+// CordonedForPowerCycleAnnotation marks a Node this provider cordoned for a
+// power cycle (windows_node's hardware change): only such a cordon is lifted
+// again, an operator's is left alone.
+const CordonedForPowerCycleAnnotation = "windows.wincluster.io/cordoned-for-power-cycle"
+
+// CordonedForPowerCycle reports whether this provider cordoned the Node for
+// a power cycle and has not lifted that cordon yet.
+func CordonedForPowerCycle(n *corev1.Node) bool {
+	_, ok := n.Annotations[CordonedForPowerCycleAnnotation]
+	return ok
+}
+
+// MarkCordonedForPowerCycle records on the Node that this provider cordons
+// it for a power cycle (mark true), before the drain, so that a later
+// update lifts the cordon even when this one fails midway; or removes the
+// record (mark false) once the cordon is lifted. A missing Node is a
+// NotFoundError.
+func (c *Client) MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error {
+	// A merge patch, not our apply configuration: ApplyNodeSettings would
+	// remove an annotation its next apply does not carry.
+	var value *string
+	if mark {
+		v := "hardware change"
+		value = &v
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]*string{CordonedForPowerCycleAnnotation: value}}})
+	if err != nil {
+		return err
+	}
+	if _, err := c.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager}); err != nil {
+		return fmt.Errorf("recording the power-cycle cordon on Node %q: %w", name, notFoundOr(err, "Node", name))
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 )
 
 func taint(s string) corev1.Taint {
@@ -181,5 +184,30 @@ func TestCreateBootstrapTokenRejectsNoLifetime(t *testing.T) {
 	token, id, err := c.CreateBootstrapToken(context.Background(), time.Minute, "d")
 	if err != nil || len(token) != 23 || token[:6] != id {
 		t.Errorf("token %q id %q err %v", token, id, err)
+	}
+}
+
+func TestClusterCA(t *testing.T) {
+	pem := []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+	file := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(file, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		tls  rest.TLSClientConfig
+		ok   bool
+	}{
+		{"inline", rest.TLSClientConfig{CAData: pem, CAFile: "/nonexistent"}, true},
+		{"file", rest.TLSClientConfig{CAFile: file}, true},
+		{"insecure", rest.TLSClientConfig{Insecure: true}, false},
+	} {
+		got, err := (&Client{REST: &rest.Config{TLSClientConfig: c.tls}}).ClusterCA()
+		if c.ok && (err != nil || string(got) != string(pem)) {
+			t.Errorf("%s: %q, %v", c.name, got, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "cluster_ca_certificate")) {
+			t.Errorf("%s: %v, want an error naming kubernetes.cluster_ca_certificate", c.name, err)
+		}
 	}
 }

@@ -141,7 +141,7 @@ func joinConfig(s *sandbox.Sandbox, name, token string) bootstrap.JoinConfig {
 		ClusterDNS: []string{controlplane.DNSServiceIP}, ClusterDomain: controlplane.DNSDomain,
 		ClusterCIDR: controlplane.ClusterCIDR, ServiceCIDR: controlplane.ServiceCIDR,
 		Labels: map[string]string{"example.com/pool": "web"},
-		Taints: []string{"os=windows:NoSchedule"},
+		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
 		CNI:    bootstrap.CNINone,
 	}
 }

@@ -2,31 +2,41 @@ package remote
 
 import (
 	"context"
-	"math/rand/v2"
-	"time"
+	"math"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
+// backoffJitter spreads each wait over [delay, 1.5 delay], so many nodes
+// booting together do not poll in lockstep.
+const backoffJitter = 0.5
+
 // retry calls fn until it succeeds, returns an error that is not retryable,
-// or ctx ends; the last error is returned with the attempt count.
+// or ctx ends; the last error is returned with the attempt count. The
+// schedule is apimachinery's exponential backoff: Initial, doubling up to
+// Max (then Max for as long as ctx lasts), jittered.
 func retry(ctx context.Context, b Backoff, fn func() error) error {
-	delay := b.Initial
-	for attempt := 1; ; attempt++ {
-		err := fn()
-		if err == nil || !retryable(err) {
-			return err
+	schedule := wait.Backoff{Duration: b.Initial, Factor: 2, Jitter: backoffJitter, Steps: math.MaxInt32, Cap: b.Max}
+	var last error
+	attempts := 0
+	err := schedule.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
+		attempts++
+		last = fn()
+		if last == nil {
+			return true, nil
 		}
-		// Jitter keeps many nodes booting together from polling in lockstep.
-		wait := delay/2 + rand.N(delay/2+1)
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			if ce, ok := asConnectError(err); ok {
-				ce.Attempts = attempt
-			}
-			return err
-		case <-timer.C:
+		if !retryable(last) {
+			return false, last
 		}
-		delay = min(2*delay, b.Max)
+		return false, nil
+	})
+	if err == nil || err == last {
+		return err
 	}
+	// ctx ended between attempts: the last attempt's error says why the
+	// host was not reached.
+	if ce, ok := asConnectError(last); ok {
+		ce.Attempts = attempts
+	}
+	return last
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
-	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
@@ -57,10 +56,12 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 		diags.AddError(clientErrorSummary("Kubernetes", err), err.Error())
 		return nil
 	}
-	return &winnode.Manager{VSphere: vc, Kube: k, Connect: remote.Connect, Network: r.clients.ClusterNetwork,
-		Progress: func(stage string, fields map[string]any) {
-			tflog.Info(ctx, "windows node: "+stage, fields)
-		}}
+	m := winnode.NewManager(vc, k)
+	m.Network = r.clients.ClusterNetwork
+	m.Progress = func(stage string, fields map[string]any) {
+		tflog.Info(ctx, "windows node: "+stage, fields)
+	}
+	return m
 }
 
 // ModifyPlan plans what can be known before apply: the re-join of a Node
@@ -130,7 +131,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if r.createChecks(ctx, plan, m.VSphere, m.Kube, &resp.Diagnostics); resp.Diagnostics.HasError() {
+	if r.createChecks(ctx, plan, &resp.Diagnostics); resp.Diagnostics.HasError() {
 		resp.State.RemoveResource(ctx) // nothing was created
 		return
 	}
@@ -149,7 +150,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	plan.setJoined(res)
 	tflog.Info(ctx, "windows node joined", map[string]any{"node": spec.Name, "ready_to_done": res.ReadyToDone.String()})
-	if info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(res.VMID)); err == nil {
+	if info, err := m.VSphere.ReadVM(ctx, res.VMID); err == nil {
 		plan.fromVM(info)
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -222,8 +223,8 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 	}
 	if grow := hardware.GrowDisk; grow != nil {
-		if err := m.VSphere.GrowDisk(ctx, vsphere.VMRef(id.VMID), grow.To.Value); err != nil {
-			resp.Diagnostics.AddError(summary, "growing the disk: "+err.Error())
+		if err := m.GrowDisk(ctx, id.VMID, grow.To.Value); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
 			return
 		}
 	}
@@ -270,7 +271,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(id.VMID)); err == nil {
+	if info, err := m.VSphere.ReadVM(ctx, id.VMID); err == nil {
 		plan.fromVM(info)
 	}
 	plan.Transport = withHostKey(plan.Transport, "") // null unless a re-join recorded a host key

@@ -72,7 +72,12 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 // cluster is read afresh, not from the run's snapshot: another resource's
 // plan may have taken that one before this node's dependencies (a guard)
 // were applied.
-func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, vc *vsphere.Client, k *kube.Client, diags *diag.Diagnostics) {
+func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, diags *diag.Diagnostics) {
+	vc := vsphereClient(ctx, r.clients, diags)
+	k, err := r.clients.Kubernetes(ctx)
+	if vc == nil || err != nil {
+		return // the manager reported it
+	}
 	opts := kube.CheckOptions{}
 	diags.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
 	if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {

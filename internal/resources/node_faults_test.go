@@ -63,7 +63,7 @@ func TestAccNode_faults(t *testing.T) {
 					Step: "kubelet-service", ExitCode: 1, Stderr: "Start-Service : Service 'Kubernetes kubelet (kubelet)' cannot be started: simulated failure",
 				}}})
 			},
-			want:    `(?s)join step "kubelet-service" \(exit code 1\).*cannot be started: simulated failure`,
+			want:    `(?s)join step "kubelet-service" exited with code 1.*cannot be started: simulated failure`,
 			tainted: true,
 		},
 		{

@@ -63,7 +63,7 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 	var diagnostics []string
 	expect := []*regexp.Regexp{
 		wrapped(`(?s)creating Windows golden image.*image step "sysprep" exited with code 1.*being used by another process.*At \S+:[0-9]+ char:[0-9]+`),
-		wrapped(`(?s)creating Windows node.*join step "join-files" \(exit code 1\).*Access to the path .* is denied`),
+		wrapped(`(?s)creating Windows node.*join step "join-files" exited with code 1.*Access to the path .* is denied`),
 	}
 	clear := func() {
 		acctest.Sandbox.Hosts.ClearFaults(buildVM)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	vimtypes "github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
@@ -89,14 +88,7 @@ type DiscoverOptions struct {
 // sorted by node name. Two vSphere round trips and one Kubernetes request,
 // plus one round trip per node found for its inventory path.
 func (m *Manager) Discover(ctx context.Context, opts DiscoverOptions) ([]Found, error) {
-	var root vimtypes.ManagedObjectReference
-	if opts.Folder != "" {
-		var err error
-		if root, err = m.VSphere.FindFolderByPath(ctx, opts.Folder, false); err != nil {
-			return nil, err
-		}
-	}
-	vms, err := m.VSphere.ListVMs(ctx, root)
+	vms, err := m.VSphere.ListVMs(ctx, opts.Folder)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +124,8 @@ func (m *Manager) Discover(ctx context.Context, opts DiscoverOptions) ([]Found, 
 // Locate finds the VM of an existing node by what a user has at hand: the
 // VM's inventory path (/dc/vm/folder/name), the Node's providerID
 // (vsphere://<BIOS UUID>) or the VM's instance UUID.
-func (m *Manager) Locate(ctx context.Context, ref string) (vimtypes.ManagedObjectReference, error) {
+// It returns the VM's managed object id.
+func (m *Manager) Locate(ctx context.Context, ref string) (string, error) {
 	switch lower := strings.ToLower(ref); {
 	case strings.HasPrefix(lower, "vsphere://"):
 		return m.VSphere.FindVMByUUID(ctx, strings.TrimPrefix(lower, "vsphere://"), false)
@@ -145,8 +138,8 @@ func (m *Manager) Locate(ctx context.Context, ref string) (vimtypes.ManagedObjec
 
 // Describe reads a node's VM as Discover would have found it: its
 // inventory path, and the Windows Node it backs (Node nil when none does).
-func (m *Manager) Describe(ctx context.Context, ref vimtypes.ManagedObjectReference) (Found, error) {
-	vm, err := m.VSphere.ReadVM(ctx, ref)
+func (m *Manager) Describe(ctx context.Context, vmID string) (Found, error) {
+	vm, err := m.VSphere.ReadVM(ctx, vmID)
 	if err != nil {
 		return Found{}, err
 	}
@@ -171,8 +164,8 @@ func (m *Manager) Describe(ctx context.Context, ref vimtypes.ManagedObjectRefere
 // inventoryPath is the VM's inventory path, which the state records (vm_path,
 // folder). A vCenter role that may read the VM but not the folders above it
 // yields an error or no path; either is reported, never an empty path.
-func inventoryPath(ctx context.Context, vc *vsphere.Client, vm *vsphere.VMInfo) (string, error) {
-	p, err := vc.InventoryPath(ctx, vm.Ref)
+func inventoryPath(ctx context.Context, vc VSphere, vm *vsphere.VMInfo) (string, error) {
+	p, err := vc.InventoryPath(ctx, vm.ID())
 	if err == nil && !strings.HasPrefix(p, "/") {
 		err = fmt.Errorf("vCenter returned no inventory path")
 	}

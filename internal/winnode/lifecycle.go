@@ -8,10 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	vimtypes "github.com/vmware/govmomi/vim25/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
+	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
@@ -29,7 +26,7 @@ type Observed struct {
 // Read refreshes a node: one vSphere round trip and one Kubernetes request.
 func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, error) {
 	var obs Observed
-	info, err := m.VSphere.ReadVM(ctx, vsphere.VMRef(vmID))
+	info, err := m.VSphere.ReadVM(ctx, vmID)
 	switch {
 	case vsphere.IsNotFound(err):
 	case err != nil:
@@ -58,43 +55,42 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 	if _, err := m.Kube.FindNode(ctx, nodeName); err == nil {
 		m.progress("drain", map[string]any{"node": nodeName})
 		if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
-			return &StageError{Stage: "draining the Node", Err: err}
+			return guest.Stage("draining the Node", err)
 		}
 		m.progress("delete Node", map[string]any{"node": nodeName})
 		if err := m.Kube.DeleteNode(ctx, nodeName); err != nil {
-			return &StageError{Stage: "deleting the Node", Err: err}
+			return guest.Stage("deleting the Node", err)
 		}
 	} else if !kube.IsNotFound(err) {
-		return &StageError{Stage: "reading the Node", Err: err}
+		return guest.Stage("reading the Node", err)
 	}
 	if vmID == "" {
 		return nil
 	}
 	m.progress("shut down", map[string]any{"vm": vmID})
-	ref := vsphere.VMRef(vmID)
-	if err := m.shutdown(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
-		return &StageError{Stage: "shutting the guest down", Err: err}
+	if err := m.shutdown(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
+		return guest.Stage("shutting the guest down", err)
 	}
 	m.progress("destroy VM", map[string]any{"vm": vmID})
-	if err := m.VSphere.Destroy(ctx, ref); err != nil && !vsphere.IsNotFound(err) {
-		return &StageError{Stage: "destroying the VM", Err: err}
+	if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
+		return guest.Stage("destroying the VM", err)
 	}
 	return nil
 }
 
 // shutdown asks the guest to shut down and waits for the power-off; a guest
 // that does not finish in time is powered off.
-func (m *Manager) shutdown(ctx context.Context, ref vimtypes.ManagedObjectReference) error {
-	if err := m.VSphere.ShutdownGuest(ctx, ref); err != nil {
-		return m.VSphere.PowerOff(ctx, ref)
+func (m *Manager) shutdown(ctx context.Context, vmID string) error {
+	if err := m.VSphere.ShutdownGuest(ctx, vmID); err != nil {
+		return m.VSphere.PowerOff(ctx, vmID)
 	}
 	wctx, cancel := context.WithTimeout(ctx, guestShutdownTimeout)
 	defer cancel()
-	if err := m.VSphere.WaitForPowerState(wctx, ref, vimtypes.VirtualMachinePowerStatePoweredOff); err != nil {
+	if err := m.VSphere.WaitForPoweredOff(wctx, vmID); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return m.VSphere.PowerOff(ctx, ref)
+		return m.VSphere.PowerOff(ctx, vmID)
 	}
 	return nil
 }
@@ -103,48 +99,43 @@ func (m *Manager) shutdown(ctx context.Context, ref vimtypes.ManagedObjectRefere
 // VM runs (no hot-add, or removing capacity) the node is cordoned, drained,
 // shut down, reconfigured, powered on, waited for until Ready, and uncordoned.
 func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vsphere.Hardware, drain kube.DrainOptions) error {
-	ref := vsphere.VMRef(vmID)
-	err := m.VSphere.Reconfigure(ctx, ref, hw)
+	err := m.VSphere.Reconfigure(ctx, vmID, hw)
 	var cycle *vsphere.PowerCycleRequiredError
 	if !errors.As(err, &cycle) {
 		if err != nil {
-			return &StageError{Stage: "reconfiguring the VM", Err: err}
+			return guest.Stage("reconfiguring the VM", err)
 		}
 		return nil
 	}
 	m.progress("power cycle for hardware change", map[string]any{"node": nodeName, "reason": cycle.Error()})
 	// Recorded first, so that a later update uncordons the node even when
 	// this one fails after the drain (ResumeAfterPowerCycle).
-	if err := m.annotateCordon(ctx, nodeName, true); err != nil {
-		return &StageError{Stage: "marking the Node for the power cycle", Err: err}
+	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, true); err != nil {
+		return guest.Stage("marking the Node for the power cycle", err)
 	}
 	if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
-		return &StageError{Stage: "draining the Node before the power cycle", Err: err}
+		return guest.Stage("draining the Node before the power cycle", err)
 	}
-	if err := m.shutdown(ctx, ref); err != nil {
-		return &StageError{Stage: "shutting the guest down", Err: err}
+	if err := m.shutdown(ctx, vmID); err != nil {
+		return guest.Stage("shutting the guest down", err)
 	}
 	// The Node as the stopped kubelet left it: still Ready, until the node
 	// lifecycle controller notices. The wait below needs a newer report.
 	before, err := m.Kube.FindNode(ctx, nodeName)
 	if err != nil {
-		return &StageError{Stage: "reading the Node before the power-on", Err: err}
+		return guest.Stage("reading the Node before the power-on", err)
 	}
-	if err := m.VSphere.Reconfigure(ctx, ref, hw); err != nil {
-		return &StageError{Stage: "reconfiguring the VM", Err: err}
+	if err := m.VSphere.Reconfigure(ctx, vmID, hw); err != nil {
+		return guest.Stage("reconfiguring the VM", err)
 	}
-	if err := m.VSphere.PowerOn(ctx, ref); err != nil {
-		return &StageError{Stage: "powering the VM on", Err: err}
+	if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
+		return guest.Stage("powering the VM on", err)
 	}
 	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
-		return &StageError{Stage: "waiting for the Node to be Ready after the power cycle", Err: err}
+		return guest.Stage("waiting for the Node to be Ready after the power cycle", err)
 	}
 	return m.ResumeAfterPowerCycle(ctx, nodeName)
 }
-
-// cordonedForPowerCycle marks a Node this provider cordoned for a power
-// cycle; only such a cordon is lifted again (an operator's is left alone).
-const cordonedForPowerCycle = "windows.wincluster.io/cordoned-for-power-cycle"
 
 // ResumeAfterPowerCycle uncordons a Node this provider cordoned for a power
 // cycle once it is Ready (waiting for that with a watch): the end of a
@@ -152,34 +143,33 @@ const cordonedForPowerCycle = "windows.wincluster.io/cordoned-for-power-cycle"
 func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) error {
 	node, err := m.Kube.FindNode(ctx, nodeName)
 	if err != nil {
-		return &StageError{Stage: "reading the Node", Err: err}
+		return guest.Stage("reading the Node", err)
 	}
-	if _, ours := node.Annotations[cordonedForPowerCycle]; !ours {
+	if !kube.CordonedForPowerCycle(node) {
 		return nil
 	}
 	if !kube.NodeIsReady(node) {
 		m.progress("wait for Ready before uncordoning", map[string]any{"node": nodeName})
 		if _, err := m.Kube.WaitForNodeReady(ctx, nodeName); err != nil {
-			return &StageError{Stage: "waiting for the Node to be Ready before uncordoning it", Err: err}
+			return guest.Stage("waiting for the Node to be Ready before uncordoning it", err)
 		}
 	}
 	if err := m.Kube.CordonNode(ctx, nodeName, false); err != nil {
-		return &StageError{Stage: "uncordoning the Node", Err: err}
+		return guest.Stage("uncordoning the Node", err)
 	}
-	if err := m.annotateCordon(ctx, nodeName, false); err != nil {
-		return &StageError{Stage: "unmarking the Node", Err: err}
+	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, false); err != nil {
+		return guest.Stage("unmarking the Node", err)
 	}
 	return nil
 }
 
-func (m *Manager) annotateCordon(ctx context.Context, nodeName string, set bool) error {
-	value := `"hardware change"`
-	if !set {
-		value = "null"
+// GrowDisk grows the node's disk to sizeGB while it runs (a disk never
+// shrinks: the plan refuses that).
+func (m *Manager) GrowDisk(ctx context.Context, vmID string, sizeGB int64) error {
+	if err := m.VSphere.GrowDisk(ctx, vmID, sizeGB); err != nil {
+		return guest.Stage("growing the disk", err)
 	}
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, cordonedForPowerCycle, value)
-	_, err := m.Kube.CoreV1().Nodes().Patch(ctx, nodeName, types.MergePatchType, []byte(patch), metav1.PatchOptions{FieldManager: kube.FieldManager})
-	return err
+	return nil
 }
 
 // SetNodeSettings applies labels and taints: only the keys this provider
@@ -188,7 +178,7 @@ func (m *Manager) annotateCordon(ctx context.Context, nodeName string, set bool)
 func (m *Manager) SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings) (*corev1.Node, error) {
 	node, err := m.Kube.ApplyNodeSettings(ctx, nodeName, s)
 	if err != nil {
-		return nil, &StageError{Stage: "setting labels and taints", Err: err}
+		return nil, guest.Stage("setting labels and taints", err)
 	}
 	return node, nil
 }

@@ -1,9 +1,11 @@
 // Package winnode creates, joins, updates and removes a Windows worker node:
 // a vSphere clone of a golden image, customized by sysprep, bootstrapped over
 // WinRM or SSH with the bootstrap's join steps, and registered with the
-// cluster through a short-lived bootstrap token. It orchestrates
-// internal/vsphere, internal/kube, internal/remote and internal/bootstrap and
-// knows nothing of Terraform.
+// cluster through a short-lived bootstrap token. It orchestrates vCenter and
+// the cluster behind the small interfaces it defines (VSphere, Kube; adapted
+// from internal/vsphere and internal/kube in adapter.go), the guest through
+// internal/guest, and internal/bootstrap's steps; it knows nothing of
+// Terraform.
 package winnode
 
 import (
@@ -11,13 +13,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/redact"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -32,9 +34,6 @@ const BootstrapTokenTTL = 30 * time.Minute
 
 // LabelWindowsBuild is the node label pods and RuntimeClasses select on.
 const LabelWindowsBuild = "node.kubernetes.io/windows-build"
-
-// Connector opens a transport to the guest (remote.Connect in production).
-type Connector func(ctx context.Context, cfg remote.Config) (remote.Transport, error)
 
 // Spec is what a node is.
 type Spec struct {
@@ -99,29 +98,12 @@ type Result struct {
 	ReadyToDone time.Duration
 }
 
-// StageError names the stage of a create or update that failed, with the
-// evidence (a step's output, the last kubelet log lines).
-type StageError struct {
-	Stage    string
-	Err      error
-	Evidence string
-}
-
-func (e *StageError) Error() string {
-	msg := e.Stage + ": " + e.Err.Error()
-	if e.Evidence != "" {
-		msg += "\n\n" + e.Evidence
-	}
-	return msg
-}
-
-func (e *StageError) Unwrap() error { return e.Err }
-
-// Manager runs node operations against one vCenter and one cluster.
+// Manager runs node operations against one vCenter and one cluster
+// (NewManager makes one of the concrete clients).
 type Manager struct {
-	VSphere *vsphere.Client
-	Kube    *kube.Client
-	Connect Connector
+	VSphere VSphere
+	Kube    Kube
+	Connect guest.Connector
 	// Network, when set, supplies the discovered cluster network (the
 	// provider discovers it once per run); nil discovers it on every join.
 	Network  func(context.Context) (*kube.ClusterNetwork, error)
@@ -140,21 +122,21 @@ func (m *Manager) progress(stage string, fields map[string]any) {
 func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (Result, error) {
 	var res Result
 	m.progress("clone", map[string]any{"template": spec.Template})
-	vm, err := m.clone(ctx, spec)
+	id, err := m.VSphere.CloneNode(ctx, cloneRequest(spec))
 	if err != nil {
-		return res, &StageError{Stage: "cloning " + spec.Template, Err: err}
+		return res, guest.Stage("cloning "+spec.Template, err)
 	}
-	res.Identity = Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}
+	res.Identity = id
 	if onVM != nil {
 		onVM(res.Identity)
 	}
-	m.progress("power on", map[string]any{"vm": vm.ID()})
-	if err := m.VSphere.PowerOn(ctx, vm); err != nil {
-		return res, &StageError{Stage: "powering on", Err: err}
+	m.progress("power on", map[string]any{"vm": id.VMID})
+	if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {
+		return res, guest.Stage("powering on", err)
 	}
-	m.progress("customize", map[string]any{"vm": vm.ID()})
-	if err := m.VSphere.WaitForCustomization(ctx, vm); err != nil {
-		return res, &StageError{Stage: "guest customization", Err: err}
+	m.progress("customize", map[string]any{"vm": id.VMID})
+	if err := m.VSphere.WaitForCustomization(ctx, id.VMID); err != nil {
+		return res, guest.Stage("guest customization", err)
 	}
 	joined, err := m.Join(ctx, spec, res.Identity)
 	joined.Identity = res.Identity
@@ -168,53 +150,52 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, error) {
 	res := Result{Identity: id}
 	m.progress("wait for IP", map[string]any{"vm": id.VMID})
-	filter := vsphere.IPFilter{}
-	ip, err := m.VSphere.WaitForIP(ctx, vsphere.VMRef(id.VMID), filter)
+	ip, err := m.VSphere.WaitForIP(ctx, id.VMID)
 	if err != nil {
-		return res, &StageError{Stage: "waiting for the guest's IP address", Err: err}
+		return res, guest.Stage("waiting for the guest's IP address", err)
 	}
 	res.IP = ip
 
 	m.progress("discover cluster", nil)
 	join, err := m.joinConfig(ctx, spec, ip)
 	if err != nil {
-		return res, &StageError{Stage: "discovering the cluster", Err: err}
+		return res, guest.Stage("discovering the cluster", err)
 	}
 
 	tcfg := spec.Transport
 	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.AdminPassword
 	m.progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
-	t, err := m.Connect(ctx, tcfg)
+	g, err := guest.Connect(ctx, m.Connect, tcfg, "join")
 	if err != nil {
-		return res, &StageError{Stage: "connecting to the guest", Err: err}
+		return res, guest.Stage("connecting to the guest", err)
 	}
-	defer func() { _ = t.Close() }()
-	res.SSHHostKey = tcfg.TrustedHostKey()
+	defer func() { _ = g.Close() }()
+	res.SSHHostKey = g.HostKey()
 
 	buildStep, err := bootstrap.WindowsBuildStep()
 	if err != nil {
 		return res, err
 	}
-	out, err := runStep(ctx, t, buildStep)
+	out, err := g.Run(ctx, buildStep)
 	if err != nil {
 		return res, err
 	}
 	if res.WindowsBuildFull, err = bootstrap.ParseWindowsBuild(out); err != nil {
-		return res, &StageError{Stage: "reading the Windows build", Err: err}
+		return res, &guest.StageError{Stage: "reading the Windows build", Err: err, Evidence: remote.LastLines(out, 5)}
 	}
 	build := winversion.TrimUBR(res.WindowsBuildFull)
 	res.CNI = join.CNI
 	join.Labels = map[string]string{LabelWindowsBuild: build}
-	join.Taints = taintStrings(spec.Taints)
+	join.Taints = spec.Taints
 
 	if err := m.removeStaleNode(ctx, spec.Name, id); err != nil {
-		return res, &StageError{Stage: "checking the Node name", Err: err}
+		return res, guest.Stage("checking the Node name", err)
 	}
 
 	m.progress("bootstrap token", nil)
 	token, tokenID, err := m.Kube.CreateBootstrapToken(ctx, BootstrapTokenTTL, "windows_node "+spec.Name)
 	if err != nil {
-		return res, &StageError{Stage: "creating a bootstrap token", Err: err}
+		return res, guest.Stage("creating a bootstrap token", err)
 	}
 	tokenDeleted := false
 	deleteToken := func() error {
@@ -230,11 +211,11 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 
 	steps, err := bootstrap.JoinSteps(join)
 	if err != nil {
-		return res, &StageError{Stage: "rendering the join steps", Err: err}
+		return res, guest.Stage("rendering the join steps", err)
 	}
 	for _, step := range steps {
 		m.progress("step "+step.Name, nil)
-		if _, err := runStep(ctx, t, step); err != nil {
+		if _, err := g.Run(ctx, step); err != nil {
 			return res, err
 		}
 	}
@@ -243,23 +224,19 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	node, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
 	if err != nil {
 		// The join credential is still valid here: keep it out of the evidence.
-		evidence := redact.New(token).String(kubeletLog(context.WithoutCancel(ctx), t))
-		return res, &StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: evidence}
+		evidence := redact.New(token).String(g.Tail(ctx, bootstrap.KubeletLogFile, 20))
+		return res, &guest.StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: evidence}
 	}
 	readyAt := time.Now()
 	// The kubelet has its own certificate now: the join credential goes.
 	if err := deleteToken(); err != nil {
-		return res, &StageError{Stage: "deleting the bootstrap token", Err: err}
+		return res, guest.Stage("deleting the bootstrap token", err)
 	}
 	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
-	labels := map[string]string{LabelWindowsBuild: build}
-	for k, v := range spec.Labels {
-		labels[k] = v
-	}
 	if node, err = m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
-		ProviderID: id.ProviderID(), Labels: labels, Taints: spec.Taints,
+		ProviderID: id.ProviderID(), Labels: NodeLabels(spec.Labels, build), Taints: spec.Taints,
 	}); err != nil {
-		return res, &StageError{Stage: "setting the Node's providerID, labels and taints", Err: err}
+		return res, guest.Stage("setting the Node's providerID, labels and taints", err)
 	}
 	if node.Spec.PodCIDR == "" {
 		// The controller manager allocates it moments after registration;
@@ -277,7 +254,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	if agents := kube.ModeAgents(join.CNI); len(agents) > 0 {
 		m.progress("wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
 		if _, err := m.Kube.WaitForAgentsReady(ctx, spec.Name, spec.Networking, agents); err != nil {
-			return res, &StageError{Stage: "waiting for the node agents to run", Err: err}
+			return res, guest.Stage("waiting for the node agents to run", err)
 		}
 	}
 	res.Node = node
@@ -319,39 +296,16 @@ func (m *Manager) removeStaleNode(ctx context.Context, name string, id Identity)
 	return m.Kube.DeleteNode(ctx, name)
 }
 
-func (m *Manager) clone(ctx context.Context, spec Spec) (*vsphere.VM, error) {
-	c := m.VSphere
-	source, err := c.FindVM(ctx, spec.Template)
-	if err != nil {
-		return nil, err
+// cloneRequest is the VM of a node: its Windows computer name is the node
+// name in upper case.
+func cloneRequest(spec Spec) CloneRequest {
+	return CloneRequest{
+		Template: spec.Template, Name: spec.Name, Folder: spec.Folder,
+		ResourcePoolID: spec.ResourcePoolID, DatastoreID: spec.DatastoreID, NetworkID: spec.NetworkID, HostID: spec.HostID,
+		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
+		Annotation: "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
+		Sysprep:    vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
 	}
-	cs := vsphere.CloneSpec{
-		Source: source, Name: spec.Name, NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB,
-		LinkedClone: spec.LinkedClone, Annotation: "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
-		Sysprep: &vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
-	}
-	if cs.Folder, err = c.FindFolderByPath(ctx, spec.Folder, true); err != nil {
-		return nil, err
-	}
-	if cs.ResourcePool, err = c.FindResourcePoolByID(ctx, spec.ResourcePoolID); err != nil {
-		return nil, err
-	}
-	if spec.DatastoreID != "" {
-		if cs.Datastore, err = c.FindDatastoreByID(ctx, spec.DatastoreID); err != nil {
-			return nil, err
-		}
-	}
-	if spec.NetworkID != "" {
-		if cs.Network, err = c.FindNetworkByID(ctx, spec.NetworkID); err != nil {
-			return nil, err
-		}
-	}
-	if spec.HostID != "" {
-		if cs.Host, err = c.FindHostByID(ctx, spec.HostID); err != nil {
-			return nil, err
-		}
-	}
-	return c.Clone(ctx, cs)
 }
 
 // joinConfig discovers what the join needs from the cluster itself; the
@@ -365,7 +319,7 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if err != nil {
 		return bootstrap.JoinConfig{}, err
 	}
-	ca, err := clusterCA(m.Kube)
+	ca, err := m.Kube.ClusterCA()
 	if err != nil {
 		return bootstrap.JoinConfig{}, err
 	}
@@ -421,60 +375,6 @@ func (m *Manager) networkingMode(ctx context.Context, spec Spec) (string, error)
 		return "", fmt.Errorf("the node's cni = %q but its windows_node_networking (namespace %s) runs %q: remove the node's deprecated cni attribute", spec.CNI, spec.Networking, mode)
 	}
 	return mode, nil
-}
-
-// clusterCA is the CA the provider trusts for the API server, which the
-// node's kubelet then trusts too.
-func clusterCA(k *kube.Client) ([]byte, error) {
-	if len(k.REST.TLSClientConfig.CAData) > 0 {
-		return k.REST.TLSClientConfig.CAData, nil
-	}
-	if f := k.REST.TLSClientConfig.CAFile; f != "" {
-		return os.ReadFile(f)
-	}
-	return nil, errors.New("the provider's Kubernetes settings carry no cluster CA certificate to give the node: set kubernetes.cluster_ca_certificate (an insecure connection cannot bootstrap a node)")
-}
-
-// runStep runs one step, turning a failure into a StageError with the step's
-// last output lines. Everything that leaves it goes through the step's
-// redactor: its secrets (and their encodings) are replaced, and a sensitive
-// step's script is never echoed.
-func runStep(ctx context.Context, t remote.Transport, step bootstrap.Step) (string, error) {
-	r, err := t.Run(ctx, step.Script)
-	red := step.Redactor()
-	if err == nil {
-		return red.String(r.Stdout), nil
-	}
-	var exit *remote.ExitError
-	if errors.As(err, &exit) {
-		return "", &StageError{Stage: fmt.Sprintf("join step %q (exit code %d)", step.Name, exit.ExitCode), Err: errors.New("the step failed"),
-			Evidence: red.String(exit.Output(15))}
-	}
-	return "", &StageError{Stage: fmt.Sprintf("join step %q", step.Name), Err: red.Error(err)}
-}
-
-// kubeletLog fetches the last lines of the kubelet's log from the guest, the
-// evidence when a node never becomes Ready.
-func kubeletLog(ctx context.Context, t remote.Transport) string {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	r, err := t.Run(ctx, "Get-Content -Path '"+bootstrap.KubeletLogFile+"' -Raw")
-	if err != nil || strings.TrimSpace(r.Stdout) == "" {
-		return ""
-	}
-	return "Last lines of " + bootstrap.KubeletLogFile + ":\n" + remote.LastLines(r.Stdout, 20)
-}
-
-func taintStrings(taints []corev1.Taint) []string {
-	out := make([]string, 0, len(taints))
-	for _, t := range taints {
-		s := t.Key
-		if t.Value != "" {
-			s += "=" + t.Value
-		}
-		out = append(out, s+":"+string(t.Effect))
-	}
-	return out
 }
 
 func or(a, b string) string {

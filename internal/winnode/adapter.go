@@ -1,0 +1,132 @@
+package winnode
+
+import (
+	"context"
+
+	vimtypes "github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// NewManager runs node operations against a vCenter session and a cluster,
+// connecting to guests with remote.Connect: the one place the concrete
+// clients meet the Manager's interfaces. k may be nil for operations that
+// need no cluster (Read then reads the VM alone).
+func NewManager(vc *vsphere.Client, k *kube.Client) *Manager {
+	m := &Manager{VSphere: vsphereAdapter{vc}, Connect: remote.Connect}
+	if k != nil {
+		m.Kube = k
+	}
+	return m
+}
+
+var _ Kube = (*kube.Client)(nil)
+
+// vsphereAdapter implements VSphere with internal/vsphere.
+type vsphereAdapter struct{ c *vsphere.Client }
+
+func (a vsphereAdapter) CloneNode(ctx context.Context, req CloneRequest) (Identity, error) {
+	c := a.c
+	source, err := c.FindVM(ctx, req.Template)
+	if err != nil {
+		return Identity{}, err
+	}
+	sysprep := req.Sysprep
+	cs := vsphere.CloneSpec{
+		Source: source, Name: req.Name, NumCPUs: req.NumCPUs, MemoryMB: req.MemoryMB, DiskSizeGB: req.DiskSizeGB,
+		LinkedClone: req.LinkedClone, Annotation: req.Annotation, Sysprep: &sysprep,
+	}
+	if cs.Folder, err = c.FindFolderByPath(ctx, req.Folder, true); err != nil {
+		return Identity{}, err
+	}
+	if cs.ResourcePool, err = c.FindResourcePoolByID(ctx, req.ResourcePoolID); err != nil {
+		return Identity{}, err
+	}
+	if req.DatastoreID != "" {
+		if cs.Datastore, err = c.FindDatastoreByID(ctx, req.DatastoreID); err != nil {
+			return Identity{}, err
+		}
+	}
+	if req.NetworkID != "" {
+		if cs.Network, err = c.FindNetworkByID(ctx, req.NetworkID); err != nil {
+			return Identity{}, err
+		}
+	}
+	if req.HostID != "" {
+		if cs.Host, err = c.FindHostByID(ctx, req.HostID); err != nil {
+			return Identity{}, err
+		}
+	}
+	vm, err := c.Clone(ctx, cs)
+	if err != nil {
+		return Identity{}, err
+	}
+	return Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}, nil
+}
+
+func (a vsphereAdapter) PowerOn(ctx context.Context, vmID string) error {
+	return a.c.PowerOn(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) WaitForCustomization(ctx context.Context, vmID string) error {
+	return a.c.WaitForCustomization(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) WaitForIP(ctx context.Context, vmID string) (string, error) {
+	return a.c.WaitForIP(ctx, vsphere.VMRef(vmID), vsphere.IPFilter{})
+}
+
+func (a vsphereAdapter) Reconfigure(ctx context.Context, vmID string, hw vsphere.Hardware) error {
+	return a.c.Reconfigure(ctx, vsphere.VMRef(vmID), hw)
+}
+
+func (a vsphereAdapter) GrowDisk(ctx context.Context, vmID string, sizeGB int64) error {
+	return a.c.GrowDisk(ctx, vsphere.VMRef(vmID), sizeGB)
+}
+
+func (a vsphereAdapter) ShutdownGuest(ctx context.Context, vmID string) error {
+	return a.c.ShutdownGuest(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) WaitForPoweredOff(ctx context.Context, vmID string) error {
+	return a.c.WaitForPowerState(ctx, vsphere.VMRef(vmID), vimtypes.VirtualMachinePowerStatePoweredOff)
+}
+
+func (a vsphereAdapter) PowerOff(ctx context.Context, vmID string) error {
+	return a.c.PowerOff(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) Destroy(ctx context.Context, vmID string) error {
+	return a.c.Destroy(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo, error) {
+	return a.c.ReadVM(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) InventoryPath(ctx context.Context, vmID string) (string, error) {
+	return a.c.InventoryPath(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) FindVMByUUID(ctx context.Context, uuid string, instance bool) (string, error) {
+	ref, err := a.c.FindVMByUUID(ctx, uuid, instance)
+	return ref.Value, err
+}
+
+func (a vsphereAdapter) FindVMByPath(ctx context.Context, inventoryPath string) (string, error) {
+	ref, err := a.c.FindVMByPath(ctx, inventoryPath)
+	return ref.Value, err
+}
+
+func (a vsphereAdapter) ListVMs(ctx context.Context, folder string) ([]*vsphere.VMInfo, error) {
+	var root vimtypes.ManagedObjectReference
+	if folder != "" {
+		var err error
+		if root, err = a.c.FindFolderByPath(ctx, folder, false); err != nil {
+			return nil, err
+		}
+	}
+	return a.c.ListVMs(ctx, root)
+}

@@ -1,0 +1,679 @@
+package winnode_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	vimtypes "github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+)
+
+// The in-memory vCenter and cluster below implement winnode's own
+// interfaces (VSphere, Kube), not vSphere's or Kubernetes' APIs: they keep
+// the state an orchestration changes (VMs and their power, Nodes, their
+// cordon and annotations, bootstrap tokens) so a test asserts the state a
+// failure leaves. Every operation is recorded, honours its context like a
+// real client (a cancelled one fails), and fails with fail[op] when set;
+// at[op] runs first (a cancellation mid-way). The acceptance tests drive
+// the real clients against vcsim and a real control plane.
+
+// ops is what both fakes share: the call log, injected failures and hooks.
+type ops struct {
+	mu    sync.Mutex
+	calls []string
+	fail  map[string]error
+	at    map[string]func()
+}
+
+func newOps() ops { return ops{fail: map[string]error{}, at: map[string]func(){}} }
+
+// enter records an operation and returns the error it fails with. The
+// caller holds no lock.
+func (o *ops) enter(ctx context.Context, op string, args ...any) error {
+	o.mu.Lock()
+	call := strings.TrimSpace(op + " " + strings.TrimSpace(fmt.Sprintln(args...)))
+	o.calls = append(o.calls, call)
+	hook, err := o.at[op], o.fail[op]
+	o.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return ctxErr
+	}
+	return err
+}
+
+// Calls lists the operations, "Op arg ...", in order.
+func (o *ops) Calls() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.calls)
+}
+
+// names lists the operation names alone.
+func (o *ops) names() []string {
+	var out []string
+	for _, c := range o.Calls() {
+		op, _, _ := strings.Cut(c, " ")
+		out = append(out, op)
+	}
+	return out
+}
+
+// called reports whether op ran.
+func (o *ops) called(op string) bool { return slices.Contains(o.names(), op) }
+
+// before reports whether a ran before b (both ran).
+func (o *ops) before(a, b string) bool {
+	names := o.names()
+	i, j := slices.Index(names, a), slices.Index(names, b)
+	return i >= 0 && j >= 0 && i < j
+}
+
+const (
+	templatePath = "/dc/vm/templates/win2022"
+	templateID   = "vm-1"
+	imageBuild   = "10.0.20348.2340"
+)
+
+// fakeVSphere is an in-memory vCenter: VMs by managed object id.
+type fakeVSphere struct {
+	ops
+	vms   map[string]*vsphere.VMInfo
+	paths map[string]string // id -> inventory path
+	// hotAdd says the running VMs take any CPU and memory change;
+	// otherwise Reconfigure of a running VM needs a power cycle.
+	hotAdd bool
+	// shutdownStalls leaves the VM running after ShutdownGuest.
+	shutdownStalls bool
+	last           winnode.CloneRequest
+	next           int
+}
+
+func newFakeVSphere() *fakeVSphere {
+	f := &fakeVSphere{ops: newOps(), vms: map[string]*vsphere.VMInfo{}, paths: map[string]string{}, next: 100}
+	f.add(templatePath, &vsphere.VMInfo{VM: vsphere.VM{Name: "win2022"}, Template: true,
+		ExtraConfig: map[string]string{winnode.ImageBuildKey: imageBuild}})
+	return f
+}
+
+// add puts a VM at an inventory path; its id is the next free one unless set.
+func (f *fakeVSphere) add(path string, vm *vsphere.VMInfo) *vsphere.VMInfo {
+	if vm.Ref.Value == "" {
+		if strings.HasPrefix(path, "/dc/vm/templates/") {
+			vm.Ref = vsphere.VMRef(templateID)
+		} else {
+			f.next++
+			vm.Ref = vsphere.VMRef(fmt.Sprintf("vm-%d", f.next))
+		}
+	}
+	f.vms[vm.ID()] = vm
+	f.paths[vm.ID()] = path
+	return vm
+}
+
+func (f *fakeVSphere) vm(id string) (*vsphere.VMInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	vm, ok := f.vms[id]
+	if !ok {
+		return nil, &vsphere.NotFoundError{Kind: "virtual machine", ID: id}
+	}
+	return vm, nil
+}
+
+func (f *fakeVSphere) power(id string) vimtypes.VirtualMachinePowerState {
+	vm, err := f.vm(id)
+	if err != nil {
+		return ""
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return vm.PowerState
+}
+
+func (f *fakeVSphere) setPower(id string, state vimtypes.VirtualMachinePowerState) error {
+	vm, err := f.vm(id)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	vm.PowerState = state
+	return nil
+}
+
+func (f *fakeVSphere) CloneNode(ctx context.Context, req winnode.CloneRequest) (winnode.Identity, error) {
+	if err := f.enter(ctx, "CloneNode", req.Name); err != nil {
+		return winnode.Identity{}, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.last = req
+	var tmpl *vsphere.VMInfo
+	for id, p := range f.paths {
+		if p == req.Template {
+			tmpl = f.vms[id]
+		}
+	}
+	if tmpl == nil {
+		return winnode.Identity{}, &vsphere.NotFoundError{Kind: "virtual machine", ID: req.Template}
+	}
+	n := f.next + 1
+	vm := f.add(req.Folder+"/"+req.Name, &vsphere.VMInfo{
+		VM:         vsphere.VM{Name: req.Name, InstanceUUID: fmt.Sprintf("5011aaaa-0000-0000-0000-%012d", n), BIOSUUID: fmt.Sprintf("4211AAAA-0000-0000-0000-%012d", n)},
+		PowerState: vimtypes.VirtualMachinePowerStatePoweredOff, NumCPUs: req.NumCPUs, MemoryMB: req.MemoryMB,
+		ExtraConfig: maps.Clone(tmpl.ExtraConfig),
+	})
+	return winnode.Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: f.paths[vm.ID()]}, nil
+}
+
+func (f *fakeVSphere) PowerOn(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "PowerOn", vmID); err != nil {
+		return err
+	}
+	return f.setPower(vmID, vimtypes.VirtualMachinePowerStatePoweredOn)
+}
+
+func (f *fakeVSphere) WaitForCustomization(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "WaitForCustomization", vmID); err != nil {
+		return err
+	}
+	_, err := f.vm(vmID)
+	return err
+}
+
+func (f *fakeVSphere) WaitForIP(ctx context.Context, vmID string) (string, error) {
+	if err := f.enter(ctx, "WaitForIP", vmID); err != nil {
+		return "", err
+	}
+	if _, err := f.vm(vmID); err != nil {
+		return "", err
+	}
+	return "192.0.2.21", nil
+}
+
+func (f *fakeVSphere) Reconfigure(ctx context.Context, vmID string, hw vsphere.Hardware) error {
+	if err := f.enter(ctx, "Reconfigure", vmID); err != nil {
+		return err
+	}
+	vm, err := f.vm(vmID)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if vm.PowerState == vimtypes.VirtualMachinePowerStatePoweredOn && !f.hotAdd {
+		return &vsphere.PowerCycleRequiredError{VM: vm.Name, Reason: "CPU hot add is not enabled"}
+	}
+	if hw.NumCPUs != 0 {
+		vm.NumCPUs = hw.NumCPUs
+	}
+	if hw.MemoryMB != 0 {
+		vm.MemoryMB = hw.MemoryMB
+	}
+	return nil
+}
+
+func (f *fakeVSphere) GrowDisk(ctx context.Context, vmID string, sizeGB int64) error {
+	if err := f.enter(ctx, "GrowDisk", vmID, sizeGB); err != nil {
+		return err
+	}
+	_, err := f.vm(vmID)
+	return err
+}
+
+func (f *fakeVSphere) ShutdownGuest(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "ShutdownGuest", vmID); err != nil {
+		return err
+	}
+	if f.shutdownStalls {
+		_, err := f.vm(vmID)
+		return err
+	}
+	return f.setPower(vmID, vimtypes.VirtualMachinePowerStatePoweredOff)
+}
+
+func (f *fakeVSphere) WaitForPoweredOff(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "WaitForPoweredOff", vmID); err != nil {
+		return err
+	}
+	if f.power(vmID) != vimtypes.VirtualMachinePowerStatePoweredOff {
+		return context.DeadlineExceeded // the guest did not shut down in time
+	}
+	return nil
+}
+
+func (f *fakeVSphere) PowerOff(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "PowerOff", vmID); err != nil {
+		return err
+	}
+	return f.setPower(vmID, vimtypes.VirtualMachinePowerStatePoweredOff)
+}
+
+func (f *fakeVSphere) Destroy(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "Destroy", vmID); err != nil {
+		return err
+	}
+	if _, err := f.vm(vmID); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.vms, vmID)
+	delete(f.paths, vmID)
+	return nil
+}
+
+func (f *fakeVSphere) ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo, error) {
+	if err := f.enter(ctx, "ReadVM", vmID); err != nil {
+		return nil, err
+	}
+	vm, err := f.vm(vmID)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := *vm
+	return &c, nil
+}
+
+func (f *fakeVSphere) InventoryPath(ctx context.Context, vmID string) (string, error) {
+	if err := f.enter(ctx, "InventoryPath", vmID); err != nil {
+		return "", err
+	}
+	if _, err := f.vm(vmID); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.paths[vmID], nil
+}
+
+func (f *fakeVSphere) FindVMByUUID(ctx context.Context, uuid string, instance bool) (string, error) {
+	if err := f.enter(ctx, "FindVMByUUID", uuid, instance); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, vm := range f.vms {
+		have := vm.BIOSUUID
+		if instance {
+			have = vm.InstanceUUID
+		}
+		if strings.EqualFold(have, uuid) {
+			return id, nil
+		}
+	}
+	return "", &vsphere.NotFoundError{Kind: "virtual machine", ID: uuid}
+}
+
+func (f *fakeVSphere) FindVMByPath(ctx context.Context, inventoryPath string) (string, error) {
+	if err := f.enter(ctx, "FindVMByPath", inventoryPath); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, p := range f.paths {
+		if p == inventoryPath {
+			return id, nil
+		}
+	}
+	return "", &vsphere.NotFoundError{Kind: "virtual machine", ID: inventoryPath}
+}
+
+func (f *fakeVSphere) ListVMs(ctx context.Context, folder string) ([]*vsphere.VMInfo, error) {
+	if err := f.enter(ctx, "ListVMs", folder); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	found := folder == ""
+	var out []*vsphere.VMInfo
+	for id, p := range f.paths {
+		if folder == "" || strings.HasPrefix(p, folder+"/") {
+			found = true
+			c := *f.vms[id]
+			out = append(out, &c)
+		}
+	}
+	if !found {
+		return nil, &vsphere.NotFoundError{Kind: "folder", ID: folder}
+	}
+	slices.SortFunc(out, func(a, b *vsphere.VMInfo) int { return strings.Compare(a.ID(), b.ID()) })
+	return out, nil
+}
+
+// fakeKube is an in-memory cluster: Nodes, bootstrap tokens, the
+// discovered network and the networking mode.
+type fakeKube struct {
+	ops
+	nodes   map[string]*corev1.Node
+	tokens  map[string]bool // id -> not yet deleted
+	network kube.ClusterNetwork
+	ca      []byte
+	mode    string // what ObservedNetworkingMode reads
+	// neverReady keeps a registered Node NotReady through every wait.
+	neverReady bool
+	boots      int
+}
+
+const tokenSecret = "0123456789abcdef"
+
+func newFakeKube() *fakeKube {
+	return &fakeKube{
+		ops: newOps(), nodes: map[string]*corev1.Node{}, tokens: map[string]bool{},
+		network: kube.ClusterNetwork{APIEndpoint: "https://10.0.0.10:6443", ServiceCIDRs: []string{"10.96.0.0/12"},
+			ClusterCIDRs: []string{"10.244.0.0/16"}, DNSServiceIP: "10.96.0.10", ClusterDomain: "cluster.local"},
+		ca:   []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
+		mode: kube.NetworkingFlannel,
+	}
+}
+
+// register is the kubelet registering its Node (Ready unless neverReady),
+// with a new boot id.
+func (k *fakeKube) register(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.boots++
+	n := k.nodes[name]
+	if n == nil {
+		n = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelOS: "windows"}}}
+		k.nodes[name] = n
+	}
+	n.Status.NodeInfo.BootID = fmt.Sprintf("boot-%d", k.boots)
+	n.Status.NodeInfo.KubeletVersion = "v1.36.3"
+	setReady(n, !k.neverReady)
+}
+
+func setReady(n *corev1.Node, ready bool) {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}
+}
+
+// node returns a copy of a Node, nil when there is none.
+func (k *fakeKube) node(name string) *corev1.Node {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := k.nodes[name]; n != nil {
+		return n.DeepCopy()
+	}
+	return nil
+}
+
+// liveTokens lists the bootstrap tokens not deleted.
+func (k *fakeKube) liveTokens() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for id, live := range k.tokens {
+		if live {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (k *fakeKube) find(name string) (*corev1.Node, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.nodes[name]
+	if n == nil {
+		return nil, &kube.NotFoundError{Kind: "Node", Name: name}
+	}
+	return n, nil
+}
+
+func (k *fakeKube) DiscoverNetwork(ctx context.Context) (*kube.ClusterNetwork, error) {
+	if err := k.enter(ctx, "DiscoverNetwork"); err != nil {
+		return nil, err
+	}
+	n := k.network
+	return &n, nil
+}
+
+func (k *fakeKube) ClusterCA() ([]byte, error) {
+	if err := k.enter(context.Background(), "ClusterCA"); err != nil {
+		return nil, err
+	}
+	return k.ca, nil
+}
+
+func (k *fakeKube) ObservedNetworkingMode(ctx context.Context, namespace string) (string, error) {
+	if err := k.enter(ctx, "ObservedNetworkingMode", namespace); err != nil {
+		return "", err
+	}
+	return k.mode, nil
+}
+
+func (k *fakeKube) CreateBootstrapToken(ctx context.Context, _ time.Duration, description string) (string, string, error) {
+	if err := k.enter(ctx, "CreateBootstrapToken", description); err != nil {
+		return "", "", err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id := fmt.Sprintf("tok%03d", len(k.tokens)+1)
+	k.tokens[id] = true
+	return id + "." + tokenSecret, id, nil
+}
+
+func (k *fakeKube) DeleteBootstrapToken(ctx context.Context, id string) error {
+	if err := k.enter(ctx, "DeleteBootstrapToken", id); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.tokens[id] = false
+	return nil
+}
+
+func (k *fakeKube) FindNode(ctx context.Context, name string) (*corev1.Node, error) {
+	if err := k.enter(ctx, "FindNode", name); err != nil {
+		return nil, err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return nil, err
+	}
+	return k.node(n.Name), nil
+}
+
+func (k *fakeKube) WindowsNodes(ctx context.Context) ([]corev1.Node, error) {
+	if err := k.enter(ctx, "WindowsNodes"); err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []corev1.Node
+	for _, name := range slices.Sorted(maps.Keys(k.nodes)) {
+		if n := k.nodes[name]; n.Labels[kube.LabelOS] == "windows" {
+			out = append(out, *n.DeepCopy())
+		}
+	}
+	return out, nil
+}
+
+// waitReady is a watch that has already seen all there is: a Node that is
+// not Ready now never will be (neverReady), else it turns Ready.
+func (k *fakeKube) waitReady(name string) (*corev1.Node, error) {
+	n, err := k.find(name)
+	if err != nil {
+		return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Err: context.DeadlineExceeded}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.neverReady {
+		return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Registered: true, Node: n.DeepCopy(), Err: context.DeadlineExceeded}
+	}
+	setReady(n, true)
+	return n.DeepCopy(), nil
+}
+
+func (k *fakeKube) WaitForNodeReady(ctx context.Context, name string) (*corev1.Node, error) {
+	if err := k.enter(ctx, "WaitForNodeReady", name); err != nil {
+		return nil, err
+	}
+	return k.waitReady(name)
+}
+
+func (k *fakeKube) WaitForNodeReadyAgain(ctx context.Context, prev *corev1.Node) (*corev1.Node, error) {
+	if err := k.enter(ctx, "WaitForNodeReadyAgain", prev.Name); err != nil {
+		return nil, err
+	}
+	return k.waitReady(prev.Name)
+}
+
+func (k *fakeKube) WaitForNodePodCIDR(ctx context.Context, name string) (string, error) {
+	if err := k.enter(ctx, "WaitForNodePodCIDR", name); err != nil {
+		return "", err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return "", err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n.Spec.PodCIDR = "10.244.1.0/24"
+	return n.Spec.PodCIDR, nil
+}
+
+func (k *fakeKube) WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error) {
+	var names []string
+	for _, a := range agents {
+		names = append(names, a.Name)
+	}
+	if err := k.enter(ctx, "WaitForAgentsReady", node, namespace, strings.Join(names, ",")); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func (k *fakeKube) ApplyNodeSettings(ctx context.Context, name string, s kube.NodeSettings) (*corev1.Node, error) {
+	if err := k.enter(ctx, "ApplyNodeSettings", name); err != nil {
+		return nil, err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n.Spec.ProviderID != "" && s.ProviderID != "" && n.Spec.ProviderID != s.ProviderID {
+		return nil, fmt.Errorf("the Node already has providerID %q", n.Spec.ProviderID)
+	}
+	if s.ProviderID != "" {
+		n.Spec.ProviderID = s.ProviderID
+	}
+	maps.Copy(n.Labels, s.Labels)
+	n.Spec.Taints = slices.Clone(s.Taints)
+	return n.DeepCopy(), nil
+}
+
+func (k *fakeKube) CordonNode(ctx context.Context, name string, cordon bool) error {
+	if err := k.enter(ctx, "CordonNode", name, cordon); err != nil {
+		return err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n.Spec.Unschedulable = cordon
+	return nil
+}
+
+func (k *fakeKube) MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error {
+	if err := k.enter(ctx, "MarkCordonedForPowerCycle", name, mark); err != nil {
+		return err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if mark {
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		n.Annotations[kube.CordonedForPowerCycleAnnotation] = "hardware change"
+	} else {
+		delete(n.Annotations, kube.CordonedForPowerCycleAnnotation)
+	}
+	return nil
+}
+
+// DrainNode cordons, then evicts: a drain that fails (a
+// PodDisruptionBudget, the deadline) leaves the Node cordoned, as kube's
+// does.
+func (k *fakeKube) DrainNode(ctx context.Context, name string, opts kube.DrainOptions) error {
+	k.mu.Lock()
+	if n := k.nodes[name]; n != nil && ctx.Err() == nil {
+		n.Spec.Unschedulable = true
+	}
+	k.mu.Unlock()
+	return k.enter(ctx, "DrainNode", name)
+}
+
+func (k *fakeKube) DeleteNode(ctx context.Context, name string) error {
+	if err := k.enter(ctx, "DeleteNode", name); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.nodes, name)
+	return nil
+}
+
+// world is a Manager over the in-memory vCenter, cluster and guest. The
+// guest's kubelet-service step registers the Node, as a kubelet would.
+type world struct {
+	m        *winnode.Manager
+	vs       *fakeVSphere
+	k        *fakeKube
+	g        *guesttest.Guest
+	progress []string
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{vs: newFakeVSphere(), k: newFakeKube(), g: guesttest.New()}
+	w.g.Steps["kubelet-service"] = guesttest.Reply{Do: func(context.Context) { w.k.register(testSpec().Name) }}
+	w.g.Files[bootstrap.KubeletLogFile] = "I0101 kubelet starting\nE0101 bootstrap: token tok001." + tokenSecret + " rejected: Unauthorized\n"
+	w.m = &winnode.Manager{VSphere: w.vs, Kube: w.k, Connect: w.g.Connect,
+		Progress: func(stage string, _ map[string]any) { w.progress = append(w.progress, stage) }}
+	return w
+}
+
+func testSpec() winnode.Spec {
+	return winnode.Spec{
+		Name: "win-1", Template: templatePath, Folder: "/dc/vm/nodes", ResourcePoolID: "resgroup-9",
+		NumCPUs: 4, MemoryMB: 8192, DiskSizeGB: 80,
+		AdminUser: "Administrator", AdminPassword: "N0de-Passw0rd!",
+		Transport:  remote.Config{Protocol: remote.ProtocolWinRM, HTTPS: true},
+		Labels:     map[string]string{"example.com/pool": "web"},
+		Taints:     []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+		Networking: "kube-system",
+	}
+}

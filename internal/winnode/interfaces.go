@@ -1,0 +1,84 @@
+package winnode
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// VSphere is what a node needs of vCenter, its VMs named by managed object
+// id ("vm-42"). NewManager adapts internal/vsphere to it (adapter.go). A
+// missing VM or folder is a *vsphere.NotFoundError.
+type VSphere interface {
+	// CloneNode clones the template into the node's VM, powered off, to be
+	// customized (sysprep) at its first boot.
+	CloneNode(ctx context.Context, req CloneRequest) (Identity, error)
+	PowerOn(ctx context.Context, vmID string) error
+	// WaitForCustomization waits for the guest customization to finish.
+	WaitForCustomization(ctx context.Context, vmID string) error
+	// WaitForIP waits for the guest's IPv4 address.
+	WaitForIP(ctx context.Context, vmID string) (string, error)
+	// Reconfigure changes CPUs and memory: a *vsphere.PowerCycleRequiredError
+	// when the running VM cannot take the change.
+	Reconfigure(ctx context.Context, vmID string, hw vsphere.Hardware) error
+	// GrowDisk grows the VM's first disk to sizeGB.
+	GrowDisk(ctx context.Context, vmID string, sizeGB int64) error
+	// ShutdownGuest asks the guest to shut down and returns (VMware Tools).
+	ShutdownGuest(ctx context.Context, vmID string) error
+	WaitForPoweredOff(ctx context.Context, vmID string) error
+	PowerOff(ctx context.Context, vmID string) error
+	Destroy(ctx context.Context, vmID string) error
+
+	// Reading and finding VMs: a refresh, an import, a list.
+	ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo, error)
+	InventoryPath(ctx context.Context, vmID string) (string, error)
+	// FindVMByUUID finds a VM by its BIOS UUID, or by its instance UUID.
+	FindVMByUUID(ctx context.Context, uuid string, instance bool) (string, error)
+	FindVMByPath(ctx context.Context, inventoryPath string) (string, error)
+	// ListVMs lists the VMs and templates in a folder (an inventory path)
+	// and its subfolders; "" lists the whole inventory.
+	ListVMs(ctx context.Context, folder string) ([]*vsphere.VMInfo, error)
+}
+
+// CloneRequest is a node's VM: the template it clones, where it goes
+// (inventory path and managed object ids, which the adapter resolves), its
+// hardware, its note, and the customization of its first boot.
+type CloneRequest struct {
+	Template, Name, Folder                         string
+	ResourcePoolID, DatastoreID, NetworkID, HostID string
+	NumCPUs                                        int32
+	MemoryMB, DiskSizeGB                           int64
+	LinkedClone                                    bool
+	Annotation                                     string
+	Sysprep                                        vsphere.Sysprep
+}
+
+// Kube is what a node needs of its Kubernetes cluster; *kube.Client is it.
+// A missing Node is a *kube.NotFoundError.
+type Kube interface {
+	// What a join is configured with.
+	DiscoverNetwork(ctx context.Context) (*kube.ClusterNetwork, error)
+	ClusterCA() ([]byte, error)
+	ObservedNetworkingMode(ctx context.Context, namespace string) (string, error)
+
+	// The join credential.
+	CreateBootstrapToken(ctx context.Context, ttl time.Duration, description string) (token, id string, err error)
+	DeleteBootstrapToken(ctx context.Context, id string) error
+
+	// Nodes.
+	FindNode(ctx context.Context, name string) (*corev1.Node, error)
+	WindowsNodes(ctx context.Context) ([]corev1.Node, error)
+	WaitForNodeReady(ctx context.Context, name string) (*corev1.Node, error)
+	WaitForNodeReadyAgain(ctx context.Context, prev *corev1.Node) (*corev1.Node, error)
+	WaitForNodePodCIDR(ctx context.Context, name string) (string, error)
+	WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error)
+	ApplyNodeSettings(ctx context.Context, name string, s kube.NodeSettings) (*corev1.Node, error)
+	CordonNode(ctx context.Context, name string, cordon bool) error
+	MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error
+	DrainNode(ctx context.Context, name string, opts kube.DrainOptions) error
+	DeleteNode(ctx context.Context, name string) error
+}

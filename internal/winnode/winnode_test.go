@@ -1,0 +1,335 @@
+package winnode_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/guest"
+	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+)
+
+var errBoom = errors.New("boom")
+
+const allSteps = "windows-build,join-files,legacy-services,kubelet-service"
+
+// TestCreate runs a node's create against the in-memory vCenter, cluster and
+// guest, failing it at every stage: the error names the stage (the texts the
+// acceptance tests match), the VM is reported the moment it exists and
+// before anything else can fail, the bootstrap token never outlives the
+// create, and the guest's transport is closed.
+func TestCreate(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(w *world, spec *winnode.Spec)
+		want  string // regexp the error matches; "" for success
+		noVM  bool   // the failure comes before the VM exists
+		steps string // the guest steps run; "" when none
+		// tokenLeft: the token's own deletion failed, so it is left.
+		tokenLeft bool
+	}{
+		{name: "joins", steps: allSteps},
+		{name: "clone", setup: func(w *world, _ *winnode.Spec) { w.vs.fail["CloneNode"] = errBoom },
+			want: `^cloning /dc/vm/templates/win2022: boom$`, noVM: true},
+		{name: "template missing", setup: func(_ *world, s *winnode.Spec) { s.Template = "/dc/vm/templates/gone" },
+			want: `^cloning /dc/vm/templates/gone: virtual machine /dc/vm/templates/gone not found$`, noVM: true},
+		{name: "power on", setup: func(w *world, _ *winnode.Spec) { w.vs.fail["PowerOn"] = errBoom }, want: `^powering on: boom$`},
+		{name: "customization", setup: func(w *world, _ *winnode.Spec) { w.vs.fail["WaitForCustomization"] = errBoom },
+			want: `^guest customization: boom$`},
+		{name: "IP", setup: func(w *world, _ *winnode.Spec) { w.vs.fail["WaitForIP"] = errBoom },
+			want: `^waiting for the guest's IP address: boom$`},
+		{name: "cluster network", setup: func(w *world, _ *winnode.Spec) { w.k.fail["DiscoverNetwork"] = errBoom },
+			want: `^discovering the cluster: boom$`},
+		{name: "no cluster DNS", setup: func(w *world, _ *winnode.Spec) { w.k.network.DNSServiceIP = "" },
+			want: `^discovering the cluster: no DNS Service found in kube-system .*set cluster_dns$`},
+		{name: "no cluster CA", setup: func(w *world, _ *winnode.Spec) { w.k.fail["ClusterCA"] = errBoom },
+			want: `^discovering the cluster: boom$`},
+		{name: "flannel without a pod CIDR", setup: func(w *world, _ *winnode.Spec) { w.k.network.ClusterCIDRs = nil },
+			want: `^discovering the cluster: flannel needs the cluster \(pod\) CIDR.*set cluster_cidr$`},
+		{name: "networking mode", setup: func(w *world, _ *winnode.Spec) { w.k.fail["ObservedNetworkingMode"] = errBoom },
+			want: `^discovering the cluster: boom$`},
+		{name: "deprecated cni disagrees", setup: func(_ *world, s *winnode.Spec) { s.CNI = "none" },
+			want: `^discovering the cluster: the node's cni = "none" but its windows_node_networking \(namespace kube-system\) runs "flannel"`},
+		{name: "flannel without networking", setup: func(_ *world, s *winnode.Spec) { s.Networking, s.CNI = "", "flannel" },
+			want: `^discovering the cluster: cni = "flannel" needs windows_node_networking`},
+		{name: "connect", setup: func(w *world, _ *winnode.Spec) { w.g.ConnectErrs = []error{errBoom} },
+			want: `^connecting to the guest: boom$`},
+		{name: "windows-build step", setup: func(w *world, _ *winnode.Spec) {
+			w.g.Steps["windows-build"] = guesttest.Reply{ExitCode: 1, Stderr: "Get-ItemProperty : Access is denied"}
+		}, want: `^join step "windows-build" exited with code 1:\nGet-ItemProperty : Access is denied$`, steps: "windows-build"},
+		{name: "windows build unreadable", setup: func(w *world, _ *winnode.Spec) {
+			w.g.Steps["windows-build"] = guesttest.Reply{Stdout: "garbage\r\n"}
+		}, want: `^reading the Windows build: the guest did not report its Windows build\n\ngarbage$`, steps: "windows-build"},
+		{name: "Node name taken by a live machine", setup: func(w *world, _ *winnode.Spec) {
+			other := w.vs.add("/dc/vm/other/win-1", &vsphere.VMInfo{VM: vsphere.VM{Name: "win-1", BIOSUUID: "4211bbbb-0000-0000-0000-000000000001"}})
+			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}, Spec: corev1.NodeSpec{ProviderID: "vsphere://" + other.BIOSUUID}}
+		}, want: `^checking the Node name: a Node named "win-1" already exists for another machine \(providerID vsphere://4211bbbb-0000-0000-0000-000000000001\)`,
+			steps: "windows-build"},
+		{name: "Node name taken outside vSphere", setup: func(w *world, _ *winnode.Spec) {
+			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}, Spec: corev1.NodeSpec{ProviderID: "aws:///eu-west-1a/i-0abc"}}
+		}, want: `^checking the Node name: a Node named "win-1" already exists for another machine`, steps: "windows-build"},
+		{name: "bootstrap token", setup: func(w *world, _ *winnode.Spec) { w.k.fail["CreateBootstrapToken"] = errBoom },
+			want: `^creating a bootstrap token: boom$`, steps: "windows-build"},
+		{name: "join-files step", setup: func(w *world, _ *winnode.Spec) {
+			w.g.Steps["join-files"] = guesttest.Reply{ExitCode: 1, Stderr: `Access to the path 'C:\k\bootstrap-kubeconfig' is denied.`}
+		}, want: `^join step "join-files" exited with code 1:\nAccess to the path 'C:\\k\\bootstrap-kubeconfig' is denied\.$`, steps: "windows-build,join-files"},
+		{name: "legacy-services step", setup: func(w *world, _ *winnode.Spec) {
+			w.g.Steps["legacy-services"] = guesttest.Reply{Err: errors.New("wsman: connection reset")}
+		}, want: `^join step "legacy-services": wsman: connection reset$`, steps: "windows-build,join-files,legacy-services"},
+		{name: "kubelet-service step", setup: func(w *world, _ *winnode.Spec) {
+			w.g.Steps["kubelet-service"] = guesttest.Reply{ExitCode: 1, Stderr: "Start-Service : Service 'kubelet' cannot be started: simulated failure"}
+		}, want: `^join step "kubelet-service" exited with code 1:\nStart-Service : Service 'kubelet' cannot be started: simulated failure$`, steps: allSteps},
+		{name: "Node never registers", setup: func(w *world, _ *winnode.Spec) { w.g.Steps["kubelet-service"] = guesttest.Reply{} },
+			want:  `(?s)^waiting for the Node to become Ready: Node "win-1" never registered.*\n\nLast lines of C:\\var\\log\\kubelet\\kubelet.log:\nI0101 kubelet starting\nE0101 bootstrap: token \(sensitive value\) rejected: Unauthorized$`,
+			steps: allSteps},
+		{name: "Node not Ready", setup: func(w *world, _ *winnode.Spec) { w.k.neverReady = true },
+			want: `(?s)^waiting for the Node to become Ready: Node "win-1" registered but is not Ready.*Last lines of`, steps: allSteps},
+		{name: "token deletion", setup: func(w *world, _ *winnode.Spec) { w.k.fail["DeleteBootstrapToken"] = errBoom },
+			want: `^deleting the bootstrap token: boom$`, steps: allSteps, tokenLeft: true},
+		{name: "node settings", setup: func(w *world, _ *winnode.Spec) { w.k.fail["ApplyNodeSettings"] = errBoom },
+			want: `^setting the Node's providerID, labels and taints: boom$`, steps: allSteps},
+		{name: "node agents", setup: func(w *world, _ *winnode.Spec) { w.k.fail["WaitForAgentsReady"] = errBoom },
+			want: `^waiting for the node agents to run: boom$`, steps: allSteps},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			spec := testSpec()
+			if c.setup != nil {
+				c.setup(w, &spec)
+			}
+			var reported []winnode.Identity
+			res, err := w.m.Create(t.Context(), spec, func(id winnode.Identity) {
+				if calls := w.vs.Calls(); !slices.Equal(calls, []string{"CloneNode win-1"}) {
+					t.Errorf("onVM after %v: it must come before anything else can fail", calls)
+				}
+				reported = append(reported, id)
+			})
+			checkErr(t, err, c.want)
+			if c.noVM {
+				if len(reported) != 0 || res.VMID != "" {
+					t.Errorf("no VM exists, yet onVM got %v and the result names %q", reported, res.VMID)
+				}
+			} else if len(reported) != 1 || reported[0] != res.Identity || res.VMID == "" {
+				t.Errorf("onVM got %v, result %+v: want the VM reported once and kept in the result", reported, res.Identity)
+			}
+			if live := w.k.liveTokens(); len(live) != 0 && !c.tokenLeft {
+				t.Errorf("bootstrap tokens %v outlived the create", live)
+			}
+			if got := strings.Join(w.g.Ran(), ","); got != c.steps {
+				t.Errorf("steps run: %q, want %q", got, c.steps)
+			}
+			if n := w.g.Open(); n != 0 {
+				t.Errorf("%d transports left open", n)
+			}
+		})
+	}
+}
+
+func checkErr(t *testing.T, err error, want string) {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("no error, want %s", want)
+	}
+	if !regexp.MustCompile(want).MatchString(err.Error()) {
+		t.Errorf("error:\n%s\nwant it to match %s", err, want)
+	}
+	var se *guest.StageError
+	if !errors.As(err, &se) {
+		t.Errorf("%T is not a *guest.StageError", err)
+	}
+}
+
+// TestCreateResult checks what a successful create reports and leaves: the
+// VM as customized, the Node with our providerID, labels and taints, the
+// token deleted once the Node is Ready and before anything else, the agents
+// of the networking mode awaited.
+func TestCreateResult(t *testing.T) {
+	w := newWorld(t)
+	res, err := w.m.Create(t.Context(), testSpec(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := w.vs.last; r.Sysprep.ComputerName != "WIN-1" || r.Sysprep.AdminPassword != "N0de-Passw0rd!" || r.Folder != "/dc/vm/nodes" ||
+		r.NumCPUs != 4 || r.MemoryMB != 8192 || r.DiskSizeGB != 80 || !strings.Contains(r.Annotation, "win-1") {
+		t.Errorf("clone request %+v", r)
+	}
+	wantPID := "vsphere://" + strings.ToLower(res.BIOSUUID)
+	if res.IP != "192.0.2.21" || res.WindowsBuildFull != guesttest.DefaultBuild || res.CNI != "flannel" || res.SSHHostKey != "" {
+		t.Errorf("result %+v", res)
+	}
+	n := w.k.node("win-1")
+	if n == nil || res.Node == nil || n.Spec.ProviderID != wantPID || res.Node.Spec.ProviderID != wantPID {
+		t.Fatalf("Node %+v, result Node %+v: want providerID %s", n, res.Node, wantPID)
+	}
+	if n.Labels[winnode.LabelWindowsBuild] != "10.0.20348" || n.Labels["example.com/pool"] != "web" {
+		t.Errorf("labels %v", n.Labels)
+	}
+	if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].ToString() != "os=windows:NoSchedule" {
+		t.Errorf("taints %v", n.Spec.Taints)
+	}
+	if res.Node.Spec.PodCIDR != "10.244.1.0/24" {
+		t.Errorf("pod CIDR %q, want the one allocated after Ready", res.Node.Spec.PodCIDR)
+	}
+	if !w.k.before("WaitForNodeReady", "DeleteBootstrapToken") || !w.k.before("DeleteBootstrapToken", "ApplyNodeSettings") {
+		t.Errorf("cluster calls %v: the token goes once the Node is Ready, before the settings", w.k.Calls())
+	}
+	if !slices.Contains(w.k.Calls(), "WaitForAgentsReady win-1 kube-system kube-proxy,flannel") {
+		t.Errorf("cluster calls %v: want the flannel agents awaited in kube-system", w.k.Calls())
+	}
+	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents"
+	if got := strings.Join(w.progress, ","); got != wantProgress {
+		t.Errorf("progress %s\nwant     %s", got, wantProgress)
+	}
+}
+
+// TestCreateCancelled cancels a create at several points: the error says
+// where and that it was cancelled, the VM stays tracked, and the token is
+// deleted even though the context is gone.
+func TestCreateCancelled(t *testing.T) {
+	cases := []struct {
+		name  string
+		at    func(w *world, cancel func())
+		stage string
+		token bool // a token was created (and must be gone)
+		node  bool // the Node exists after
+	}{
+		{"customization", func(w *world, cancel func()) { w.vs.at["WaitForCustomization"] = cancel }, "guest customization", false, false},
+		{"join step", func(w *world, cancel func()) {
+			w.g.Steps["join-files"] = guesttest.Reply{Do: func(context.Context) { cancel() }, Hang: true}
+		}, `join step "join-files"`, true, false},
+		{"Ready wait", func(w *world, cancel func()) { w.k.at["WaitForNodeReady"] = cancel }, "waiting for the Node to become Ready", true, true},
+		{"agents", func(w *world, cancel func()) { w.k.at["WaitForAgentsReady"] = cancel }, "waiting for the node agents to run", true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			c.at(w, cancel)
+			var tracked bool
+			res, err := w.m.Create(ctx, testSpec(), func(winnode.Identity) { tracked = true })
+			var se *guest.StageError
+			if !errors.Is(err, context.Canceled) || !errors.As(err, &se) || se.Stage != c.stage {
+				t.Fatalf("err = %v, want stage %q cancelled", err, c.stage)
+			}
+			if !tracked || res.VMID == "" {
+				t.Error("the VM is not tracked")
+			}
+			if created := slices.Contains(w.k.names(), "CreateBootstrapToken"); created != c.token {
+				t.Errorf("token created: %v, want %v", created, c.token)
+			}
+			if live := w.k.liveTokens(); len(live) != 0 {
+				t.Errorf("bootstrap tokens %v outlived the cancelled create", live)
+			}
+			if exists := w.k.node("win-1") != nil; exists != c.node {
+				t.Errorf("Node exists: %v, want %v", exists, c.node)
+			}
+			if w.g.Open() != 0 {
+				t.Error("the transport was left open")
+			}
+		})
+	}
+}
+
+// TestJoin re-joins a node whose VM exists: after its Node was deleted, in
+// place (networking changed: our Node stays), and after a Node of the same
+// name was left by a VM destroyed outside Terraform.
+func TestJoin(t *testing.T) {
+	cases := []struct {
+		name        string
+		setup       func(w *world, id winnode.Identity)
+		deletesNode bool
+	}{
+		{"Node deleted from the cluster", func(*world, winnode.Identity) {}, false},
+		{"in place", func(w *world, id winnode.Identity) {
+			w.k.register("win-1")
+			w.k.nodes["win-1"].Spec.ProviderID = id.ProviderID()
+		}, false},
+		{"stale Node of a destroyed VM", func(w *world, _ winnode.Identity) {
+			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"},
+				Spec: corev1.NodeSpec{ProviderID: "vsphere://4211cccc-0000-0000-0000-000000000009"}}
+		}, true},
+		{"Node without a providerID", func(w *world, _ winnode.Identity) {
+			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1", Labels: map[string]string{kube.LabelOS: "windows"}}}
+		}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			spec := testSpec()
+			vm := w.vs.add("/dc/vm/nodes/win-1", &vsphere.VMInfo{VM: vsphere.VM{Name: "win-1", BIOSUUID: "4211AAAA-0000-0000-0000-000000000042"}})
+			id := winnode.Identity{VMID: vm.ID(), BIOSUUID: vm.BIOSUUID}
+			c.setup(w, id)
+			res, err := w.m.Join(t.Context(), spec, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if deleted := w.k.called("DeleteNode"); deleted != c.deletesNode {
+				t.Errorf("DeleteNode called: %v, want %v (%v)", deleted, c.deletesNode, w.k.Calls())
+			}
+			if c.deletesNode && !w.k.before("DeleteNode", "CreateBootstrapToken") {
+				t.Error("the stale Node must go before the kubelet registers")
+			}
+			if n := w.k.node("win-1"); n == nil || n.Spec.ProviderID != id.ProviderID() || res.Node == nil {
+				t.Errorf("Node %+v: want it joined with providerID %s", n, id.ProviderID())
+			}
+			if w.vs.called("CloneNode") || w.vs.called("PowerOn") {
+				t.Error("a re-join must not clone or power on")
+			}
+			if len(w.k.liveTokens()) != 0 || strings.Join(w.g.Ran(), ",") != allSteps {
+				t.Errorf("tokens %v, steps %v", w.k.liveTokens(), w.g.Ran())
+			}
+		})
+	}
+}
+
+// TestJoinOptions: the run's discovered network replaces discovery, a node
+// without networking waits for no agents, and an SSH transport reports the
+// host key it trusted.
+func TestJoinOptions(t *testing.T) {
+	w := newWorld(t)
+	discovered := 0
+	w.m.Network = func(context.Context) (*kube.ClusterNetwork, error) {
+		discovered++
+		n := w.k.network
+		return &n, nil
+	}
+	spec := testSpec()
+	spec.Networking = ""
+	const key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHostKeyOfTheGuest"
+	spec.Transport = remote.Config{Protocol: remote.ProtocolSSH, HostKey: key}
+	res, err := w.m.Create(t.Context(), spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if discovered != 1 || w.k.called("DiscoverNetwork") {
+		t.Errorf("Manager.Network used %d times, kube discovery called: %v", discovered, w.k.called("DiscoverNetwork"))
+	}
+	if res.CNI != "none" || w.k.called("WaitForAgentsReady") || w.k.called("ObservedNetworkingMode") {
+		t.Errorf("CNI %q, cluster calls %v: a node without networking runs none and waits for no agents", res.CNI, w.k.Calls())
+	}
+	if res.SSHHostKey != key {
+		t.Errorf("SSHHostKey %q, want the key the transport trusted", res.SSHHostKey)
+	}
+	cfg := w.g.Configs()[0]
+	if cfg.Host != "192.0.2.21" || cfg.User != "Administrator" || cfg.Password != "N0de-Passw0rd!" {
+		t.Errorf("connected with host %q user %q: want the guest's IP and the admin account", cfg.Host, cfg.User)
+	}
+}
