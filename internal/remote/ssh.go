@@ -71,11 +71,11 @@ func (t *sshTransport) connect(ctx context.Context) (*ssh.Client, error) {
 	if err != nil {
 		return nil, t.connectError(StepDial, err)
 	}
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() }) // unblocks the handshake; ctx.Err() is reported
 	c, chans, reqs, err := ssh.NewClientConn(conn, addr, t.config)
 	stop()
 	if err != nil {
-		conn.Close()
+		_ = conn.Close() // the handshake's error is the one to report
 		var hk *HostKeyError
 		switch {
 		case errors.As(err, &hk):
@@ -114,7 +114,7 @@ func (t *sshTransport) session(ctx context.Context) (*ssh.Client, *ssh.Session, 
 			t.client = nil
 		}
 		t.mu.Unlock()
-		c.Close()
+		_ = c.Close() // a broken client: the session error is the one to report
 		if attempt == 1 {
 			return nil, nil, t.connectError(StepDial, err)
 		}
@@ -143,7 +143,7 @@ func (t *sshTransport) exec(ctx context.Context, line string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }() // the command's result is read before; a close error changes nothing
 	var stdout, stderr bytes.Buffer
 	s.Stdout, s.Stderr = &stdout, &stderr
 	if err := s.Start(line); err != nil {
@@ -198,15 +198,15 @@ func (t *sshTransport) put(ctx context.Context, r io.Reader, path string) error 
 	if err != nil {
 		return fmt.Errorf("starting SFTP: %w", err)
 	}
-	defer sc.Close()
-	stop := context.AfterFunc(ctx, func() { sc.Close() })
+	defer func() { _ = sc.Close() }() // the file's Close below reports whether the upload landed
+	stop := context.AfterFunc(ctx, func() { _ = sc.Close() })
 	defer stop()
 	f, err := sc.Create(sftpPath(path))
 	if err != nil {
 		return fmt.Errorf("creating %s over SFTP: %w", path, err)
 	}
 	if _, err := f.ReadFrom(r); err != nil {
-		f.Close()
+		_ = f.Close() // the write's error is the one to report
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -45,7 +46,8 @@ func upload(ctx context.Context, t uploader, r io.Reader, size int64, sha, dest 
 	err = t.put(ctx, src, tmp)
 	if err == nil {
 		if err = src.check(size, sha); err != nil {
-			if hm, ok := err.(*HashMismatchError); ok {
+			var hm *HashMismatchError
+			if errors.As(err, &hm) {
 				hm.Dest = dest
 			}
 		}
@@ -62,7 +64,8 @@ func upload(ctx context.Context, t uploader, r io.Reader, size int64, sha, dest 
 
 // verifyError reports finalizeScript's hash mismatch as a *HashMismatchError.
 func verifyError(dest, sha string, err error) error {
-	if ee, ok := err.(*ExitError); ok && ee.ExitCode == exitHashMismatch {
+	var ee *ExitError
+	if errors.As(err, &ee) && ee.ExitCode == exitHashMismatch {
 		got := strings.TrimSpace(strings.TrimPrefix(LastLines(ee.Stderr, 1), "SHA-256 on the host is"))
 		return &HashMismatchError{Dest: dest, Want: strings.ToLower(sha), Got: strings.ToLower(got), Where: "on the host"}
 	}

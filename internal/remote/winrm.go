@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -158,7 +159,7 @@ func runCommand(ctx context.Context, client *winrm.Client, line string, stdin io
 	if err != nil {
 		return Result{}, err
 	}
-	defer shell.Close()
+	defer func() { _ = shell.Close() }() // the command's result is complete; a shell left open times out on the host
 	// Background: the library would also close the command on ctx, racing ours.
 	cmd, err := shell.ExecuteWithContext(context.Background(), line)
 	if err != nil {
@@ -263,7 +264,7 @@ func (b *base64Lines) WriteTo(w io.Writer) (int64, error) {
 	for {
 		for len(out) < target-uploadLineBytes*4/3 {
 			if len(b.buf) == 0 {
-				if err := b.fill(); err == io.EOF {
+				if err := b.fill(); errors.Is(err, io.EOF) {
 					break
 				} else if err != nil {
 					return total, err

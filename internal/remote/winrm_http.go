@@ -65,14 +65,14 @@ func newHTTPClient(cfg Config, url string) (*http.Client, error) {
 			err := tc.HandshakeContext(hctx)
 			cancel()
 			if err != nil {
-				conn.Close()
+				_ = conn.Close() // the handshake's error is the one to report
 				return nil, &stepError{tlsStep(err), err}
 			}
 			conn = tc
 		}
 		if cfg.NTLM {
 			if err := ntlmHandshake(conn, cfg, url); err != nil {
-				conn.Close()
+				_ = conn.Close() // the authentication's error is the one to report
 				return nil, err
 			}
 		}
@@ -113,7 +113,7 @@ func tlsStep(err error) Step {
 // AUTHENTICATE on empty POSTs, which WinRM answers without running anything.
 func ntlmHandshake(conn net.Conn, cfg Config, url string) error {
 	_ = conn.SetDeadline(time.Now().Add(cfg.DialTimeout))
-	defer conn.SetDeadline(time.Time{})
+	defer func() { _ = conn.SetDeadline(time.Time{}) }() // a failed reset surfaces on the next read
 	user, domain, domainNeeded := ntlmssp.GetDomain(cfg.User)
 	negotiate, err := ntlmssp.NewNegotiateMessage(domain, "")
 	if err != nil {
@@ -132,10 +132,10 @@ func ntlmHandshake(conn net.Conn, cfg Config, url string) error {
 			return nil, &stepError{StepDial, err}
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		_ = resp.Body.Close() // drained; nothing was to be read from it
 		return resp, nil
 	}
-	resp, err := leg(negotiate)
+	resp, err := leg(negotiate) //nolint:bodyclose // leg drains and closes the body
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func ntlmHandshake(conn net.Conn, cfg Config, url string) error {
 	if err != nil {
 		return &stepError{StepAuth, err}
 	}
-	if resp, err = leg(authenticate); err != nil {
+	if resp, err = leg(authenticate); err != nil { //nolint:bodyclose // leg drains and closes the body
 		return err
 	}
 	if resp.StatusCode != http.StatusOK {
@@ -223,7 +223,7 @@ func (o *opTransporter) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, er
 		}
 		return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: StepDial, Err: err}
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to the end below; ReadAll reports a failure
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: StepDial, Err: err}
