@@ -1,9 +1,10 @@
 package bootstrap
 
 import (
-	goldenfile "github.com/wincluster/terraform-provider-windows/internal/golden"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/wincluster/terraform-provider-windows/internal/golden"
 )
 
 // golden compares got with testdata/<name> (-update rewrites it).

@@ -1,9 +1,10 @@
 package kube
 
 import (
-	goldenfile "github.com/wincluster/terraform-provider-windows/internal/golden"
 	"strings"
 	"testing"
+
+	goldenfile "github.com/wincluster/terraform-provider-windows/internal/golden"
 
 	"sigs.k8s.io/yaml"
 )

@@ -31,9 +31,6 @@ import (
 const (
 	// clusterWait bounds each wait on the cluster; they take seconds.
 	clusterWait = 60 * time.Second
-	// Versions in the simulated binaries of the golden image.
-	kubeletVersion    = "v1.36.3"
-	containerdVersion = "1.7.24"
 )
 
 var (

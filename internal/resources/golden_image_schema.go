@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -30,7 +29,6 @@ var (
 	replaceString = []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	replaceBool   = []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
 	replaceInt64  = []planmodifier.Int64{int64planmodifier.RequiresReplace()}
-	replaceObject = []planmodifier.Object{objectplanmodifier.RequiresReplace()}
 	keepString    = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 )
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
@@ -102,17 +101,6 @@ func (e expectTracked) CheckPlan(_ context.Context, req plancheck.CheckPlanReque
 	case e.tainted && !tainted:
 		resp.Error = fmt.Errorf("%s (VM %s) is in the state but not tainted", e.addr, stateID)
 	}
-}
-
-// nodeNames returns the names of the windows_node resources in the state.
-func nodeNames(s *terraform.State) []string {
-	var out []string
-	for _, rs := range s.RootModule().Resources {
-		if rs.Type == "windows_node" {
-			out = append(out, rs.Primary.Attributes["name"])
-		}
-	}
-	return out
 }
 
 // wrapped compiles a pattern in which every space also matches the line

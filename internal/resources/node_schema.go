@@ -32,10 +32,6 @@ var (
 	taintObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"key": types.StringType, "value": types.StringType, "effect": types.StringType,
 	}}
-	ipv4ObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"address": types.StringType, "prefix_length": types.Int64Type, "gateway": types.StringType,
-		"dns_servers": types.ListType{ElemType: types.StringType},
-	}}
 	drainAttrTypes = map[string]attr.Type{
 		"timeout": types.StringType, "ignore_daemonsets": types.BoolType, "delete_emptydir_data": types.BoolType, "force": types.BoolType,
 	}

@@ -112,7 +112,6 @@ func TestConcurrentClones(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	const n, parallel = 20, 10
-	begin := time.Now()
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -121,7 +120,7 @@ func TestConcurrentClones(t *testing.T) {
 		specs[i] = e.cloneSpec(t, fmt.Sprintf("win-%02d", i), fmt.Sprintf("127.0.60.%d", i+1))
 	}
 	e.counter.reset()
-	begin = time.Now()
+	begin := time.Now()
 	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}

@@ -245,7 +245,6 @@ func convertTo(v any, full string) (any, *ErrorRecord) {
 		if !ok {
 			id := "InvalidCastFromStringToInteger"
 			if _, isStr := v.(string); !isStr {
-				id = "InvalidCastConstructorException"
 				return nil, errConvert(v, full, "", "ConvertToFinalInvalidCastException")
 			}
 			if full == "System.Double" {
