@@ -221,8 +221,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	}
 
 	m.progress("wait for Ready", map[string]any{"node": spec.Name})
-	node, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
-	if err != nil {
+	if _, err := m.Kube.WaitForNodeReady(ctx, spec.Name); err != nil {
 		// The join credential is still valid here: keep it out of the evidence.
 		evidence := redact.New(token).String(g.Tail(ctx, bootstrap.KubeletLogFile, 20))
 		return res, &guest.StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: evidence}
@@ -233,9 +232,10 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, guest.Stage("deleting the bootstrap token", err)
 	}
 	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
-	if node, err = m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
+	node, err := m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
 		ProviderID: id.ProviderID(), Labels: NodeLabels(spec.Labels, build), Taints: spec.Taints,
-	}); err != nil {
+	})
+	if err != nil {
 		return res, guest.Stage("setting the Node's providerID, labels and taints", err)
 	}
 	if node.Spec.PodCIDR == "" {
