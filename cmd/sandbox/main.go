@@ -131,7 +131,8 @@ func runCommand(ctx context.Context, sb *sandbox.Sandbox, command []string) erro
 		cause = sb.Err()
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM) // it may have exited meanwhile
-	<-done
+	// Its exit after the signal is not the cause.
+	_ = <-done
 	return cause
 }
 

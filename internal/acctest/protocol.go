@@ -138,7 +138,7 @@ func (p *Protocol) List(typ string, config map[string]tftypes.Value, includeReso
 	for k, v := range config {
 		values[k] = v
 	}
-	lister, ok := p.Server.(tfprotov6.ProviderServerWithListResource)
+	lister, ok := p.Server.(tfprotov6.ListResourceServer)
 	if !ok {
 		p.t.Fatalf("the provider server does not serve list resources")
 	}

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,7 +46,7 @@ func TestScriptsParse(t *testing.T) {
 	for _, s := range steps {
 		if _, err := pwsh.Parse(s.Script); err != nil {
 			line := ""
-			if pe, ok := err.(*pwsh.ParseError); ok {
+			if pe := (*pwsh.ParseError)(nil); errors.As(err, &pe) {
 				line = strings.TrimSpace(pe.Source)
 			}
 			t.Errorf("step %s: %v: %s", s.Name, err, line)

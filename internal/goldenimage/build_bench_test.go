@@ -185,7 +185,7 @@ func countScriptLog(path string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("the build host's script log: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	n := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<20)
@@ -282,14 +282,14 @@ func (p *wsmanProxy) track(c net.Conn, add bool) {
 func (p *wsmanProxy) relay(client net.Conn) {
 	p.track(client, true)
 	defer p.track(client, false)
-	defer client.Close()
+	defer func() { _ = client.Close() }() // the relay is over either way
 	up, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", p.upstream, p.upTLS)
 	if err != nil {
 		return // the client sees the connection drop, as when the host is down
 	}
 	p.track(up, true)
 	defer p.track(up, false)
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -187,7 +187,7 @@ func fieldOwners(ds *appsv1.DaemonSet, path []string) []metav1.ManagedFieldsEntr
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			continue
 		}
 		if hasFieldPath(fields, path) {

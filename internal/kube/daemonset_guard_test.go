@@ -9,7 +9,7 @@ import (
 
 func TestGuardOwnsSelector(t *testing.T) {
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	// nodeSelector is an atomic map: managedFields name the map, never its keys.
 	const selector = `{"f:spec":{"f:template":{"f:spec":{"f:nodeSelector":{}}}}}`

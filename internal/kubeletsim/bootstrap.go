@@ -249,7 +249,7 @@ func (k *Kubelet) requestNodeCertificate(ctx context.Context, client kubernetes.
 	if err != nil {
 		return nil, err
 	}
-	reqName, reqUID, err := csr.RequestCertificate(client, csrData, name, certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, key)
+	reqName, reqUID, err := csr.RequestCertificateWithContext(ctx, client, csrData, name, certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, key)
 	if err != nil {
 		return nil, err
 	}

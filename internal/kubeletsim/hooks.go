@@ -38,7 +38,7 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	progs := AgentPrograms(AgentOptions{Logf: opts.Logf})
+	progs := AgentPrograms(AgentOptions{Logf: opts.Logf}) //nolint:staticcheck // S1016: the two option types share a field today, not a meaning
 	progs["kubelet"] = func(ctx context.Context, p *winsim.Process) int {
 		h := p.Host
 		if p.Service == "" && hasFlag(p.Args, "windows-service") {

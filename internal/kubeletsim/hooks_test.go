@@ -43,9 +43,15 @@ func TestKubeletUnderNSSM(t *testing.T) {
 		c.Programs = Programs(HookOptions{Logf: t.Logf})
 	})
 	h := f.Host
-	h.WriteFile(`C:\k\kubelet.exe`, []byte("MZ simulated Windows executable\r\nkubelet v1.36.3\r\n"))
-	h.WriteFile(`C:\k\nssm.exe`, []byte("MZ simulated Windows executable\r\nnssm 2.24\r\n"))
-	h.WriteFile(`C:\var\log\kubelet\.keep`, nil)
+	for path, content := range map[string][]byte{
+		`C:\k\kubelet.exe`:         []byte("MZ simulated Windows executable\r\nkubelet v1.36.3\r\n"),
+		`C:\k\nssm.exe`:            []byte("MZ simulated Windows executable\r\nnssm 2.24\r\n"),
+		`C:\var\log\kubelet\.keep`: nil,
+	} {
+		if err := h.WriteFile(path, content); err != nil {
+			t.Fatal(err)
+		}
+	}
 	nssm := func(args ...string) {
 		t.Helper()
 		var out, errOut strings.Builder

@@ -33,7 +33,7 @@ func newDecoy(t *testing.T) *decoy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() { _ = l.Close() }) // the accept loop ends on it
 	d := &decoy{URL: "https://" + l.Addr().String()}
 	go func() {
 		for {
@@ -42,7 +42,7 @@ func newDecoy(t *testing.T) *decoy {
 				return
 			}
 			d.conns.Add(1)
-			c.Close()
+			_ = c.Close() // the decoy only counts connections
 		}
 	}()
 	kubeconfig := filepath.Join(t.TempDir(), "decoy-kubeconfig")

@@ -30,7 +30,7 @@ func retry(ctx context.Context, b Backoff, fn func() error) error {
 		}
 		return false, nil
 	})
-	if err == nil || err == last {
+	if err == nil || err == last { //nolint:errorlint // wait returns the condition's error itself, unwrapped
 		return err
 	}
 	// ctx ended between attempts: the last attempt's error says why the

@@ -61,7 +61,9 @@ func buildTemplateOutsideTerraform(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	var port int
-	fmt.Sscan(os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), &port)
+	if _, err := fmt.Sscan(os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), &port); err != nil {
+		t.Fatalf("SANDBOX_WINRM_HTTPS_PORT: %v", err)
+	}
 	password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
 	res, err := goldenimage.Build(context.Background(), goldenimage.NewVSphere(vc), remote.Connect, goldenimage.Request{
 		Clone: goldenimage.CloneRequest{Source: os.Getenv("SANDBOX_TEMPLATE_2022"), Name: name, Folder: "/DC0/vm/golden",

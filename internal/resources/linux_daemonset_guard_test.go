@@ -309,7 +309,7 @@ func expectReleased(k *kube.Client, ns, name string) error {
 	}
 	for _, mf := range ds.ManagedFields {
 		if mf.Manager == kube.GuardFieldManager {
-			return fmt.Errorf("DaemonSet %s/%s still has a managedFields entry of %s: %s", ns, name, mf.Manager, mf.FieldsV1.Raw)
+			return fmt.Errorf("DaemonSet %s/%s still has a managedFields entry of %s: %s", ns, name, mf.Manager, mf.FieldsV1.GetRawString())
 		}
 	}
 	return nil

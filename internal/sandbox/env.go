@@ -102,9 +102,9 @@ func (s *Sandbox) WriteEnvFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("writing env file: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	defer func() { _ = os.Remove(tmp.Name()) }() // after a successful rename there is nothing left to remove
 	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
+		_ = tmp.Close() // the write's error is the one to report
 		return fmt.Errorf("writing env file %s: %w", tmp.Name(), err)
 	}
 	if err := tmp.Close(); err != nil {

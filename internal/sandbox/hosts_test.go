@@ -62,7 +62,7 @@ func testWindowsHost(ctx context.Context, t *testing.T, s *Sandbox) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	defer func() { _ = tr.Close() }()
 	res, err := tr.Run(ctx, `hostname`)
 	if err != nil || strings.TrimSpace(res.Stdout) != "WIN-SANDBOX" {
 		t.Errorf("hostname: %q, %v", res.Stdout, err)

@@ -15,7 +15,7 @@ func ResidentMemory(pid int) (bytes int64, ok bool) {
 	if err != nil {
 		return 0, false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// The line reads "VmRSS:	  123456 kB".

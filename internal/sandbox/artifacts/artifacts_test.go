@@ -17,7 +17,7 @@ func get(t *testing.T, url string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read to the end below
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
@@ -60,7 +60,11 @@ func TestUpstreamLayouts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	for _, tc := range []struct {
 		a      Artifact
 		suffix string

@@ -15,7 +15,7 @@ func freePorts(n int) ([]int, error) {
 		if err != nil {
 			return nil, fmt.Errorf("choosing a free port: %w", err)
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }() // only held so that no two ports are the same
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil

@@ -40,7 +40,7 @@ func startProcess(name, bin string, args []string, logDir string, exited chan<- 
 		return nil, fmt.Errorf("%s: opening log: %w", name, err)
 	}
 	// The child holds its own descriptor; ours is not needed after Start.
-	defer logFile.Close()
+	defer func() { _ = logFile.Close() }()
 
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = logFile
@@ -73,7 +73,7 @@ func (p *process) tail() string {
 	if err != nil {
 		return fmt.Sprintf("(log unavailable: %v)", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	if st, err := f.Stat(); err == nil && st.Size() > logTailBytes {
 		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
 			return fmt.Sprintf("(log unavailable: %v)", err)

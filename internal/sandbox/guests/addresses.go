@@ -51,7 +51,7 @@ func probePorts() winsim.Ports {
 		if err != nil {
 			return alt
 		}
-		ln.Close()
+		_ = ln.Close() // only a probe that the port is free
 		return port
 	}
 	d := winsim.DefaultPorts()

@@ -272,7 +272,7 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	if err := w.c.WaitForGuestRestart(rctx, build); err != nil {
 		t.Fatal(err)
 	}
-	tr.Close()
+	_ = tr.Close() // the guest restarted under it
 	tr = w.connect(t, ip, "Build-Passw0rd!")
 	if info, _ := w.c.ReadVM(ctx, build); info.PowerState != vsphere.PoweredOn {
 		t.Errorf("after Restart-Computer the VM is %s", info.PowerState)
@@ -381,7 +381,7 @@ func TestTwentyNodesAtParallelismTen(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			defer tr.Close()
+			defer func() { _ = tr.Close() }()
 			mu.Lock()
 			bootTotal += time.Since(start)
 			mu.Unlock()

@@ -187,7 +187,7 @@ func TestRESTSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close() // only the status matters
 		return resp.StatusCode
 	}
 	if code := login(s.Password); code != http.StatusOK {
