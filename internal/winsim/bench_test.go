@@ -50,7 +50,11 @@ func BenchmarkRunImageSteps(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer h.Stop()
+	b.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			b.Error(err)
+		}
+	})
 	names := []string{"prepare", "containerd-service", "vmware-tools", "firewall", "windows-build"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

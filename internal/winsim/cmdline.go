@@ -168,7 +168,7 @@ func (h *Host) executeWithFaults(ctx context.Context, req execRequest, text, ste
 		return h.failAt(req, text, f)
 	}
 	if f.Stderr != "" {
-		io.WriteString(req.Stderr, f.Stderr)
+		_, _ = io.WriteString(req.Stderr, f.Stderr)
 	}
 	return f.ExitCode
 }
@@ -199,9 +199,9 @@ func (h *Host) failAt(req execRequest, script string, f StepFault) int {
 		Source: strings.TrimRight(script[start:stop], "\r"), File: inv.file,
 	}
 	if inv.encoded {
-		io.WriteString(req.Stderr, encodeCLIXML([]string{rec.Format()}))
+		_, _ = io.WriteString(req.Stderr, encodeCLIXML([]string{rec.Format()}))
 	} else {
-		io.WriteString(req.Stderr, rec.Format())
+		_, _ = io.WriteString(req.Stderr, rec.Format())
 	}
 	if f.ExitCode == 0 {
 		return 1
@@ -216,7 +216,7 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "@"))
 	line = h.fs.expandCmdEnv(line)
 	if depth > 8 {
-		io.WriteString(req.Stderr, "batch nesting too deep\r\n")
+		_, _ = io.WriteString(req.Stderr, "batch nesting too deep\r\n")
 		return 1
 	}
 	lower := strings.ToLower(line)
@@ -238,7 +238,7 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		return 0
 	}
 	if m := echoRE.FindStringSubmatch(line); m != nil {
-		io.WriteString(req.Stdout, m[1]+"\r\n")
+		_, _ = io.WriteString(req.Stdout, m[1]+"\r\n")
 		return 0
 	}
 	fields := cmdFields(line)
@@ -253,15 +253,15 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		code, _ := strconv.Atoi(a)
 		return code
 	case "hostname":
-		io.WriteString(req.Stdout, h.cfg.ComputerName+"\r\n")
+		_, _ = io.WriteString(req.Stdout, h.cfg.ComputerName+"\r\n")
 		return 0
 	case "type":
 		b, err := h.fs.ReadFile(arg)
 		if err != nil {
-			io.WriteString(req.Stderr, "The system cannot find the file specified.\r\n")
+			_, _ = io.WriteString(req.Stderr, "The system cannot find the file specified.\r\n")
 			return 1
 		}
-		req.Stdout.Write(b)
+		_, _ = req.Stdout.Write(b)
 		return 0
 	case "mkdir", "md":
 		return boolExit(h.fs.MkdirAll(arg) != nil)
@@ -341,7 +341,7 @@ func (h *Host) runBatch(ctx context.Context, req execRequest, body string, depth
 // environment (nil: a logon's, for WinRM and SSH commands).
 func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocation, env map[string]string) int {
 	if inv.err != "" {
-		io.WriteString(req.Stderr, inv.err+"\r\n")
+		_, _ = io.WriteString(req.Stderr, inv.err+"\r\n")
 		return exitBadArguments
 	}
 	script := inv.script
@@ -353,7 +353,7 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 	res := pwsh.Run(ctx, script, pwsh.Options{Host: ph, Commands: hostCommands, Stdin: req.Stdin,
 		Stdout: req.Stdout, Stderr: req.Stderr, CLIXML: inv.encoded, File: inv.file})
 	if inv.encoded && len(res.Errors) > 0 {
-		io.WriteString(req.Stderr, encodeCLIXML(res.Errors))
+		_, _ = io.WriteString(req.Stderr, encodeCLIXML(res.Errors))
 	}
 	if ph.shutdown {
 		h.shutdownSoon()

@@ -151,7 +151,7 @@ func (h *Host) bind() error {
 		ln, err := net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(p.port)))
 		if err != nil {
 			for _, l := range lns {
-				l.Close()
+				_ = l.Close() // the listen error is the one to report
 			}
 			return fmt.Errorf("winsim: %s listener for %s on %s port %d: %w", p.name, h.cfg.ComputerName, h.cfg.IP, p.port, err)
 		}

@@ -98,7 +98,9 @@ func TestServicesAndHook(t *testing.T) {
 		}}
 		c.ServiceStartTimeout = 200 * time.Millisecond
 	})
-	h.WriteFile(`C:\k\kubelet.exe`, []byte(simulatedExecutableMagic+"\r\nkubelet v1.36.3\r\n"))
+	if err := h.WriteFile(`C:\k\kubelet.exe`, []byte(simulatedExecutableMagic+"\r\nkubelet v1.36.3\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	script := "New-Service -Name 'kubelet' -BinaryPathName 'C:\\k\\kubelet.exe --v=2' -StartupType Automatic | Out-Null\n" +
 		"Start-Service 'kubelet'\n(Get-Service -Name 'kubelet').Status"
 	if out, errOut, code := run(t, h, encoded(script)); strings.TrimSpace(out) != "Running" || code != 0 {
@@ -115,7 +117,9 @@ func TestServicesAndHook(t *testing.T) {
 	if _, errOut, _ := run(t, h, encoded("Get-Service -Name 'nope'")); !strings.HasPrefix(errOut, "#< CLIXML") {
 		t.Fatalf("stderr %q, want CLIXML", errOut)
 	}
-	h.WriteFile(`C:\s.ps1`, []byte("Get-Service -Name 'nope'\n"))
+	if err := h.WriteFile(`C:\s.ps1`, []byte("Get-Service -Name 'nope'\n")); err != nil {
+		t.Fatal(err)
+	}
 	if _, errOut, code := run(t, h, `powershell -File "C:\s.ps1"`); strings.Contains(errOut, "CLIXML") || code != 0 {
 		t.Fatalf("-File: stderr %q code %d", errOut, code)
 	}
@@ -141,7 +145,9 @@ func TestCmdLines(t *testing.T) {
 	if got, _ := h.ReadFile(`%TEMP%\winrmcp-1.tmp`); len(got) < len(b64) {
 		t.Fatalf("echo chunks: %d bytes, want at least %d", len(got), len(b64))
 	}
-	h.WriteFile(`C:\Temp\terraform_1.cmd`, []byte("echo hello from cmd\r\n@echo off\r\necho quiet\r\nexit /b 3\r\n"))
+	if err := h.WriteFile(`C:\Temp\terraform_1.cmd`, []byte("echo hello from cmd\r\n@echo off\r\necho quiet\r\nexit /b 3\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	out, _, code := run(t, h, "C:/Temp/terraform_1.cmd")
 	if code != 3 || !strings.Contains(out, ">echo hello from cmd\r\nhello from cmd\r\n") || !strings.HasSuffix(out, "quiet\r\n") {
 		t.Fatalf("batch: code %d out %q", code, out)

@@ -19,7 +19,7 @@ import (
 // bsdtar does on a file that is not an archive).
 func TestFailingNativeProgramFailsItsStep(t *testing.T) {
 	garbage := []byte("this is not a gzip archive\n")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(garbage) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(garbage) }))
 	t.Cleanup(srv.Close)
 	sum := sha256.Sum256(garbage)
 	url := srv.URL + "/containerd-2.2.7-windows-amd64.tar.gz"

@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -139,7 +140,7 @@ func runContainerd(ctx context.Context, p *Process) int {
 		if ferr != nil {
 			return 1
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // a lost log line has no one to report to
 		logTo = f
 	}
 	for _, w := range cfg.Warnings {
@@ -218,7 +219,7 @@ func escapeArg(s string) string {
 
 // scMessage is a service error as a Win32 API caller prints it.
 func scMessage(err error) string {
-	if se, ok := err.(*ServiceError); ok && se.Err != nil {
+	if se := (*ServiceError)(nil); errors.As(err, &se) && se.Err != nil {
 		return se.Err.Message
 	}
 	return err.Error()

@@ -8,8 +8,12 @@ import (
 func TestContainerdService(t *testing.T) {
 	h := startSCMHost(t, nil)
 	dir := `C:\Program Files\containerd`
-	h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", "v2.2.0"))
-	h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n[plugins.\"io.containerd.cri.v1.images\".pinned_images]\r\n  sandbox = \"registry.k8s.io/pause:3.10.1\"\r\n[plugins.\"io.containerd.cri.v1.runtime\".cni]\r\n  bin_dirs = ['C:\\opt\\cni\\bin']\r\n  conf_dir = 'C:\\etc\\cni\\net.d'\r\n"))
+	if err := h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", "v2.2.0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n[plugins.\"io.containerd.cri.v1.images\".pinned_images]\r\n  sandbox = \"registry.k8s.io/pause:3.10.1\"\r\n[plugins.\"io.containerd.cri.v1.runtime\".cni]\r\n  bin_dirs = ['C:\\opt\\cni\\bin']\r\n  conf_dir = 'C:\\etc\\cni\\net.d'\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	_, errOut, code := runProgram(t, h.Host, dir+`\bin\containerd.exe`, "--register-service", "--config", dir+`\config.toml`)
 	if code != 0 {
 		t.Fatalf("--register-service: %q %d", errOut, code)
@@ -25,9 +29,13 @@ func TestContainerdService(t *testing.T) {
 	if !ok || cfg.SandboxImage != "registry.k8s.io/pause:3.10.1" || cfg.CNIConfDir != `C:\etc\cni\net.d` || fmt.Sprint(cfg.CNIBinDirs) != `[C:\opt\cni\bin]` {
 		t.Fatalf("config %+v", cfg)
 	}
-	h.stopService("containerd")
+	if err := h.stopService("containerd"); err != nil {
+		t.Fatal(err)
+	}
 	// A v2-shaped CRI section in a version 3 file is ignored with a warning.
-	h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"x/pause:1\"\r\n"))
+	if err := h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"x/pause:1\"\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.startService("containerd"); err != nil {
 		t.Fatal(err)
 	}
@@ -35,14 +43,24 @@ func TestContainerdService(t *testing.T) {
 	if cfg.SandboxImage != "registry.k8s.io/pause:3.10" || len(cfg.Warnings) == 0 {
 		t.Fatalf("v3 with a v2 section: %+v", cfg)
 	}
-	h.stopService("containerd")
+	if err := h.stopService("containerd"); err != nil {
+		t.Fatal(err)
+	}
 	// Versions above what the binary reads stop it before Running.
-	h.WriteFile(dir+`\config.toml`, []byte("version = 4\r\n"))
+	if err := h.WriteFile(dir+`\config.toml`, []byte("version = 4\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	wantCode(t, h.startService("containerd"), 1067)
-	h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", "v1.7.24"))
-	h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n"))
+	if err := h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", "v1.7.24")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WriteFile(dir+`\config.toml`, []byte("version = 3\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	wantCode(t, h.startService("containerd"), 1067)
-	h.WriteFile(dir+`\config.toml`, []byte("version = 2\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"x/pause:2\"\r\n"))
+	if err := h.WriteFile(dir+`\config.toml`, []byte("version = 2\r\n[plugins.\"io.containerd.grpc.v1.cri\"]\r\n  sandbox_image = \"x/pause:2\"\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.startService("containerd"); err != nil {
 		t.Fatal(err)
 	}

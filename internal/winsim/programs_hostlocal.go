@@ -135,7 +135,7 @@ func runHostLocal(_ context.Context, p *Process) int {
 		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
 		if strings.TrimSpace(string(b)) == strings.TrimSpace(owner) {
 			if cmd == "DEL" {
-				os.Remove(filepath.Join(dir, e.Name()))
+				_ = os.Remove(filepath.Join(dir, e.Name())) // a DEL of a lease already gone succeeds, as in host-local
 				return 0
 			}
 			return hostLocalResult(p, conf.CNIVersion, net.ParseIP(e.Name()).To4(), ipnet, gateway)
@@ -164,7 +164,7 @@ func runHostLocal(_ context.Context, p *Process) int {
 		if err := os.WriteFile(path, []byte(owner), 0o644); err != nil {
 			return fail(999, "%v", err)
 		}
-		os.WriteFile(filepath.Join(dir, "last_reserved_ip.0"), []byte(cand.String()), 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "last_reserved_ip.0"), []byte(cand.String()), 0o644) // only where the next allocation starts; the lease is written above
 		return hostLocalResult(p, conf.CNIVersion, cand, ipnet, gateway)
 	}
 	return fail(999, "failed to allocate for range 0: no IP addresses available in range set: %s-%s", first, last)

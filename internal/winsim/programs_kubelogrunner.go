@@ -71,7 +71,7 @@ func runKubeLogRunner(ctx context.Context, p *Process) int {
 		if err != nil {
 			return fatal("failed to create log file %v: %v", *logFile, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }() // the program is exiting; its log has no one to report to
 		out = f
 		if *alsoStdout {
 			out = io.MultiWriter(p.Stdout, f)
@@ -117,7 +117,7 @@ func openRotatingLog(h *Host, winPath string, maxSize int64) (*rotatingLog, erro
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close() // the Stat error is the one to report
 		return nil, err
 	}
 	return &rotatingLog{path: path, f: f, size: st.Size(), maxSize: maxSize}, nil
@@ -136,7 +136,7 @@ func (w *rotatingLog) Write(b []byte) (int, error) {
 			ext := filepath.Ext(w.path)
 			rotated := strings.TrimSuffix(w.path, ext) + "-" + time.Now().Format(kubeLogRunnerTimeLayout) + ext
 			if rotated != w.path {
-				w.f.Close()
+				_ = w.f.Close() // the file is renamed and reopened next
 				if err := os.Rename(w.path, rotated); err != nil {
 					return 0, err
 				}

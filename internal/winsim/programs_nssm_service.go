@@ -97,8 +97,8 @@ func nssmService(ctx context.Context, p *Process) int {
 			}
 		}
 		if err != nil {
-			stdout.Close()
-			stderr.Close()
+			_ = stdout.Close() // the app did not start; nothing was written
+			_ = stderr.Close()
 			return 3 // CreateProcess failed: stop_service(service, 3, ...)
 		}
 		child.Host, child.Program, child.Version, child.Stdin = h, program, version, strings.NewReader("")
@@ -129,14 +129,14 @@ func nssmService(ctx context.Context, p *Process) int {
 			case <-ctx.Done():
 				cancel()
 				<-done
-				stdout.Close()
-				stderr.Close()
+				_ = stdout.Close() // the service stops; its log has no one to report to
+				_ = stderr.Close()
 				return 0
 			}
 		}
 		cancel()
-		stdout.Close()
-		stderr.Close()
+		_ = stdout.Close() // the service stops; its log has no one to report to
+		_ = stderr.Close()
 		// end_service: AppExit\<code>, else AppExit's default (Restart).
 		action := h.reg.getString(key+`\AppExit`, strconv.Itoa(code))
 		if action == "" {
@@ -185,7 +185,7 @@ func (f *nssmFile) Write(b []byte) (int, error) {
 	}
 	if f.rot.on && f.rot.online && f.rot.bytes > 0 {
 		if st, err := f.f.Stat(); err == nil && st.Size()+int64(len(b)) >= f.rot.bytes {
-			f.f.Close()
+			_ = f.f.Close() // the file is rotated and reopened next
 			disk := f.h.fs.resolve(f.path)
 			_ = os.Rename(disk, f.h.fs.resolve(nssmRotatedName(f.path, time.Now())))
 			f.f, _ = os.OpenFile(disk, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

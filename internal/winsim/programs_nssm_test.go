@@ -8,8 +8,12 @@ import (
 
 func TestNSSM(t *testing.T) {
 	h := startSCMHost(t, nil)
-	h.WriteFile(`C:\k\nssm.exe`, exe("nssm", "2.24"))
-	h.Host.fs.MkdirAll(`C:\var\log\app`)
+	if err := h.WriteFile(`C:\k\nssm.exe`, exe("nssm", "2.24")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Host.fs.MkdirAll(`C:\var\log\app`); err != nil {
+		t.Fatal(err)
+	}
 	nssm := func(args ...string) (string, string, int) { return runProgram(t, h.Host, `C:\k\nssm.exe`, args...) }
 	out, _, code := nssm("install", "app", `C:\bin\app.exe`, "--flag", `"two words"`)
 	if code != 0 || out != "Service \"app\" installed successfully!\r\n" {
@@ -47,7 +51,9 @@ func TestNSSM(t *testing.T) {
 	if out, _, _ := nssm("get", "app", "AppRotateBytes"); out != "10\r\n" {
 		t.Fatalf("get: %q", out)
 	}
-	h.WriteFile(`C:\var\log\app\app.log`, []byte("an old log longer than ten bytes\r\n"))
+	if err := h.WriteFile(`C:\var\log\app\app.log`, []byte("an old log longer than ten bytes\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	h.starts.Store(0)
 	if out, _, code := nssm("start", "app"); code != 0 || !strings.Contains(out, "app: START: The operation completed successfully.") {
 		t.Fatalf("nssm start: %q %d", out, code)
@@ -90,7 +96,9 @@ func TestNSSM(t *testing.T) {
 	if err := h.startService("app"); err != nil {
 		t.Fatal(err)
 	}
-	h.stopService("app")
+	if err := h.stopService("app"); err != nil {
+		t.Fatal(err)
+	}
 	if h.FileExists(`C:\nodir`) {
 		t.Error("nssm created the log directory")
 	}

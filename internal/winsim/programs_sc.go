@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -102,7 +103,7 @@ func runSC(ctx context.Context, p *Process) int {
 			return scFail(out, "StartService", &ServiceError{Err: errServiceAlreadyRunning})
 		}
 		if err := h.startService(name); err != nil {
-			if se, ok := err.(*ServiceError); ok && se.Refused != "" {
+			if se := (*ServiceError)(nil); errors.As(err, &se) && se.Refused != "" {
 				fmt.Fprintf(p.Stderr, "%s\r\n", se.Refused)
 				return 1
 			}
@@ -270,14 +271,15 @@ func scFailure(p *Process, name string, opts map[string]string, ok bool) int {
 // scAPI names the API whose failure sc.exe reports: a missing service fails
 // at OpenService whatever the command.
 func scAPI(err error, api string) string {
-	if se, ok := err.(*ServiceError); ok && se.Err == errServiceDoesNotExist {
+	if se := (*ServiceError)(nil); errors.As(err, &se) && se.Err == errServiceDoesNotExist {
 		return "OpenService"
 	}
 	return api
 }
 
 func scFail(out io.Writer, api string, err error) int {
-	se, ok := err.(*ServiceError)
+	var se *ServiceError
+	ok := errors.As(err, &se)
 	if !ok || se.Err == nil {
 		msg := err.Error()
 		if ok {

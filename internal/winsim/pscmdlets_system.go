@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -197,7 +198,7 @@ func runInvokeWebRequest(c *Call) error {
 	if err != nil {
 		return webErr("Unable to connect to the remote server")
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // read in full below
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return webErr(fmt.Sprintf("The remote server returned an error: (%d) %s.", resp.StatusCode, http.StatusText(resp.StatusCode)))
 	}
@@ -242,7 +243,7 @@ func extractArchive(fs *vfs, data []byte, dir, kind string) error {
 				return err
 			}
 			body, err := io.ReadAll(rc)
-			rc.Close()
+			_ = rc.Close() // read in full above
 			if err != nil {
 				return err
 			}
@@ -259,7 +260,7 @@ func extractArchive(fs *vfs, data []byte, dir, kind string) error {
 	tr := tar.NewReader(r)
 	for {
 		hdr, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {

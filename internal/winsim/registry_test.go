@@ -13,9 +13,15 @@ func TestRegistryPersistsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.SetMachineEnv("FOO", "bar")
-	h.svcs.create(Service{Name: "kept", BinaryPathName: `C:\x.exe`, StartupType: StartupManual})
-	h.Stop()
+	if err := h.SetMachineEnv("FOO", "bar"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.svcs.create(Service{Name: "kept", BinaryPathName: `C:\x.exe`, StartupType: StartupManual}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Stop(); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(dir + "/registry.json"); err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +29,11 @@ func TestRegistryPersistsAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer h.Stop()
+	t.Cleanup(func() {
+		if err := h.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
 	if h.MachineEnv()["FOO"] != "bar" {
 		t.Error("machine environment lost")
 	}

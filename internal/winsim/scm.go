@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -126,7 +127,7 @@ func (h *Host) startServiceChain(name string, chain []string) error {
 			return fail(errDependencyDeleted)
 		}
 		if err := h.startServiceChain(d, append(chain, s.Name)); err != nil {
-			if se, ok := err.(*ServiceError); ok && se.Err == errCircularDependency {
+			if se := (*ServiceError)(nil); errors.As(err, &se) && se.Err == errCircularDependency {
 				return err
 			}
 			return fail(errServiceDependencyFail)
@@ -145,7 +146,7 @@ func (h *Host) spawnService(s Service, r *svcRun) error {
 	exe, args := splitImagePath(func(p string) bool { ok, dir := h.fs.Stat(p); return ok && !dir }, cmdline)
 	program, version, err := h.ResolveProgram(exe)
 	if err != nil {
-		if ec, ok := err.(*ErrorCode); ok {
+		if ec := (*ErrorCode)(nil); errors.As(err, &ec) {
 			return fail(ec)
 		}
 		return fail(errFileNotFound)

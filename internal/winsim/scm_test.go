@@ -109,8 +109,12 @@ func wantCode(t *testing.T, err error, code int) {
 
 func TestServiceStartFailures(t *testing.T) {
 	h := startSCMHost(t, nil)
-	h.WriteFile(`C:\bin\notes.exe`, []byte("just text"))
-	h.WriteFile(`C:\bin\unknown.exe`, exe("mystery", "v1"))
+	if err := h.WriteFile(`C:\bin\notes.exe`, []byte("just text")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WriteFile(`C:\bin\unknown.exe`, exe("mystery", "v1")); err != nil {
+		t.Fatal(err)
+	}
 	h.create(t, Service{Name: "missing", BinaryPathName: `C:\bin\nope.exe`})
 	h.create(t, Service{Name: "text", BinaryPathName: `C:\bin\notes.exe`})
 	h.create(t, Service{Name: "console", BinaryPathName: `C:\bin\console.exe --foreground`})

@@ -47,7 +47,7 @@ func (l *scriptLog) add(r ScriptRecord) {
 	if err != nil {
 		return // the log is for people; a full disk must not fail the script
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // the log is for people, as above
 	step := ""
 	if r.Step != "" {
 		step = " step=" + r.Step

@@ -22,7 +22,7 @@ func (h *Host) serveSSH(ln net.Listener) {
 		h.mu.Lock()
 		if !h.up {
 			h.mu.Unlock()
-			conn.Close()
+			_ = conn.Close() // refused: the host is down
 			continue
 		}
 		h.sshConns[conn] = struct{}{}
@@ -35,7 +35,7 @@ func (h *Host) serveSSH(ln net.Listener) {
 				h.mu.Lock()
 				delete(h.sshConns, conn)
 				h.mu.Unlock()
-				conn.Close()
+				_ = conn.Close() // the connection is over either way
 			}()
 			h.serveSSHConn(ctx, conn)
 		}()
@@ -50,7 +50,7 @@ func (h *Host) serveSSHConn(ctx context.Context, conn net.Conn) {
 	if err != nil {
 		return
 	}
-	defer sc.Close()
+	defer func() { _ = sc.Close() }()
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
@@ -77,7 +77,7 @@ func (h *Host) serveSSHConn(ctx context.Context, conn net.Conn) {
 func (h *Host) serveSSHSession(ctx context.Context, user string, ch ssh.Channel, requests <-chan *ssh.Request) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	defer ch.Close()
+	defer func() { _ = ch.Close() }()
 	for req := range requests {
 		switch req.Type {
 		case "exec":

@@ -172,7 +172,7 @@ func (v *vfs) WriteFile(path string, data []byte, appendTo bool) error {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
-		f.Close()
+		_ = f.Close() // the write error is the one to report
 		return err
 	}
 	return f.Close()
@@ -254,7 +254,7 @@ func (v *vfs) Copy(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }() // read only
 	if exists, dir := v.Stat(dst); exists && dir {
 		dst = v.Clean(dst) + `\` + filepath.Base(in.Name())
 	}
@@ -263,7 +263,7 @@ func (v *vfs) Copy(src, dst string) error {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
+		_ = out.Close() // the copy error is the one to report
 		return err
 	}
 	return out.Close()

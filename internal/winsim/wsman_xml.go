@@ -101,15 +101,6 @@ func (e *envelope) selector(name string) string {
 	return ""
 }
 
-func (e *envelope) option(name string) string {
-	for _, o := range e.Header.Options {
-		if strings.EqualFold(o.Name, name) {
-			return strings.TrimSpace(o.Value)
-		}
-	}
-	return ""
-}
-
 // newGUID returns an upper-case GUID as Windows prints them.
 func newGUID() string {
 	var b [16]byte
