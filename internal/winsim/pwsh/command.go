@@ -3,6 +3,7 @@ package pwsh
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -93,7 +94,7 @@ func (c *Call) Write(v any) { c.out = append(c.out, v) }
 // HostOut writes a line straight to the host (Write-Host).
 func (c *Call) HostOut(s string) {
 	if c.rt.opt.Stdout != nil {
-		io.WriteString(c.rt.opt.Stdout, s)
+		_, _ = io.WriteString(c.rt.opt.Stdout, s) // the host's console: no one to report to
 	}
 }
 
@@ -177,7 +178,7 @@ func (r *Runtime) invokeBlock(sb *ScriptBlock, dollarUnder any, args []any) ([]a
 		return nil, r.terminate(body, errUnsupported("begin/process/end blocks"), true)
 	}
 	out, err := r.block(body.child("statement_list"))
-	if f, ok := err.(*flowSignal); ok && f.kind == "return" {
+	if f := (*flowSignal)(nil); errors.As(err, &f) && f.kind == "return" {
 		return out, nil
 	}
 	return out, err

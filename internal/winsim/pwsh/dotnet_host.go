@@ -249,7 +249,7 @@ func versionObject(v string) *Object {
 	for i, n := range names {
 		val := -1
 		if i < len(parts) {
-			fmt.Sscanf(parts[i], "%d", &val)
+			_, _ = fmt.Sscanf(parts[i], "%d", &val) // a part that is no number stays -1
 		}
 		o.Set(n, val)
 	}
@@ -340,13 +340,13 @@ func textWriter(w io.Writer) *Object {
 			s = toString(a[0])
 		}
 		if w != nil {
-			io.WriteString(w, s+"\r\n")
+			_, _ = io.WriteString(w, s+"\r\n") // a console write has no one to report to
 		}
 		return nil, nil
 	}
 	o.Methods["write"] = func(a []any) (any, error) {
 		if len(a) > 0 && w != nil {
-			io.WriteString(w, toString(a[0]))
+			_, _ = io.WriteString(w, toString(a[0]))
 		}
 		return nil, nil
 	}

@@ -33,10 +33,10 @@ func newFakeHost() *fakeHost {
 					}
 					return n
 				case strings.HasSuffix(line, "1>&2"):
-					io.WriteString(stderr, strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(line, "echo "), "1>&2"))+"\r\n")
+					_, _ = io.WriteString(stderr, strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(line, "echo "), "1>&2"))+"\r\n")
 					return 0
 				case strings.HasPrefix(line, "echo "):
-					io.WriteString(stdout, line[5:]+"\r\n")
+					_, _ = io.WriteString(stdout, line[5:]+"\r\n")
 				}
 				return 0
 			},

@@ -2,6 +2,7 @@ package pwsh
 
 import (
 	"context"
+	"errors"
 	"io"
 	"strings"
 )
@@ -63,7 +64,8 @@ type Runtime struct {
 func Run(ctx context.Context, src string, opt Options) Result {
 	s, err := Parse(src)
 	if err != nil {
-		pe := err.(*ParseError)
+		var pe *ParseError
+		_ = errors.As(err, &pe) // Parse fails only with a *ParseError
 		rec := parserRecord(pe, opt.File)
 		r := &Runtime{opt: opt}
 		r.report(rec)
@@ -148,17 +150,22 @@ func (r *Runtime) runTop() int {
 			}
 			continue
 		}
-		switch e := err.(type) {
-		case *exitSignal:
-			return e.code
-		case *flowSignal:
+		var (
+			exit *exitSignal
+			flow *flowSignal
+			term *Terminating
+		)
+		switch {
+		case errors.As(err, &exit):
+			return exit.code
+		case errors.As(err, &flow):
 			// return/break/continue at script level end the script quietly.
 			return r.exitFor()
-		case *Terminating:
+		case errors.As(err, &term):
 			lastExit = 0
-			r.report(e.Rec)
+			r.report(term.Rec)
 			r.lastOK = false
-			if e.Script {
+			if term.Script {
 				return 1
 			}
 		default:
@@ -217,7 +224,7 @@ func (r *Runtime) block(n *Node) ([]any, error) {
 		if err == nil {
 			continue
 		}
-		if t, ok := err.(*Terminating); ok && !t.Script && !r.stopping() && !r.inTry() {
+		if t := (*Terminating)(nil); errors.As(err, &t) && !t.Script && !r.stopping() && !r.inTry() {
 			// A statement-terminating error under Continue: reported, and
 			// the next statement runs.
 			r.report(t.Rec)
@@ -344,7 +351,7 @@ func (r *Runtime) foreachStmt(n *Node) ([]any, error) {
 		r.assign(name, item)
 		o, err := r.block(body)
 		out = append(out, o...)
-		if f, ok := err.(*flowSignal); ok {
+		if f := (*flowSignal)(nil); errors.As(err, &f) {
 			switch f.kind {
 			case "break":
 				return false, nil
@@ -427,7 +434,7 @@ func (r *Runtime) tryStmt(n *Node) ([]any, error) {
 	r.tries++
 	out, err := r.block(n.child("statement_block"))
 	r.tries--
-	if t, ok := err.(*Terminating); ok {
+	if t := (*Terminating)(nil); errors.As(err, &t) {
 		if cc := n.child("catch_clauses"); cc != nil {
 			for _, c := range cc.named() {
 				if !catchMatches(c, t.Rec) {

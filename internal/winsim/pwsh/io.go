@@ -16,7 +16,7 @@ func (r *Runtime) report(rec *ErrorRecord) {
 		return
 	}
 	if r.opt.Stderr != nil {
-		io.WriteString(r.opt.Stderr, rec.Format())
+		_, _ = io.WriteString(r.opt.Stderr, rec.Format()) // the host's console: no one to report to
 	}
 }
 
@@ -27,7 +27,7 @@ func (r *Runtime) writeOutput(out []any) {
 	}
 	for _, o := range out {
 		for _, line := range formatLines(o) {
-			io.WriteString(r.opt.Stdout, line+"\r\n")
+			_, _ = io.WriteString(r.opt.Stdout, line+"\r\n")
 		}
 	}
 }
@@ -99,18 +99,6 @@ func (r *Runtime) lookup(name string) any {
 		}
 	}
 	return r.vars[name]
-}
-
-// defined reports whether a variable exists.
-func (r *Runtime) defined(name string) bool {
-	name = strings.ToLower(name)
-	for i := len(r.locals) - 1; i >= 0; i-- {
-		if _, ok := r.locals[i][name]; ok {
-			return true
-		}
-	}
-	_, ok := r.vars[name]
-	return ok
 }
 
 // assign sets a variable in the innermost scope that has it, else the

@@ -134,7 +134,7 @@ func jsonValue(d *json.Decoder) (any, error) {
 // ("Invalid JSON primitive: x.", "Invalid object passed in, ...") are not
 // reproduced word for word: the record's id and exception are.
 func jsonSyntax(err error) error {
-	if err == io.EOF {
+	if errors.Is(err, io.EOF) {
 		return errors.New("Invalid object passed in, the JSON text ended early.")
 	}
 	return errors.New("Invalid JSON primitive: " + err.Error() + ".")

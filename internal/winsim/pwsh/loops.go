@@ -1,5 +1,7 @@
 package pwsh
 
+import "errors"
+
 // whileStmt is while (cond) { }.
 func (r *Runtime) whileStmt(n *Node) ([]any, error) {
 	var out []any
@@ -13,7 +15,8 @@ func (r *Runtime) whileStmt(n *Node) ([]any, error) {
 		}
 		o, err := r.block(n.child("statement_block"))
 		out = append(out, o...)
-		if f, isFlow := err.(*flowSignal); isFlow && f.kind == "break" {
+		f := (*flowSignal)(nil)
+		if isFlow := errors.As(err, &f); isFlow && f.kind == "break" {
 			return out, nil
 		} else if isFlow && f.kind == "continue" {
 			continue
@@ -51,7 +54,8 @@ func (r *Runtime) forStmt(n *Node) ([]any, error) {
 		}
 		o, err := r.block(n.child("statement_block"))
 		out = append(out, o...)
-		if f, isFlow := err.(*flowSignal); isFlow && f.kind == "break" {
+		f := (*flowSignal)(nil)
+		if isFlow := errors.As(err, &f); isFlow && f.kind == "break" {
 			return out, nil
 		} else if err != nil && !(isFlow && f.kind == "continue") {
 			return out, err

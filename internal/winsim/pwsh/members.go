@@ -1,6 +1,7 @@
 package pwsh
 
 import (
+	"errors"
 	"strings"
 )
 
@@ -157,13 +158,18 @@ func (r *Runtime) invoke(n *Node) (any, error) {
 
 // methodError wraps what a .NET member raised as PowerShell does.
 func (r *Runtime) methodError(n *Node, name string, nargs int, err error) error {
-	switch e := err.(type) {
-	case *Terminating:
-		return e
-	case *DotNetError:
-		return r.terminate(n, errMethodException(name, nargs, e), false)
-	case *overloadError:
-		return r.terminate(n, scriptError(e.Error(), "NotSpecified", "", "", "MethodException", "MethodCountCouldNotFindBest", "System.Management.Automation.MethodException"), false)
+	var (
+		term     *Terminating
+		dotnet   *DotNetError
+		overload *overloadError
+	)
+	switch {
+	case errors.As(err, &term):
+		return term
+	case errors.As(err, &dotnet):
+		return r.terminate(n, errMethodException(name, nargs, dotnet), false)
+	case errors.As(err, &overload):
+		return r.terminate(n, scriptError(overload.Error(), "NotSpecified", "", "", "MethodException", "MethodCountCouldNotFindBest", "System.Management.Automation.MethodException"), false)
 	}
 	return r.terminate(n, errMethodException(name, nargs, &DotNetError{Type: "System.Exception", Message: err.Error()}), false)
 }
@@ -319,7 +325,7 @@ func stringMethod(s, name string, a []any) (any, bool, error) {
 		for _, p := range strings.FieldsFunc(s, func(c rune) bool { return strings.ContainsRune(seps, c) }) {
 			out = append(out, p)
 		}
-		if strings.IndexAny(s, seps) >= 0 && len(seps) > 0 {
+		if strings.ContainsAny(s, seps) && len(seps) > 0 {
 			out = nil
 			cur := ""
 			for _, c := range s {

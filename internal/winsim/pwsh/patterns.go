@@ -144,6 +144,6 @@ func numberFormat(v any, spec string) (string, bool) {
 }
 
 func errFormat(f string) *ErrorRecord {
-	return scriptError(fmt.Sprintf("Error formatting a string: Index (zero based) must be greater than or equal to zero and less than the size of the argument list.."),
+	return scriptError("Error formatting a string: Index (zero based) must be greater than or equal to zero and less than the size of the argument list..",
 		"InvalidOperation", f, "String", "RuntimeException", "FormatError", "System.Management.Automation.RuntimeException")
 }

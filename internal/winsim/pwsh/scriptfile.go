@@ -1,6 +1,7 @@
 package pwsh
 
 import (
+	"errors"
 	"strings"
 	"unicode/utf16"
 )
@@ -24,7 +25,9 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 	src := decodeScript(b)
 	s, perr := Parse(src)
 	if perr != nil {
-		rec := parserRecord(perr.(*ParseError), path)
+		var pe *ParseError
+		_ = errors.As(perr, &pe) // Parse fails only with a *ParseError
+		rec := parserRecord(pe, path)
 		return nil, &Terminating{Rec: rec, Script: true}
 	}
 	opt := r.opt
@@ -55,7 +58,7 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 			if err == nil {
 				continue
 			}
-			if t, ok := err.(*Terminating); ok && !t.Script && !child.stopping() {
+			if t := (*Terminating)(nil); errors.As(err, &t) && !t.Script && !child.stopping() {
 				child.report(t.Rec)
 				child.lastOK = false
 				continue
@@ -66,8 +69,12 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 	}
 	r.errs = child.errs
 	r.clixmlErrs = append(r.clixmlErrs, child.clixmlErrs...)
-	switch e := result.(type) {
-	case nil:
+	var (
+		exit *exitSignal
+		flow *flowSignal
+	)
+	switch {
+	case result == nil:
 		if v := child.vars["lastexitcode"]; v != nil {
 			r.assign("LASTEXITCODE", v)
 		}
@@ -75,14 +82,14 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 			r.fail()
 		}
 		return out, nil
-	case *exitSignal:
-		r.assign("LASTEXITCODE", e.code)
-		r.scriptExit = e.code
-		if e.code != 0 {
+	case errors.As(result, &exit):
+		r.assign("LASTEXITCODE", exit.code)
+		r.scriptExit = exit.code
+		if exit.code != 0 {
 			r.fail()
 		}
 		return out, nil
-	case *flowSignal:
+	case errors.As(result, &flow):
 		return out, nil
 	}
 	return out, result
