@@ -130,9 +130,9 @@ func runCommand(ctx context.Context, sb *sandbox.Sandbox, command []string) erro
 	case <-sb.Failed():
 		cause = sb.Err()
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM) // it may have exited meanwhile
-	// Its exit after the signal is not the cause.
-	_ = <-done
+	// It may have exited meanwhile.
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	<-done //nolint:errcheck // its exit after the signal is not the cause
 	return cause
 }
 

@@ -128,7 +128,7 @@ func startWorld(tf string) (_ *world, err error) {
 	defer cancel()
 	log.Printf("bench: starting the sandbox (log: %s)", w.logFile)
 	if w.sb, err = sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(w.dir, "sandbox"), Logf: logger.Printf}); err != nil {
-		_ = <-built // the sandbox's failure is the one to report
+		<-built //nolint:errcheck // the sandbox's failure is the one to report
 		return nil, fmt.Errorf("starting the sandbox: %w (log: %s)", err, w.logFile)
 	}
 	log.Printf("bench: sandbox ready in %s", w.sb.ReadyIn.Round(time.Millisecond))
