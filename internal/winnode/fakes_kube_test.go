@@ -1,0 +1,300 @@
+package winnode_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+)
+
+// fakeKube is an in-memory cluster: Nodes, bootstrap tokens, the
+// discovered network and the networking mode.
+type fakeKube struct {
+	ops
+	nodes   map[string]*corev1.Node
+	tokens  map[string]bool // id -> not yet deleted
+	network kube.ClusterNetwork
+	ca      []byte
+	mode    string // what ObservedNetworkingMode reads
+	// neverReady keeps a registered Node NotReady through every wait.
+	neverReady bool
+	boots      int
+}
+
+const tokenSecret = "0123456789abcdef"
+
+func newFakeKube() *fakeKube {
+	return &fakeKube{
+		ops: newOps(), nodes: map[string]*corev1.Node{}, tokens: map[string]bool{},
+		network: kube.ClusterNetwork{APIEndpoint: "https://10.0.0.10:6443", ServiceCIDRs: []string{"10.96.0.0/12"},
+			ClusterCIDRs: []string{"10.244.0.0/16"}, DNSServiceIP: "10.96.0.10", ClusterDomain: "cluster.local"},
+		ca:   []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
+		mode: kube.NetworkingFlannel,
+	}
+}
+
+// register is the kubelet registering its Node (Ready unless neverReady),
+// with a new boot id.
+func (k *fakeKube) register(name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.boots++
+	n := k.nodes[name]
+	if n == nil {
+		n = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelOS: "windows"}}}
+		k.nodes[name] = n
+	}
+	n.Status.NodeInfo.BootID = fmt.Sprintf("boot-%d", k.boots)
+	n.Status.NodeInfo.KubeletVersion = "v1.36.3"
+	setReady(n, !k.neverReady)
+}
+
+func setReady(n *corev1.Node, ready bool) {
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}}
+}
+
+// node returns a copy of a Node, nil when there is none.
+func (k *fakeKube) node(name string) *corev1.Node {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n := k.nodes[name]; n != nil {
+		return n.DeepCopy()
+	}
+	return nil
+}
+
+// liveTokens lists the bootstrap tokens not deleted.
+func (k *fakeKube) liveTokens() []string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []string
+	for id, live := range k.tokens {
+		if live {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func (k *fakeKube) find(name string) (*corev1.Node, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n := k.nodes[name]
+	if n == nil {
+		return nil, &kube.NotFoundError{Kind: "Node", Name: name}
+	}
+	return n, nil
+}
+
+func (k *fakeKube) DiscoverNetwork(ctx context.Context) (*kube.ClusterNetwork, error) {
+	if err := k.enter(ctx, "DiscoverNetwork"); err != nil {
+		return nil, err
+	}
+	n := k.network
+	return &n, nil
+}
+
+func (k *fakeKube) ClusterCA() ([]byte, error) {
+	if err := k.enter(context.Background(), "ClusterCA"); err != nil {
+		return nil, err
+	}
+	return k.ca, nil
+}
+
+func (k *fakeKube) ObservedNetworkingMode(ctx context.Context, namespace string) (string, error) {
+	if err := k.enter(ctx, "ObservedNetworkingMode", namespace); err != nil {
+		return "", err
+	}
+	return k.mode, nil
+}
+
+func (k *fakeKube) CreateBootstrapToken(ctx context.Context, _ time.Duration, description string) (string, string, error) {
+	if err := k.enter(ctx, "CreateBootstrapToken", description); err != nil {
+		return "", "", err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id := fmt.Sprintf("tok%03d", len(k.tokens)+1)
+	k.tokens[id] = true
+	return id + "." + tokenSecret, id, nil
+}
+
+func (k *fakeKube) DeleteBootstrapToken(ctx context.Context, id string) error {
+	if err := k.enter(ctx, "DeleteBootstrapToken", id); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.tokens[id] = false
+	return nil
+}
+
+func (k *fakeKube) FindNode(ctx context.Context, name string) (*corev1.Node, error) {
+	if err := k.enter(ctx, "FindNode", name); err != nil {
+		return nil, err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return nil, err
+	}
+	return k.node(n.Name), nil
+}
+
+func (k *fakeKube) WindowsNodes(ctx context.Context) ([]corev1.Node, error) {
+	if err := k.enter(ctx, "WindowsNodes"); err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var out []corev1.Node
+	for _, name := range slices.Sorted(maps.Keys(k.nodes)) {
+		if n := k.nodes[name]; n.Labels[kube.LabelOS] == "windows" {
+			out = append(out, *n.DeepCopy())
+		}
+	}
+	return out, nil
+}
+
+// waitReady is a watch that has already seen all there is: a Node that is
+// not Ready now never will be (neverReady), else it turns Ready.
+func (k *fakeKube) waitReady(name string) (*corev1.Node, error) {
+	n, err := k.find(name)
+	if err != nil {
+		return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Err: context.DeadlineExceeded}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.neverReady {
+		return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Registered: true, Node: n.DeepCopy(), Err: context.DeadlineExceeded}
+	}
+	setReady(n, true)
+	return n.DeepCopy(), nil
+}
+
+func (k *fakeKube) WaitForNodeReady(ctx context.Context, name string) (*corev1.Node, error) {
+	if err := k.enter(ctx, "WaitForNodeReady", name); err != nil {
+		return nil, err
+	}
+	return k.waitReady(name)
+}
+
+func (k *fakeKube) WaitForNodeReadyAgain(ctx context.Context, prev *corev1.Node) (*corev1.Node, error) {
+	if err := k.enter(ctx, "WaitForNodeReadyAgain", prev.Name); err != nil {
+		return nil, err
+	}
+	return k.waitReady(prev.Name)
+}
+
+func (k *fakeKube) WaitForNodePodCIDR(ctx context.Context, name string) (string, error) {
+	if err := k.enter(ctx, "WaitForNodePodCIDR", name); err != nil {
+		return "", err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return "", err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n.Spec.PodCIDR = "10.244.1.0/24"
+	return n.Spec.PodCIDR, nil
+}
+
+func (k *fakeKube) WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error) {
+	var names []string
+	for _, a := range agents {
+		names = append(names, a.Name)
+	}
+	if err := k.enter(ctx, "WaitForAgentsReady", node, namespace, strings.Join(names, ",")); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+func (k *fakeKube) ApplyNodeSettings(ctx context.Context, name string, s kube.NodeSettings) (*corev1.Node, error) {
+	if err := k.enter(ctx, "ApplyNodeSettings", name); err != nil {
+		return nil, err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if n.Spec.ProviderID != "" && s.ProviderID != "" && n.Spec.ProviderID != s.ProviderID {
+		return nil, fmt.Errorf("the Node already has providerID %q", n.Spec.ProviderID)
+	}
+	if s.ProviderID != "" {
+		n.Spec.ProviderID = s.ProviderID
+	}
+	maps.Copy(n.Labels, s.Labels)
+	n.Spec.Taints = slices.Clone(s.Taints)
+	return n.DeepCopy(), nil
+}
+
+func (k *fakeKube) CordonNode(ctx context.Context, name string, cordon bool) error {
+	if err := k.enter(ctx, "CordonNode", name, cordon); err != nil {
+		return err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	n.Spec.Unschedulable = cordon
+	return nil
+}
+
+func (k *fakeKube) MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error {
+	if err := k.enter(ctx, "MarkCordonedForPowerCycle", name, mark); err != nil {
+		return err
+	}
+	n, err := k.find(name)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if mark {
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		n.Annotations[kube.CordonedForPowerCycleAnnotation] = "hardware change"
+	} else {
+		delete(n.Annotations, kube.CordonedForPowerCycleAnnotation)
+	}
+	return nil
+}
+
+// DrainNode cordons, then evicts: a drain that fails (a
+// PodDisruptionBudget, the deadline) leaves the Node cordoned, as kube's
+// does.
+func (k *fakeKube) DrainNode(ctx context.Context, name string, opts kube.DrainOptions) error {
+	k.mu.Lock()
+	if n := k.nodes[name]; n != nil && ctx.Err() == nil {
+		n.Spec.Unschedulable = true
+	}
+	k.mu.Unlock()
+	return k.enter(ctx, "DrainNode", name)
+}
+
+func (k *fakeKube) DeleteNode(ctx context.Context, name string) error {
+	if err := k.enter(ctx, "DeleteNode", name); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.nodes, name)
+	return nil
+}
