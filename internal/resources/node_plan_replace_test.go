@@ -1,0 +1,70 @@
+package resources
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// replacePaths asks the node schema's own plan modifiers, of every attribute
+// type that has them: the framework's RequiresReplace (string, int64, bool)
+// and replaceUnlessImported (string, int64, object). Changes whose modifiers
+// keep the node (num_cpus) are not listed.
+func TestReplacePaths(t *testing.T) {
+	ctx := context.Background()
+	var sr resource.SchemaResponse
+	(&nodeResource{}).Schema(ctx, resource.SchemaRequest{}, &sr)
+	s := sr.Schema
+	ipv4 := func(address string) types.Object {
+		return types.ObjectValueMust(map[string]attr.Type{"address": types.StringType, "prefix_length": types.Int64Type,
+			"gateway": types.StringType, "dns_servers": types.ListType{ElemType: types.StringType}},
+			map[string]attr.Value{"address": types.StringValue(address), "prefix_length": types.Int64Value(24),
+				"gateway": types.StringNull(), "dns_servers": types.ListNull(types.StringType)})
+	}
+	base := map[string]attr.Value{
+		"name": types.StringValue("win-1"), "template": types.StringValue("/DC0/vm/t"), "num_cpus": types.Int64Value(2),
+		"time_zone": types.Int64Value(85), "linked_clone": types.BoolValue(false), "ipv4": ipv4("10.0.0.21"),
+		"admin_password_wo_version": types.Int64Value(1),
+	}
+	request := func(changes map[string]attr.Value) resource.ModifyPlanRequest {
+		state := tfsdk.State{Schema: s, Raw: emptyState(ctx, s).Raw}
+		plan := tfsdk.Plan{Schema: s, Raw: emptyState(ctx, s).Raw}
+		for name, v := range base {
+			if d := state.SetAttribute(ctx, path.Root(name), v); d.HasError() {
+				t.Fatal(d)
+			}
+			if changed, ok := changes[name]; ok {
+				v = changed
+			}
+			if d := plan.SetAttribute(ctx, path.Root(name), v); d.HasError() {
+				t.Fatal(d)
+			}
+		}
+		return resource.ModifyPlanRequest{Config: tfsdk.Config{Schema: s, Raw: plan.Raw}, Plan: plan, State: state}
+	}
+	for _, c := range []struct {
+		name    string
+		changes map[string]attr.Value
+		want    string
+	}{
+		{"nothing changes", nil, ""},
+		{"in place", map[string]attr.Value{"num_cpus": types.Int64Value(4)}, ""},
+		{"string", map[string]attr.Value{"name": types.StringValue("win-2"), "num_cpus": types.Int64Value(4)}, "name"},
+		{"string, replaced unless imported", map[string]attr.Value{"template": types.StringValue("/DC0/vm/u")}, "template"},
+		{"int64", map[string]attr.Value{"time_zone": types.Int64Value(4)}, "time_zone"},
+		{"int64, replaced unless imported", map[string]attr.Value{"admin_password_wo_version": types.Int64Value(2)}, "admin_password_wo_version"},
+		{"bool", map[string]attr.Value{"linked_clone": types.BoolValue(true)}, "linked_clone"},
+		{"object, sorted", map[string]attr.Value{"ipv4": ipv4("10.0.0.22"), "linked_clone": types.BoolValue(true)}, "ipv4, linked_clone"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := pathList(replacePaths(ctx, request(c.changes))); got != c.want {
+				t.Errorf("replacePaths = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
