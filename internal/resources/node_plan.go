@@ -206,70 +206,53 @@ func replacePaths(ctx context.Context, req resource.ModifyPlanRequest) path.Path
 	return out
 }
 
+// requiresReplace runs the attribute's plan modifiers, as the framework ran
+// them, and tells whether one of them requires a replacement.
 func requiresReplace(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a schema.Attribute) bool {
 	switch a := a.(type) {
 	case schema.StringAttribute:
-		var config, plan, state types.String
-		if !readAttribute(ctx, req, p, &config, &plan, &state) {
-			return false
-		}
-		for _, m := range a.PlanModifiers {
+		return anyReplaces(ctx, req, p, a.PlanModifiers, func(m planmodifier.String, config, plan, state types.String) bool {
 			resp := &planmodifier.StringResponse{PlanValue: plan}
 			m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
 				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
-			if resp.RequiresReplace {
-				return true
-			}
-		}
+			return resp.RequiresReplace
+		})
 	case schema.Int64Attribute:
-		var config, plan, state types.Int64
-		if !readAttribute(ctx, req, p, &config, &plan, &state) {
-			return false
-		}
-		for _, m := range a.PlanModifiers {
+		return anyReplaces(ctx, req, p, a.PlanModifiers, func(m planmodifier.Int64, config, plan, state types.Int64) bool {
 			resp := &planmodifier.Int64Response{PlanValue: plan}
 			m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
 				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
-			if resp.RequiresReplace {
-				return true
-			}
-		}
+			return resp.RequiresReplace
+		})
 	case schema.BoolAttribute:
-		var config, plan, state types.Bool
-		if !readAttribute(ctx, req, p, &config, &plan, &state) {
-			return false
-		}
-		for _, m := range a.PlanModifiers {
+		return anyReplaces(ctx, req, p, a.PlanModifiers, func(m planmodifier.Bool, config, plan, state types.Bool) bool {
 			resp := &planmodifier.BoolResponse{PlanValue: plan}
 			m.PlanModifyBool(ctx, planmodifier.BoolRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
 				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
-			if resp.RequiresReplace {
-				return true
-			}
-		}
+			return resp.RequiresReplace
+		})
 	case schema.SingleNestedAttribute:
-		var config, plan, state types.Object
-		if !readAttribute(ctx, req, p, &config, &plan, &state) {
-			return false
-		}
-		for _, m := range a.PlanModifiers {
+		return anyReplaces(ctx, req, p, a.PlanModifiers, func(m planmodifier.Object, config, plan, state types.Object) bool {
 			resp := &planmodifier.ObjectResponse{PlanValue: plan}
 			m.PlanModifyObject(ctx, planmodifier.ObjectRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
 				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
-			if resp.RequiresReplace {
-				return true
-			}
-		}
+			return resp.RequiresReplace
+		})
 	}
 	return false
 }
 
-// readAttribute reads one attribute from the configuration, the plan and the
-// prior state.
-func readAttribute(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, config, plan, state any) bool {
-	return !req.Config.GetAttribute(ctx, p, config).HasError() &&
-		!req.Plan.GetAttribute(ctx, p, plan).HasError() &&
-		!req.State.GetAttribute(ctx, p, state).HasError()
+// anyReplaces reads the attribute at p from the configuration, the plan and
+// the prior state, and tells whether one of its modifiers, run by replaces,
+// requires a replacement. The framework's typed modifier requests have no
+// common interface, so each attribute type says how to run one.
+func anyReplaces[V, M any](ctx context.Context, req resource.ModifyPlanRequest, p path.Path, modifiers []M, replaces func(m M, config, plan, state V) bool) bool {
+	var config, plan, state V
+	if req.Config.GetAttribute(ctx, p, &config).HasError() || req.Plan.GetAttribute(ctx, p, &plan).HasError() ||
+		req.State.GetAttribute(ctx, p, &state).HasError() {
+		return false
+	}
+	return slices.ContainsFunc(modifiers, func(m M) bool { return replaces(m, config, plan, state) })
 }
 
 func pathList(paths path.Paths) string {
