@@ -24,12 +24,20 @@ import (
 //     kubelet, windows-build) when the template is known; when it is not,
 //     windows_golden_image checks its own kubernetes_version against the API
 //     server at plan (golden_image_checks.go);
-//   - at the start of create, before any clone, all of them again against
-//     the template and the cluster as they are then: this is where the checks
-//     of an image built in the same apply run, and all of them when the plan
-//     could not reach the cluster (provider settings unknown until apply).
+//   - at apply, Terraform plans each resource again just before it applies
+//     it, with every value its dependencies produced known and the provider
+//     configured with known settings: planChecks then runs all of them,
+//     also the checks of an image built in the same apply and those a plan
+//     whose provider settings were unknown could not run. It evaluates the
+//     snapshot of that walk (clients.Cluster), taken at the first node's
+//     plan, with the guards planned in it (clients.Planned);
+//   - at the start of create, before any clone, all of them once more
+//     against the template and a cluster read afresh. Against the apply-time
+//     plan this adds only the cluster's changes since the walk's snapshot,
+//     at the cost of one full discovery per node.
 //
-// Both report a failure with the same diagnostic (checksFailed).
+// Both report a failure with the same diagnostic (checksFailed), so a test
+// that sees it at apply cannot tell which of the two stopped the node.
 
 // planChecks runs, at plan time, the readiness checks of a node about to be
 // created that the known facts allow.

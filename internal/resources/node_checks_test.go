@@ -117,10 +117,14 @@ resource "windows_linux_daemonset_guard" "test" {
 // TestAccNode_imageChecksAtCreate: in the one-shot configuration a check
 // that needs the image's facts can only run once the image exists. Here the
 // image's kubelet (v1.37.0, built with the image's own version-skew check
-// skipped) is newer than the v1.36 API server: the node's create fails
+// skipped) is newer than the v1.36 API server: the apply stops the node
 // before it clones anything (one VM more: the template, none at the node's
 // path), with the message and remedy the plan gives once the template
-// exists.
+// exists. What stops it first is the node's apply-time plan (Terraform plans
+// a resource again, with its dependencies' values known, just before it
+// applies it), which reads the new template; createChecks would stop it
+// next. This test passes with either alone and cannot tell them apart: the
+// template's facts do not change between the two.
 func TestAccNode_imageChecksAtCreate(t *testing.T) {
 	acctest.PreCheck(t)
 	const version = "v1.37.0"
