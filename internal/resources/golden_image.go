@@ -97,10 +97,6 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if r.createVersionSkew(ctx, &plan, &resp.Diagnostics); resp.Diagnostics.HasError() {
-		resp.State.RemoveResource(ctx) // nothing was built
-		return
-	}
 
 	if plan.Name.IsUnknown() || plan.Name.IsNull() {
 		plan.Name = types.StringValue(plan.NamePrefix.ValueString() + time.Now().UTC().Format("20060102150405"))

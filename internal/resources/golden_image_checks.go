@@ -22,7 +22,10 @@ import (
 // stops the plan before an hour of image build. The check runs when the
 // provider reaches a cluster; an image built where it does not (an image-only
 // configuration) is not checked, and skip_checks = ["version-skew"] builds
-// one for another cluster or ahead of a control-plane upgrade.
+// one for another cluster or ahead of a control-plane upgrade. A plan whose
+// provider settings are unknown cannot reach the cluster; Terraform plans the
+// image again at apply, with them known, before Create builds anything, and
+// that plan checks it.
 
 // planVersionSkew checks kubernetes_version against the API server at plan.
 func (r *goldenImageResource) planVersionSkew(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) {
@@ -31,15 +34,9 @@ func (r *goldenImageResource) planVersionSkew(ctx context.Context, plan tfsdk.Pl
 	diags.Append(plan.GetAttribute(ctx, path.Root("kubernetes_version"), &version)...)
 	diags.Append(plan.GetAttribute(ctx, path.Root("skip_checks"), &skip)...)
 	if version.IsUnknown() || version.IsNull() || skip.IsUnknown() {
-		return // create checks it once known
+		return // the apply-time plan checks it once known
 	}
 	r.versionSkew(ctx, version.ValueString(), skip, diags)
-}
-
-// createVersionSkew checks again at the start of create, before the build VM
-// is cloned: a plan whose provider settings were unknown could not.
-func (r *goldenImageResource) createVersionSkew(ctx context.Context, m *goldenImageModel, diags *diag.Diagnostics) {
-	r.versionSkew(ctx, m.KubernetesVersion.ValueString(), m.SkipChecks, diags)
 }
 
 func (r *goldenImageResource) versionSkew(ctx context.Context, version string, skip types.List, diags *diag.Diagnostics) {

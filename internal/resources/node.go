@@ -131,10 +131,6 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if r.createChecks(ctx, plan, &resp.Diagnostics); resp.Diagnostics.HasError() {
-		resp.State.RemoveResource(ctx) // nothing was created
-		return
-	}
 	res, err := m.Create(ctx, spec, func(id winnode.Identity) {
 		plan.setIdentity(id)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -31,23 +30,20 @@ import (
 //     whose provider settings were unknown could not run. It evaluates the
 //     snapshot of that walk (clients.Cluster), taken at the first node's
 //     plan, with the guards planned in it (clients.Planned);
-//   - at the start of create, before any clone, all of them once more
-//     against the template and a cluster read afresh. Against the apply-time
-//     plan this adds only the cluster's changes since the walk's snapshot,
-//     at the cost of one full discovery per node.
-//
-// Both report a failure with the same diagnostic (checksFailed), so a test
-// that sees it at apply cannot tell which of the two stopped the node.
+//     That apply-time plan stops the node before Create is called, so
+//     before anything is cloned: Create does not check again (a second
+//     pass would cost one full cluster discovery per node to see only what
+//     changed since the snapshot).
 
 // planChecks runs, at plan time, the readiness checks of a node about to be
 // created that the known facts allow.
 func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *resource.ModifyPlanResponse) {
 	if r.clients == nil || plan.SkipChecks.IsUnknown() {
-		return // create runs them once skip_checks is known
+		return // the apply-time plan runs them once skip_checks is known
 	}
 	if _, err := r.clients.Kubernetes(ctx); err != nil {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Cluster readiness checks of Windows node %s postponed to apply", plan.Name.ValueString()),
-			"The plan cannot reach the cluster ("+err.Error()+"), so the readiness checks run at the start of create, before any VM is cloned.")
+			"The plan cannot reach the cluster ("+err.Error()+"), so the readiness checks run when the apply plans the node again with the settings known, before any VM is cloned.")
 		return
 	}
 	opts := kube.CheckOptions{PlannedGuards: r.clients.Planned.Guards()}
@@ -73,38 +69,8 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 	checksFailed(&resp.Diagnostics, plan.Name.ValueString(), cluster.Checks(opts))
 }
 
-// createChecks runs every readiness check at the start of create, before the
-// clone, against the template (its kubelet version and Windows build, known
-// now even when the plan had no template) and the cluster as they are. A
-// guard planned in this run counts no more: it has been applied, or not. The
-// cluster is read afresh, not from the run's snapshot: another resource's
-// plan may have taken that one before this node's dependencies (a guard)
-// were applied.
-func (r *nodeResource) createChecks(ctx context.Context, plan nodeModel, diags *diag.Diagnostics) {
-	vc := vsphereClient(ctx, r.clients, diags)
-	k, err := r.clients.Kubernetes(ctx)
-	if vc == nil || err != nil {
-		return // the manager reported it
-	}
-	opts := kube.CheckOptions{}
-	diags.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
-	if tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString()); err == nil {
-		opts.KubernetesVersion, opts.WindowsBuild = tmpl.KubernetesVersion, tmpl.WindowsBuild()
-	} else {
-		// Not a golden image (or unreadable): the clone reports a template
-		// that is not there; the cluster-wide checks still run.
-		tflog.Debug(ctx, "readiness checks without the template's facts", map[string]any{"template": plan.Template.ValueString(), "error": err.Error()})
-	}
-	cluster, err := k.DiscoverCluster(ctx)
-	if err != nil {
-		diags.AddWarning("Cluster readiness checks did not run", err.Error())
-		return
-	}
-	checksFailed(diags, plan.Name.ValueString(), cluster.Checks(opts))
-}
-
-// checksFailed adds the one diagnostic of failed readiness checks, the same
-// at plan and at create: each failed check with its remedy.
+// checksFailed adds the one diagnostic of failed readiness checks: each
+// failed check with its remedy.
 func checksFailed(diags *diag.Diagnostics, node string, checks []kube.Check) {
 	if err := kube.ChecksFailed(checks); err != nil {
 		diags.AddError(fmt.Sprintf("Cluster not ready for Windows node %s", node),

@@ -120,11 +120,10 @@ resource "windows_linux_daemonset_guard" "test" {
 // skipped) is newer than the v1.36 API server: the apply stops the node
 // before it clones anything (one VM more: the template, none at the node's
 // path), with the message and remedy the plan gives once the template
-// exists. What stops it first is the node's apply-time plan (Terraform plans
-// a resource again, with its dependencies' values known, just before it
-// applies it), which reads the new template; createChecks would stop it
-// next. This test passes with either alone and cannot tell them apart: the
-// template's facts do not change between the two.
+// exists. What stops it is the node's apply-time plan: Terraform plans a
+// resource again, with its dependencies' values known, just before it
+// applies it, and planChecks then reads the new template. Without the image
+// checks in planChecks the node would be cloned and this test would fail.
 func TestAccNode_imageChecksAtCreate(t *testing.T) {
 	acctest.PreCheck(t)
 	const version = "v1.37.0"

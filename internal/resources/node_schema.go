@@ -70,9 +70,10 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"failing one stops it with its remedy (`skip_checks` opts out per check). The plan runs the cluster-wide checks (node CIDR " +
 			"allocation, flannel VXLAN settings, Linux DaemonSets, Linux headroom) whatever else is unknown, so also when the golden image " +
 			"is built in the same apply; it runs the checks of the image (version skew against the template's kubelet, Windows build) when " +
-			"the template is known, and otherwise `windows_golden_image` checks its `kubernetes_version` at plan. Create runs every check " +
-			"again before it clones anything, against the template and the cluster as they are then: that is where an image built in the " +
-			"same apply is checked, and all checks run when the plan could not reach the cluster. A `windows_linux_daemonset_guard` the " +
+			"the template is known, and otherwise `windows_golden_image` checks its `kubernetes_version` at plan. Terraform plans the node " +
+			"again when it applies it, with the values of its dependencies and the provider settings known, and that plan runs every " +
+			"check before anything is cloned: that is where an image built in the same apply is checked, and where all checks run when " +
+			"the plan could not reach the cluster. A `windows_linux_daemonset_guard` the " +
 			"node depends on (`depends_on`) counts at plan time for the DaemonSets it will guard.\n\n" +
 			"What an apply does to a running node is in the plan: every change below that drains, restarts or power-cycles it adds a " +
 			"warning naming the node, what happens and how the drain behaves.\n\n" +
