@@ -18,6 +18,8 @@ import (
 type HostKeys struct {
 	mu  sync.Mutex
 	key ssh.PublicKey
+	// required: key was given (Config.HostKey), not recorded here.
+	required bool
 }
 
 // Key returns the recorded key in authorized_keys format
@@ -35,7 +37,7 @@ func (h *HostKeys) Key() string {
 }
 
 // check records key when none is, else compares.
-func (h *HostKeys) check(hostname string, key ssh.PublicKey) error {
+func (h *HostKeys) check(hostname string, _ net.Addr, key ssh.PublicKey) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.key == nil {
@@ -43,9 +45,24 @@ func (h *HostKeys) check(hostname string, key ssh.PublicKey) error {
 		return nil
 	}
 	if !keysEqual(h.key, key) {
-		return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(h.key), Got: ssh.FingerprintSHA256(key), Presented: AuthorizedKey(key)}
+		return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(h.key), Got: ssh.FingerprintSHA256(key),
+			Presented: AuthorizedKey(key), Required: h.required}
 	}
 	return nil
+}
+
+// algorithms lists the host key algorithms the trusted key signs with
+// (nil while none is recorded: any).
+func (h *HostKeys) algorithms() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.key == nil {
+		return nil
+	}
+	if h.key.Type() == ssh.KeyAlgoRSA {
+		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
+	}
+	return []string{h.key.Type()}
 }
 
 // AuthorizedKey formats a public key as an authorized_keys line without a
@@ -78,35 +95,20 @@ func (c Config) TrustedHostKey() string {
 }
 
 // hostKeyCallback checks the required key, or records the first key seen.
-// A different key is always an error. With a required key the handshake
-// asks for that key's algorithms only, so a host with several keys (Windows
-// OpenSSH creates RSA, ECDSA and Ed25519 ones) presents the one recorded.
+// A different key is always an error. With a trusted key (required, or
+// recorded at an earlier connection) the handshake asks for that key's
+// algorithms only, so a host with several keys (Windows OpenSSH creates
+// RSA, ECDSA and Ed25519 ones) presents that one.
 func hostKeyCallback(cfg Config) (ssh.HostKeyCallback, []string, error) {
+	keys := cfg.HostKeys
 	if cfg.HostKey != "" {
-		pinned, err := ParseHostKey(cfg.HostKey)
+		required, err := ParseHostKey(cfg.HostKey)
 		if err != nil {
 			return nil, nil, fmt.Errorf("remote: HostKey: %w", err)
 		}
-		return func(hostname string, _ net.Addr, key ssh.PublicKey) error {
-			if !keysEqual(pinned, key) {
-				return &HostKeyError{Address: hostname, Want: ssh.FingerprintSHA256(pinned), Got: ssh.FingerprintSHA256(key),
-					Presented: AuthorizedKey(key), Required: true}
-			}
-			return nil
-		}, algorithmsFor(pinned), nil
+		keys = &HostKeys{key: required, required: true}
 	}
-	store := cfg.HostKeys
-	return func(hostname string, _ net.Addr, key ssh.PublicKey) error {
-		return store.check(hostname, key)
-	}, nil, nil
-}
-
-// algorithmsFor lists the host key algorithms that a key signs with.
-func algorithmsFor(key ssh.PublicKey) []string {
-	if key.Type() == ssh.KeyAlgoRSA {
-		return []string{ssh.KeyAlgoRSASHA512, ssh.KeyAlgoRSASHA256, ssh.KeyAlgoRSA}
-	}
-	return []string{key.Type()}
+	return keys.check, keys.algorithms(), nil
 }
 
 func keysEqual(a, b ssh.PublicKey) bool {

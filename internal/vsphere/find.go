@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/object"
@@ -198,21 +199,95 @@ func (c *Client) FindVMByUUID(ctx context.Context, uuid string, instance bool) (
 	return obj.Reference(), nil
 }
 
-// InventoryPath returns an object's inventory path, in one round trip.
+// InventoryPath returns an object's inventory path, in one round trip
+// (InventoryPaths).
 func (c *Client) InventoryPath(ctx context.Context, ref types.ManagedObjectReference) (string, error) {
-	entities, err := mo.Ancestors(ctx, c.Client.Client, c.Client.ServiceContent.PropertyCollector, ref)
+	paths, err := c.InventoryPaths(ctx, []types.ManagedObjectReference{ref})
 	if err != nil {
-		return "", notFoundOr(err, kindName(ref.Type), ref, "reading the inventory path of")
+		return "", err
 	}
-	var b strings.Builder
-	for _, e := range entities {
-		if e.Parent == nil {
-			continue // the root folder has no name in paths
+	p, ok := paths[ref]
+	if !ok {
+		return "", fmt.Errorf("reading the inventory path of %s %s: vCenter returned no path up to the root folder", kindName(ref.Type), ref.Value)
+	}
+	return p, nil
+}
+
+// InventoryPaths returns the inventory paths of objects in one round trip,
+// however many there are: one property collector retrieval that climbs
+// from each object through its parents (a VM in a vApp through its vApp,
+// as mo.Ancestors does) and reads their names. An object whose ancestors
+// cannot all be read up to the root folder (a role without read access on a
+// folder above it) is left out of the result. A missing object is a
+// *NotFoundError.
+func (c *Client) InventoryPaths(ctx context.Context, refs []types.ManagedObjectReference) (map[types.ManagedObjectReference]string, error) {
+	out := make(map[types.ManagedObjectReference]string, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	toParent := []types.BaseSelectionSpec{&types.SelectionSpec{Name: "toParent"}}
+	climb := []types.BaseSelectionSpec{
+		&types.TraversalSpec{SelectionSpec: types.SelectionSpec{Name: "toParent"}, Type: "ManagedEntity", Path: "parent", SelectSet: toParent},
+		&types.TraversalSpec{Type: TypeVirtualMachine, Path: "parentVApp", SelectSet: toParent},
+	}
+	spec := types.PropertyFilterSpec{PropSet: []types.PropertySpec{
+		{Type: "ManagedEntity", PathSet: []string{"name", "parent"}},
+		{Type: TypeVirtualMachine, PathSet: []string{"parentVApp"}},
+	}}
+	for _, r := range refs {
+		spec.ObjectSet = append(spec.ObjectSet, types.ObjectSpec{Obj: r, SelectSet: climb})
+	}
+	res, err := property.DefaultCollector(c.Client.Client).RetrieveProperties(ctx, types.RetrieveProperties{SpecSet: []types.PropertyFilterSpec{spec}})
+	if err != nil {
+		if missing, ok := managedObjectNotFound(err); ok {
+			return nil, &NotFoundError{Kind: kindName(missing.Type), ID: missing.Value}
 		}
-		b.WriteString("/")
-		b.WriteString(e.Name)
+		return nil, fmt.Errorf("reading inventory paths: %w", err)
 	}
-	return b.String(), nil
+	type entity struct {
+		name   string
+		parent *types.ManagedObjectReference
+	}
+	entities := make(map[types.ManagedObjectReference]entity, len(res.Returnval))
+	for _, oc := range res.Returnval {
+		var e entity
+		var vApp *types.ManagedObjectReference
+		for _, p := range oc.PropSet {
+			ref, isRef := p.Val.(types.ManagedObjectReference)
+			switch {
+			case p.Name == "name":
+				e.name, _ = p.Val.(string)
+			case p.Name == "parent" && isRef:
+				e.parent = &ref
+			case p.Name == "parentVApp" && isRef:
+				vApp = &ref
+			}
+		}
+		if e.parent == nil {
+			e.parent = vApp
+		}
+		entities[oc.Obj] = e
+	}
+	root := c.Client.ServiceContent.RootFolder
+	for _, r := range refs {
+		var names []string
+		// Each step climbs one level; a chain longer than the entities read
+		// would be a loop.
+		for cur, steps := r, 0; steps <= len(entities); steps++ {
+			if cur == root {
+				slices.Reverse(names) // the root folder has no name in paths
+				out[r] = "/" + strings.Join(names, "/")
+				break
+			}
+			e, ok := entities[cur]
+			if !ok || e.name == "" || e.parent == nil {
+				break // not readable up to the root folder
+			}
+			names = append(names, e.name)
+			cur = *e.parent
+		}
+	}
+	return out, nil
 }
 
 // FindVM finds a VM or template by inventory path ("/dc/vm/x") or managed

@@ -196,7 +196,8 @@ func TestReadVMs(t *testing.T) {
 }
 
 // TestListVMs: a folder's VMs (and below), or the whole inventory with
-// its templates, in a fixed number of round trips however many VMs exist.
+// its templates, and the VMs' inventory paths, in a fixed number of round
+// trips however many VMs exist.
 func TestListVMs(t *testing.T) {
 	e := newEnv(t)
 	ctx := t.Context()
@@ -237,6 +238,35 @@ func TestListVMs(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("ListVMs(%s) = %v, want %v", e.folder, got, want)
+	}
+
+	// Their inventory paths: one retrieval for all of them.
+	refs := make([]types.ManagedObjectReference, 0, len(vms))
+	for _, vm := range vms {
+		refs = append(refs, vm.Ref)
+	}
+	e.counter.reset()
+	paths, err := e.c.InventoryPaths(ctx, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := e.counter.n.Load(); n != 1 {
+		t.Errorf("InventoryPaths of %d VMs took %d round trips, want 1", len(refs), n)
+	}
+	for _, vm := range vms {
+		want := e.folder + "/" + vm.Name
+		if vm.Name == "win-l2" {
+			want = e.folder + "/sub/" + vm.Name
+		}
+		if paths[vm.Ref] != want {
+			t.Errorf("InventoryPaths: %s is at %q, want %q", vm.Ref.Value, paths[vm.Ref], want)
+		}
+		if p, err := e.c.InventoryPath(ctx, vm.Ref); err != nil || p != want {
+			t.Errorf("InventoryPath(%s) = %q, %v; want %q", vm.Ref.Value, p, err, want)
+		}
+	}
+	if _, err := e.c.InventoryPaths(ctx, append(refs, vsphere.VMRef("vm-404"))); !vsphere.IsNotFound(err) {
+		t.Errorf("InventoryPaths with a missing VM: %v, want a NotFoundError", err)
 	}
 
 	all, err := e.c.ListVMs(ctx, types.ManagedObjectReference{})

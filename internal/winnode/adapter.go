@@ -106,8 +106,20 @@ func (a vsphereAdapter) ReadVM(ctx context.Context, vmID string) (*vsphere.VMInf
 	return a.c.ReadVM(ctx, vsphere.VMRef(vmID))
 }
 
-func (a vsphereAdapter) InventoryPath(ctx context.Context, vmID string) (string, error) {
-	return a.c.InventoryPath(ctx, vsphere.VMRef(vmID))
+func (a vsphereAdapter) InventoryPaths(ctx context.Context, vmIDs []string) (map[string]string, error) {
+	refs := make([]vimtypes.ManagedObjectReference, 0, len(vmIDs))
+	for _, id := range vmIDs {
+		refs = append(refs, vsphere.VMRef(id))
+	}
+	paths, err := a.c.InventoryPaths(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(paths))
+	for ref, p := range paths {
+		out[ref.Value] = p
+	}
+	return out, nil
 }
 
 func (a vsphereAdapter) FindVMByUUID(ctx context.Context, uuid string, instance bool) (string, error) {

@@ -85,8 +85,9 @@ type DiscoverOptions struct {
 
 // Discover finds the VMs that are Windows nodes of the cluster: VMs (never
 // templates) that back a Node labelled kubernetes.io/os=windows (NodeOf),
-// sorted by node name. Two vSphere round trips and one Kubernetes request,
-// plus one round trip per node found for its inventory path.
+// sorted by node name. Three vSphere round trips (the list, and the
+// inventory paths of the VMs found) and one Kubernetes request, however many
+// VMs there are.
 func (m *Manager) Discover(ctx context.Context, opts DiscoverOptions) ([]Found, error) {
 	vms, err := m.VSphere.ListVMs(ctx, opts.Folder)
 	if err != nil {
@@ -112,10 +113,10 @@ func (m *Manager) Discover(ctx context.Context, opts DiscoverOptions) ([]Found, 
 		if !strings.HasPrefix(f.Name(), opts.NamePrefix) {
 			continue
 		}
-		if f.InventoryPath, err = inventoryPath(ctx, m.VSphere, vm); err != nil {
-			return nil, err
-		}
 		out = append(out, f)
+	}
+	if err := setInventoryPaths(ctx, m.VSphere, out); err != nil {
+		return nil, err
 	}
 	slices.SortFunc(out, func(a, b Found) int { return strings.Compare(a.Name(), b.Name()) })
 	return out, nil
@@ -146,10 +147,11 @@ func (m *Manager) Describe(ctx context.Context, vmID string) (Found, error) {
 	if vm.Template {
 		return Found{}, fmt.Errorf("%s is a template, not a node's VM (a windows_golden_image imports templates)", vm.Name)
 	}
-	f := Found{VM: vm}
-	if f.InventoryPath, err = inventoryPath(ctx, m.VSphere, vm); err != nil {
+	found := []Found{{VM: vm}}
+	if err := setInventoryPaths(ctx, m.VSphere, found); err != nil {
 		return Found{}, err
 	}
+	f := found[0]
 	nodes, err := m.Kube.WindowsNodes(ctx)
 	if err != nil {
 		return Found{}, err
@@ -161,17 +163,36 @@ func (m *Manager) Describe(ctx context.Context, vmID string) (Found, error) {
 	return f, nil
 }
 
-// inventoryPath is the VM's inventory path, which the state records (vm_path,
-// folder). A vCenter role that may read the VM but not the folders above it
-// yields an error or no path; either is reported, never an empty path.
-func inventoryPath(ctx context.Context, vc VSphere, vm *vsphere.VMInfo) (string, error) {
-	p, err := vc.InventoryPath(ctx, vm.ID())
-	if err == nil && !strings.HasPrefix(p, "/") {
-		err = fmt.Errorf("vCenter returned no inventory path")
+// folderRights ends the error of an inventory path vCenter does not give.
+const folderRights = ". The vCenter role needs read access (System.Read) on the VM's folders and datacenter, as for a VM this provider creates"
+
+// setInventoryPaths reads the inventory paths of the VMs found, which the
+// state records (vm_path, folder), in one round trip. A vCenter role that
+// may read a VM but not the folders above it yields an error or no path;
+// either is reported, never an empty path.
+func setInventoryPaths(ctx context.Context, vc VSphere, found []Found) error {
+	if len(found) == 0 {
+		return nil
 	}
+	ids := make([]string, 0, len(found))
+	for _, f := range found {
+		ids = append(ids, f.VM.ID())
+	}
+	paths, err := vc.InventoryPaths(ctx, ids)
 	if err != nil {
-		return "", fmt.Errorf("reading the inventory path of VM %s (%s): %w. The vCenter role needs read access (System.Read) "+
-			"on the VM's folders and datacenter, as for a VM this provider creates", vm.Name, vm.Ref.Value, err)
+		what := fmt.Sprintf("paths of %d VMs", len(found))
+		if len(found) == 1 {
+			what = fmt.Sprintf("path of VM %s (%s)", found[0].VM.Name, found[0].VM.Ref.Value)
+		}
+		return fmt.Errorf("reading the inventory %s: %w%s", what, err, folderRights)
 	}
-	return p, nil
+	for i := range found {
+		vm := found[i].VM
+		p := paths[vm.ID()]
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("reading the inventory path of VM %s (%s): vCenter returned no inventory path%s", vm.Name, vm.Ref.Value, folderRights)
+		}
+		found[i].InventoryPath = p
+	}
+	return nil
 }

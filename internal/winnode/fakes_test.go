@@ -292,16 +292,24 @@ func (f *fakeVSphere) ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo,
 	return &c, nil
 }
 
-func (f *fakeVSphere) InventoryPath(ctx context.Context, vmID string) (string, error) {
-	if err := f.enter(ctx, "InventoryPath", vmID); err != nil {
-		return "", err
+func (f *fakeVSphere) InventoryPaths(ctx context.Context, vmIDs []string) (map[string]string, error) {
+	if err := f.enter(ctx, "InventoryPaths", vmIDs); err != nil {
+		return nil, err
 	}
-	if _, err := f.vm(vmID); err != nil {
-		return "", err
+	for _, id := range vmIDs {
+		if _, err := f.vm(id); err != nil {
+			return nil, err
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.paths[vmID], nil
+	out := map[string]string{}
+	for _, id := range vmIDs {
+		if p := f.paths[id]; p != "" { // "": vCenter gives no path (a folder above is unreadable)
+			out[id] = p
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeVSphere) FindVMByUUID(ctx context.Context, uuid string, instance bool) (string, error) {

@@ -87,13 +87,24 @@ func TestImport(t *testing.T) {
 // empty path.
 func TestImportWithoutFolderRights(t *testing.T) {
 	w := inventory(t)
-	w.vs.fail["InventoryPath"] = errors.New("NoPermission")
+	w.vs.fail["InventoryPaths"] = errors.New("NoPermission")
 	id, err := w.m.Locate(t.Context(), "/dc/vm/k8s/pool-a/win-a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = w.m.Describe(t.Context(), id)
 	if err == nil || !strings.Contains(err.Error(), "reading the inventory path of VM win-a") || !strings.Contains(err.Error(), "System.Read") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestDiscoverWithoutFolderRights: a VM found whose inventory path vCenter
+// does not give (a folder above it unreadable) fails the list, naming it.
+func TestDiscoverWithoutFolderRights(t *testing.T) {
+	w := inventory(t)
+	w.vs.paths["vm-101"] = ""
+	_, err := w.m.Discover(t.Context(), winnode.DiscoverOptions{})
+	if err == nil || !strings.Contains(err.Error(), "(vm-101): vCenter returned no inventory path") || !strings.Contains(err.Error(), "System.Read") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -133,6 +144,9 @@ func TestDiscover(t *testing.T) {
 			}
 			if strings.Join(got, ", ") != c.want {
 				t.Errorf("found %v, want %s", got, c.want)
+			}
+			if n := strings.Count(strings.Join(w.vs.names(), " "), "InventoryPaths"); n != 1 {
+				t.Errorf("read inventory paths %d times, want once for all the VMs found", n)
 			}
 		})
 	}

@@ -35,7 +35,10 @@ type VSphere interface {
 
 	// Reading and finding VMs: a refresh, an import, a list.
 	ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo, error)
-	InventoryPath(ctx context.Context, vmID string) (string, error)
+	// InventoryPaths reads the inventory paths of VMs (one vCenter round
+	// trip for all of them); a VM whose path vCenter does not give up to the
+	// root folder is left out.
+	InventoryPaths(ctx context.Context, vmIDs []string) (map[string]string, error)
 	// FindVMByUUID finds a VM by its BIOS UUID, or by its instance UUID.
 	FindVMByUUID(ctx context.Context, uuid string, instance bool) (string, error)
 	FindVMByPath(ctx context.Context, inventoryPath string) (string, error)
