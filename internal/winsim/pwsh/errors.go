@@ -226,8 +226,8 @@ func errUnsupported(what string) *ErrorRecord {
 		"NotImplemented", "", "", "NotSupportedException", "SimulatorNotModelled", "System.NotSupportedException")
 }
 
-// throwRecord is the record of `throw <value>`.
-func throwRecord(v any) *ErrorRecord {
+// ThrowRecord is the record of `throw <value>` (nil: a bare `throw`).
+func ThrowRecord(v any) *ErrorRecord {
 	if rec, ok := v.(*ErrorRecord); ok {
 		return rec
 	}
