@@ -15,7 +15,7 @@
 // kubeconfig, the obscured password) as secrets of their own.
 //
 // What a guest echoes can be a piece of a secret: Windows PowerShell shows a
-// failing source line in an 80-column window (PositionUtilities.VerboseMessage),
+// failing source line in a 69-character window (PositionUtilities.VerboseMessage),
 // which can cut a base64 literal anywhere. So within any run of base64 or
 // token characters, every MinFragment characters that also occur in a
 // secret's form are replaced too.

@@ -78,7 +78,7 @@ func TestTokenInEveryLayer(t *testing.T) {
 	}
 }
 
-// Windows PowerShell shows a long failing line in an 80-column window: a
+// Windows PowerShell shows a long failing line in a 69-character window: a
 // piece of a base64 literal, cut anywhere, must go too.
 func TestFragmentOfAnEncodedSecret(t *testing.T) {
 	blob := base64.StdEncoding.EncodeToString([]byte(kubeconfig))

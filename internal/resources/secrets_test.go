@@ -23,7 +23,7 @@ import (
 
 // TestAccSecrets_failingSensitiveSteps makes each step that carries a
 // secret fail the way Windows PowerShell reports it: the error record's
-// position message echoes the failing line, in its 80-column window, and
+// position message echoes the failing line, in its 69-character window, and
 // the fault puts the error where the secret sits in that line (the worst
 // case: a short line holding a secret is shown whole). The golden image's
 // sysprep step carries the administrator password (in the answer file's

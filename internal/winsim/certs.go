@@ -34,8 +34,9 @@ func (h *Host) newTLSConfig() (*tls.Config, error) {
 // PowerShell/openssh-portable contrib/win32/win32compat/wmain_sshd.c,
 // generate_host_keys), so a machine keeps its keys across reboots, a clone
 // keeps its source's (sysprep does not remove them), and deleting them and
-// restarting sshd (or the machine) gives it new ones. The simulated host
-// serves the Ed25519 key.
+// restarting sshd (or the machine) gives it new ones. Each connection reads
+// the key from the disk (connSSHConfig). The simulated host serves the
+// Ed25519 key.
 const (
 	SSHHostKeyFile    = `C:\ProgramData\ssh\ssh_host_ed25519_key`
 	SSHHostKeyPubFile = SSHHostKeyFile + ".pub"
@@ -74,21 +75,34 @@ func (h *Host) loadSSHHostKey(initial []byte) (ssh.Signer, error) {
 	return signer, h.fs.WriteFile(SSHHostKeyPubFile, pub, false)
 }
 
-// reloadSSHHostKey is sshd starting: missing keys are created and new
-// connections get the key on the disk.
-func (h *Host) reloadSSHHostKey() error {
-	signer, err := h.loadSSHHostKey(nil)
-	if err != nil {
+// createSSHHostKey is sshd starting as a service: ssh-keygen -A creates
+// the missing host key.
+func (h *Host) createSSHHostKey() error {
+	if _, err := h.loadSSHHostKey(nil); err != nil {
 		return fmt.Errorf("SSH host key: %w", err)
 	}
-	cfg, err := h.newSSHConfig(signer)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.sshConfig = cfg
-	h.mu.Unlock()
 	return nil
+}
+
+// connSSHConfig is the configuration of one SSH connection, with the host
+// key on the disk now. OpenSSH_for_Windows_9.5, the version the host
+// announces, runs a re-executed sshd for each connection, and that process
+// loads the host keys from their files (PowerShell/openssh-portable
+// v9.5.0.0 sshd.c, main: "load host keys"): a key replaced on the disk is
+// served at once, and with none the process exits ("sshd: no hostkeys
+// available -- exiting.") and the connection closes before the key
+// exchange. (From 9.8 the listener loads them once and hands them to
+// sshd-session: not this version.)
+func (h *Host) connSSHConfig() (*ssh.ServerConfig, error) {
+	b, err := h.fs.ReadFile(SSHHostKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("SSH host key: %w", err)
+	}
+	signer, err := ssh.ParsePrivateKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("SSH host key %s: %w", SSHHostKeyFile, err)
+	}
+	return h.newSSHConfig(signer)
 }
 
 // newSSHConfig builds the SSH server configuration: password and public-key

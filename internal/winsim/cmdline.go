@@ -188,16 +188,14 @@ func (h *Host) failAt(req execRequest, script string, f StepFault) int {
 	if i := strings.IndexByte(script[pos:], '\n'); i >= 0 {
 		stop = pos + i
 	}
-	msg := f.Stderr
-	if msg == "" {
-		msg = "ScriptHalted"
+	var thrown any // a bare throw when there is no message
+	if f.Stderr != "" {
+		thrown = f.Stderr
 	}
 	inv, _ := h.parsePowerShell(req.CommandLine)
-	rec := &pwsh.ErrorRecord{
-		Message: msg, Category: "OperationStopped", Target: msg, TargetType: "String", Reason: "RuntimeException", ErrorID: msg,
-		Line: 1 + strings.Count(script[:pos], "\n"), Col: pos - start + 1, Width: min(end, stop) - pos,
-		Source: strings.TrimRight(script[start:stop], "\r"), File: inv.file,
-	}
+	rec := pwsh.ThrowRecord(thrown)
+	rec.Line, rec.Col, rec.Width = 1+strings.Count(script[:pos], "\n"), pos-start+1, min(end, stop)-pos
+	rec.Source, rec.File = strings.TrimRight(script[start:stop], "\r"), inv.file
 	if inv.encoded {
 		_, _ = io.WriteString(req.Stderr, encodeCLIXML([]string{rec.Format()}))
 	} else {

@@ -132,7 +132,7 @@ type StepFault struct {
 	// Stderr as its message does there: the host writes the error record
 	// powershell.exe writes (CLIXML under -EncodedCommand), whose position
 	// message echoes the failing source line as Windows PowerShell 5.1
-	// shows it (an 80-character window around the error). ExitCode
+	// shows it (a 69-character window around the error). ExitCode
 	// defaults to 1. This is how a failing line that holds a secret reaches
 	// the caller.
 	FailAt *regexp.Regexp

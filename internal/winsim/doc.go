@@ -446,6 +446,8 @@
 //	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go
 //	sshd service program; creates missing host keys in      PowerShell/openssh-portable (install-sshd.ps1,
 //	  C:\ProgramData\ssh at start and at boot (SSHHostKeyFile) contrib/win32/win32compat/wmain_sshd.c)
+//	SSH connections: each loads the host key from the disk; v9.5.0.0 sshd.c (main, "load host keys")
+//	  none there, the connection closes before key exchange
 //	kubelet (internal/kubeletsim): Running only with        kubernetes cmd/kubelet/app/options/osflags_windows.go,
 //	  --windows-service; fails under nssm with it            cmd/kubelet/app/server.go (initForOS)
 //	kube-log-runner: Go flags up to the program, -log-file   k8s.io/component-base/logs/kube-log-runner (v1.36.3)

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/crypto/ssh"
 )
 
 // Host is one simulated Windows Server host.
@@ -32,7 +30,6 @@ type Host struct {
 	wsman    *wsmanServer
 
 	tlsConfig *tls.Config
-	sshConfig *ssh.ServerConfig
 
 	mu       sync.Mutex
 	faults   Faults
@@ -112,11 +109,10 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if h.tlsConfig, err = h.newTLSConfig(); err != nil {
 		return nil, fmt.Errorf("winsim: TLS for %s: %w", cfg.ComputerName, err)
 	}
-	signer, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM)
-	if err != nil {
+	if _, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM); err != nil {
 		return nil, fmt.Errorf("winsim: SSH host key of %s: %w", cfg.ComputerName, err)
 	}
-	if h.sshConfig, err = h.newSSHConfig(signer); err != nil {
+	if _, err := h.connSSHConfig(); err != nil {
 		return nil, fmt.Errorf("winsim: SSH for %s: %w", cfg.ComputerName, err)
 	}
 	if err := h.bind(); err != nil {
@@ -164,8 +160,9 @@ func (h *Host) bind() error {
 
 // comeUp reopens the listeners on the bound ports and starts the automatic services.
 func (h *Host) comeUp() {
-	// sshd starts with the machine and creates host keys that went missing.
-	_ = h.reloadSSHHostKey()
+	// sshd starts with the machine and creates host keys that went missing;
+	// if it cannot, connections find no key and close (connSSHConfig).
+	_ = h.createSSHHostKey()
 	h.mu.Lock()
 	if h.up || h.stopped || h.faults.RefuseConnections {
 		h.mu.Unlock()

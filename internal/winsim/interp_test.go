@@ -176,7 +176,7 @@ func TestStepFaults(t *testing.T) {
 }
 
 // A FailAt fault writes the error record the engine writes for a throw at
-// that place, and a long line shows in Windows PowerShell's 80-character
+// that place, and a long line shows in Windows PowerShell 5.1's 69-character
 // window around the error.
 func TestStepFaultFailAt(t *testing.T) {
 	script := "# step: real\n$x = 1\nWrite-Output 'a'; throw 'boom'\n"
@@ -200,7 +200,7 @@ func TestStepFaultFailAt(t *testing.T) {
 	_, got, _ := run(t, h, `powershell.exe -NoProfile -File "C:\Windows\Temp\long.ps1"`)
 	line := strings.Split(long, "\n")[1]
 	at := strings.Index(line, "SECRETSECRET")
-	wantEcho := "+ ... " + line[at-15:at+65] + " ...\r\n+ " + strings.Repeat(" ", 19) + strings.Repeat("~", 12) + "\r\n"
+	wantEcho := "+ ... " + line[at-49:at+20] + " ...\r\n+ " + strings.Repeat(" ", 53) + strings.Repeat("~", 12) + "\r\n"
 	if !strings.Contains(got, fmt.Sprintf("At C:\\Windows\\Temp\\long.ps1:2 char:%d\r\n", at+1)) || !strings.Contains(got, wantEcho) {
 		t.Fatalf("the long line's echo:\n%s\nwant\n%s", got, wantEcho)
 	}

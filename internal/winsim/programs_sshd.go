@@ -9,9 +9,9 @@ import (
 // contrib/win32/win32compat/wmain_sshd.c): started by the service control
 // manager (no arguments, as install-sshd.ps1 registers it) it creates the
 // host keys that are missing (generate_host_keys runs ssh-keygen -A), runs
-// as the sshd service and reports Running; new SSH connections get the key
-// on the disk. The host's SSH listener is the simulator's own and otherwise
-// does not depend on it. Run from a console without -d
+// as the sshd service and reports Running. The host's SSH listener is the
+// simulator's own and otherwise does not depend on it; each connection
+// reads the host key from the disk (connSSHConfig). Run from a console without -d
 // or -D it fails the way sshd does without a terminal to detach from.
 func init() { registerProgram("sshd", runSSHD) }
 
@@ -21,7 +21,7 @@ func runSSHD(ctx context.Context, p *Process) int {
 		return 1
 	}
 	// sshd creates missing host keys as it starts (generate_host_keys).
-	if err := p.Host.reloadSSHHostKey(); err != nil {
+	if err := p.Host.createSSHHostKey(); err != nil {
 		fmt.Fprintf(p.Stderr, "%v\r\n", err)
 		return 1
 	}

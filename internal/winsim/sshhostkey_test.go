@@ -29,8 +29,8 @@ func presentedKey(t *testing.T, f *winsimtest.Fixture) ssh.PublicKey {
 }
 
 // The host key lives on the disk where Win32-OpenSSH keeps it: kept across
-// reboots, and created anew when it went missing (sshd's ssh-keygen -A at
-// start).
+// reboots, read by each connection (none while it is missing), and created
+// anew when it went missing (sshd's ssh-keygen -A at start).
 func TestSSHHostKeyOnDisk(t *testing.T) {
 	f := winsimtest.StartHost(t, nil)
 	first := presentedKey(t, f)
@@ -49,6 +49,12 @@ func TestSSHHostKeyOnDisk(t *testing.T) {
 		if err := os.Remove(f.Host.DiskPath(p)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	cfg := &ssh.ClientConfig{User: "Administrator", Auth: []ssh.AuthMethod{ssh.Password(f.Password)}, Timeout: 5 * time.Second,
+		HostKeyCallback: ssh.InsecureIgnoreHostKey()}
+	if c, err := ssh.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", f.Host.Ports().SSH), cfg); err == nil {
+		_ = c.Close()
+		t.Fatal("a connection got through while the host key was missing")
 	}
 	f.Host.Reboot()
 	second := presentedKey(t, f)

@@ -43,9 +43,10 @@ func (h *Host) serveSSH(ln net.Listener) {
 }
 
 func (h *Host) serveSSHConn(ctx context.Context, conn net.Conn) {
-	h.mu.Lock()
-	cfg := h.sshConfig
-	h.mu.Unlock()
+	cfg, err := h.connSSHConfig()
+	if err != nil {
+		return // no host key: the connection's sshd exits
+	}
 	sc, chans, reqs, err := ssh.NewServerConn(conn, cfg)
 	if err != nil {
 		return

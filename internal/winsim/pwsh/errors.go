@@ -73,50 +73,58 @@ func (e *ErrorRecord) Format() string {
 
 // positionEcho is the source line of a position message and the marks under
 // it, as Windows PowerShell 5.1 writes them (PositionUtilities.VerboseMessage,
-// System.Management.Automation/engine/parser/Position.cs): a line longer than
-// 80 characters is shown in an 80-character window, from its start unless
-// the error lies at column 81 or later (then from 15 characters before it,
-// after "... "), with " ..." when the line goes on. An extent wider than 80
-// characters shows the line's start, wherever the error lies (5.1's own
-// quirk). Tabs count as four spaces.
+// System.Management.Automation/engine/parser/Position.cs; PowerShell 7 keeps
+// the algorithm and writes U+2026 where 5.1 writes "..."): tabs become four
+// spaces; a line longer than 69 characters shows in a 69-character window
+// with up to 12 characters before the error (more when the error and 8
+// characters after it leave room), as much of the error as fits and what
+// then fits after it, with "... " before and " ..." after where the line
+// was cut. An extent past the line's end is cut at it.
 func positionEcho(src string, col, width int) (shown, marks string) {
-	pos, mark, start := col-1, width, 0
-	var b strings.Builder
-	if len(src) > 80 {
-		if mark > 80 {
-			pos, mark = 0, 80
-		} else if pos >= 80 {
-			start, pos = pos-15, 15
-		}
-		if pos+mark >= 80 {
-			mark = 80 - pos
-		}
-		if start != 0 {
-			b.WriteString("... ")
-			pos += 4
-		}
+	const maxLine = 69
+	spaces := min(max(col-1, 0), len(src))
+	errLen := min(max(width, 0), len(src)-spaces)
+	if strings.Contains(src, "\t") {
+		before := strings.ReplaceAll(src[:spaces], "\t", "    ")
+		inErr := strings.ReplaceAll(src[spaces:spaces+errLen], "\t", "    ")
+		src = before + inErr + strings.ReplaceAll(src[spaces+errLen:], "\t", "    ")
+		spaces, errLen = len(before), len(inErr)
 	}
-	tabs := 0
-	end := min(len(src), start+80)
-	for i := start; i < end; i++ {
-		if src[i] != '\t' {
-			b.WriteByte(src[i])
-			continue
-		}
-		b.WriteString("    ")
-		if i <= pos {
-			tabs++
+	prefixDots, suffixDots := false, false
+	if len(src) > maxLine {
+		totalPrefix, totalSuffix := spaces, len(src)-errLen-spaces
+		prefix, suffix := min(totalPrefix, 12), min(totalSuffix, 8)
+		if candidate := prefix + errLen + suffix; candidate >= maxLine {
+			// The suffix goes with the cut; the marks may have to as well.
+			if prefix+errLen >= maxLine {
+				errLen = maxLine - prefix
+			}
+			suffixDots = true
 		} else {
-			mark += 3
+			// Room left: more before the error first, then after it.
+			if more := totalPrefix - prefix; more > 0 {
+				prefix += min(more, maxLine-candidate)
+				candidate = prefix + errLen + suffix
+			}
+			if candidate < maxLine && totalSuffix > 0 {
+				suffix += min(totalSuffix, maxLine-candidate)
+			}
+			suffixDots = suffix < totalSuffix
 		}
+		prefixDots = prefix < totalPrefix
+		start := max(spaces-prefix, 0)
+		src = src[start : start+maxLine]
+		spaces = min(spaces, prefix)
+		errLen = min(errLen, maxLine-spaces)
 	}
-	if end < len(src) {
-		b.WriteString(" ...")
+	if prefixDots {
+		src = "... " + src
+		spaces += 4
 	}
-	if mark < 1 {
-		mark = 1
+	if suffixDots {
+		src += " ..."
 	}
-	return b.String(), strings.Repeat(" ", max(pos+3*tabs, 0)) + strings.Repeat("~", mark)
+	return src, strings.Repeat(" ", spaces) + strings.Repeat("~", max(errLen, 1))
 }
 
 // CategoryInfo is the CategoryInfo text ($_.CategoryInfo).
@@ -218,8 +226,8 @@ func errUnsupported(what string) *ErrorRecord {
 		"NotImplemented", "", "", "NotSupportedException", "SimulatorNotModelled", "System.NotSupportedException")
 }
 
-// throwRecord is the record of `throw <value>`.
-func throwRecord(v any) *ErrorRecord {
+// ThrowRecord is the record of `throw <value>` (nil: a bare `throw`).
+func ThrowRecord(v any) *ErrorRecord {
 	if rec, ok := v.(*ErrorRecord); ok {
 		return rec
 	}

@@ -409,7 +409,7 @@ func (r *Runtime) flowStmt(n *Node) ([]any, error) {
 			}
 			v = collapse(out)
 		}
-		rec := throwRecord(v)
+		rec := ThrowRecord(v)
 		return nil, r.terminate(n, rec, true)
 	case "return":
 		var out []any
