@@ -2,29 +2,21 @@ package resources
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
-	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -100,29 +92,13 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"finds the VMs that are Windows nodes (see the guide *Importing existing Windows nodes*). vSphere and the Node tell the placement's resource pool, the taints and " +
 			"the build, but not the template, the static `ipv4` settings, the datastore/network/host ids, the cluster overrides or which " +
 			"labels were this resource's: the first apply after an import records them in place, without replacing the node.",
-		Attributes: map[string]schema.Attribute{
+		Attributes: withMachine(nodeMachine, map[string]schema.Attribute{
 			"id": computed("Managed object id of the VM."),
 			"name": schema.StringAttribute{
 				Required: true, PlanModifiers: replaceString,
 				MarkdownDescription: "Kubernetes node name, VM name and Windows computer name: a lower-case DNS label of at most 15 characters (the NetBIOS limit).",
 				Validators:          []validator.String{computerName()},
 			},
-			"template": schema.StringAttribute{
-				Required: true, PlanModifiers: nodeReplaceString,
-				MarkdownDescription: "Inventory path or managed object id of the template, for example `windows_golden_image.ltsc2022.template_path`.",
-			},
-			"folder": schema.StringAttribute{
-				Required: true, PlanModifiers: replaceString,
-				MarkdownDescription: "Inventory path of the VM folder, for example `/dc1/vm/k8s-windows` (created if missing).",
-			},
-			"resource_pool_id": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-				MarkdownDescription: "Managed object id of the resource pool (for example `data.vsphere_resource_pool.pool.id`)."},
-			"datastore_id": schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString,
-				MarkdownDescription: "Managed object id of the datastore; defaults to the template's."},
-			"network_id": schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString,
-				MarkdownDescription: "Managed object id of the network of the VM's NIC (for example `data.vsphere_network.vm.id`); changing it replaces the node."},
-			"host_id": schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString,
-				MarkdownDescription: "Managed object id of an ESXi host to place the VM on; defaults to one DRS picks."},
 			"num_cpus": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
 				MarkdownDescription: "vCPUs; defaults to the template's. Changed in place: while the VM runs when CPU hot-add applies it, otherwise with a drain and a power cycle, which the plan warns about.",
 				Validators:          []validator.Int64{int64validator.Between(1, 128)}},
@@ -132,16 +108,6 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"disk_size_gb": schema.Int64Attribute{Optional: true, Computed: true, PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Size of the first disk in GiB; defaults to the template's. Can only grow, in place while the VM runs (the Windows volume is not extended).",
 				Validators:          []validator.Int64{int64validator.AtLeast(1)}},
-			"linked_clone": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
-				MarkdownDescription: "Clone from the template's snapshot (fast; the node depends on the template). Defaults to a full clone."},
-			"admin_user": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: replaceString,
-				MarkdownDescription: "Administrator account of the image. Defaults to `" + bootstrap.DefaultAdminUser + "`."},
-			"admin_password_wo": schema.StringAttribute{Required: true, WriteOnly: true, Sensitive: true,
-				MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
-			"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: nodeReplaceInt64,
-				MarkdownDescription: "Any number; changing it replaces the node with the current `admin_password_wo`."},
-			"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(vsphere.DefaultTimeZone), PlanModifiers: replaceInt64,
-				MarkdownDescription: fmt.Sprintf("Windows time zone index of the customization (%d = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern).", vsphere.DefaultTimeZone)},
 			"ipv4": schema.SingleNestedAttribute{
 				Optional: true, PlanModifiers: nodeReplaceObject,
 				MarkdownDescription: "Static IPv4 settings; omit for DHCP.",
@@ -152,23 +118,6 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 					"dns_servers": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 						Validators: []validator.List{listvalidator.ValueStringsAre(ipv4Address())}, MarkdownDescription: "DNS servers of the NIC."},
 				},
-			},
-			"transport": transportSchema(),
-			"labels": schema.MapAttribute{
-				ElementType: types.StringType, Optional: true,
-				MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest.",
-				Validators:          []validator.Map{mapvalidator.KeysAre(labelKey()), mapvalidator.ValueStringsAre(labelValue())},
-			},
-			"taints": schema.ListNestedAttribute{
-				Optional: true, Computed: true,
-				Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{taintObject(defaultTaint)})),
-				MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `" + defaultTaint.ToString() + "`, " +
-					"which `windows_runtime_class` tolerates; set `[]` for none.",
-				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"key":    schema.StringAttribute{Required: true, Validators: []validator.String{labelKey()}, MarkdownDescription: "Taint key."},
-					"value":  schema.StringAttribute{Optional: true, Validators: []validator.String{labelValue()}, MarkdownDescription: "Taint value."},
-					"effect": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
-				}},
 			},
 			"networking_id": schema.StringAttribute{
 				Optional: true,
@@ -194,32 +143,6 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				MarkdownDescription: "Deprecated: always `vxlan` (VNI 4096, port 4789), the overlay `windows_node_networking` runs; `host-gw` is no longer offered.",
 				Validators:          []validator.String{stringvalidator.OneOf(flannelBackend)},
 			},
-			"api_server":     schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{httpsURL()}, MarkdownDescription: "API server URL the kubelet uses; defaults to the provider's."},
-			"cluster_dns":    schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Cluster DNS service IP; discovered from the kube-dns Service by default."},
-			"cluster_domain": schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, MarkdownDescription: "Cluster domain; discovered (kubelet-config, kubeadm-config) by default."},
-			"service_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Service CIDR; discovered (ServiceCIDR API, kubeadm-config) by default."},
-			"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
-			"skip_checks": schema.ListAttribute{
-				ElementType: types.StringType, Optional: true,
-				MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`.",
-				Validators:          []validator.List{listvalidator.ValueStringsAre(checkID())},
-			},
-			"drain": schema.SingleNestedAttribute{
-				Optional: true, Computed: true,
-				Default:             objectdefault.StaticValue(drainObject(drainDefault)),
-				MarkdownDescription: "How the node is drained before it is deleted (destroyed or replaced) or power-cycled; the plan's warning of such a change describes it.",
-				Attributes: map[string]schema.Attribute{
-					"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(shortDuration(drainDefault.Timeout)),
-						Validators:          []validator.String{duration()},
-						MarkdownDescription: fmt.Sprintf("How long evictions may wait for PodDisruptionBudgets. Defaults to `%s`.", shortDuration(drainDefault.Timeout))},
-					"ignore_daemonsets": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.IgnoreDaemonSets),
-						MarkdownDescription: fmt.Sprintf("Leave DaemonSet pods (they would come back). Defaults to `%t`.", drainDefault.IgnoreDaemonSets)},
-					"delete_emptydir_data": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.DeleteEmptyDirData),
-						MarkdownDescription: fmt.Sprintf("Evict pods with emptyDir volumes (their data is lost). Defaults to `%t`.", drainDefault.DeleteEmptyDirData)},
-					"force": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.Force),
-						MarkdownDescription: fmt.Sprintf("Delete pods no controller manages. Defaults to `%t`.", drainDefault.Force)},
-				},
-			},
 			"vm_path":            computed("Inventory path of the VM."),
 			"instance_uuid":      computed("vCenter instance UUID of the VM."),
 			"bios_uuid":          computed("SMBIOS UUID of the VM, as the guest sees it."),
@@ -235,7 +158,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"joined": schema.BoolAttribute{Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
 					"shows up as `joined = false`, and the next apply joins it again."},
-		},
+		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},

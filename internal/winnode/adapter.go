@@ -106,6 +106,22 @@ func (a vsphereAdapter) ReadVM(ctx context.Context, vmID string) (*vsphere.VMInf
 	return a.c.ReadVM(ctx, vsphere.VMRef(vmID))
 }
 
+func (a vsphereAdapter) ReadVMs(ctx context.Context, vmIDs []string) (map[string]*vsphere.VMInfo, error) {
+	refs := make([]vimtypes.ManagedObjectReference, 0, len(vmIDs))
+	for _, id := range vmIDs {
+		refs = append(refs, vsphere.VMRef(id))
+	}
+	infos, err := a.c.ReadVMs(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*vsphere.VMInfo, len(infos))
+	for ref, info := range infos {
+		out[ref.Value] = info
+	}
+	return out, nil
+}
+
 func (a vsphereAdapter) InventoryPaths(ctx context.Context, vmIDs []string) (map[string]string, error) {
 	refs := make([]vimtypes.ManagedObjectReference, 0, len(vmIDs))
 	for _, id := range vmIDs {

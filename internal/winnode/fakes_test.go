@@ -292,6 +292,22 @@ func (f *fakeVSphere) ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo,
 	return &c, nil
 }
 
+func (f *fakeVSphere) ReadVMs(ctx context.Context, vmIDs []string) (map[string]*vsphere.VMInfo, error) {
+	if err := f.enter(ctx, "ReadVMs", vmIDs); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]*vsphere.VMInfo{}
+	for _, id := range vmIDs {
+		if vm, ok := f.vms[id]; ok {
+			c := *vm
+			out[id] = &c
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeVSphere) InventoryPaths(ctx context.Context, vmIDs []string) (map[string]string, error) {
 	if err := f.enter(ctx, "InventoryPaths", vmIDs); err != nil {
 		return nil, err

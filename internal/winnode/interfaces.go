@@ -35,6 +35,9 @@ type VSphere interface {
 
 	// Reading and finding VMs: a refresh, an import, a list.
 	ReadVM(ctx context.Context, vmID string) (*vsphere.VMInfo, error)
+	// ReadVMs reads many VMs in one vCenter round trip; a VM that no longer
+	// exists is left out of the result.
+	ReadVMs(ctx context.Context, vmIDs []string) (map[string]*vsphere.VMInfo, error)
 	// InventoryPaths reads the inventory paths of VMs (one vCenter round
 	// trip for all of them); a VM whose path vCenter does not give up to the
 	// root folder is left out.

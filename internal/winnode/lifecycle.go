@@ -182,3 +182,35 @@ func (m *Manager) SetNodeSettings(ctx context.Context, nodeName string, s kube.N
 	}
 	return node, nil
 }
+
+// ReadMany refreshes many nodes at once (a pool): one vSphere round trip for
+// all their VMs and one Kubernetes request for all Windows Nodes, however
+// many nodes there are. vmIDs maps node names to VM ids; a node whose VM or
+// Node is gone has a nil side, as in Read.
+func (m *Manager) ReadMany(ctx context.Context, vmIDs map[string]string) (map[string]Observed, error) {
+	ids := make([]string, 0, len(vmIDs))
+	for _, id := range vmIDs {
+		if id != "" {
+			ids = append(ids, id)
+		}
+	}
+	vms, err := m.VSphere.ReadVMs(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*corev1.Node{}
+	if m.Kube != nil && len(vmIDs) > 0 {
+		nodes, err := m.Kube.WindowsNodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range nodes {
+			byName[nodes[i].Name] = &nodes[i]
+		}
+	}
+	out := make(map[string]Observed, len(vmIDs))
+	for name, id := range vmIDs {
+		out[name] = Observed{VM: vms[id], Node: byName[name]}
+	}
+	return out, nil
+}

@@ -1,0 +1,123 @@
+package resources
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// machineSchema is what a node's machine is made of and how it joins: the
+// attributes windows_node and windows_node_pool share (a pool member is a
+// windows_node with a generated name). They differ in what a change does:
+// a node's create-only inputs replace it (their plan modifiers), a pool has
+// none and rolls new members in instead (it plans the roll itself).
+type machineSchema struct {
+	replaceString, nodeReplaceString []planmodifier.String
+	replaceBool                      []planmodifier.Bool
+	replaceInt64, nodeReplaceInt64   []planmodifier.Int64
+	// onChange says what changing a create-only input does.
+	onChange string
+}
+
+var (
+	nodeMachine = machineSchema{replaceString: replaceString, nodeReplaceString: nodeReplaceString, replaceBool: replaceBool,
+		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, onChange: "replaces the node"}
+	poolMachine = machineSchema{onChange: "rolls new members in (max_surge, max_unavailable)"}
+)
+
+// withMachine adds the machine's attributes to a resource's own.
+func withMachine(s machineSchema, own map[string]schema.Attribute) map[string]schema.Attribute {
+	all := s.attributes()
+	maps.Copy(all, own)
+	return all
+}
+
+func (s machineSchema) attributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"template": schema.StringAttribute{
+			Required: true, PlanModifiers: s.nodeReplaceString,
+			MarkdownDescription: "Inventory path or managed object id of the template, for example `windows_golden_image.ltsc2022.template_path`.",
+		},
+		"folder": schema.StringAttribute{
+			Required: true, PlanModifiers: s.replaceString,
+			MarkdownDescription: "Inventory path of the VM folder, for example `/dc1/vm/k8s-windows` (created if missing).",
+		},
+		"resource_pool_id": schema.StringAttribute{Required: true, PlanModifiers: s.replaceString,
+			MarkdownDescription: "Managed object id of the resource pool (for example `data.vsphere_resource_pool.pool.id`)."},
+		"datastore_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
+			MarkdownDescription: "Managed object id of the datastore; defaults to the template's."},
+		"network_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
+			MarkdownDescription: "Managed object id of the network of the VM's NIC (for example `data.vsphere_network.vm.id`); changing it " + s.onChange + "."},
+		"host_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
+			MarkdownDescription: "Managed object id of an ESXi host to place the VM on; defaults to one DRS picks."},
+		"linked_clone": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: s.replaceBool,
+			MarkdownDescription: "Clone from the template's snapshot (fast; the node depends on the template). Defaults to a full clone."},
+		"admin_user": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: s.replaceString,
+			MarkdownDescription: "Administrator account of the image. Defaults to `" + bootstrap.DefaultAdminUser + "`."},
+		"admin_password_wo": schema.StringAttribute{Required: true, WriteOnly: true, Sensitive: true,
+			MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
+		"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: s.nodeReplaceInt64,
+			MarkdownDescription: "Any number; changing it " + s.onChange + " with the current `admin_password_wo`."},
+		"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(vsphere.DefaultTimeZone), PlanModifiers: s.replaceInt64,
+			MarkdownDescription: fmt.Sprintf("Windows time zone index of the customization (%d = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern).", vsphere.DefaultTimeZone)},
+		"transport": transportSchema(),
+		"labels": schema.MapAttribute{
+			ElementType: types.StringType, Optional: true,
+			MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest.",
+			Validators:          []validator.Map{mapvalidator.KeysAre(labelKey()), mapvalidator.ValueStringsAre(labelValue())},
+		},
+		"taints": schema.ListNestedAttribute{
+			Optional: true, Computed: true,
+			Default: listdefault.StaticValue(types.ListValueMust(taintObjectType, []attr.Value{taintObject(defaultTaint)})),
+			MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `" + defaultTaint.ToString() + "`, " +
+				"which `windows_runtime_class` tolerates; set `[]` for none.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"key":    schema.StringAttribute{Required: true, Validators: []validator.String{labelKey()}, MarkdownDescription: "Taint key."},
+				"value":  schema.StringAttribute{Optional: true, Validators: []validator.String{labelValue()}, MarkdownDescription: "Taint value."},
+				"effect": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
+			}},
+		},
+		"api_server":     schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{httpsURL()}, MarkdownDescription: "API server URL the kubelet uses; defaults to the provider's."},
+		"cluster_dns":    schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Cluster DNS service IP; discovered from the kube-dns Service by default."},
+		"cluster_domain": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, MarkdownDescription: "Cluster domain; discovered (kubelet-config, kubeadm-config) by default."},
+		"service_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Service CIDR; discovered (ServiceCIDR API, kubeadm-config) by default."},
+		"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
+		"skip_checks": schema.ListAttribute{
+			ElementType: types.StringType, Optional: true,
+			MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`.",
+			Validators:          []validator.List{listvalidator.ValueStringsAre(checkID())},
+		},
+		"drain": schema.SingleNestedAttribute{
+			Optional: true, Computed: true,
+			Default:             objectdefault.StaticValue(drainObject(drainDefault)),
+			MarkdownDescription: "How the node is drained before it is deleted (destroyed or replaced) or power-cycled; the plan's warning of such a change describes it.",
+			Attributes: map[string]schema.Attribute{
+				"timeout": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(shortDuration(drainDefault.Timeout)),
+					Validators:          []validator.String{duration()},
+					MarkdownDescription: fmt.Sprintf("How long evictions may wait for PodDisruptionBudgets. Defaults to `%s`.", shortDuration(drainDefault.Timeout))},
+				"ignore_daemonsets": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.IgnoreDaemonSets),
+					MarkdownDescription: fmt.Sprintf("Leave DaemonSet pods (they would come back). Defaults to `%t`.", drainDefault.IgnoreDaemonSets)},
+				"delete_emptydir_data": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.DeleteEmptyDirData),
+					MarkdownDescription: fmt.Sprintf("Evict pods with emptyDir volumes (their data is lost). Defaults to `%t`.", drainDefault.DeleteEmptyDirData)},
+				"force": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(drainDefault.Force),
+					MarkdownDescription: fmt.Sprintf("Delete pods no controller manages. Defaults to `%t`.", drainDefault.Force)},
+			},
+		},
+	}
+}
