@@ -89,6 +89,7 @@ func (p *windowsProvider) Resources(context.Context) []func() resource.Resource 
 		resources.NewRuntimeClass,
 		resources.NewGoldenImage,
 		resources.NewNode,
+		resources.NewNodePool,
 		resources.NewLinuxDaemonSetGuard,
 		resources.NewNodeNetworking,
 	}

@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"time"
 
@@ -139,6 +140,11 @@ type Pool struct {
 func (p *Pool) spec(name string, domain *FailureDomain) winnode.Spec {
 	s := p.Template
 	s.Name = name
+	s.Labels = maps.Clone(s.Labels)
+	if s.Labels == nil {
+		s.Labels = map[string]string{}
+	}
+	s.Labels[LabelPool] = p.Prefix
 	if domain != nil {
 		if domain.ResourcePoolID != "" {
 			s.ResourcePoolID = domain.ResourcePoolID

@@ -1,0 +1,7 @@
+# Import by identity: Terraform 1.12 or later, or OpenTofu 1.12 or later.
+import {
+  to = windows_node_pool.web
+  identity = {
+    name_prefix = "web"
+  }
+}

@@ -1,0 +1,231 @@
+package resources
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+	"github.com/wincluster/terraform-provider-windows/internal/winpool"
+)
+
+type nodePoolModel struct {
+	ID                     types.String   `tfsdk:"id"`
+	NamePrefix             types.String   `tfsdk:"name_prefix"`
+	Replicas               types.Int64    `tfsdk:"replicas"`
+	MaxParallel            types.Int64    `tfsdk:"max_parallel"`
+	MaxSurge               types.Int64    `tfsdk:"max_surge"`
+	MaxUnavailable         types.Int64    `tfsdk:"max_unavailable"`
+	ReplaceUnhealthyAfter  types.String   `tfsdk:"replace_unhealthy_after"`
+	FailureDomains         types.List     `tfsdk:"failure_domains"`
+	Template               types.String   `tfsdk:"template"`
+	Folder                 types.String   `tfsdk:"folder"`
+	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
+	DatastoreID            types.String   `tfsdk:"datastore_id"`
+	NetworkID              types.String   `tfsdk:"network_id"`
+	HostID                 types.String   `tfsdk:"host_id"`
+	NumCPUs                types.Int64    `tfsdk:"num_cpus"`
+	MemoryMB               types.Int64    `tfsdk:"memory_mb"`
+	DiskSizeGB             types.Int64    `tfsdk:"disk_size_gb"`
+	LinkedClone            types.Bool     `tfsdk:"linked_clone"`
+	AdminUser              types.String   `tfsdk:"admin_user"`
+	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
+	AdminPasswordWOVersion types.Int64    `tfsdk:"admin_password_wo_version"`
+	TimeZone               types.Int64    `tfsdk:"time_zone"`
+	Transport              types.Object   `tfsdk:"transport"`
+	Labels                 types.Map      `tfsdk:"labels"`
+	Taints                 types.List     `tfsdk:"taints"`
+	NetworkingID           types.String   `tfsdk:"networking_id"`
+	APIServer              types.String   `tfsdk:"api_server"`
+	ClusterDNS             types.String   `tfsdk:"cluster_dns"`
+	ClusterDomain          types.String   `tfsdk:"cluster_domain"`
+	ServiceCIDR            types.String   `tfsdk:"service_cidr"`
+	ClusterCIDR            types.String   `tfsdk:"cluster_cidr"`
+	SkipChecks             types.List     `tfsdk:"skip_checks"`
+	Drain                  types.Object   `tfsdk:"drain"`
+	Revision               types.String   `tfsdk:"revision"`
+	ReadyReplicas          types.Int64    `tfsdk:"ready_replicas"`
+	Members                types.List     `tfsdk:"members"`
+	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+}
+
+type failureDomainModel struct {
+	Name           types.String `tfsdk:"name"`
+	ResourcePoolID types.String `tfsdk:"resource_pool_id"`
+	DatastoreID    types.String `tfsdk:"datastore_id"`
+	HostID         types.String `tfsdk:"host_id"`
+}
+
+type memberModel struct {
+	Name             types.String `tfsdk:"name"`
+	ID               types.String `tfsdk:"id"`
+	VMPath           types.String `tfsdk:"vm_path"`
+	InstanceUUID     types.String `tfsdk:"instance_uuid"`
+	BIOSUUID         types.String `tfsdk:"bios_uuid"`
+	ProviderID       types.String `tfsdk:"provider_id"`
+	IPAddress        types.String `tfsdk:"ip_address"`
+	WindowsBuildFull types.String `tfsdk:"windows_build_full"`
+	KubeletVersion   types.String `tfsdk:"kubelet_version"`
+	Revision         types.String `tfsdk:"revision"`
+	FailureDomain    types.String `tfsdk:"failure_domain"`
+	Health           types.String `tfsdk:"health"`
+	NotReadySince    types.String `tfsdk:"not_ready_since"`
+	Created          types.String `tfsdk:"created"`
+	SSHHostKey       types.String `tfsdk:"ssh_host_key"`
+}
+
+// machine is the pool's machine as a windows_node model without a name:
+// one conversion into a winnode.Spec, labels, taints and drain settings for
+// nodes and members alike.
+func (m *nodePoolModel) machine() nodeModel {
+	return nodeModel{
+		Template: m.Template, Folder: m.Folder, ResourcePoolID: m.ResourcePoolID, DatastoreID: m.DatastoreID,
+		NetworkID: m.NetworkID, HostID: m.HostID, NumCPUs: m.NumCPUs, MemoryMB: m.MemoryMB, DiskSizeGB: m.DiskSizeGB,
+		LinkedClone: m.LinkedClone, AdminUser: m.AdminUser, TimeZone: m.TimeZone, Transport: m.Transport,
+		Labels: m.Labels, Taints: m.Taints, NetworkingID: m.NetworkingID, APIServer: m.APIServer, ClusterDNS: m.ClusterDNS,
+		ClusterDomain: m.ClusterDomain, ServiceCIDR: m.ServiceCIDR, ClusterCIDR: m.ClusterCIDR, SkipChecks: m.SkipChecks,
+		Drain: m.Drain, IPv4: types.ObjectNull(nil),
+	}
+}
+
+// pool is what the members should be.
+func (m *nodePoolModel) pool(ctx context.Context, password, sshKey string, diags *diag.Diagnostics) winpool.Pool {
+	machine := m.machine()
+	p := winpool.Pool{
+		Prefix: m.NamePrefix.ValueString(), Template: machine.spec(ctx, password, sshKey, diags), Revision: m.Revision.ValueString(),
+		Policy: winpool.Policy{
+			Replicas: int(m.Replicas.ValueInt64()), MaxParallel: int(m.MaxParallel.ValueInt64()),
+			MaxSurge: int(m.MaxSurge.ValueInt64()), MaxUnavailable: int(m.MaxUnavailable.ValueInt64()),
+		},
+		Drain: machine.drainOptions(ctx, diags),
+	}
+	p.ReplaceUnhealthyAfter, _ = time.ParseDuration(m.ReplaceUnhealthyAfter.ValueString())
+	for _, d := range m.domains(ctx, diags) {
+		p.Domains = append(p.Domains, winpool.FailureDomain{Name: d.Name.ValueString(), ResourcePoolID: d.ResourcePoolID.ValueString(),
+			DatastoreID: d.DatastoreID.ValueString(), HostID: d.HostID.ValueString()})
+	}
+	if p.MaxParallel == 0 {
+		p.MaxParallel = poolDefaultMaxParallel
+	}
+	return p
+}
+
+func (m *nodePoolModel) domains(ctx context.Context, diags *diag.Diagnostics) []failureDomainModel {
+	var out []failureDomainModel
+	if !m.FailureDomains.IsNull() && !m.FailureDomains.IsUnknown() {
+		diags.Append(m.FailureDomains.ElementsAs(ctx, &out, false)...)
+	}
+	return out
+}
+
+// revisionInputs are what members are made of: a change to any needs new
+// machines. Labels, taints, drain and the roll settings change in place;
+// the transport only reaches a member while it joins. Plain Go values, so a
+// digest does not change with the framework's formatting.
+type revisionInputs struct {
+	Template, Folder, ResourcePoolID, DatastoreID, NetworkID, HostID string
+	NumCPUs, MemoryMB, DiskSizeGB                                    int64
+	LinkedClone                                                      bool
+	AdminUser                                                        string
+	PasswordVersion                                                  *int64
+	TimeZone                                                         int64
+	NetworkingID, APIServer, ClusterDNS, ClusterDomain               string
+	ServiceCIDR, ClusterCIDR                                         string
+	Domains                                                          []winpool.FailureDomain
+}
+
+// revision computes the revision of the model's inputs; ok is false while
+// any is unknown (the plan then cannot tell which members are replaced).
+func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (rev string, ok bool) {
+	values := []attr.Value{m.Template, m.Folder, m.ResourcePoolID, m.DatastoreID, m.NetworkID, m.HostID, m.NumCPUs,
+		m.MemoryMB, m.DiskSizeGB, m.LinkedClone, m.AdminUser, m.AdminPasswordWOVersion, m.TimeZone, m.NetworkingID,
+		m.APIServer, m.ClusterDNS, m.ClusterDomain, m.ServiceCIDR, m.ClusterCIDR, m.FailureDomains}
+	if slices.ContainsFunc(values, func(v attr.Value) bool { return v.IsUnknown() }) {
+		return "", false
+	}
+	in := revisionInputs{
+		Template: m.Template.ValueString(), Folder: m.Folder.ValueString(), ResourcePoolID: m.ResourcePoolID.ValueString(),
+		DatastoreID: m.DatastoreID.ValueString(), NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
+		NumCPUs: m.NumCPUs.ValueInt64(), MemoryMB: m.MemoryMB.ValueInt64(), DiskSizeGB: m.DiskSizeGB.ValueInt64(),
+		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), PasswordVersion: m.AdminPasswordWOVersion.ValueInt64Pointer(),
+		TimeZone: m.TimeZone.ValueInt64(), NetworkingID: m.NetworkingID.ValueString(), APIServer: m.APIServer.ValueString(),
+		ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
+		ClusterCIDR: m.ClusterCIDR.ValueString(),
+	}
+	for _, d := range m.domains(ctx, diags) {
+		in.Domains = append(in.Domains, winpool.FailureDomain{Name: d.Name.ValueString(), ResourcePoolID: d.ResourcePoolID.ValueString(),
+			DatastoreID: d.DatastoreID.ValueString(), HostID: d.HostID.ValueString()})
+	}
+	rev, err := winpool.Revision(in)
+	if err != nil {
+		diags.AddError("Computing the pool's revision", err.Error())
+		return "", false
+	}
+	return rev, true
+}
+
+// members reads the members the state records.
+func (m *nodePoolModel) members(ctx context.Context, diags *diag.Diagnostics) []winpool.Member {
+	var in []memberModel
+	if m.Members.IsNull() || m.Members.IsUnknown() {
+		return nil
+	}
+	diags.Append(m.Members.ElementsAs(ctx, &in, false)...)
+	out := make([]winpool.Member, 0, len(in))
+	for _, mm := range in {
+		member := winpool.Member{
+			Name: mm.Name.ValueString(),
+			Identity: winnode.Identity{VMID: mm.ID.ValueString(), InstanceUUID: mm.InstanceUUID.ValueString(),
+				BIOSUUID: mm.BIOSUUID.ValueString(), InventoryPath: mm.VMPath.ValueString()},
+			Revision: mm.Revision.ValueString(), FailureDomain: mm.FailureDomain.ValueString(), IP: mm.IPAddress.ValueString(),
+			WindowsBuildFull: mm.WindowsBuildFull.ValueString(), KubeletVersion: mm.KubeletVersion.ValueString(),
+			SSHHostKey: mm.SSHHostKey.ValueString(), Health: winpool.Health(mm.Health.ValueString()),
+		}
+		member.Created, _ = time.Parse(time.RFC3339, mm.Created.ValueString())
+		member.NotReadySince, _ = time.Parse(time.RFC3339, mm.NotReadySince.ValueString())
+		out = append(out, member)
+	}
+	return out
+}
+
+// setMembers records the members, and how many are Ready.
+func (m *nodePoolModel) setMembers(ctx context.Context, members []winpool.Member, diags *diag.Diagnostics) {
+	out := make([]memberModel, 0, len(members))
+	ready := 0
+	for _, mb := range members {
+		if mb.Health == winpool.Ready {
+			ready++
+		}
+		out = append(out, memberModel{
+			Name: types.StringValue(mb.Name), ID: types.StringValue(mb.VMID), VMPath: types.StringValue(mb.InventoryPath),
+			InstanceUUID: types.StringValue(mb.InstanceUUID), BIOSUUID: types.StringValue(mb.BIOSUUID),
+			ProviderID: types.StringValue(mb.ProviderID()), IPAddress: types.StringValue(mb.IP),
+			WindowsBuildFull: types.StringValue(mb.WindowsBuildFull), KubeletVersion: types.StringValue(mb.KubeletVersion),
+			Revision: types.StringValue(mb.Revision), FailureDomain: types.StringValue(mb.FailureDomain),
+			Health: types.StringValue(string(mb.Health)), NotReadySince: types.StringValue(rfc3339(mb.NotReadySince)),
+			Created: types.StringValue(rfc3339(mb.Created)), SSHHostKey: types.StringValue(mb.SSHHostKey),
+		})
+	}
+	list, d := types.ListValueFrom(ctx, memberObjectType, out)
+	diags.Append(d...)
+	m.Members = list
+	m.ReadyReplicas = types.Int64Value(int64(ready))
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (m *nodePoolModel) drainOptions(ctx context.Context, diags *diag.Diagnostics) kube.DrainOptions {
+	machine := m.machine()
+	return machine.drainOptions(ctx, diags)
+}

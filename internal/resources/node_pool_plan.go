@@ -1,0 +1,179 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/winpool"
+)
+
+// ModifyPlan says what an apply does to the members: the pool's revision,
+// and — when members are created, replaced or removed — a warning naming
+// them, why, in what order and how the roll keeps capacity. A new pool runs
+// the readiness checks of a windows_node at plan.
+func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		var state nodePoolModel
+		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if n := len(state.Members.Elements()); n > 0 {
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node pool %s: %d members will be drained and destroyed", state.NamePrefix.ValueString(), n),
+				fmt.Sprintf("Each member is cordoned and drained, its Node deleted and its VM destroyed, %d at a time. %s",
+					state.MaxParallel.ValueInt64(), drainDescription(state.drainOptions(ctx, &resp.Diagnostics))))
+		}
+		return
+	}
+	var plan nodePoolModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	rev, known := plan.revision(ctx, &resp.Diagnostics)
+	plan.ID = plan.NamePrefix
+	plan.Transport = withHostKey(plan.Transport, "")
+	if !known {
+		plan.Revision, plan.Members, plan.ReadyReplicas = types.StringUnknown(), types.ListUnknown(memberObjectType), types.Int64Unknown()
+	} else {
+		plan.Revision = types.StringValue(rev)
+	}
+	if req.State.Raw.IsNull() {
+		plan.Members, plan.ReadyReplicas = types.ListUnknown(memberObjectType), types.Int64Unknown()
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		machine := plan.machine()
+		machine.Name = types.StringValue(fmt.Sprintf("%s (pool)", plan.NamePrefix.ValueString()))
+		(&nodeResource{clients: r.clients}).planChecks(ctx, machine, resp)
+		return
+	}
+	var state nodePoolModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	prefix := state.NamePrefix.ValueString()
+	if !known {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node pool %s may roll its members", prefix),
+			"What the members are made of ("+strings.Join(unknownInputs(plan), ", ")+") is known only after apply: if it changed, "+
+				"every member is replaced, as the roll settings allow.")
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	members := state.members(ctx, &resp.Diagnostics)
+	if imported(ctx, req.Private) {
+		members = winpool.Adopt(members, rev)
+	}
+	pool := winpool.Pool{Prefix: prefix, Revision: rev, Policy: plan.policy()}
+	rollout := winpool.Plan(pool, members, time.Now())
+	if rollout.Empty() && !imported(ctx, req.Private) {
+		plan.Members, plan.ReadyReplicas = state.Members, state.ReadyReplicas
+	} else {
+		plan.Members, plan.ReadyReplicas = types.ListUnknown(memberObjectType), types.Int64Unknown()
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if !rollout.Empty() {
+		summary, detail := describeRollout(pool, rollout, changedInputs(state, plan), plan.drainOptions(ctx, &resp.Diagnostics))
+		resp.Diagnostics.AddWarning(summary, detail)
+	}
+}
+
+// policy is the roll settings of the model.
+func (m *nodePoolModel) policy() winpool.Policy {
+	p := winpool.Policy{
+		Replicas: int(m.Replicas.ValueInt64()), MaxParallel: int(m.MaxParallel.ValueInt64()),
+		MaxSurge: int(m.MaxSurge.ValueInt64()), MaxUnavailable: int(m.MaxUnavailable.ValueInt64()),
+	}
+	p.ReplaceUnhealthyAfter, _ = time.ParseDuration(m.ReplaceUnhealthyAfter.ValueString())
+	return p
+}
+
+// describeRollout is the plan's warning of a rollout.
+func describeRollout(p winpool.Pool, r winpool.Rollout, changed []string, drain kube.DrainOptions) (string, string) {
+	var parts []string
+	if n := len(r.Replace); n > 0 {
+		parts = append(parts, fmt.Sprintf("replaces %d", n))
+	}
+	if r.Create > 0 {
+		parts = append(parts, fmt.Sprintf("adds %d", r.Create))
+	}
+	if n := len(r.Remove); n > 0 {
+		parts = append(parts, fmt.Sprintf("removes %d", n))
+	}
+	summary := fmt.Sprintf("Windows node pool %s %s member(s)", p.Prefix, strings.Join(parts, ", "))
+	var b strings.Builder
+	why := func(c winpool.Change) string {
+		if c.Reason == winpool.ReasonOutdated && len(changed) > 0 {
+			return c.Reason + ": " + strings.Join(changed, ", ") + " changed"
+		}
+		return c.Reason
+	}
+	if len(r.Replace) > 0 {
+		b.WriteString("Replaced, in this order:\n")
+		for i, c := range r.Replace {
+			fmt.Fprintf(&b, "  %d. %s (%s)\n", i+1, c.Member, why(c))
+		}
+	}
+	if len(r.Remove) > 0 {
+		b.WriteString("Removed, in this order:\n")
+		for i, c := range r.Remove {
+			fmt.Fprintf(&b, "  %d. %s (%s)\n", i+1, c.Member, why(c))
+		}
+	}
+	if r.Create > 0 {
+		fmt.Fprintf(&b, "Created: %d new member(s), up to %d at a time.\n", r.Create, p.MaxParallel)
+	}
+	if len(r.Replace) > 0 || len(r.Remove) > 0 {
+		fmt.Fprintf(&b, "\nWith max_surge = %d and max_unavailable = %d, the pool has at most %d members and at least %d Ready ones "+
+			"throughout: a new member counts once it is Ready with its networking agents running. A member that goes is cordoned and "+
+			"drained, its Node deleted and its VM destroyed. An interrupted apply leaves every member in the state, and the next "+
+			"apply resumes from there. %s", p.MaxSurge, p.MaxUnavailable, p.Replicas+p.MaxSurge, max(p.Replicas-p.MaxUnavailable, 0), drainDescription(drain))
+	}
+	return summary, strings.TrimSpace(b.String())
+}
+
+// changedInputs names the inputs of the revision that differ between the
+// state and the plan.
+func changedInputs(state, plan nodePoolModel) []string {
+	var out []string
+	for _, in := range revisionAttributes(state, plan) {
+		if !in.state.Equal(in.plan) {
+			out = append(out, in.name)
+		}
+	}
+	return out
+}
+
+// unknownInputs names the inputs of the revision unknown in the plan.
+func unknownInputs(plan nodePoolModel) []string {
+	var out []string
+	for _, in := range revisionAttributes(plan, plan) {
+		if in.plan.IsUnknown() {
+			out = append(out, in.name)
+		}
+	}
+	return out
+}
+
+type revisionAttribute struct {
+	name        string
+	state, plan attr.Value
+}
+
+// revisionAttributes pairs the revision's inputs of two models by name.
+func revisionAttributes(a, b nodePoolModel) []revisionAttribute {
+	return []revisionAttribute{
+		{"template", a.Template, b.Template}, {"folder", a.Folder, b.Folder}, {"resource_pool_id", a.ResourcePoolID, b.ResourcePoolID},
+		{"datastore_id", a.DatastoreID, b.DatastoreID}, {"network_id", a.NetworkID, b.NetworkID}, {"host_id", a.HostID, b.HostID},
+		{"num_cpus", a.NumCPUs, b.NumCPUs}, {"memory_mb", a.MemoryMB, b.MemoryMB}, {"disk_size_gb", a.DiskSizeGB, b.DiskSizeGB},
+		{"linked_clone", a.LinkedClone, b.LinkedClone}, {"admin_user", a.AdminUser, b.AdminUser},
+		{"admin_password_wo_version", a.AdminPasswordWOVersion, b.AdminPasswordWOVersion}, {"time_zone", a.TimeZone, b.TimeZone},
+		{"networking_id", a.NetworkingID, b.NetworkingID}, {"api_server", a.APIServer, b.APIServer},
+		{"cluster_dns", a.ClusterDNS, b.ClusterDNS}, {"cluster_domain", a.ClusterDomain, b.ClusterDomain},
+		{"service_cidr", a.ServiceCIDR, b.ServiceCIDR}, {"cluster_cidr", a.ClusterCIDR, b.ClusterCIDR},
+		{"failure_domains", a.FailureDomains, b.FailureDomains},
+	}
+}
