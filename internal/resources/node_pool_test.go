@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +48,9 @@ resource "windows_node_pool" "p" {
   transport = {
     port           = %s
     ca_certificate = file(%q)
+  }
+  drain = {
+    timeout = "2m"
   }
 %s
 }
@@ -343,6 +345,17 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 				},
 			},
 			{
+				// The workload goes before the destroy: its budget would
+				// rightly hold the drain of the pool's last members.
+				PreConfig: func() {
+					k := acctest.Kube(t)
+					if err := k.PolicyV1().PodDisruptionBudgets(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					if err := k.AppsV1().Deployments(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
 				ResourceName:  poolAddr,
 				ImportState:   true,
 				ImportStateId: prefix,
@@ -400,7 +413,7 @@ func TestAccNodePool_validation(t *testing.T) {
 		return resource.TestStep{
 			Config:      nodePoolConfig(image, prefix, replicas, "windows_golden_image.test.template_path", "", body),
 			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(want),
+			ExpectError: wrapped(want),
 		}
 	}
 	resource.Test(t, resource.TestCase{
@@ -411,7 +424,7 @@ func TestAccNodePool_validation(t *testing.T) {
 			step("", "9lives", 1, `(?s)name_prefix.*must start with a letter`),
 			step("", "Win", 1, `(?s)name_prefix.*DNS-1123 label`),
 			step("", "win", -1, `(?s)replicas.*between 0 and 1000`),
-			step("  max_surge = 0\n  max_unavailable = 0\n", "win", 1, `(?s)max_surge.*could never roll.*max_surge to 1 or more`),
+			step("  max_surge = 0\n  max_unavailable = 0\n", "win", 1, `(?s)could never roll.*max_surge = 0.*Set max_surge to 1 or more`),
 			step("  max_parallel = 0\n", "win", 1, `(?s)max_parallel.*between 1 and 100`),
 			step(`  replace_unhealthy_after = "soon"`+"\n", "win", 1, `(?s)replace_unhealthy_after.*positive Go duration`),
 			step("  failure_domains = [{ name = \"Rack A\" }]\n", "win", 1, `(?s)failure_domains.*DNS-1123 label`),

@@ -78,6 +78,20 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 	return nil
 }
 
+// ForgetNode deletes the Node of a machine that is gone, without a drain:
+// no kubelet is left to stop the pods an eviction would mark for deletion,
+// so a drain would wait for them in vain. With the Node gone the pod
+// garbage collector deletes its pods and their controllers recreate them
+// elsewhere — what the cloud node lifecycle controller of a cloud provider
+// (the vSphere one among them) does when a VM disappears.
+func (m *Manager) ForgetNode(ctx context.Context, nodeName string) error {
+	m.progress("delete the Node of a VM that is gone", map[string]any{"node": nodeName})
+	if err := m.Kube.DeleteNode(ctx, nodeName); err != nil && !kube.IsNotFound(err) {
+		return guest.Stage("deleting the Node", err)
+	}
+	return nil
+}
+
 // shutdown asks the guest to shut down and waits for the power-off; a guest
 // that does not finish in time is powered off.
 func (m *Manager) shutdown(ctx context.Context, vmID string) error {

@@ -22,6 +22,9 @@ type Nodes interface {
 	// Delete drains (honouring PodDisruptionBudgets) and deletes the Node,
 	// then destroys the VM; vmID "" leaves vSphere alone.
 	Delete(ctx context.Context, nodeName, vmID string, drain kube.DrainOptions) error
+	// ForgetNode deletes the Node of a member whose VM is gone, without a
+	// drain (no kubelet is left to stop its pods).
+	ForgetNode(ctx context.Context, nodeName string) error
 	// SetNodeSettings applies the labels and taints the pool owns.
 	SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings) (*corev1.Node, error)
 }
@@ -237,13 +240,14 @@ func (c *converger) domainForNew() *FailureDomain {
 
 func (c *converger) startRemove(ctx context.Context, m Member) {
 	c.removing[m.Name] = true
-	vmID := m.VMID
-	if m.Health == VMMissing {
-		vmID = "" // only its Node is left
-	}
 	c.progress("remove member", map[string]any{"member": m.Name, "reason": c.goes[m.Name]})
 	go func() {
-		err := c.nodes.Delete(ctx, m.Name, vmID, c.pool.Drain)
+		var err error
+		if m.Health == VMMissing {
+			err = c.nodes.ForgetNode(ctx, m.Name) // only its Node is left
+		} else {
+			err = c.nodes.Delete(ctx, m.Name, m.VMID, c.pool.Drain)
+		}
 		c.events <- event{name: m.Name, removed: true, err: err}
 	}()
 }
