@@ -26,6 +26,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
 const poolAddr = "windows_node_pool.p"
@@ -429,6 +430,93 @@ func TestAccNodePool_validation(t *testing.T) {
 			step(`  replace_unhealthy_after = "soon"`+"\n", "win", 1, `(?s)replace_unhealthy_after.*positive Go duration`),
 			step("  failure_domains = [{ name = \"Rack A\" }]\n", "win", 1, `(?s)failure_domains.*DNS-1123 label`),
 			step("  memory_mb = 4095\n", "win", 1, `(?s)memory_mb.*multiple of 4`),
+		},
+	})
+}
+
+// poolVMs lists the names of the VMs of the pool in vSphere.
+func poolVMs(t *testing.T, prefix string) []string {
+	vms, err := acctestVSphere(t).ListVMs(context.Background(), vimtypes.ManagedObjectReference{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, vm := range vms {
+		if strings.HasPrefix(vm.Name, prefix+"-") {
+			out = append(out, vm.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestAccNodePool_interruptedRoll stops a roll midway: the first new
+// member's kubelet never turns Ready, so the apply fails at its update
+// timeout with the old members still serving (max_unavailable = 0) and the
+// new one's VM in the state. The next apply resumes: the unfinished member
+// and the old ones are replaced, and nothing is left behind.
+func TestAccNodePool_interruptedRoll(t *testing.T) {
+	acctest.PreCheck(t)
+	image := acctest.Name("img")
+	prefix := fmt.Sprintf("r%d", acctest.Seq()%100000)
+	const tmpl = "windows_golden_image.test.template_path"
+	var old []poolMember
+	var unfinished string
+	t.Cleanup(func() { acctest.Sandbox.Hosts.SetDefaultFaults(winsim.Faults{}) })
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             checkPoolDestroyed(t, prefix),
+		Steps: []resource.TestStep{
+			{
+				Config: nodePoolConfig(image, prefix, 2, tmpl, "", ""),
+				Check: func(s *terraform.State) (err error) {
+					old, err = checkPool(t, s, prefix, 2)
+					return err
+				},
+			},
+			{
+				PreConfig: func() { acctest.Sandbox.Hosts.SetDefaultFaults(winsim.Faults{KubeletNeverReady: true}) },
+				Config:    nodePoolConfig(image, prefix, 2, tmpl, "", "  num_cpus = 4\n  timeouts {\n    update = \"60s\"\n  }\n"),
+				ExpectError: wrapped(`(?s)updating Windows node pool \(` + prefix + `\).*creating member ` + prefix +
+					`-[a-z0-9]{5}: .*Every member whose VM exists is in the state; the next apply resumes from there`),
+			},
+			{
+				PreConfig: func() {
+					acctest.Sandbox.Hosts.SetDefaultFaults(winsim.Faults{})
+					vms := poolVMs(t, prefix)
+					if len(vms) != 3 {
+						t.Fatalf("after the interrupted roll, VMs %v: want the 2 old members and the unfinished new one", vms)
+					}
+					for _, vm := range vms {
+						if !slices.Contains(memberNames(old), vm) {
+							unfinished = vm
+						}
+					}
+					for _, m := range old {
+						if err := checkNodeReady(t, m.name); err != nil {
+							t.Fatalf("an old member stopped serving during the interrupted roll: %v", err)
+						}
+					}
+				},
+				Config: nodePoolConfig(image, prefix, 2, tmpl, "", "  num_cpus = 4\n"),
+				Check: func(s *terraform.State) error {
+					rolled, err := checkPool(t, s, prefix, 2)
+					if err != nil {
+						return err
+					}
+					if slices.Contains(memberNames(rolled), unfinished) {
+						return fmt.Errorf("the unfinished member %s was kept", unfinished)
+					}
+					if err := checkGone(t, old); err != nil {
+						return err
+					}
+					if vms := poolVMs(t, prefix); !slices.Equal(vms, memberNames(rolled)) {
+						return fmt.Errorf("VMs %v left, want exactly the members %v", vms, memberNames(rolled))
+					}
+					return nil
+				},
+			},
 		},
 	})
 }
