@@ -20,48 +20,55 @@ import (
 )
 
 type nodeModel struct {
-	ID                     types.String   `tfsdk:"id"`
-	Name                   types.String   `tfsdk:"name"`
-	Template               types.String   `tfsdk:"template"`
-	Folder                 types.String   `tfsdk:"folder"`
-	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
-	DatastoreID            types.String   `tfsdk:"datastore_id"`
-	NetworkID              types.String   `tfsdk:"network_id"`
-	HostID                 types.String   `tfsdk:"host_id"`
-	NumCPUs                types.Int64    `tfsdk:"num_cpus"`
-	MemoryMB               types.Int64    `tfsdk:"memory_mb"`
-	DiskSizeGB             types.Int64    `tfsdk:"disk_size_gb"`
-	LinkedClone            types.Bool     `tfsdk:"linked_clone"`
-	AdminUser              types.String   `tfsdk:"admin_user"`
-	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
-	AdminPasswordWOVersion types.Int64    `tfsdk:"admin_password_wo_version"`
-	TimeZone               types.Int64    `tfsdk:"time_zone"`
-	IPv4                   types.Object   `tfsdk:"ipv4"`
-	Transport              types.Object   `tfsdk:"transport"`
-	Labels                 types.Map      `tfsdk:"labels"`
-	Taints                 types.List     `tfsdk:"taints"`
-	NetworkingID           types.String   `tfsdk:"networking_id"`
-	CNI                    types.String   `tfsdk:"cni"`
-	FlannelBackend         types.String   `tfsdk:"flannel_backend"`
-	APIServer              types.String   `tfsdk:"api_server"`
-	ClusterDNS             types.String   `tfsdk:"cluster_dns"`
-	ClusterDomain          types.String   `tfsdk:"cluster_domain"`
-	ServiceCIDR            types.String   `tfsdk:"service_cidr"`
-	ClusterCIDR            types.String   `tfsdk:"cluster_cidr"`
-	SkipChecks             types.List     `tfsdk:"skip_checks"`
-	Drain                  types.Object   `tfsdk:"drain"`
-	VMPath                 types.String   `tfsdk:"vm_path"`
-	InstanceUUID           types.String   `tfsdk:"instance_uuid"`
-	BIOSUUID               types.String   `tfsdk:"bios_uuid"`
-	ProviderID             types.String   `tfsdk:"provider_id"`
-	IPAddress              types.String   `tfsdk:"ip_address"`
-	WindowsBuild           types.String   `tfsdk:"windows_build"`
-	WindowsBuildFull       types.String   `tfsdk:"windows_build_full"`
-	KubeletVersion         types.String   `tfsdk:"kubelet_version"`
-	PodCIDR                types.String   `tfsdk:"pod_cidr"`
-	Ready                  types.Bool     `tfsdk:"ready"`
-	Joined                 types.Bool     `tfsdk:"joined"`
-	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+	ID   types.String `tfsdk:"id"`
+	Name types.String `tfsdk:"name"`
+	machineModel
+	IPv4             types.Object   `tfsdk:"ipv4"`
+	CNI              types.String   `tfsdk:"cni"`
+	FlannelBackend   types.String   `tfsdk:"flannel_backend"`
+	VMPath           types.String   `tfsdk:"vm_path"`
+	InstanceUUID     types.String   `tfsdk:"instance_uuid"`
+	BIOSUUID         types.String   `tfsdk:"bios_uuid"`
+	ProviderID       types.String   `tfsdk:"provider_id"`
+	IPAddress        types.String   `tfsdk:"ip_address"`
+	WindowsBuild     types.String   `tfsdk:"windows_build"`
+	WindowsBuildFull types.String   `tfsdk:"windows_build_full"`
+	KubeletVersion   types.String   `tfsdk:"kubelet_version"`
+	PodCIDR          types.String   `tfsdk:"pod_cidr"`
+	Ready            types.Bool     `tfsdk:"ready"`
+	Joined           types.Bool     `tfsdk:"joined"`
+	Timeouts         timeouts.Value `tfsdk:"timeouts"`
+}
+
+// machineModel is what a node's machine is made of and how it joins: the
+// attributes of machineSchema (and the hardware), embedded in windows_node's
+// model and windows_node_pool's.
+type machineModel struct {
+	Template               types.String `tfsdk:"template"`
+	Folder                 types.String `tfsdk:"folder"`
+	ResourcePoolID         types.String `tfsdk:"resource_pool_id"`
+	DatastoreID            types.String `tfsdk:"datastore_id"`
+	NetworkID              types.String `tfsdk:"network_id"`
+	HostID                 types.String `tfsdk:"host_id"`
+	NumCPUs                types.Int64  `tfsdk:"num_cpus"`
+	MemoryMB               types.Int64  `tfsdk:"memory_mb"`
+	DiskSizeGB             types.Int64  `tfsdk:"disk_size_gb"`
+	LinkedClone            types.Bool   `tfsdk:"linked_clone"`
+	AdminUser              types.String `tfsdk:"admin_user"`
+	AdminPasswordWO        types.String `tfsdk:"admin_password_wo"`
+	AdminPasswordWOVersion types.Int64  `tfsdk:"admin_password_wo_version"`
+	TimeZone               types.Int64  `tfsdk:"time_zone"`
+	Transport              types.Object `tfsdk:"transport"`
+	Labels                 types.Map    `tfsdk:"labels"`
+	Taints                 types.List   `tfsdk:"taints"`
+	NetworkingID           types.String `tfsdk:"networking_id"`
+	APIServer              types.String `tfsdk:"api_server"`
+	ClusterDNS             types.String `tfsdk:"cluster_dns"`
+	ClusterDomain          types.String `tfsdk:"cluster_domain"`
+	ServiceCIDR            types.String `tfsdk:"service_cidr"`
+	ClusterCIDR            types.String `tfsdk:"cluster_cidr"`
+	SkipChecks             types.List   `tfsdk:"skip_checks"`
+	Drain                  types.Object `tfsdk:"drain"`
 }
 
 type taintModel struct {

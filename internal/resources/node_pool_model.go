@@ -16,43 +16,19 @@ import (
 )
 
 type nodePoolModel struct {
-	ID                     types.String   `tfsdk:"id"`
-	NamePrefix             types.String   `tfsdk:"name_prefix"`
-	Replicas               types.Int64    `tfsdk:"replicas"`
-	MaxParallel            types.Int64    `tfsdk:"max_parallel"`
-	MaxSurge               types.Int64    `tfsdk:"max_surge"`
-	MaxUnavailable         types.Int64    `tfsdk:"max_unavailable"`
-	ReplaceUnhealthyAfter  types.String   `tfsdk:"replace_unhealthy_after"`
-	FailureDomains         types.List     `tfsdk:"failure_domains"`
-	Template               types.String   `tfsdk:"template"`
-	Folder                 types.String   `tfsdk:"folder"`
-	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
-	DatastoreID            types.String   `tfsdk:"datastore_id"`
-	NetworkID              types.String   `tfsdk:"network_id"`
-	HostID                 types.String   `tfsdk:"host_id"`
-	NumCPUs                types.Int64    `tfsdk:"num_cpus"`
-	MemoryMB               types.Int64    `tfsdk:"memory_mb"`
-	DiskSizeGB             types.Int64    `tfsdk:"disk_size_gb"`
-	LinkedClone            types.Bool     `tfsdk:"linked_clone"`
-	AdminUser              types.String   `tfsdk:"admin_user"`
-	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
-	AdminPasswordWOVersion types.Int64    `tfsdk:"admin_password_wo_version"`
-	TimeZone               types.Int64    `tfsdk:"time_zone"`
-	Transport              types.Object   `tfsdk:"transport"`
-	Labels                 types.Map      `tfsdk:"labels"`
-	Taints                 types.List     `tfsdk:"taints"`
-	NetworkingID           types.String   `tfsdk:"networking_id"`
-	APIServer              types.String   `tfsdk:"api_server"`
-	ClusterDNS             types.String   `tfsdk:"cluster_dns"`
-	ClusterDomain          types.String   `tfsdk:"cluster_domain"`
-	ServiceCIDR            types.String   `tfsdk:"service_cidr"`
-	ClusterCIDR            types.String   `tfsdk:"cluster_cidr"`
-	SkipChecks             types.List     `tfsdk:"skip_checks"`
-	Drain                  types.Object   `tfsdk:"drain"`
-	Revision               types.String   `tfsdk:"revision"`
-	ReadyReplicas          types.Int64    `tfsdk:"ready_replicas"`
-	Members                types.List     `tfsdk:"members"`
-	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+	ID                    types.String `tfsdk:"id"`
+	NamePrefix            types.String `tfsdk:"name_prefix"`
+	Replicas              types.Int64  `tfsdk:"replicas"`
+	MaxParallel           types.Int64  `tfsdk:"max_parallel"`
+	MaxSurge              types.Int64  `tfsdk:"max_surge"`
+	MaxUnavailable        types.Int64  `tfsdk:"max_unavailable"`
+	ReplaceUnhealthyAfter types.String `tfsdk:"replace_unhealthy_after"`
+	FailureDomains        types.List   `tfsdk:"failure_domains"`
+	machineModel
+	Revision      types.String   `tfsdk:"revision"`
+	ReadyReplicas types.Int64    `tfsdk:"ready_replicas"`
+	Members       types.List     `tfsdk:"members"`
+	Timeouts      timeouts.Value `tfsdk:"timeouts"`
 }
 
 type failureDomainModel struct {
@@ -84,14 +60,7 @@ type memberModel struct {
 // one conversion into a winnode.Spec, labels, taints and drain settings for
 // nodes and members alike.
 func (m *nodePoolModel) machine() nodeModel {
-	return nodeModel{
-		Template: m.Template, Folder: m.Folder, ResourcePoolID: m.ResourcePoolID, DatastoreID: m.DatastoreID,
-		NetworkID: m.NetworkID, HostID: m.HostID, NumCPUs: m.NumCPUs, MemoryMB: m.MemoryMB, DiskSizeGB: m.DiskSizeGB,
-		LinkedClone: m.LinkedClone, AdminUser: m.AdminUser, TimeZone: m.TimeZone, Transport: m.Transport,
-		Labels: m.Labels, Taints: m.Taints, NetworkingID: m.NetworkingID, APIServer: m.APIServer, ClusterDNS: m.ClusterDNS,
-		ClusterDomain: m.ClusterDomain, ServiceCIDR: m.ServiceCIDR, ClusterCIDR: m.ClusterCIDR, SkipChecks: m.SkipChecks,
-		Drain: m.Drain, IPv4: types.ObjectNull(nil),
-	}
+	return nodeModel{machineModel: m.machineModel, IPv4: types.ObjectNull(nil)}
 }
 
 // pool is what the members should be.

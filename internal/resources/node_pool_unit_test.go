@@ -48,8 +48,10 @@ func TestDescribeRollout(t *testing.T) {
 // the roll settings do not, and an unknown input leaves it unknown.
 func TestPoolRevision(t *testing.T) {
 	ctx := context.Background()
-	base := nodePoolModel{Template: types.StringValue("/dc/vm/t1"), Folder: types.StringValue("/dc/vm/w"), NumCPUs: types.Int64Value(4),
-		FailureDomains: types.ListNull(types.ObjectType{AttrTypes: domainAttrTypes})}
+	base := nodePoolModel{
+		machineModel:   machineModel{Template: types.StringValue("/dc/vm/t1"), Folder: types.StringValue("/dc/vm/w"), NumCPUs: types.Int64Value(4)},
+		FailureDomains: types.ListNull(types.ObjectType{AttrTypes: domainAttrTypes}),
+	}
 	rev := func(m nodePoolModel) string {
 		var diags diag.Diagnostics
 		r, ok := m.revision(ctx, &diags)
