@@ -392,14 +392,8 @@ func checkPoolDestroyed(t *testing.T, prefix string) resource.TestCheckFunc {
 		if len(nodes.Items) > 0 {
 			return fmt.Errorf("%d Nodes of pool %s left after destroy", len(nodes.Items), prefix)
 		}
-		vms, err := acctestVSphere(t).ListVMs(context.Background(), vimtypes.ManagedObjectReference{})
-		if err != nil {
-			return err
-		}
-		for _, vm := range vms {
-			if strings.HasPrefix(vm.Name, prefix+"-") {
-				return fmt.Errorf("VM %s of pool %s left after destroy", vm.Name, prefix)
-			}
+		if vms := poolVMs(t, prefix); len(vms) > 0 {
+			return fmt.Errorf("VMs %v of pool %s left after destroy", vms, prefix)
 		}
 		return checkTemplatesDestroyed(t)(s)
 	}
