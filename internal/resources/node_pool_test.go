@@ -227,7 +227,9 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				Config: nodePoolConfig(image, prefix, 5, tmpl1, "", ""),
+				// Two more members, and a label every member gets: the
+				// new ones at their join, the others in place.
+				Config: nodePoolConfig(image, prefix, 5, tmpl1, "", `  labels = { "example.com/tier" = "web" }`+"\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -238,6 +240,15 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 					for _, m := range first {
 						if !slices.Contains(memberNames(five), m.name) {
 							return fmt.Errorf("member %s of the first 3 is gone after scaling up: %v", m.name, memberNames(five))
+						}
+					}
+					for _, m := range five {
+						n, err := acctest.Kube(t).FindNode(context.Background(), m.name)
+						if err != nil {
+							return err
+						}
+						if n.Labels["example.com/tier"] != "web" {
+							return fmt.Errorf("Node %s has labels %v, want example.com/tier=web", m.name, n.Labels)
 						}
 					}
 					return nil
