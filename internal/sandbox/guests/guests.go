@@ -54,8 +54,13 @@ import (
 )
 
 // sandboxServiceStartTimeout replaces Windows' 30 s service start timeout
-// (winsim.HostConfig.ServiceStartTimeout) in the sandbox.
-const sandboxServiceStartTimeout = 2 * time.Second
+// (winsim.HostConfig.ServiceStartTimeout) in the sandbox: shorter, so a
+// service that never starts fails a test soon, but not so short that a
+// loaded machine fails a healthy one. 2 s was: with a pool's members
+// joining at once on 2 cores, a kubelet (its flags checked by the real
+// kubelet's parser, a process of its own) sometimes reported Running after
+// it ("Cannot start service kubelet").
+const sandboxServiceStartTimeout = 10 * time.Second
 
 // DefaultWindowsBuild is reported by VMs whose template records no build.
 const DefaultWindowsBuild = "10.0.20348"
