@@ -12,7 +12,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	vimtypes "github.com/vmware/govmomi/vim25/types"
+
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
@@ -71,6 +74,9 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	members, err := winpool.Converge(ctx, m, pool, nil, r.options(ctx, &plan, &resp.State, &resp.Diagnostics))
 	plan.setMembers(ctx, members, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	if err == nil {
+		err = r.spreadOverHosts(ctx, plan, members, plan.AntiAffinity.ValueBool())
+	}
 	if err != nil {
 		more := ""
 		if len(members) > 0 {
@@ -80,6 +86,30 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 		}
 		addGuestError(&resp.Diagnostics, fmt.Sprintf("creating Windows node pool (%s)", pool.Prefix), err, false, more)
 	}
+}
+
+// poolRulePrefix names a pool's DRS anti-affinity rule: <prefix><name_prefix>.
+const poolRulePrefix = "windows-node-pool-"
+
+// spreadOverHosts keeps the pool's DRS VM anti-affinity rule listing the
+// members' VMs; off, it removes the rule.
+func (r *nodePoolResource) spreadOverHosts(ctx context.Context, model nodePoolModel, members []winpool.Member, on bool) error {
+	var diags diag.Diagnostics
+	vc := vsphereClient(ctx, r.clients, &diags)
+	if diags.HasError() {
+		return fmt.Errorf("%s", diags.Errors()[0].Detail())
+	}
+	var vms []vimtypes.ManagedObjectReference
+	for _, m := range members {
+		if on && m.VMID != "" && m.Health != winpool.VMMissing {
+			vms = append(vms, vsphere.VMRef(m.VMID))
+		}
+	}
+	pool := vimtypes.ManagedObjectReference{Type: "ResourcePool", Value: model.ResourcePoolID.ValueString()}
+	if err := vc.SetVMAntiAffinity(ctx, pool, poolRulePrefix+model.NamePrefix.ValueString(), vms); err != nil {
+		return fmt.Errorf("anti_affinity: %w", err)
+	}
+	return nil
 }
 
 // options saves the members into the state whenever they change (Converge
@@ -155,6 +185,12 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 			"\n\nEvery member whose VM exists is in the state; the next apply resumes from there (members whose create did not finish are replaced).")
 		return
 	}
+	if plan.AntiAffinity.ValueBool() || state.AntiAffinity.ValueBool() {
+		if err := r.spreadOverHosts(ctx, plan, members, plan.AntiAffinity.ValueBool()); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
+	}
 	if !plan.Labels.Equal(state.Labels) || !plan.Taints.Equal(state.Taints) {
 		// New members joined with them; the others change in place.
 		if err := winpool.ApplySettings(ctx, m, pool, members, func(mb winpool.Member) bool { return before[mb.Name] }); err != nil {
@@ -184,6 +220,9 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	// member is drained, its Node deleted and its VM destroyed. A failure
 	// leaves the members not yet removed in the state.
 	left, err := winpool.Converge(ctx, m, pool, members, r.options(ctx, &state, &resp.State, &resp.Diagnostics))
+	if err == nil && state.AntiAffinity.ValueBool() {
+		err = r.spreadOverHosts(ctx, state, nil, false)
+	}
 	if err != nil {
 		state.setMembers(ctx, left, &resp.Diagnostics)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

@@ -101,7 +101,7 @@ func setImportedPool(ctx context.Context, prefix string, found []winnode.Found, 
 	attrs := map[string]any{
 		"id": prefix, "name_prefix": prefix, "replicas": int64(len(found)), "folder": first.Folder, "linked_clone": first.LinkedClone,
 		"max_parallel": int64(poolDefaultMaxParallel), "max_surge": int64(poolDefaultMaxSurge), "max_unavailable": int64(poolDefaultMaxUnavailable),
-		"members": model.Members, "ready_replicas": model.ReadyReplicas,
+		"members": model.Members, "ready_replicas": model.ReadyReplicas, "anti_affinity": false,
 	}
 	if first.ResourcePoolID != "" {
 		attrs["resource_pool_id"] = first.ResourcePoolID

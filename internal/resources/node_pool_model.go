@@ -24,6 +24,7 @@ type nodePoolModel struct {
 	MaxUnavailable        types.Int64  `tfsdk:"max_unavailable"`
 	ReplaceUnhealthyAfter types.String `tfsdk:"replace_unhealthy_after"`
 	FailureDomains        types.List   `tfsdk:"failure_domains"`
+	AntiAffinity          types.Bool   `tfsdk:"anti_affinity"`
 	machineModel
 	Revision      types.String   `tfsdk:"revision"`
 	ReadyReplicas types.Int64    `tfsdk:"ready_replicas"`

@@ -5,11 +5,14 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/boolvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -114,6 +117,12 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"host_id":          schema.StringAttribute{Optional: true, MarkdownDescription: "Managed object id of the domain's ESXi host."},
 				}},
 			},
+			"anti_affinity": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				Validators: []validator.Bool{boolvalidator.ConflictsWith(path.MatchRoot("failure_domains"))},
+				MarkdownDescription: "Keep the members on different ESXi hosts where DRS can: a DRS VM anti-affinity rule `" + poolRulePrefix + "<name_prefix>` " +
+					"on the cluster of `resource_pool_id`, kept listing exactly the members' VMs (removed while fewer than two are left). Not " +
+					"mandatory: DRS never refuses a power-on for it, so a pool larger than the cluster's hosts still runs. Changes in place " +
+					"(DRS migrates running members). Conflicts with `failure_domains`, which may span clusters. Defaults to `false`."},
 			"revision": schema.StringAttribute{Computed: true,
 				MarkdownDescription: "Digest of what the members are made of; a member whose `revision` differs is replaced by the next apply."},
 			"ready_replicas": schema.Int64Attribute{Computed: true, MarkdownDescription: "How many members are Ready (as last read)."},

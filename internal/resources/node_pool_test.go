@@ -134,6 +134,29 @@ func checkPool(t *testing.T, s *terraform.State, prefix string, want int) ([]poo
 	return ms, nil
 }
 
+// checkAntiAffinity checks that the pool's DRS anti-affinity rule lists
+// exactly the members' VMs (members nil: that there is no rule).
+func checkAntiAffinity(t *testing.T, prefix string, members []poolMember) error {
+	pool := vimtypes.ManagedObjectReference{Type: "ResourcePool", Value: os.Getenv("SANDBOX_RESOURCE_POOL_ID")}
+	vms, err := acctestVSphere(t).VMAntiAffinity(context.Background(), pool, "windows-node-pool-"+prefix)
+	if err != nil {
+		return err
+	}
+	var got, want []string
+	for _, vm := range vms {
+		got = append(got, vm.Value)
+	}
+	for _, m := range members {
+		want = append(want, m.id)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("the DRS anti-affinity rule lists VMs %v, want the members' %v", got, want)
+	}
+	return nil
+}
+
 // checkGone checks that the members' VMs and Nodes no longer exist.
 func checkGone(t *testing.T, ms []poolMember) error {
 	for _, m := range ms {
@@ -220,16 +243,18 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 		CheckDestroy:             checkPoolDestroyed(t, prefix),
 		Steps: []resource.TestStep{
 			{
-				Config: nodePoolConfig(image, prefix, 3, tmpl1, "", ""),
+				Config: nodePoolConfig(image, prefix, 3, tmpl1, "", "  anti_affinity = true\n"),
 				Check: func(s *terraform.State) (err error) {
-					first, err = checkPool(t, s, prefix, 3)
-					return err
+					if first, err = checkPool(t, s, prefix, 3); err != nil {
+						return err
+					}
+					return checkAntiAffinity(t, prefix, first)
 				},
 			},
 			{
 				// Two more members, and a label every member gets: the
 				// new ones at their join, the others in place.
-				Config: nodePoolConfig(image, prefix, 5, tmpl1, "", `  labels = { "example.com/tier" = "web" }`+"\n"),
+				Config: nodePoolConfig(image, prefix, 5, tmpl1, "", `  labels = { "example.com/tier" = "web" }`+"\n  anti_affinity = true\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(poolAddr, plancheck.ResourceActionUpdate),
 				}},
@@ -251,13 +276,16 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 							return fmt.Errorf("Node %s has labels %v, want example.com/tier=web", m.name, n.Labels)
 						}
 					}
-					return nil
+					return checkAntiAffinity(t, prefix, five)
 				},
 			},
 			{
-				Config: nodePoolConfig(image, prefix, 2, tmpl1, "", ""),
+				Config: nodePoolConfig(image, prefix, 2, tmpl1, "", "  anti_affinity = true\n"),
 				Check: func(s *terraform.State) (err error) {
 					if two, err = checkPool(t, s, prefix, 2); err != nil {
+						return err
+					}
+					if err := checkAntiAffinity(t, prefix, two); err != nil {
 						return err
 					}
 					// The two oldest stay.
@@ -318,6 +346,10 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 						}
 					}
 					if err := checkGone(t, two); err != nil {
+						return err
+					}
+					// anti_affinity off: the rule is gone.
+					if err := checkAntiAffinity(t, prefix, nil); err != nil {
 						return err
 					}
 					if samples < 10 || minNodes < 2 || minAvailable < 1 {

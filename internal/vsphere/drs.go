@@ -1,0 +1,103 @@
+package vsphere
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// SetVMAntiAffinity keeps the DRS VM anti-affinity rule called name, on the
+// cluster that owns resourcePool, listing exactly vms: it creates the rule,
+// changes its VMs, or removes it once fewer than two VMs are left (a rule
+// keeps VMs apart, so it needs two: vCenter and hashicorp/vsphere's
+// vsphere_compute_cluster_vm_anti_affinity_rule ask for two as well). The
+// rule is not mandatory: DRS places the VMs on different hosts where it
+// can, and never refuses a power-on for it. One read and, when the rule
+// changes, one reconfigure task.
+func (c *Client) SetVMAntiAffinity(ctx context.Context, resourcePool types.ManagedObjectReference, name string, vms []types.ManagedObjectReference) error {
+	var rp mo.ResourcePool
+	if err := c.retrieveOne(ctx, resourcePool, []string{"owner"}, &rp); err != nil {
+		return notFoundOr(err, "resource pool", resourcePool, "reading the cluster of")
+	}
+	if rp.Owner.Type != "ClusterComputeResource" {
+		return fmt.Errorf("resource pool %s belongs to a standalone host (%s), not a DRS cluster: a VM anti-affinity rule needs a cluster; place the pool in a cluster's resource pool, or spread it with failure_domains", resourcePool.Value, rp.Owner.Value)
+	}
+	var cluster mo.ClusterComputeResource
+	if err := c.retrieveOne(ctx, rp.Owner, []string{"configurationEx"}, &cluster); err != nil {
+		return fmt.Errorf("reading the rules of cluster %s: %w", rp.Owner.Value, err)
+	}
+	var existing *types.ClusterAntiAffinityRuleSpec
+	if cfg, ok := cluster.ConfigurationEx.(*types.ClusterConfigInfoEx); ok {
+		for _, r := range cfg.Rule {
+			if a, ok := r.(*types.ClusterAntiAffinityRuleSpec); ok && a.Name == name {
+				existing = a
+			}
+		}
+	}
+	spec := types.ClusterRuleSpec{}
+	switch {
+	case len(vms) < 2 && existing == nil:
+		return nil
+	case len(vms) < 2:
+		spec.Operation, spec.RemoveKey = types.ArrayUpdateOperationRemove, existing.Key
+	case existing == nil:
+		spec.Operation = types.ArrayUpdateOperationAdd
+		spec.Info = &types.ClusterAntiAffinityRuleSpec{ClusterRuleInfo: types.ClusterRuleInfo{
+			Name: name, Enabled: types.NewBool(true), Mandatory: types.NewBool(false), UserCreated: types.NewBool(true),
+		}, Vm: vms}
+	case sameRefs(existing.Vm, vms):
+		return nil
+	default:
+		rule := *existing
+		rule.Vm = vms
+		spec.Operation, spec.Info = types.ArrayUpdateOperationEdit, &rule
+	}
+	task, err := object.NewClusterComputeResource(c.Client.Client, rp.Owner).
+		Reconfigure(ctx, &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{spec}}, true)
+	if err == nil {
+		_, err = task.WaitForResult(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("setting the VM anti-affinity rule %q on cluster %s: %w", name, rp.Owner.Value, err)
+	}
+	return nil
+}
+
+// VMAntiAffinity returns the VMs of the anti-affinity rule called name on
+// the cluster that owns resourcePool; nil when there is none.
+func (c *Client) VMAntiAffinity(ctx context.Context, resourcePool types.ManagedObjectReference, name string) ([]types.ManagedObjectReference, error) {
+	var rp mo.ResourcePool
+	if err := c.retrieveOne(ctx, resourcePool, []string{"owner"}, &rp); err != nil {
+		return nil, err
+	}
+	var cluster mo.ClusterComputeResource
+	if err := c.retrieveOne(ctx, rp.Owner, []string{"configurationEx"}, &cluster); err != nil {
+		return nil, err
+	}
+	if cfg, ok := cluster.ConfigurationEx.(*types.ClusterConfigInfoEx); ok {
+		for _, r := range cfg.Rule {
+			if a, ok := r.(*types.ClusterAntiAffinityRuleSpec); ok && a.Name == name {
+				return a.Vm, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+func sameRefs(a, b []types.ManagedObjectReference) bool {
+	key := func(r types.ManagedObjectReference) string { return r.Value }
+	ka, kb := make([]string, len(a)), make([]string, len(b))
+	for i := range a {
+		ka[i] = key(a[i])
+	}
+	for i := range b {
+		kb[i] = key(b[i])
+	}
+	slices.Sort(ka)
+	slices.Sort(kb)
+	return slices.Equal(ka, kb)
+}
