@@ -231,11 +231,21 @@ func TestConvergeRollKeepsCapacity(t *testing.T) {
 					t.Errorf("member %+v: want a Ready win-xxxxx of revision r2", m)
 				}
 			}
-			if c.minReady != tc.wantMinReady {
-				t.Errorf("the fewest Ready nodes during the roll: %d, want %d (Replicas - MaxUnavailable)", c.minReady, tc.wantMinReady)
+			// The bounds hold whatever order the steps finish in; how
+			// close a run comes to them depends on that order.
+			if c.minReady < tc.wantMinReady {
+				t.Errorf("the fewest Ready nodes during the roll: %d, below %d (Replicas - MaxUnavailable)", c.minReady, tc.wantMinReady)
 			}
-			if c.maxNodes != tc.wantMaxNodes {
-				t.Errorf("the most nodes during the roll: %d, want %d (Replicas + MaxSurge)", c.maxNodes, tc.wantMaxNodes)
+			if c.maxNodes > tc.wantMaxNodes {
+				t.Errorf("the most nodes during the roll: %d, above %d (Replicas + MaxSurge)", c.maxNodes, tc.wantMaxNodes)
+			}
+			// Without unavailability a roll must surge; without surge it
+			// must dip.
+			if tc.unavailable == 0 && c.maxNodes <= 10 {
+				t.Errorf("max_unavailable 0: the roll never had more than %d nodes, so it never surged", c.maxNodes)
+			}
+			if tc.surge == 0 && c.minReady >= 10 {
+				t.Errorf("max_surge 0: never fewer than %d Ready nodes, so no old member went first", c.minReady)
 			}
 			if len(c.deletes) != 10 || saves != 10*3 {
 				t.Errorf("%d deletes and %d saves, want 10 and 30 (a VM, a Ready member, a removal each)", len(c.deletes), saves)
