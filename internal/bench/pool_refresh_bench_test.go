@@ -57,10 +57,7 @@ func BenchmarkRefreshPool100(b *testing.B) {
 		}
 		report(b, "destroy of the pool of %d: %s", members, run.Wall.Round(time.Millisecond))
 	})
-	apply, err := w.terraform(b.Context(), dir, "apply", nil, "apply", "-auto-approve", "-input=false", "-no-color", "-json")
-	if err != nil {
-		b.Fatal(err)
-	}
+	apply := w.applyPoolSetup(b, dir)
 	report(b, "setup: the golden image and the networking %s; the pool of %d (max_parallel %d) %s",
 		bs.apply.Wall.Round(time.Millisecond), members, maxParallel, apply.Wall.Round(time.Millisecond))
 

@@ -54,10 +54,7 @@ func BenchmarkRollPool10(b *testing.B) {
 		report(b, "destroy of the pool of %d: %s", replicas, run.Wall.Round(time.Millisecond))
 	}
 	b.Cleanup(destroy)
-	apply, err := w.terraform(b.Context(), dir, "apply", nil, "apply", "-auto-approve", "-input=false", "-no-color", "-json")
-	if err != nil {
-		b.Fatal(err)
-	}
+	apply := w.applyPoolSetup(b, dir)
 	report(b, "setup: two golden images and the networking %s; the pool of %d from %s %s",
 		bs.apply.Wall.Round(time.Millisecond), replicas, bs.templates[0], apply.Wall.Round(time.Millisecond))
 
