@@ -39,7 +39,7 @@
 //
 //	go test -run '^$' -bench BenchmarkRollPool10 -timeout 60m ./internal/bench/
 //
-// On the 2-core machine they were measured on, all five take about 10
+// On the 2-core machine they were measured on, all five take about 8
 // minutes together, one sandbox shared.
 //
 // They need the Terraform CLI (TF_ACC_TERRAFORM_PATH, else terraform or tofu
