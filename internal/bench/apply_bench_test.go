@@ -41,36 +41,44 @@ func BenchmarkApply20Nodes(b *testing.B) {
 			}
 			report(b, "destroy of %d nodes and the image: %s", nodes, run.Wall.Round(time.Millisecond))
 		}
-		ready, err := watchReady(w.sb.ControlPlane.Client)
-		if err != nil {
-			b.Fatal(err)
-		}
-
 		// Counters at the start, and when the image is done (the node
-		// phase begins), read while the apply streams its events.
-		vcStart, kubeStart := w.sb.VSphere.Calls(), mustCount(b, w)
+		// phase begins), read while the apply streams its events. An apply
+		// the sandbox failed (sandboxFailed) is destroyed and made again.
 		var (
-			vcNodes   map[string]int64
-			kubeNodes kubeCount
+			ready                *readyWatch
+			run                  tfRun
+			vcStart, vcNodes     map[string]int64
+			kubeStart, kubeNodes kubeCount
 		)
-		onLine := func(line []byte, _ time.Time) { // on this goroutine, as the lines come
-			e, ok := parseEvent(line)
-			if !ok || e.Type != "apply_complete" || e.Hook.Resource.ResourceType != "windows_golden_image" {
-				return
+		for attempt := 1; ; attempt++ {
+			var err error
+			if ready, err = watchReady(w.sb.ControlPlane.Client); err != nil {
+				b.Fatal(err)
 			}
-			vcNodes = w.sb.VSphere.Calls()
-			if c, err := w.kube.count(b.Context()); err == nil {
-				kubeNodes = c
+			vcStart, kubeStart, vcNodes = w.sb.VSphere.Calls(), mustCount(b, w), nil
+			onLine := func(line []byte, _ time.Time) { // on this goroutine, as the lines come
+				e, ok := parseEvent(line)
+				if !ok || e.Type != "apply_complete" || e.Hook.Resource.ResourceType != "windows_golden_image" {
+					return
+				}
+				vcNodes = w.sb.VSphere.Calls()
+				if c, err := w.kube.count(b.Context()); err == nil {
+					kubeNodes = c
+				}
 			}
-		}
-		b.StartTimer()
-		run, err := w.terraform(b.Context(), dir, "apply", onLine,
-			"apply", "-auto-approve", "-input=false", "-no-color", "-json", fmt.Sprintf("-parallelism=%d", parallelism))
-		b.StopTimer()
-		ready.close()
-		if err != nil {
+			b.StartTimer()
+			run, err = w.terraform(b.Context(), dir, fmt.Sprintf("apply%d", attempt), onLine,
+				"apply", "-auto-approve", "-input=false", "-no-color", "-json", fmt.Sprintf("-parallelism=%d", parallelism))
+			b.StopTimer()
+			ready.close()
+			if err == nil {
+				break
+			}
 			destroy()
-			b.Fatal(err)
+			if !sandboxFailed(err) || attempt == 3 {
+				b.Fatal(err)
+			}
+			discardAttempt(b, i, "the apply of the image and the nodes")
 		}
 		vcEnd, kubeEnd := w.sb.VSphere.Calls(), mustCount(b, w)
 		if vcNodes == nil {

@@ -23,12 +23,60 @@ const skipCIDRCheck = `  skip_checks       = ["node-cidr-allocation"]`
 // <prefix>-<index>, against the sandbox (as the acceptance tests configure
 // them, with count). extra adds attributes to every node.
 func (w *world) config(image, prefix string, count int, extra string) string {
-	sb := w.sb
-	a := sb.Artifacts
-	vc := sb.VSphere
-	ports := sb.Hosts.Ports()
+	return w.header() + w.imageResource("bench", image) + networkingResource +
+		w.nodesResource(prefix, count, "windows_golden_image.bench.template_path", "windows_node_networking.bench.id", extra)
+}
+
+// baseConfig is what pools and nodes are made from, in a configuration of
+// its own: golden images (resources "img0", "img1", ... named images[i])
+// and the flannel networking, with outputs template_<i> and networking_id.
+// The configurations of the nodes then name the template by its path, so
+// their applies, refreshes and destroys count the nodes' work alone.
+func (w *world) baseConfig(images ...string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `terraform {
+	b.WriteString(w.header())
+	for i, name := range images {
+		b.WriteString(w.imageResource(fmt.Sprintf("img%d", i), name))
+		fmt.Fprintf(&b, "\noutput \"template_%d\" {\n  value = windows_golden_image.img%d.template_path\n}\n", i, i)
+	}
+	b.WriteString(networkingResource)
+	b.WriteString("\noutput \"networking_id\" {\n  value = windows_node_networking.bench.id\n}\n")
+	return b.String()
+}
+
+// countConfig is count windows_node named <prefix>-<index>, made from
+// template (an inventory path) with the networking networkingID.
+func (w *world) countConfig(prefix string, count int, template, networkingID, extra string) string {
+	return w.header() + w.nodesResource(prefix, count, fmt.Sprintf("%q", template), fmt.Sprintf("%q", networkingID), extra)
+}
+
+// poolConfig is a windows_node_pool "p" of replicas members named
+// <prefix>-<5 characters>, made from template (an inventory path) with the
+// networking networkingID, placed as countConfig places its nodes; extra
+// adds attributes (max_parallel, max_surge, ...).
+func (w *world) poolConfig(prefix string, replicas int, template, networkingID, extra string) string {
+	sb := w.sb
+	vc := sb.VSphere
+	return w.header() + fmt.Sprintf(`
+resource "windows_node_pool" "p" {
+  name_prefix       = %q
+  replicas          = %d
+  template          = %q
+  folder            = "/DC0/vm/windows"
+  resource_pool_id  = %q
+  network_id        = %q
+  admin_password_wo = %q
+  transport         = local.transport
+  networking_id     = %q
+%s
+}
+`, prefix, replicas, template, vc.ResourcePoolID, vc.NetworkID, sb.AdminPassword, networkingID, extra)
+}
+
+// header is the provider's requirements and configuration (from the
+// environment) and the transport every resource uses.
+func (w *world) header() string {
+	return fmt.Sprintf(`terraform {
   required_providers {
     windows = {
       source  = "%s/windows"
@@ -45,8 +93,16 @@ locals {
     ca_certificate = file(%q)
   }
 }
+`, providerNamespace, providerVersion, w.sb.Hosts.Ports().WinRMHTTPS, w.sb.CAFile)
+}
 
-resource "windows_golden_image" "bench" {
+// imageResource is a windows_golden_image of the sandbox's 2022 template.
+func (w *world) imageResource(label, name string) string {
+	sb := w.sb
+	a := sb.Artifacts
+	vc := sb.VSphere
+	return fmt.Sprintf(`
+resource "windows_golden_image" %q {
   name               = %q
   folder             = "/DC0/vm/golden"
   source_template    = %q
@@ -69,31 +125,38 @@ resource "windows_golden_image" "bench" {
   flannel_cni_plugin_url    = %q
   flannel_cni_plugin_sha256 = %q
 }
+`, label, name, vc.Templates["2022"], vc.ResourcePoolID, vc.DatastoreID, vc.NetworkID, sb.AdminPassword,
+		artifacts.KubernetesVersion, a.BaseURL, a.Kubelet.SHA256, a.KubeProxy.SHA256, a.Containerd.URL, a.Containerd.SHA256,
+		a.CNIPlugins.URL, a.CNIPlugins.SHA256,
+		a.KubeLogRunner.SHA256, a.Flanneld.URL, a.Flanneld.SHA256, a.FlannelCNIPlugin.URL, a.FlannelCNIPlugin.SHA256)
+}
 
-# Nodes turn Ready only with a network plugin: flannel's agents, as HostProcess pods.
+// networkingResource: nodes turn Ready only with a network plugin, flannel's
+// agents as HostProcess pods.
+const networkingResource = `
 resource "windows_node_networking" "bench" {
   cni                      = "flannel"
   allow_destroy_with_nodes = true
 }
+`
 
+// nodesResource is count windows_node "n" named <prefix>-<index>; template
+// and networking are expressions.
+func (w *world) nodesResource(prefix string, count int, template, networking, extra string) string {
+	sb := w.sb
+	vc := sb.VSphere
+	return fmt.Sprintf(`
 resource "windows_node" "n" {
   count             = %d
   name              = "%s-${count.index}"
-  template          = windows_golden_image.bench.template_path
+  template          = %s
   folder            = "/DC0/vm/windows"
   resource_pool_id  = %q
   network_id        = %q
   admin_password_wo = %q
   transport         = local.transport
-  networking_id     = windows_node_networking.bench.id
+  networking_id     = %s
 %s
 }
-`, providerNamespace, providerVersion,
-		ports.WinRMHTTPS, sb.CAFile,
-		image, vc.Templates["2022"], vc.ResourcePoolID, vc.DatastoreID, vc.NetworkID, sb.AdminPassword,
-		artifacts.KubernetesVersion, a.BaseURL, a.Kubelet.SHA256, a.KubeProxy.SHA256, a.Containerd.URL, a.Containerd.SHA256,
-		a.CNIPlugins.URL, a.CNIPlugins.SHA256,
-		a.KubeLogRunner.SHA256, a.Flanneld.URL, a.Flanneld.SHA256, a.FlannelCNIPlugin.URL, a.FlannelCNIPlugin.SHA256,
-		count, prefix, vc.ResourcePoolID, vc.NetworkID, sb.AdminPassword, extra)
-	return b.String()
+`, count, prefix, template, vc.ResourcePoolID, vc.NetworkID, sb.AdminPassword, networking, extra)
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,5 +136,69 @@ func TestPlanEvents(t *testing.T) {
 	drift, changes := planEvents([]byte(out))
 	if len(drift) != 1 || drift[0] != "windows_node.n[77]" || len(changes) != 1 || changes[0] != "windows_node.n[3]: Plan to update" {
 		t.Errorf("drift %q, changes %q", drift, changes)
+	}
+}
+
+func TestPoolLog(t *testing.T) {
+	line := func(at, msg, fields string) string {
+		return "2026-11-22T12:33:35.000Z [INFO]  provider.terraform-provider-windows_v0.1.0: windows node pool: " + msg + ": " + fields +
+			" tf_rpc=ApplyResourceChange tf_req_id=r1 tf_resource_type=windows_node_pool timestamp=2026-11-22T12:33:" + at + "Z"
+	}
+	lines := strings.Join([]string{
+		line("30.000", "create member", "member=p-aaaaa"),
+		line("30.100", "create member", "member=p-bbbbb"),
+		"2026-11-22T12:33:31.000Z [INFO]  provider.terraform-provider-windows_v0.1.0: windows node: clone: template=/DC0/vm/golden/x tf_req_id=r1 timestamp=2026-11-22T12:33:31.000Z",
+		line("35.000", "member ready", "member=p-aaaaa ready_to_done=250ms"),
+		line("35.500", "remove member", "member=p-old01 reason=outdated"),
+		"2026-11-22T12:33:35.000Z [INFO]  provider.terraform-provider-windows_v0.1.0: windows node: wait for node agents: namespace=kube-system node=p-bbbbb tf_req_id=r1 timestamp=2026-11-22T12:33:35.250Z",
+		line("36.000", "member ready", "member=p-bbbbb ready_to_done=1.5s"),
+		line("37.500", "member removed", "member=p-old01"),
+		line("38.000", "create member", "member=p-ccccc"),
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "apply.log")
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := parseProviderLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := poolLog(entries, 1)
+	members := r.Members
+	// 1 before, +2 creates = 3, -1 removed = 2, +1 create = 3; creating
+	// 1, 2, then 0 and 1.
+	if len(members) != 4 || r.MaxMembers != 3 || r.MaxCreating != 2 {
+		t.Fatalf("%d members, at most %d at once, %d creating; want 4, 3 and 2: %+v", len(members), r.MaxMembers, r.MaxCreating, members)
+	}
+	if m := members["p-old01"]; m.RemovedEnd.Sub(m.RemoveStart) != 2*time.Second {
+		t.Errorf("removal of p-old01: %+v", m)
+	}
+	creates, readyToDone := memberCreates(members)
+	if percentile(creates, 0) != 5*time.Second || percentile(creates, 100) != 5900*time.Millisecond || len(creates) != 2 {
+		t.Errorf("creates = %v (p-ccccc never got Ready)", creates)
+	}
+	if percentile(readyToDone, 100) != 1500*time.Millisecond {
+		t.Errorf("ready to done = %v", readyToDone)
+	}
+	if w := agentWaits(members); len(w) != 1 || w[0] != 750*time.Millisecond {
+		t.Errorf("agent waits = %v, want [750ms] (p-bbbbb's)", w)
+	}
+}
+
+func TestStatusField(t *testing.T) {
+	status := []byte("Name:\tterraform-provi\nVmPeak:\t 1302880 kB\nVmHWM:\t   61244 kB\nVmRSS:\t   60000 kB\n")
+	if v, ok := statusField(status, "VmHWM:"); !ok || v != 61244 {
+		t.Errorf("VmHWM = %d, %v", v, ok)
+	}
+	if _, ok := statusField(status, "VmSwap:"); ok {
+		t.Error("a missing field was found")
+	}
+}
+
+func TestBenchtimeDefault(t *testing.T) {
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.benchtime" && f.Value.String() != "1x" })
+	if got := flag.Lookup("test.benchtime").Value.String(); !explicit && got != "1x" {
+		t.Errorf("-benchtime is %q without an explicit one, want 1x: every benchmark here runs its op once", got)
 	}
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // BenchmarkRefresh100Nodes creates a golden image and 100 nodes (one apply
-// at -parallelism=20, not timed), then times `terraform plan -refresh-only`
-// (the op) and a full `terraform plan`, counting the round trips each makes
-// at the servers. The metrics are those of the refresh-only plan:
+// at -parallelism=10, not timed), then times `terraform plan -refresh-only`
+// (the op) and a full `terraform plan`, both at -parallelism=20, counting
+// the round trips each makes at the servers. The metrics are those of the refresh-only plan:
 //
 //	vsphere-rt/node   SOAP requests / 100, everything included (login, the
 //	                  image's read)
@@ -22,13 +22,27 @@ import (
 // The target is at most 2 vSphere round trips and 1 Kubernetes request per
 // node; the report splits each count into per-node and per-run requests.
 func BenchmarkRefresh100Nodes(b *testing.B) {
-	const nodes, parallelism = 100, 20
+	// The setup creates 10 nodes at a time: at 20 on this 2-core machine the
+	// simulated kubelets' start (each runs the kubelet's own flag checks as
+	// a process) overran the sandbox's 2 s service start timeout ("Cannot
+	// start service kubelet", 3 of 100 nodes).
+	const nodes, setupParallelism, parallelism = 100, 10, 20
 	w := getWorld(b)
 	b.StopTimer()
 
 	dir := w.workdir(b, "refresh", w.config("bench-refresh", "rf", nodes, skipCIDRCheck))
-	apply, err := w.terraform(b.Context(), dir, "apply", nil,
-		"apply", "-auto-approve", "-input=false", "-no-color", "-json", fmt.Sprintf("-parallelism=%d", parallelism))
+	// A node the sandbox failed (sandboxFailed) is tainted; the next apply
+	// replaces it.
+	var apply tfRun
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		apply, err = w.terraform(b.Context(), dir, fmt.Sprintf("apply%d", attempt), nil,
+			"apply", "-auto-approve", "-input=false", "-no-color", "-json", fmt.Sprintf("-parallelism=%d", setupParallelism))
+		if !sandboxFailed(err) {
+			break
+		}
+		report(b, "setup apply %d: a simulated kubelet missed its 2 s service start; apply again", attempt)
+	}
 	b.Cleanup(func() {
 		run, err := w.terraform(context.Background(), dir, "destroy", nil,
 			"destroy", "-auto-approve", "-input=false", "-no-color", "-json", fmt.Sprintf("-parallelism=%d", parallelism))
@@ -41,7 +55,7 @@ func BenchmarkRefresh100Nodes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	report(b, "setup: apply of the image and %d nodes at -parallelism=%d: %s", nodes, parallelism, apply.Wall.Round(time.Millisecond))
+	report(b, "setup: apply of the image and %d nodes at -parallelism=%d: %s", nodes, setupParallelism, apply.Wall.Round(time.Millisecond))
 
 	plan := func(name string, timed bool, args ...string) (tfRun, map[string]int64, kubeCount) {
 		b.Helper()

@@ -230,9 +230,27 @@ func TestMain(m *testing.M) {
 	_ = fs.Set("logtostderr", "false")
 	_ = fs.Set("stderrthreshold", "FATAL")
 	klog.SetOutput(io.Discard)
+	onePerRun()
 	code := m.Run()
 	// BENCH_KEEP=1 keeps the run's directory (Terraform working
 	// directories, provider logs, the sandbox) to look into.
 	stopWorld(code != 0 || os.Getenv("BENCH_KEEP") != "")
 	os.Exit(code)
+}
+
+// onePerRun makes -benchtime 1x the default here: each benchmark's op is
+// one Terraform command against a world it first builds (minutes), and an
+// op shorter than the default 1s benchtime (a pool's refresh can be) would
+// make the testing package run the whole benchmark again with b.N = 2, its
+// setup included. `make bench` runs every package with the default; an
+// explicit -benchtime still wins.
+func onePerRun() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.benchtime" })
+	if !set {
+		if err := flag.Set("test.benchtime", "1x"); err != nil {
+			log.Printf("bench: -benchtime 1x: %v", err)
+		}
+	}
 }
