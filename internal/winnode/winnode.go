@@ -123,12 +123,16 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 	var res Result
 	m.progress("clone", map[string]any{"template": spec.Template})
 	id, err := m.VSphere.CloneNode(ctx, cloneRequest(spec))
-	if err != nil {
+	if err != nil && id.VMID == "" {
 		return res, guest.Stage("cloning "+spec.Template, err)
 	}
 	res.Identity = id
 	if onVM != nil {
 		onVM(res.Identity)
+	}
+	if err != nil {
+		// The VM exists but its identity is incomplete: tracked, then failed.
+		return res, guest.Stage("cloning "+spec.Template, err)
 	}
 	m.progress("power on", map[string]any{"vm": id.VMID})
 	if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {

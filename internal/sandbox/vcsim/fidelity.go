@@ -14,6 +14,40 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
+// waits are the property collectors clients have long-polled
+// (WaitForUpdatesEx). vCenter ends such a call when its client goes away;
+// vcsim's runs until MaxWaitSeconds whatever happens to the connection, and
+// httptest.Server.Close waits for it. Close cancels them
+// (CancelWaitForUpdates) once the connections are closed.
+type waits struct {
+	mu  sync.Mutex
+	pcs map[types.ManagedObjectReference]*simulator.PropertyCollector
+}
+
+func (w *waits) add(ctx *simulator.Context, ref types.ManagedObjectReference) {
+	if ctx.Session == nil {
+		return
+	}
+	pc, ok := ctx.Session.Get(ref).(*simulator.PropertyCollector)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pcs == nil {
+		w.pcs = map[types.ManagedObjectReference]*simulator.PropertyCollector{}
+	}
+	w.pcs[ref] = pc
+}
+
+func (w *waits) cancel() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ref, pc := range w.pcs {
+		pc.CancelWaitForUpdates(&types.CancelWaitForUpdates{This: ref})
+	}
+}
+
 // CloneHook observes a CloneVM_Task request after the sandbox's fixes (so
 // req.Spec.Config.Uuid is the clone's BIOS UUID) and before the simulator
 // runs it. An error refuses the clone: the call fails with an
@@ -44,6 +78,9 @@ func (s *Server) OnClone(h CloneHook) {
 func (s *Server) installHandler() {
 	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 		s.calls.add(ctx, m.Name)
+		if m.Name == "WaitForUpdatesEx" {
+			s.waits.add(ctx, m.This)
+		}
 		if m.Name != "CloneVM_Task" {
 			return nil, nil
 		}
