@@ -8,7 +8,7 @@ import (
 
 // WatchState is the shared watch as the tests see it.
 type WatchState struct {
-	Collector, View  types.ManagedObjectReference
+	Collector, View           types.ManagedObjectReference
 	Members, Entered, Waiters int
 }
 

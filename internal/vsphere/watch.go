@@ -83,7 +83,7 @@ type watcher struct {
 // watchSession is one collector with its view and filter; a loop failure
 // ends it and the next wait starts another.
 type watchSession struct {
-	pc, view, filter types.ManagedObjectReference
+	pc, view, filter  types.ManagedObjectReference
 	customizationInfo bool // the filter collects propCustomizationInfo
 
 	version  string // of the last update set
