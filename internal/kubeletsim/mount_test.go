@@ -58,7 +58,9 @@ func TestMountRetry(t *testing.T) {
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cs.CoreV1().ConfigMaps("default").Delete(context.Background(), "late-"+name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cs.CoreV1().ConfigMaps("default").Delete(context.Background(), "late-"+name, metav1.DeleteOptions{})
+	})
 	created := time.Now()
 	p := waitForPod(t, cs, pod.Name, "its container running", func(p *corev1.Pod) bool {
 		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
