@@ -10,11 +10,12 @@ import (
 type WatchState struct {
 	Collector, View           types.ManagedObjectReference
 	Members, Entered, Waiters int
+	Retiring                  int
 }
 
 func (c *Client) WatchState() WatchState {
 	st := c.watcher().stats()
-	return WatchState{Collector: st.Collector, View: st.View, Members: st.Members, Entered: st.Entered, Waiters: st.Waiters}
+	return WatchState{Collector: st.Collector, View: st.View, Members: st.Members, Entered: st.Entered, Waiters: st.Waiters, Retiring: st.Retiring}
 }
 
 // SetWatchLinger sets how long objects stay in the view of clients made

@@ -35,10 +35,14 @@ import (
 // Objects whose waits are over stay in the view for a moment (watchLinger):
 // the next view change, or the linger timer, takes them out. A VM waited on
 // for its customization and then for its IP stays in between, and removals
-// ride along with the next addition.
+// ride along with the next addition. When the linger passes with no wait at
+// all, the collector and the view are destroyed (two round trips; the next
+// wait starts them again, three): an idle Client holds nothing in vCenter,
+// even if the process ends without logging out.
 
 // watchLinger is how long an object with no waiter stays in the view when no
-// other change of the view takes it out first.
+// other change of the view takes it out first, and how long the watch stays
+// up with no wait at all.
 var watchLinger = time.Second
 
 // watchMaxWait bounds one WaitForUpdatesEx (vSphere's WaitOptions advise "no
@@ -74,14 +78,16 @@ type watcher struct {
 	sem     chan struct{}
 
 	mu      sync.Mutex
-	s       *watchSession // nil until the first wait, and after a failure
+	s       *watchSession // nil until the first wait, when idle, after a failure
 	members map[types.ManagedObjectReference]*member
 	timer   *time.Timer
 	closed  bool
+	// retiring counts sessions being destroyed.
+	retiring int
 }
 
-// watchSession is one collector with its view and filter; a loop failure
-// ends it and the next wait starts another.
+// watchSession is one collector with its view and filter; idleness (retire)
+// or a loop failure (fail) ends it, and the next wait starts another.
 type watchSession struct {
 	pc, view, filter  types.ManagedObjectReference
 	customizationInfo bool // the filter collects propCustomizationInfo
@@ -197,6 +203,14 @@ func (w *watcher) createFilter(ctx context.Context, s *watchSession) (types.Mana
 // destroy removes a session's collector (and with it its filter) and view
 // from vCenter, best effort.
 func (w *watcher) destroy(s *watchSession) {
+	w.mu.Lock()
+	w.retiring++
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.retiring--
+		w.mu.Unlock()
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if s.view.Value != "" {
@@ -205,7 +219,8 @@ func (w *watcher) destroy(s *watchSession) {
 	_, _ = methods.DestroyPropertyCollector(ctx, w.vc, &types.DestroyPropertyCollector{This: s.pc})
 }
 
-// close stops the loop and destroys the collector and the view.
+// close stops the loop and destroys the collector and the view; waits
+// still running fail.
 func (w *watcher) close() {
 	w.mu.Lock()
 	if w.closed {
@@ -214,16 +229,13 @@ func (w *watcher) close() {
 	}
 	w.closed = true
 	s := w.s
-	w.s = nil
 	if w.timer != nil {
 		w.timer.Stop()
 	}
 	if s != nil {
-		if s.loopStop != nil {
-			s.loopStop()
-		}
 		s.err = errors.New("the vSphere client was closed")
 		close(s.failed)
+		w.retireLocked(s)
 	}
 	w.mu.Unlock()
 	if s != nil {
@@ -237,18 +249,24 @@ func (w *watcher) close() {
 // ModifyListView, and linger after it: a wait that is about to follow on
 // them (a VM's, after its power-on task) finds them there.
 func (w *watcher) wait(ctx context.Context, obj types.ManagedObjectReference, check func(props) (bool, error), also ...types.ManagedObjectReference) error {
-	s, err := w.session(ctx)
-	if err != nil {
-		return err
+	objs := append([]types.ManagedObjectReference{obj}, also...)
+	chans := make([]chan struct{}, len(objs))
+	for i := range chans {
+		chans[i] = make(chan struct{}, 1)
 	}
-	ch := make(chan struct{}, 1)
-	m := w.join(s, obj, ch)
-	defer w.leave(obj, ch)
-	for _, ref := range also {
-		ch := make(chan struct{}, 1)
-		w.join(s, ref, ch)
-		defer w.leave(ref, ch)
+	ch := chans[0]
+	var (
+		s *watchSession
+		m *member
+	)
+	for m == nil {
+		var err error
+		if s, err = w.session(ctx); err != nil {
+			return err
+		}
+		m = w.join(s, objs, chans) // nil when s retired meanwhile: start anew
 	}
+	defer w.leave(objs, chans)
 	if err := w.flush(ctx, s, false); err != nil {
 		return err
 	}
@@ -290,55 +308,86 @@ func (w *watcher) wait(ctx context.Context, obj types.ManagedObjectReference, ch
 	}
 }
 
-// join adds a waiter to obj's member, creating it, and makes sure the loop
-// runs.
-func (w *watcher) join(s *watchSession, obj types.ManagedObjectReference, ch chan struct{}) *member {
+// join adds waiters to the members of objs (chans[i] for objs[i]), creating
+// them, makes sure the loop runs, and returns the first one; nil when s is
+// no longer the watch's session.
+func (w *watcher) join(s *watchSession, objs []types.ManagedObjectReference, chans []chan struct{}) *member {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m := w.members[obj]
-	if m == nil {
-		m = &member{waiters: map[chan struct{}]struct{}{}}
-		w.members[obj] = m
+	if w.s != s {
+		return nil
 	}
-	m.waiters[ch] = struct{}{}
-	if !s.running && w.s == s {
+	for i, obj := range objs {
+		m := w.members[obj]
+		if m == nil {
+			m = &member{waiters: map[chan struct{}]struct{}{}}
+			w.members[obj] = m
+		}
+		m.waiters[chans[i]] = struct{}{}
+	}
+	if !s.running {
 		s.running = true
 		ctx, cancel := context.WithCancel(context.Background())
 		s.loopStop = cancel
 		go w.loop(ctx, s)
 	}
-	return m
+	return w.members[objs[0]]
 }
 
-// leave removes a waiter; an object nobody waits for leaves the view with
+// leave removes waiters; an object nobody waits for leaves the view with
 // the next flush, at the latest after the linger.
-func (w *watcher) leave(obj types.ManagedObjectReference, ch chan struct{}) {
+func (w *watcher) leave(objs []types.ManagedObjectReference, chans []chan struct{}) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	m := w.members[obj]
-	if m == nil {
-		return
+	for i, obj := range objs {
+		m := w.members[obj]
+		if m == nil {
+			continue
+		}
+		delete(m.waiters, chans[i])
+		if len(m.waiters) > 0 {
+			continue
+		}
+		if !m.inView {
+			delete(w.members, obj)
+		}
 	}
-	delete(m.waiters, ch)
-	if len(m.waiters) > 0 || w.closed {
-		return
-	}
-	if !m.inView {
-		delete(w.members, obj)
-		return
-	}
-	if w.timer == nil {
+	if w.timer == nil && !w.closed && w.s != nil {
 		w.timer = time.AfterFunc(w.linger, w.lingerDone)
 	}
 }
 
+// lingerDone takes objects nobody waits for out of the view; with no wait
+// at all it retires the session instead.
 func (w *watcher) lingerDone() {
 	w.mu.Lock()
 	w.timer = nil
 	s := w.s
+	idle := s != nil
+	for _, m := range w.members {
+		if len(m.waiters) > 0 {
+			idle = false
+			break
+		}
+	}
+	if idle {
+		w.retireLocked(s)
+	}
 	w.mu.Unlock()
-	if s != nil {
+	switch {
+	case idle:
+		w.destroy(s)
+	case s != nil:
 		_ = w.flush(context.Background(), s, true)
+	}
+}
+
+// retireLocked ends an idle session (w.mu held); the caller destroys it.
+func (w *watcher) retireLocked(s *watchSession) {
+	w.s = nil
+	clear(w.members)
+	if s.loopStop != nil {
+		s.loopStop()
 	}
 }
 
@@ -477,9 +526,15 @@ func (w *watcher) loop(ctx context.Context, s *watchSession) {
 			This: s.pc, Version: version, Options: &types.WaitOptions{MaxWaitSeconds: &maxWait},
 		})
 		if ctx.Err() != nil {
-			return
+			return // retired or closed
 		}
 		if err != nil {
+			w.mu.Lock()
+			retired := w.s != s
+			w.mu.Unlock()
+			if retired {
+				return // its collector destroyed under the long poll
+			}
 			if failures++; !soap.IsSoapFault(err) && failures < watchRetries {
 				continue
 			}
@@ -576,12 +631,13 @@ type watchStats struct {
 	Members         int // objects in (or entering) the view
 	Entered         int // of which vCenter has reported the properties
 	Waiters         int
+	Retiring        int // sessions being destroyed
 }
 
 func (w *watcher) stats() watchStats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var st watchStats
+	st := watchStats{Retiring: w.retiring}
 	if w.s != nil {
 		st.Collector, st.View = w.s.pc, w.s.view
 	}

@@ -25,40 +25,33 @@ func shortLinger(t *testing.T) time.Duration {
 	return d
 }
 
-// viewContent reads the shared watch's view and its collector's filters
-// from vCenter itself.
-func (e *env) viewContent(t *testing.T) (view []types.ManagedObjectReference, filters int) {
-	t.Helper()
-	st := e.c.WatchState()
-	pc := property.DefaultCollector(e.c.Client.Client)
-	var lv mo.ListView
-	if err := pc.RetrieveOne(context.Background(), st.View, []string{"view"}, &lv); err != nil {
-		t.Fatalf("reading the view: %v", err)
-	}
-	var coll mo.PropertyCollector
-	if err := pc.RetrieveOne(context.Background(), st.Collector, []string{"filter"}, &coll); err != nil {
-		t.Fatalf("reading the collector: %v", err)
-	}
-	return lv.View, len(coll.Filter)
-}
-
-// waitIdle waits until the watch holds no object and no waiter (the linger
-// has passed), and checks that vCenter's view is empty too.
+// waitIdle waits until the watch, with no wait left, has retired its
+// session (the linger has passed), and checks with vCenter that the
+// collector (and with it its filter) and the view it had are gone.
 func (e *env) waitIdle(t *testing.T, linger time.Duration) {
 	t.Helper()
+	st := e.c.WatchState()
 	deadline := time.Now().Add(10*linger + 2*time.Second)
-	for st := e.c.WatchState(); st.Members > 0 || st.Waiters > 0; st = e.c.WatchState() {
+	for cur := st; cur.Collector.Value != "" || cur.Members > 0 || cur.Waiters > 0 || cur.Retiring > 0; cur = e.c.WatchState() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the watch still holds %d objects and %d waiters", st.Members, st.Waiters)
+			t.Fatalf("the watch still holds collector %v, %d objects and %d waiters", cur.Collector, cur.Members, cur.Waiters)
+		}
+		if cur.Collector.Value != "" {
+			st = cur
 		}
 		time.Sleep(linger / 4)
 	}
-	view, filters := e.viewContent(t)
-	if len(view) != 0 {
-		t.Errorf("the view still holds %v after every wait ended", view)
+	if st.Collector.Value == "" {
+		return
 	}
-	if filters != 1 {
-		t.Errorf("the collector has %d filters, want 1", filters)
+	pc := property.DefaultCollector(e.c.Client.Client)
+	var coll mo.PropertyCollector
+	if err := pc.RetrieveOne(context.Background(), st.Collector, []string{"filter"}, &coll); !vsphere.IsNotFound(err) {
+		t.Errorf("collector %s (filters %v) still in vCenter after the watch went idle (%v)", st.Collector, coll.Filter, err)
+	}
+	var lv mo.ListView
+	if err := pc.RetrieveOne(context.Background(), st.View, []string{"view"}, &lv); !vsphere.IsNotFound(err) {
+		t.Errorf("view %s (%v) still in vCenter after the watch went idle (%v)", st.View, lv.View, err)
 	}
 }
 
@@ -114,21 +107,20 @@ func TestSharedWatchConcurrentCreates(t *testing.T) {
 	calls, total := e.srv.CallsSince(before)
 	perVM := float64(total) / n
 	t.Logf("%d concurrent creates: %d round trips (%.1f per VM): %v", n, total, perVM, calls)
-	for _, m := range []string{"CreatePropertyCollector", "CreateListView", "CreateFilter"} {
+	for _, m := range []string{"CreatePropertyCollector", "CreateListView", "CreateFilter", "DestroyPropertyCollector", "DestroyView"} {
 		if calls[m] != 1 {
-			t.Errorf("%s called %d times, want once for the whole run", m, calls[m])
+			t.Errorf("%s called %d times, want once for the whole run (made at the first wait, destroyed when idle)", m, calls[m])
 		}
 	}
-	for _, m := range []string{"DestroyPropertyCollector", "DestroyPropertyFilter", "CreateCollectorForEvents", "RetrievePropertiesEx"} {
-		if m == "RetrievePropertiesEx" {
-			if calls[m] > n*2 { // the source, then one identity read per VM
-				t.Errorf("%d RetrievePropertiesEx for %d VMs, want at most 2 each", calls[m], n)
-			}
-			continue
-		}
+	for _, m := range []string{"DestroyPropertyFilter", "CreateCollectorForEvents"} {
 		if calls[m] != 0 {
 			t.Errorf("%s called %d times, want none", m, calls[m])
 		}
+	}
+	// The template once, one identity read per VM, and waitIdle's two reads
+	// of the collector and view it finds gone.
+	if calls["RetrievePropertiesEx"] > n+3 {
+		t.Errorf("%d RetrievePropertiesEx for %d VMs, want the template read once and one identity each", calls["RetrievePropertiesEx"], n)
 	}
 	// Clone, identity, power-on: 3 calls of their own; the view's changes
 	// and the shared long poll must cost less than 4 more per VM.
@@ -136,12 +128,16 @@ func TestSharedWatchConcurrentCreates(t *testing.T) {
 		t.Errorf("%.1f round trips per VM, want at most 7", perVM)
 	}
 
+	// A wait brings the watch back; Close removes it.
+	if err := e.c.WaitForPowerState(ctx, vsphere.VMRef("vm-1"), vsphere.PoweredOff); err != nil && !vsphere.IsNotFound(err) {
+		t.Fatal(err)
+	}
 	pc := e.c.WatchState().Collector
 	e.c.Close()
 	var coll mo.PropertyCollector
 	err := property.DefaultCollector(e.c.Client.Client).RetrieveOne(context.Background(), pc, []string{"filter"}, &coll)
-	if !vsphere.IsNotFound(err) {
-		t.Errorf("the collector after Close: %v, want it gone", err)
+	if pc.Value == "" || !vsphere.IsNotFound(err) {
+		t.Errorf("the collector %v after Close: %v, want it gone", pc, err)
 	}
 	if _, err := e.c.WaitForIP(ctx, vsphere.VMRef("vm-1"), vsphere.IPFilter{}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("a wait after Close: %v", err)
