@@ -14,8 +14,7 @@ type WatchState struct {
 }
 
 func (c *Client) WatchState() WatchState {
-	st := c.watcher().stats()
-	return WatchState{Collector: st.Collector, View: st.View, Members: st.Members, Entered: st.Entered, Waiters: st.Waiters, Retiring: st.Retiring}
+	return WatchState(c.watcher().stats())
 }
 
 // SetWatchLinger sets how long objects stay in the view of clients made
