@@ -18,8 +18,9 @@ import (
 )
 
 // shortLinger makes the view let go of objects quickly in a test.
-func shortLinger(t *testing.T) time.Duration {
-	const d = 100 * time.Millisecond
+func shortLinger(t *testing.T) time.Duration { return setLinger(t, 100*time.Millisecond) }
+
+func setLinger(t *testing.T, d time.Duration) time.Duration {
 	old := vsphere.SetWatchLinger(d)
 	t.Cleanup(func() { vsphere.SetWatchLinger(old) })
 	return d
@@ -61,7 +62,9 @@ func (e *env) waitIdle(t *testing.T, linger time.Duration) {
 // once; the view is empty when the waits are over; the round trips per VM
 // stay within budget; Close removes the collector and the view.
 func TestSharedWatchConcurrentCreates(t *testing.T) {
-	linger := shortLinger(t)
+	// The production linger: a loaded machine must not find the 12 creates
+	// all between two waits at once, which would retire the watch midway.
+	linger := setLinger(t, time.Second)
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
