@@ -185,7 +185,15 @@ func runFlanneld(ctx context.Context, p *winsim.Process) int {
 		return fatal("main.go:345", "Error registering network: failed to create VXLAN network: %v", err)
 	}
 	env := fmt.Sprintf("FLANNEL_NETWORK=%s\nFLANNEL_SUBNET=%s\nFLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n", netConf.Network, firstHost(node.Spec.PodCIDR))
-	if err := p.Host.WriteFile(hostPath(*subnetFile), []byte(env)); err != nil {
+	// WriteSubnetFile (pkg/subnet/subnet.go): a temporary ".<name>" beside
+	// it, renamed into place, so that a reader (kube-proxy's start script)
+	// never sees it half written.
+	subnetPath := hostPath(*subnetFile)
+	tmp := subnetPath[:strings.LastIndex(subnetPath, `\`)+1] + "." + subnetPath[strings.LastIndex(subnetPath, `\`)+1:]
+	if err := p.Host.WriteFile(tmp, []byte(env)); err != nil {
+		return fatal("main.go:375", "Failed to write subnet file: %v", err)
+	}
+	if err := p.Host.Rename(tmp, subnetPath); err != nil {
 		return fatal("main.go:375", "Failed to write subnet file: %v", err)
 	}
 	// setNodeNetworkUnavailableFalse: the nodes/status patch.

@@ -76,6 +76,10 @@ func TestAgentsIdentity(t *testing.T) {
 		if b, err := n.Host.ReadFile(`C:\run\flannel\subnet.env`); err != nil || !strings.Contains(string(b), "FLANNEL_NETWORK=10.244.0.0/16") {
 			t.Errorf("subnet.env: %q %v", b, err)
 		}
+		// Written beside and renamed into place, as flannel's WriteSubnetFile does.
+		if n.Host.FileExists(`C:\run\flannel\.subnet.env`) {
+			t.Error("the temporary .subnet.env was left behind")
+		}
 	})
 	t.Run("kube-proxy as the node", func(t *testing.T) {
 		code, out := runAgent(t, n.Host, bootstrap.KubeProxyExe, proxyArgs(bootstrap.NodeKubeconfig), nil, 30*time.Second)

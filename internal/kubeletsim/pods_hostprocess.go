@@ -2,6 +2,7 @@ package kubeletsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,6 +23,16 @@ import (
 // (pkg/kubelet/kubelet.go: backOffPeriod 10s doubling to MaxContainerBackOff
 // 5m). Tests may scale it down.
 var CrashLoopBackOff = struct{ Initial, Max time.Duration }{10 * time.Second, 5 * time.Minute}
+
+// MountBackOff is the volume manager's retry of a failed volume set-up
+// (pkg/volume/util/nestedpendingoperations/nestedpendingoperations.go:
+// initialDurationBeforeRetry 500ms doubling to maxDurationBeforeRetry
+// 2m2s). A mount that fails (a ConfigMap the Node authorizer does not yet
+// let the node read because the pod's binding has not reached its graph,
+// one not created yet) keeps the container ContainerCreating and is tried
+// again on that schedule; it is no container failure, so CrashLoopBackOff
+// does not apply and no restart is counted.
+var MountBackOff = struct{ Initial, Max time.Duration }{500 * time.Millisecond, 2*time.Minute + 2*time.Second}
 
 // logTailLines is how many of a container's last log lines the simulator
 // keeps for its status message.
@@ -96,6 +107,7 @@ func (w *podWorker) stopHostProcess(pod *corev1.Pod) {
 func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner, c corev1.Container) {
 	k := hp.w.n.k
 	delay := CrashLoopBackOff.Initial
+	mountDelay := MountBackOff.Initial
 	restarts := int32(0)
 	for ctx.Err() == nil {
 		id := randomHex(32)
@@ -103,6 +115,22 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 		logPath := fmt.Sprintf(`C:\var\log\pods\%s_%s_%s\%s\%d.log`, hp.pod.Namespace, hp.pod.Name, hp.pod.UID, c.Name, restarts)
 		logw := newTailWriter(k.cfg.Files, logPath)
 		env, err := hp.prepare(ctx, c, mount)
+		var mountErr *mountError
+		if errors.As(err, &mountErr) {
+			hp.set(c.Name, func(st *corev1.ContainerStatus) {
+				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+			})
+			// The volume manager's event (operation_generator.go).
+			hp.w.event(ctx, hp.pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+			k.log.Error("nestedpendingoperations.go:348", err, "Operation failed. No retries permitted until "+time.Now().Add(mountDelay).Format("2006-01-02 15:04:05.999999999 -0700 MST"),
+				"durationBeforeRetry", mountDelay.String(), "pod", hp.pod.Namespace+"/"+hp.pod.Name)
+			if !sleepCtx(ctx, mountDelay) {
+				return
+			}
+			mountDelay = min(2*mountDelay, MountBackOff.Max)
+			continue
+		}
+		mountDelay = MountBackOff.Initial
 		if err != nil {
 			hp.set(c.Name, func(st *corev1.ContainerStatus) {
 				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()}}
@@ -297,6 +325,19 @@ func (hp *hostProcessPod) prepare(ctx context.Context, c corev1.Container, mount
 	return env, nil
 }
 
+// mountError is a volume that could not be set up (MountVolume.SetUp
+// failed): the volume manager tries it again (MountBackOff).
+type mountError struct {
+	volume string
+	err    error
+}
+
+func (e *mountError) Error() string {
+	return fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", e.volume, e.err)
+}
+
+func (e *mountError) Unwrap() error { return e.err }
+
 // volumeFiles is what the kubelet's volume plugins put in a volume, read
 // with the node's credentials (the Node authorizer lets a node read the
 // ConfigMaps and request the ServiceAccount tokens its pods reference).
@@ -310,7 +351,7 @@ func (hp *hostProcessPod) volumeFiles(ctx context.Context, v corev1.Volume) (map
 			if optional != nil && *optional && apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+			return &mountError{volume: v.Name, err: err}
 		}
 		if len(items) == 0 {
 			for k, d := range cm.Data {
@@ -332,7 +373,7 @@ func (hp *hostProcessPod) volumeFiles(ctx context.Context, v corev1.Volume) (map
 			case s.ServiceAccountToken != nil:
 				tok, err := hp.token(ctx, s.ServiceAccountToken)
 				if err != nil {
-					return nil, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err)
+					return nil, &mountError{volume: v.Name, err: err}
 				}
 				out[s.ServiceAccountToken.Path] = []byte(tok)
 			case s.ConfigMap != nil:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
@@ -87,29 +88,26 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 		return nil, err
 	}
 	src := spec.Source.Reference()
-	var source mo.VirtualMachine
-	if err := c.retrieveOne(ctx, src, []string{"name", "config.template", "config.hardware.device", "snapshot", "resourcePool"}, &source); err != nil {
+	source, err := c.Lookups().source(ctx, src)
+	if err != nil {
 		return nil, notFoundOr(err, "clone source", src, "reading")
 	}
 	if source.Config == nil {
 		return nil, fmt.Errorf("clone source %s (%s) has no configuration (is it inaccessible or orphaned?)", source.Name, src.Value)
 	}
-	cs, err := c.cloneSpec(ctx, spec, &source)
+	cs, err := c.cloneSpec(ctx, spec, source)
 	if err != nil {
 		return nil, err
 	}
 	folder := object.NewFolder(c.Client.Client, spec.Folder.Reference())
 	task, err := object.NewVirtualMachine(c.Client.Client, src).Clone(ctx, folder, spec.Name, *cs)
+	res, err := c.waitTask(ctx, task, err)
 	if err != nil {
 		return nil, fmt.Errorf("cloning %s to %s: %w", source.Name, spec.Name, err)
 	}
-	res, err := task.WaitForResult(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("cloning %s to %s: %w", source.Name, spec.Name, err)
-	}
-	ref, ok := res.Result.(types.ManagedObjectReference)
+	ref, ok := res.(types.ManagedObjectReference)
 	if !ok {
-		return nil, fmt.Errorf("cloning %s to %s: the task returned %T, not a VM", source.Name, spec.Name, res.Result)
+		return nil, fmt.Errorf("cloning %s to %s: the task returned %T, not a VM", source.Name, spec.Name, res)
 	}
 	vm := &VM{Ref: ref, Name: spec.Name}
 	if err := c.identify(ctx, vm); err != nil {
@@ -119,7 +117,7 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 	return vm, nil
 }
 
-// Identify reads a VM's identity (two round trips).
+// Identify reads a VM's identity (one round trip).
 func (c *Client) Identify(ctx context.Context, ref mo.Reference) (*VM, error) {
 	vm := &VM{Ref: ref.Reference()}
 	if err := c.identify(ctx, vm); err != nil {
@@ -128,18 +126,32 @@ func (c *Client) Identify(ctx context.Context, ref mo.Reference) (*VM, error) {
 	return vm, nil
 }
 
+// identify reads the VM's name, UUIDs and inventory path in one retrieval.
 func (c *Client) identify(ctx context.Context, vm *VM) error {
-	var m mo.VirtualMachine
-	if err := c.retrieveOne(ctx, vm.Ref, []string{"name", "config.uuid", "config.instanceUuid"}, &m); err != nil {
+	refs := []types.ManagedObjectReference{vm.Ref}
+	content, err := c.retrieveWithAncestors(ctx, refs, []string{"config.uuid", "config.instanceUuid"})
+	if err != nil {
 		return notFoundOr(err, "virtual machine", vm.Ref, "reading")
 	}
-	vm.Name = m.Name
-	if m.Config != nil {
-		vm.BIOSUUID, vm.InstanceUUID = m.Config.Uuid, m.Config.InstanceUuid
+	for _, oc := range content {
+		if oc.Obj != vm.Ref {
+			continue
+		}
+		for _, p := range oc.PropSet {
+			s, _ := p.Val.(string)
+			switch p.Name {
+			case "name":
+				vm.Name = s
+			case "config.uuid":
+				vm.BIOSUUID = s
+			case "config.instanceUuid":
+				vm.InstanceUUID = s
+			}
+		}
 	}
-	p, err := c.InventoryPath(ctx, vm.Ref)
-	if err != nil {
-		return err
+	p, ok := c.inventoryPaths(refs, content)[vm.Ref]
+	if !ok {
+		return fmt.Errorf("reading the inventory path of virtual machine %s: vCenter returned no path up to the root folder", vm.Ref.Value)
 	}
 	vm.InventoryPath = p
 	return nil
@@ -254,11 +266,13 @@ func (c *Client) nicChange(ctx context.Context, devices object.VirtualDeviceList
 	if !ok {
 		return nil, fmt.Errorf("%s is not a network", network.Value)
 	}
-	backing, err := netObj.EthernetCardBackingInfo(ctx)
+	backing, err := c.Lookups().backing(network, func() (types.BaseVirtualDeviceBackingInfo, error) { return netObj.EthernetCardBackingInfo(ctx) })
 	if err != nil {
 		return nil, notFoundOr(err, kindName(network.Type), network, "reading the backing of")
 	}
-	nic := nics[0]
+	// A copy: the source's devices may be remembered (Lookups) for the
+	// next clone.
+	nic := copyDevice(nics[0])
 	nic.GetVirtualDevice().Backing = backing
 	return &types.VirtualDeviceConfigSpec{Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: nic}, nil
 }
@@ -269,7 +283,7 @@ func growDiskChange(devices object.VirtualDeviceList, sizeGB int64, vmName strin
 	if len(ds) == 0 {
 		return nil, fmt.Errorf("%s has no disk to size", vmName)
 	}
-	disk := ds[0].(*types.VirtualDisk)
+	disk := copyDevice(ds[0]).(*types.VirtualDisk) // the source's stays as it is
 	current := disk.CapacityInBytes
 	if current == 0 {
 		current = disk.CapacityInKB * 1024
@@ -344,6 +358,18 @@ func (p *Sysprep) customizationSpec(nics int) *types.CustomizationSpec {
 		spec.NicSettingMap = append(spec.NicSettingMap, types.CustomizationAdapterMapping{Adapter: adapter})
 	}
 	return spec
+}
+
+// copyDevice returns a shallow copy of a device, to change its fields
+// without changing the list it came from.
+func copyDevice(d types.BaseVirtualDevice) types.BaseVirtualDevice {
+	v := reflect.ValueOf(d)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return d
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(types.BaseVirtualDevice)
 }
 
 // retrieveOne reads props of one object.

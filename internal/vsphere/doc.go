@@ -20,10 +20,19 @@
 // # Waits and concurrency
 //
 // Every wait (task results, WaitForIP, WaitForPowerState,
-// WaitForCustomization) uses a property collector of its own, created and
-// destroyed per wait, never the session's default collector: vCenter (and
-// vcsim) deliver one collector's updates to one waiter, so shared waits lose
-// completions under parallelism. Nothing polls or sleeps.
+// WaitForCustomization, WaitForGuestRestart) goes through one property
+// collector per Client (watch.go): a filter over a ListView that waits put
+// their objects into, and one WaitForUpdatesEx loop that hands each waiter
+// its object's properties. Concurrent waits share the long poll and the
+// view's changes; one collector's updates go to its one loop, so no waiter
+// loses another's. A cancelled wait takes its object out of the view.
+// Nothing polls or sleeps. WaitForCustomization reads
+// guest.customizationInfo (vSphere 7.0U2); an older vCenter has its
+// customization events watched instead. Close removes the collector.
+//
+// Clone placements (template, folder, pool, datastore, network, host) are
+// looked up once per Client and remembered (Lookups), the template's
+// devices too; a clone that finds one gone is retried with fresh lookups.
 //
 // # Partial create
 //
@@ -47,14 +56,19 @@
 // # Round trips (measured on vcsim with a counting soap.RoundTripper)
 //
 //	ReadVM / ReadVMs(n VMs)  1 RetrievePropertiesEx (+1 per VM that vanished)
-//	Clone                    10 (+1 with Network): read source, CloneVM_Task,
-//	                         task wait on its own collector (6), identity (2)
-//	PowerOn                   6 (call + task wait)
-//	WaitForCustomization      6 (event collector + its own property collector)
-//	WaitForIP                 4
-//	Destroy                   1 when gone; 14 when powered on (read, power-off, destroy)
-//	LinkedClones              4 however many VMs (container view)
+//	Clone                    4 (+1 with Network, once per run): read source
+//	                         (once per run for a template), CloneVM_Task,
+//	                         the task on the shared watch (ModifyListView and
+//	                         its share of the long poll), identity and path (1)
+//	PowerOn                  3 (call, ModifyListView with the VM, long poll)
+//	WaitForCustomization     0 after PowerOn (the VM is in the view already)
+//	WaitForIP                0 after WaitForCustomization
+//	Destroy                  1 when gone; 7 when powered on (read, power-off, destroy)
+//	LinkedClones             4 however many VMs (container view)
 //
-// A node's vSphere create (Clone, PowerOn, WaitForCustomization, WaitForIP)
-// is 26 round trips; its refresh 1. TestRoundTrips keeps these in check.
+// The shared watch costs 3 calls once per run (collector, view, filter). A
+// node's vSphere create (Clone, PowerOn, WaitForCustomization, WaitForIP) is
+// 7 round trips alone and about 6 when nodes are created side by side
+// (their view changes and long polls are shared); its refresh 1.
+// TestRoundTrips and TestSharedWatchConcurrentCreates keep these in check.
 package vsphere

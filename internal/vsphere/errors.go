@@ -3,6 +3,7 @@ package vsphere
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/vim25/types"
@@ -78,4 +79,9 @@ func asFault[T types.BaseMethodFault](err error, target *T) bool {
 	}
 	_, ok := fault.As(err, target)
 	return ok
+}
+
+// faultName names a fault's type ("InvalidPowerState").
+func faultName(f types.BaseMethodFault) string {
+	return strings.TrimPrefix(fmt.Sprintf("%T", f), "*types.")
 }

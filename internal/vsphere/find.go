@@ -221,10 +221,21 @@ func (c *Client) InventoryPath(ctx context.Context, ref types.ManagedObjectRefer
 // folder above it) is left out of the result. A missing object is a
 // *NotFoundError.
 func (c *Client) InventoryPaths(ctx context.Context, refs []types.ManagedObjectReference) (map[types.ManagedObjectReference]string, error) {
-	out := make(map[types.ManagedObjectReference]string, len(refs))
 	if len(refs) == 0 {
-		return out, nil
+		return map[types.ManagedObjectReference]string{}, nil
 	}
+	res, err := c.retrieveWithAncestors(ctx, refs, nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.inventoryPaths(refs, res), nil
+}
+
+// retrieveWithAncestors is one property collector retrieval that climbs
+// from each object through its parents (a VM in a vApp through its vApp, as
+// mo.Ancestors does) and reads their names and parents, and vmProps of the
+// VMs among refs.
+func (c *Client) retrieveWithAncestors(ctx context.Context, refs []types.ManagedObjectReference, vmProps []string) ([]types.ObjectContent, error) {
 	toParent := []types.BaseSelectionSpec{&types.SelectionSpec{Name: "toParent"}}
 	climb := []types.BaseSelectionSpec{
 		&types.TraversalSpec{SelectionSpec: types.SelectionSpec{Name: "toParent"}, Type: "ManagedEntity", Path: "parent", SelectSet: toParent},
@@ -232,7 +243,7 @@ func (c *Client) InventoryPaths(ctx context.Context, refs []types.ManagedObjectR
 	}
 	spec := types.PropertyFilterSpec{PropSet: []types.PropertySpec{
 		{Type: "ManagedEntity", PathSet: []string{"name", "parent"}},
-		{Type: TypeVirtualMachine, PathSet: []string{"parentVApp"}},
+		{Type: TypeVirtualMachine, PathSet: append([]string{"parentVApp"}, vmProps...)},
 	}}
 	for _, r := range refs {
 		spec.ObjectSet = append(spec.ObjectSet, types.ObjectSpec{Obj: r, SelectSet: climb})
@@ -244,12 +255,19 @@ func (c *Client) InventoryPaths(ctx context.Context, refs []types.ManagedObjectR
 		}
 		return nil, fmt.Errorf("reading inventory paths: %w", err)
 	}
+	return res.Returnval, nil
+}
+
+// inventoryPaths puts together the paths of refs from a retrieval of
+// retrieveWithAncestors.
+func (c *Client) inventoryPaths(refs []types.ManagedObjectReference, content []types.ObjectContent) map[types.ManagedObjectReference]string {
+	out := make(map[types.ManagedObjectReference]string, len(refs))
 	type entity struct {
 		name   string
 		parent *types.ManagedObjectReference
 	}
-	entities := make(map[types.ManagedObjectReference]entity, len(res.Returnval))
-	for _, oc := range res.Returnval {
+	entities := make(map[types.ManagedObjectReference]entity, len(content))
+	for _, oc := range content {
 		var e entity
 		var vApp *types.ManagedObjectReference
 		for _, p := range oc.PropSet {
@@ -287,7 +305,7 @@ func (c *Client) InventoryPaths(ctx context.Context, refs []types.ManagedObjectR
 			cur = *e.parent
 		}
 	}
-	return out, nil
+	return out
 }
 
 // FindVM finds a VM or template by inventory path ("/dc/vm/x") or managed

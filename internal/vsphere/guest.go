@@ -12,10 +12,10 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// WaitForIP waits, with its own property collector, until the guest reports
-// an address filter accepts (see IPFilter: APIPA, link-local and HNS
-// vEthernet adapters never count) and returns it. It fails at once when the
-// VM is or becomes powered off, since no address will come then.
+// WaitForIP waits, on the shared watch, until the guest reports an address
+// filter accepts (see IPFilter: APIPA, link-local and HNS vEthernet adapters
+// never count) and returns it. It fails at once when the VM is or becomes
+// powered off, since no address will come then.
 func (c *Client) WaitForIP(ctx context.Context, vm mo.Reference, filter IPFilter) (string, error) {
 	ref := vm.Reference()
 	var (
@@ -24,25 +24,11 @@ func (c *Client) WaitForIP(ctx context.Context, vm mo.Reference, filter IPFilter
 		power   types.VirtualMachinePowerState
 		ip      string
 	)
-	err := property.Wait(ctx, property.DefaultCollector(c.Client.Client), ref,
-		[]string{"guest.net", "guest.ipAddress", "runtime.powerState"},
-		func(changes []types.PropertyChange) bool {
-			for _, ch := range changes {
-				switch ch.Name {
-				case "guest.net":
-					nics = nil
-					if v, ok := ch.Val.(types.ArrayOfGuestNicInfo); ok {
-						nics = guestNICs(v.GuestNicInfo)
-					}
-				case "guest.ipAddress":
-					primary, _ = ch.Val.(string)
-				case "runtime.powerState":
-					power, _ = ch.Val.(types.VirtualMachinePowerState)
-				}
-			}
-			ip = filter.pick(nics, primary)
-			return ip != "" || power == PoweredOff
-		})
+	err := c.watcher().wait(ctx, ref, func(p props) (bool, error) {
+		nics, primary, power = guestNICsOf(p["guest.net"]), stringOf(p["guest.ipAddress"]), powerState(p)
+		ip = filter.pick(nics, primary)
+		return ip != "" || power == PoweredOff, nil
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", fmt.Errorf("waiting for the guest IP of virtual machine %s: none reported yet (%s); check that VMware Tools runs in the guest and the network gives it an address: %w",
@@ -81,13 +67,58 @@ var customizationEvents = []string{
 var ErrCustomizationFailed = errors.New("guest customization failed")
 
 // WaitForCustomization waits until the VM's guest customization ends and
-// reports how: nil for CustomizationSucceeded, an error wrapping
-// ErrCustomizationFailed for a Customization*Failed event. It watches the
-// VM's events through an event history collector (its latest page includes
-// events posted before the watch began, so calling it after PowerOn misses
-// nothing) and a property collector of its own.
+// reports how: nil when it succeeded, an error wrapping
+// ErrCustomizationFailed when it failed. It watches the VM's
+// guest.customizationInfo on the shared watch (vSphere 7.0U2 and later: the
+// status is PENDING from the clone on, so calling it after PowerOn misses
+// nothing); an older vCenter, which lacks that property, has its
+// customization events watched instead.
 func (c *Client) WaitForCustomization(ctx context.Context, vm mo.Reference) error {
 	ref := vm.Reference()
+	w := c.watcher()
+	s, err := w.session(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.customizationInfo {
+		return c.waitForCustomizationEvents(ctx, ref)
+	}
+	var status, msg string
+	err = w.wait(ctx, ref, func(p props) (bool, error) {
+		info := customizationInfoOf(p[propCustomizationInfo])
+		if info == nil {
+			return false, nil
+		}
+		status, msg = info.CustomizationStatus, info.ErrorMsg
+		switch types.GuestInfoCustomizationStatus(status) {
+		case types.GuestInfoCustomizationStatusTOOLSDEPLOYPKG_SUCCEEDED:
+			return true, nil
+		case types.GuestInfoCustomizationStatusTOOLSDEPLOYPKG_FAILED:
+			if msg == "" {
+				msg = "no reason given"
+			}
+			return true, fmt.Errorf("%w on virtual machine %s: %s; the guest's customization log (C:\\Windows\\Temp\\vmware-imc\\guestcust.log) says why",
+				ErrCustomizationFailed, ref.Value, strings.TrimSpace(msg))
+		}
+		return false, nil
+	})
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrCustomizationFailed):
+			return err
+		case ctx.Err() != nil:
+			return fmt.Errorf("waiting for the guest customization of virtual machine %s (status %s): %w", ref.Value, orUnknown(status), ctx.Err())
+		}
+		return notFoundOr(err, "virtual machine", ref, "waiting for the guest customization of")
+	}
+	return nil
+}
+
+// waitForCustomizationEvents waits for the end of a customization as a
+// vCenter older than 7.0U2 tells it: by the VM's events, through an event
+// history collector (its latest page includes events posted before the watch
+// began) and a property collector of its own.
+func (c *Client) waitForCustomizationEvents(ctx context.Context, ref types.ManagedObjectReference) error {
 	mgr := event.NewManager(c.Client.Client)
 	hc, err := mgr.CreateCollectorForEvents(ctx, types.EventFilterSpec{
 		Entity:      &types.EventFilterSpecByEntity{Entity: ref, Recursion: types.EventFilterSpecRecursionOptionSelf},
@@ -142,25 +173,17 @@ func (c *Client) WaitForGuestRestart(ctx context.Context, vm mo.Reference) error
 	ref := vm.Reference()
 	var (
 		seenDown bool
-		tools    string
 		power    types.VirtualMachinePowerState
 	)
-	err := property.Wait(ctx, property.DefaultCollector(c.Client.Client), ref,
-		[]string{"guest.toolsRunningStatus", "runtime.powerState"},
-		func(changes []types.PropertyChange) bool {
-			for _, ch := range changes {
-				switch ch.Name {
-				case "guest.toolsRunningStatus":
-					tools, _ = ch.Val.(string)
-				case "runtime.powerState":
-					power, _ = ch.Val.(types.VirtualMachinePowerState)
-				}
-			}
-			if tools != string(types.VirtualMachineToolsRunningStatusGuestToolsRunning) {
-				seenDown = true
-			}
-			return power == PoweredOff || (seenDown && tools == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning))
-		})
+	running := string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
+	err := c.watcher().wait(ctx, ref, func(p props) (bool, error) {
+		tools := stringOf(p["guest.toolsRunningStatus"])
+		power = powerState(p)
+		if tools != running {
+			seenDown = true
+		}
+		return power == PoweredOff || (seenDown && tools == running), nil
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			state := "VMware Tools never stopped"
@@ -181,20 +204,57 @@ func (c *Client) WaitForGuestRestart(ctx context.Context, vm mo.Reference) error
 // has booted far enough to report itself).
 func (c *Client) WaitForToolsRunning(ctx context.Context, vm mo.Reference) error {
 	ref := vm.Reference()
-	err := property.Wait(ctx, property.DefaultCollector(c.Client.Client), ref, []string{"guest.toolsRunningStatus"},
-		func(changes []types.PropertyChange) bool {
-			for _, ch := range changes {
-				if s, _ := ch.Val.(string); s == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning) {
-					return true
-				}
-			}
-			return false
-		})
+	err := c.watcher().wait(ctx, ref, func(p props) (bool, error) {
+		return stringOf(p["guest.toolsRunningStatus"]) == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning), nil
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("waiting for VMware Tools in virtual machine %s: %w", ref.Value, ctx.Err())
 		}
 		return notFoundOr(err, "virtual machine", ref, "waiting for VMware Tools in")
+	}
+	return nil
+}
+
+// Decoders of watched property values: vCenter sends an enum as its type, a
+// simulator in the same process may send the Go value it holds.
+
+func powerState(p props) types.VirtualMachinePowerState {
+	switch v := p["runtime.powerState"].(type) {
+	case types.VirtualMachinePowerState:
+		return v
+	case string:
+		return types.VirtualMachinePowerState(v)
+	}
+	return ""
+}
+
+func stringOf(v types.AnyType) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case types.VirtualMachineToolsRunningStatus:
+		return string(s)
+	}
+	return ""
+}
+
+func guestNICsOf(v types.AnyType) []GuestNIC {
+	switch n := v.(type) {
+	case types.ArrayOfGuestNicInfo:
+		return guestNICs(n.GuestNicInfo)
+	case []types.GuestNicInfo:
+		return guestNICs(n)
+	}
+	return nil
+}
+
+func customizationInfoOf(v types.AnyType) *types.GuestInfoCustomizationInfo {
+	switch i := v.(type) {
+	case types.GuestInfoCustomizationInfo:
+		return &i
+	case *types.GuestInfoCustomizationInfo:
+		return i
 	}
 	return nil
 }

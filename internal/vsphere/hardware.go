@@ -97,8 +97,6 @@ func (c *Client) GrowDisk(ctx context.Context, vm mo.Reference, sizeGB int64) er
 
 func (c *Client) reconfigure(ctx context.Context, ref types.ManagedObjectReference, spec types.VirtualMachineConfigSpec, doing string) error {
 	task, err := object.NewVirtualMachine(c.Client.Client, ref).Reconfigure(ctx, spec)
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
+	_, err = c.waitTask(ctx, task, err)
 	return notFoundOr(err, "virtual machine", ref, doing)
 }

@@ -19,6 +19,7 @@ type env struct {
 	srv     *vcsim.Server
 	c       *vsphere.Client
 	counter *counter
+	caFile  string
 	// Placement of the sandbox inventory.
 	folder, pool, datastore, network string
 }
@@ -30,9 +31,10 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close) // before the server's (cleanups run last first)
 	cnt := &counter{rt: c.Client.Client.RoundTripper, calls: map[string]int{}}
 	c.Client.Client.RoundTripper = cnt
-	return &env{srv: srv, c: c, counter: cnt, folder: srv.Folder, pool: srv.ResourcePoolID, datastore: srv.DatastoreID, network: srv.NetworkID}
+	return &env{srv: srv, c: c, counter: cnt, caFile: caFile, folder: srv.Folder, pool: srv.ResourcePoolID, datastore: srv.DatastoreID, network: srv.NetworkID}
 }
 
 // counter counts SOAP round trips by method.

@@ -31,9 +31,7 @@ func (c *Client) Destroy(ctx context.Context, vm mo.Reference) error {
 		}
 	}
 	task, err := object.NewVirtualMachine(c.Client.Client, ref).Destroy(ctx)
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
+	_, err = c.waitTask(ctx, task, err)
 	if err != nil && !IsNotFound(err) {
 		return fmt.Errorf("destroying virtual machine %s: %w", ref.Value, err)
 	}
@@ -51,9 +49,7 @@ func (c *Client) MarkAsTemplate(ctx context.Context, vm mo.Reference) error {
 func (c *Client) Rename(ctx context.Context, vm mo.Reference, name string) error {
 	ref := vm.Reference()
 	task, err := object.NewVirtualMachine(c.Client.Client, ref).Rename(ctx, name)
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
+	_, err = c.waitTask(ctx, task, err)
 	if err != nil {
 		return fmt.Errorf("renaming to %q: %w", name, notFoundOr(err, "virtual machine", ref, "renaming"))
 	}
@@ -64,9 +60,7 @@ func (c *Client) Rename(ctx context.Context, vm mo.Reference, name string) error
 func (c *Client) Move(ctx context.Context, vm, folder mo.Reference) error {
 	ref := vm.Reference()
 	task, err := object.NewFolder(c.Client.Client, folder.Reference()).MoveInto(ctx, []types.ManagedObjectReference{ref})
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
+	_, err = c.waitTask(ctx, task, err)
 	if err != nil {
 		return fmt.Errorf("moving into folder %s: %w", folder.Reference().Value, notFoundOr(err, "virtual machine", ref, "moving"))
 	}
@@ -82,11 +76,11 @@ func (c *Client) CreateSnapshot(ctx context.Context, vm mo.Reference, name, desc
 	if err != nil {
 		return types.ManagedObjectReference{}, notFoundOr(err, "virtual machine", ref, "taking a snapshot of")
 	}
-	res, err := task.WaitForResult(ctx)
+	res, err := c.waitTask(ctx, task, nil)
 	if err != nil {
 		return types.ManagedObjectReference{}, notFoundOr(err, "virtual machine", ref, "taking a snapshot of")
 	}
-	snap, _ := res.Result.(types.ManagedObjectReference)
+	snap, _ := res.(types.ManagedObjectReference)
 	return snap, nil
 }
 

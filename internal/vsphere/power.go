@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/vmware/govmomi/object"
-	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 )
@@ -18,13 +17,12 @@ const (
 )
 
 // PowerOn powers a VM on and waits for the task. A VM that is already on is
-// not an error.
+// not an error. The VM joins the shared watch with the task: the waits for
+// its customization, IP or tools follow a power-on.
 func (c *Client) PowerOn(ctx context.Context, vm mo.Reference) error {
 	ref := vm.Reference()
 	task, err := object.NewVirtualMachine(c.Client.Client, ref).PowerOn(ctx)
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
+	_, err = c.waitTask(ctx, task, err, ref)
 	if err != nil && !isInvalidPowerState(err, PoweredOn) {
 		return notFoundOr(err, "virtual machine", ref, "powering on")
 	}
@@ -36,9 +34,7 @@ func (c *Client) PowerOn(ctx context.Context, vm mo.Reference) error {
 func (c *Client) PowerOff(ctx context.Context, vm mo.Reference) error {
 	ref := vm.Reference()
 	task, err := object.NewVirtualMachine(c.Client.Client, ref).PowerOff(ctx)
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
+	_, err = c.waitTask(ctx, task, err)
 	if err != nil && !isInvalidPowerState(err, PoweredOff) {
 		return notFoundOr(err, "virtual machine", ref, "powering off")
 	}
@@ -61,22 +57,14 @@ func (c *Client) ShutdownGuest(ctx context.Context, vm mo.Reference) error {
 	return c.WaitForPowerState(ctx, ref, PoweredOff)
 }
 
-// WaitForPowerState waits, with its own property collector, until the VM
-// reaches state (e.g. until sysprep /shutdown has powered it off).
+// WaitForPowerState waits, on the shared watch, until the VM reaches state
+// (e.g. until sysprep /shutdown has powered it off).
 func (c *Client) WaitForPowerState(ctx context.Context, vm mo.Reference, state types.VirtualMachinePowerState) error {
 	ref := vm.Reference()
-	pc, err := c.newCollector(ctx)
-	if err != nil {
-		return err
-	}
 	last := types.VirtualMachinePowerState("")
-	err = property.Wait(ctx, pc, ref, []string{"runtime.powerState"}, func(changes []types.PropertyChange) bool {
-		for _, ch := range changes {
-			if s, ok := ch.Val.(types.VirtualMachinePowerState); ok {
-				last = s
-			}
-		}
-		return last == state
+	err := c.watcher().wait(ctx, ref, func(p props) (bool, error) {
+		last = powerState(p)
+		return last == state, nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -85,15 +73,6 @@ func (c *Client) WaitForPowerState(ctx context.Context, vm mo.Reference, state t
 		return notFoundOr(err, "virtual machine", ref, "waiting for the power state of")
 	}
 	return nil
-}
-
-// newCollector returns a handle on the session's property collector for
-// property.Wait, which creates (and destroys) a collector of its own per
-// wait. Waits never share a collector: vCenter delivers a collector's
-// updates to one waiter, so shared waits lose updates (the package doc,
-// "Waits and concurrency").
-func (c *Client) newCollector(context.Context) (*property.Collector, error) {
-	return property.DefaultCollector(c.Client.Client), nil
 }
 
 func orUnknown(s string) string {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vmware/govmomi"
@@ -36,10 +37,28 @@ type Config struct {
 	AllowUnverifiedSSL bool
 }
 
-// Client is a logged-in vCenter session.
+// Client is a logged-in vCenter session. Its waits share one property
+// collector (watch.go) and its clone placements one lookup cache
+// (lookups.go), both made on first use; it is safe for concurrent use.
 type Client struct {
 	*govmomi.Client
 	URL *url.URL // without credentials
+
+	watchOnce sync.Once
+	watch     *watcher
+	lookOnce  sync.Once
+	look      *Lookups
+}
+
+func (c *Client) watcher() *watcher {
+	c.watchOnce.Do(func() { c.watch = newWatcher(c.Client.Client) })
+	return c.watch
+}
+
+// Close ends the shared waits and removes their property collector and
+// view from vCenter. It does not log out; waits started after it fail.
+func (c *Client) Close() {
+	c.watcher().close()
 }
 
 // SDKURL turns the server setting into the SDK endpoint URL.

@@ -27,9 +27,23 @@ var _ Kube = (*kube.Client)(nil)
 // vsphereAdapter implements VSphere with internal/vsphere.
 type vsphereAdapter struct{ c *vsphere.Client }
 
+// CloneNode resolves the placement through the Client's lookups, which
+// every node of the run shares (a template, folder or pool is looked up
+// once, not once per node). A remembered object that has gone since (a
+// template replaced at the same path) fails the clone as not found before
+// any VM exists: the lookups are then forgotten and the clone tried once
+// more with fresh ones.
 func (a vsphereAdapter) CloneNode(ctx context.Context, req CloneRequest) (Identity, error) {
-	c := a.c
-	source, err := c.FindVM(ctx, req.Template)
+	id, err := a.cloneNode(ctx, req)
+	if err != nil && id.VMID == "" && vsphere.IsNotFound(err) && a.c.Lookups().Forget() {
+		id, err = a.cloneNode(ctx, req)
+	}
+	return id, err
+}
+
+func (a vsphereAdapter) cloneNode(ctx context.Context, req CloneRequest) (Identity, error) {
+	l := a.c.Lookups()
+	source, err := l.FindVM(ctx, req.Template)
 	if err != nil {
 		return Identity{}, err
 	}
@@ -38,32 +52,34 @@ func (a vsphereAdapter) CloneNode(ctx context.Context, req CloneRequest) (Identi
 		Source: source, Name: req.Name, NumCPUs: req.NumCPUs, MemoryMB: req.MemoryMB, DiskSizeGB: req.DiskSizeGB,
 		LinkedClone: req.LinkedClone, Annotation: req.Annotation, Sysprep: &sysprep,
 	}
-	if cs.Folder, err = c.FindFolderByPath(ctx, req.Folder, true); err != nil {
+	if cs.Folder, err = l.FindFolderByPath(ctx, req.Folder, true); err != nil {
 		return Identity{}, err
 	}
-	if cs.ResourcePool, err = c.FindResourcePoolByID(ctx, req.ResourcePoolID); err != nil {
+	if cs.ResourcePool, err = l.FindResourcePoolByID(ctx, req.ResourcePoolID); err != nil {
 		return Identity{}, err
 	}
 	if req.DatastoreID != "" {
-		if cs.Datastore, err = c.FindDatastoreByID(ctx, req.DatastoreID); err != nil {
+		if cs.Datastore, err = l.FindDatastoreByID(ctx, req.DatastoreID); err != nil {
 			return Identity{}, err
 		}
 	}
 	if req.NetworkID != "" {
-		if cs.Network, err = c.FindNetworkByID(ctx, req.NetworkID); err != nil {
+		if cs.Network, err = l.FindNetworkByID(ctx, req.NetworkID); err != nil {
 			return Identity{}, err
 		}
 	}
 	if req.HostID != "" {
-		if cs.Host, err = c.FindHostByID(ctx, req.HostID); err != nil {
+		if cs.Host, err = l.FindHostByID(ctx, req.HostID); err != nil {
 			return Identity{}, err
 		}
 	}
-	vm, err := c.Clone(ctx, cs)
-	if err != nil {
+	vm, err := a.c.Clone(ctx, cs)
+	if vm == nil {
 		return Identity{}, err
 	}
-	return Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}, nil
+	// With an error too: the VM exists (its identity could not be read in
+	// full), and the caller must track it.
+	return Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}, err
 }
 
 func (a vsphereAdapter) PowerOn(ctx context.Context, vmID string) error {

@@ -26,6 +26,26 @@ type fakeKube struct {
 	// neverReady keeps a registered Node NotReady through every wait.
 	neverReady bool
 	boots      int
+	// ready is closed as a Node is first seen Ready: the node agents run
+	// from then on (WaitForAgentsReady waits for it). agentsHook runs then.
+	ready      map[string]chan struct{}
+	agentsHook func()
+	// agentsFirst holds the Node back from Ready until someone watches its
+	// agents (agentsWatched closed): a create must watch them before Ready.
+	agentsFirst   bool
+	agentsWatched chan struct{}
+	// applied is closed once ApplyNodeSettings has succeeded.
+	applied chan struct{}
+}
+
+// settingsApplied is closed once ApplyNodeSettings has succeeded.
+func (k *fakeKube) settingsApplied() <-chan struct{} {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.applied == nil {
+		k.applied = make(chan struct{})
+	}
+	return k.applied
 }
 
 const tokenSecret = "0123456789abcdef"
@@ -179,12 +199,38 @@ func (k *fakeKube) waitReady(name string) (*corev1.Node, error) {
 		return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Registered: true, Node: n.DeepCopy(), Err: context.DeadlineExceeded}
 	}
 	setReady(n, true)
+	if ch := k.readyLocked(name); ch != nil {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+	}
 	return n.DeepCopy(), nil
+}
+
+// readyLocked is the channel closed once the Node has been Ready; k.mu held.
+func (k *fakeKube) readyLocked(name string) chan struct{} {
+	if k.ready == nil {
+		k.ready = map[string]chan struct{}{}
+	}
+	if k.ready[name] == nil {
+		k.ready[name] = make(chan struct{})
+	}
+	return k.ready[name]
 }
 
 func (k *fakeKube) WaitForNodeReady(ctx context.Context, name string) (*corev1.Node, error) {
 	if err := k.enter(ctx, "WaitForNodeReady", name); err != nil {
 		return nil, err
+	}
+	if k.agentsFirst {
+		select {
+		case <-k.agentsWatched:
+		case <-ctx.Done():
+			n := k.node(name)
+			return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Registered: n != nil, Node: n, Err: ctx.Err()}
+		}
 	}
 	return k.waitReady(name)
 }
@@ -218,6 +264,29 @@ func (k *fakeKube) WaitForAgentsReady(ctx context.Context, node, namespace strin
 	if err := k.enter(ctx, "WaitForAgentsReady", node, namespace, strings.Join(names, ",")); err != nil {
 		return nil, err
 	}
+	// The agents run, and turn Ready, once the Node is Ready.
+	k.mu.Lock()
+	ready := k.readyLocked(node)
+	hook := k.agentsHook
+	if k.agentsWatched != nil {
+		select {
+		case <-k.agentsWatched:
+		default:
+			close(k.agentsWatched)
+		}
+	}
+	k.mu.Unlock()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return nil, &kube.AgentWaitError{Node: node, Err: ctx.Err()}
+	}
+	if hook != nil {
+		hook()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &kube.AgentWaitError{Node: node, Err: err}
+	}
 	return nil, nil
 }
 
@@ -239,6 +308,14 @@ func (k *fakeKube) ApplyNodeSettings(ctx context.Context, name string, s kube.No
 	}
 	maps.Copy(n.Labels, s.Labels)
 	n.Spec.Taints = slices.Clone(s.Taints)
+	if k.applied == nil {
+		k.applied = make(chan struct{})
+	}
+	select {
+	case <-k.applied:
+	default:
+		close(k.applied)
+	}
 	return n.DeepCopy(), nil
 }
 

@@ -15,7 +15,9 @@ import (
 // missing VM or folder is a *vsphere.NotFoundError.
 type VSphere interface {
 	// CloneNode clones the template into the node's VM, powered off, to be
-	// customized (sysprep) at its first boot.
+	// customized (sysprep) at its first boot. A VM that exists but whose
+	// identity could not be read in full comes back with its VMID and the
+	// error, so that it is tracked.
 	CloneNode(ctx context.Context, req CloneRequest) (Identity, error)
 	PowerOn(ctx context.Context, vmID string) error
 	// WaitForCustomization waits for the guest customization to finish.

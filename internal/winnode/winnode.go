@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,12 +124,16 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 	var res Result
 	m.progress("clone", map[string]any{"template": spec.Template})
 	id, err := m.VSphere.CloneNode(ctx, cloneRequest(spec))
-	if err != nil {
+	if err != nil && id.VMID == "" {
 		return res, guest.Stage("cloning "+spec.Template, err)
 	}
 	res.Identity = id
 	if onVM != nil {
 		onVM(res.Identity)
+	}
+	if err != nil {
+		// The VM exists but its identity is incomplete: tracked, then failed.
+		return res, guest.Stage("cloning "+spec.Template, err)
 	}
 	m.progress("power on", map[string]any{"vm": id.VMID})
 	if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {
@@ -197,13 +202,13 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	if err != nil {
 		return res, guest.Stage("creating a bootstrap token", err)
 	}
-	tokenDeleted := false
+	var (
+		tokenOnce sync.Once
+		tokenErr  error
+	)
 	deleteToken := func() error {
-		if tokenDeleted {
-			return nil
-		}
-		tokenDeleted = true
-		return m.Kube.DeleteBootstrapToken(context.WithoutCancel(ctx), tokenID)
+		tokenOnce.Do(func() { tokenErr = m.Kube.DeleteBootstrapToken(context.WithoutCancel(ctx), tokenID) })
+		return tokenErr
 	}
 	// Also after a failure: an unused join credential must not linger.
 	defer func() { _ = deleteToken() }()
@@ -220,6 +225,22 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		}
 	}
 
+	// Done when it works, not when the kubelet says Ready: the node agents
+	// of its networking mode (kube-proxy and flanneld for flannel) must be
+	// Running and Ready on it. Their DaemonSets start them as the Node
+	// registers, so they are watched from now on, alongside the wait for
+	// Ready and the settings after it, not after them.
+	agents := kube.ModeAgents(join.CNI)
+	agentsCtx, stopAgents := context.WithCancel(ctx)
+	defer stopAgents()
+	agentsDone := make(chan error, 1)
+	if len(agents) > 0 {
+		go func() {
+			_, err := m.Kube.WaitForAgentsReady(agentsCtx, spec.Name, spec.Networking, agents)
+			agentsDone <- err
+		}()
+	}
+
 	m.progress("wait for Ready", map[string]any{"node": spec.Name})
 	if _, err := m.Kube.WaitForNodeReady(ctx, spec.Name); err != nil {
 		// The join credential is still valid here: keep it out of the evidence.
@@ -227,14 +248,17 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		return res, &guest.StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: evidence}
 	}
 	readyAt := time.Now()
-	// The kubelet has its own certificate now: the join credential goes.
-	if err := deleteToken(); err != nil {
-		return res, guest.Stage("deleting the bootstrap token", err)
-	}
+	// The kubelet has its own certificate now: the join credential goes,
+	// while the settings are applied.
+	tokenDone := make(chan error, 1)
+	go func() { tokenDone <- deleteToken() }()
 	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
 	node, err := m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
 		ProviderID: id.ProviderID(), Labels: NodeLabels(spec.Labels, build), Taints: spec.Taints,
 	})
+	if terr := <-tokenDone; terr != nil {
+		return res, guest.Stage("deleting the bootstrap token", terr)
+	}
 	if err != nil {
 		return res, guest.Stage("setting the Node's providerID, labels and taints", err)
 	}
@@ -248,12 +272,9 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		}
 		cancel()
 	}
-	// Done when it works, not when the kubelet says Ready: the node
-	// agents of its networking mode (kube-proxy and flanneld for flannel)
-	// must be Running and Ready on it.
-	if agents := kube.ModeAgents(join.CNI); len(agents) > 0 {
+	if len(agents) > 0 {
 		m.progress("wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
-		if _, err := m.Kube.WaitForAgentsReady(ctx, spec.Name, spec.Networking, agents); err != nil {
+		if err := <-agentsDone; err != nil {
 			return res, guest.Stage("waiting for the node agents to run", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -162,7 +163,12 @@ func checkErr(t *testing.T, err error, want string) {
 // of the networking mode awaited.
 func TestCreateResult(t *testing.T) {
 	w := newWorld(t)
-	res, err := w.m.Create(t.Context(), testSpec(), nil)
+	// The Node turns Ready only once its agents are watched: they start as
+	// it registers, and are awaited alongside Ready, not after it.
+	w.k.agentsFirst, w.k.agentsWatched = true, make(chan struct{})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := w.m.Create(ctx, testSpec(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +193,8 @@ func TestCreateResult(t *testing.T) {
 	if res.Node.Spec.PodCIDR != "10.244.1.0/24" {
 		t.Errorf("pod CIDR %q, want the one allocated after Ready", res.Node.Spec.PodCIDR)
 	}
-	if !w.k.before("WaitForNodeReady", "DeleteBootstrapToken") || !w.k.before("DeleteBootstrapToken", "ApplyNodeSettings") {
-		t.Errorf("cluster calls %v: the token goes once the Node is Ready, before the settings", w.k.Calls())
+	if !w.k.before("WaitForNodeReady", "DeleteBootstrapToken") || !w.k.before("WaitForNodeReady", "ApplyNodeSettings") {
+		t.Errorf("cluster calls %v: the token goes, and the settings come, once the Node is Ready", w.k.Calls())
 	}
 	if !slices.Contains(w.k.Calls(), "WaitForAgentsReady win-1 kube-system kube-proxy,flannel") {
 		t.Errorf("cluster calls %v: want the flannel agents awaited in kube-system", w.k.Calls())
@@ -215,7 +221,10 @@ func TestCreateCancelled(t *testing.T) {
 			w.g.Steps["join-files"] = guesttest.Reply{Do: func(context.Context) { cancel() }, Hang: true}
 		}, `join step "join-files"`, true, false},
 		{"Ready wait", func(w *world, cancel func()) { w.k.at["WaitForNodeReady"] = cancel }, "waiting for the Node to become Ready", true, true},
-		{"agents", func(w *world, cancel func()) { w.k.at["WaitForAgentsReady"] = cancel }, "waiting for the node agents to run", true, true},
+		{"agents", func(w *world, cancel func()) {
+			applied := w.k.settingsApplied()
+			w.k.agentsHook = func() { <-applied; cancel() } // still running when everything else is done
+		}, "waiting for the node agents to run", true, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

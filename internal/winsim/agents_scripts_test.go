@@ -133,9 +133,10 @@ func TestAgentStartScripts(t *testing.T) {
 	}
 }
 
-// kube-proxy's script polls for flannel's lease: Start-Sleep really waits,
-// the loop's Write-Output reaches the container log while it waits, and a
-// stopped container (ctx cancelled) ends the script.
+// kube-proxy's script waits for flannel's lease with a FileSystemWatcher:
+// the loop's Write-Output reaches the container log while it waits, a
+// stopped container (ctx cancelled) ends the script, and the lease written
+// wakes it at once (no poll interval to sit out).
 func TestKubeProxyScriptWaitsForFlannel(t *testing.T) {
 	var mu sync.Mutex
 	var proxyArgs []string
@@ -195,19 +196,23 @@ func TestKubeProxyScriptWaitsForFlannel(t *testing.T) {
 		t.Fatal("the script did not end when its container stopped")
 	}
 
-	// The lease appears after the first sleep: the second check finds it.
+	// The lease appears while the script waits (flanneld writes a temporary
+	// file and renames it into place): the watcher wakes it at once, not
+	// after its 2 s timeout.
 	var out2 syncBuffer
-	start := time.Now()
+	written := make(chan time.Time, 1)
 	go func() {
 		time.Sleep(500 * time.Millisecond)
 		_ = h.fs.MkdirAll(`C:\run\flannel`)
-		_ = h.fs.WriteFile(`C:\run\flannel\subnet.env`, []byte("FLANNEL_NETWORK=10.244.0.0/16\r\nFLANNEL_SUBNET=10.244.7.1/24\r\n"), false)
+		_ = h.fs.WriteFile(`C:\run\flannel\.subnet.env`, []byte("FLANNEL_NETWORK=10.244.0.0/16\r\nFLANNEL_SUBNET=10.244.7.1/24\r\n"), false)
+		_ = h.fs.Move(`C:\run\flannel\.subnet.env`, `C:\run\flannel\subnet.env`, true)
+		written <- time.Now()
 	}()
 	if code := run(context.Background(), &out2); code != 0 {
 		t.Fatalf("exit %d: %s", code, out2.String())
 	}
-	if el := time.Since(start); el < 2*time.Second {
-		t.Errorf("Start-Sleep -Seconds 2 took %v", el)
+	if el := time.Since(<-written); el > time.Second {
+		t.Errorf("the script went on %v after the lease appeared, want at once", el)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -362,8 +362,10 @@
 //	    [System.Environment] ::getenvironmentvariable(), ::is64bitoperatingsystem, ::machinename, ::newline, ::osversion, ::setenvironmentvariable()  https://learn.microsoft.com/en-us/dotnet/api/system.environment
 //	    [System.Exception]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.IO.Directory] ::createdirectory(), ::exists()  https://learn.microsoft.com/en-us/dotnet/api/system.io.directory
+//	    [System.IO.FileSystemWatcher] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.io.filesystemwatcher
 //	    [System.IO.File] ::create(), ::exists(), ::opentext(), ::openwrite(), ::readallbytes(), ::readalltext(), ::writeallbytes(), ::writealltext()  https://learn.microsoft.com/en-us/dotnet/api/system.io.file
 //	    [System.IO.Path] ::combine(), ::getdirectoryname(), ::getfilename(), ::getfullpath()  https://learn.microsoft.com/en-us/dotnet/api/system.io.path
+//	    [System.IO.WatcherChangeTypes] ::created, ::renamed  https://learn.microsoft.com/en-us/dotnet/api/system.io.watcherchangetypes
 //	    [System.Int32]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Int64]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Management.Automation.ErrorRecord]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators

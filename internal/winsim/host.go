@@ -349,6 +349,11 @@ func (h *Host) ReadFile(path string) ([]byte, error) { return h.fs.ReadFile(path
 // WriteFile writes a file of the virtual filesystem, creating parents.
 func (h *Host) WriteFile(path string, data []byte) error { return h.fs.WriteFile(path, data, false) }
 
+// Rename renames a file of the virtual filesystem, replacing one at to (Go's
+// os.Rename on Windows, MoveFileEx with MOVEFILE_REPLACE_EXISTING): how a
+// program makes a file appear whole.
+func (h *Host) Rename(from, to string) error { return h.fs.Move(from, to, true) }
+
 // FileExists reports whether a file or directory exists.
 func (h *Host) FileExists(path string) bool {
 	ok, _ := h.fs.Stat(path)

@@ -68,7 +68,13 @@ func (p *psHost) Create(path string) (io.WriteCloser, error) {
 	}
 	return p.h.fs.OpenWrite(path, false)
 }
-func (p *psHost) MkdirAll(path string) error            { return p.h.fs.MkdirAll(path) }
+func (p *psHost) MkdirAll(path string) error { return p.h.fs.MkdirAll(path) }
+
+// FileChanges makes the host's files watchable ([System.IO.FileSystemWatcher]).
+func (p *psHost) FileChanges() <-chan struct{} { return p.h.fs.Changes() }
+
+var _ pwsh.FileWatcher = (*psHost)(nil)
+
 func (p *psHost) FullPath(path string) string           { return p.h.fs.Clean(path) }
 func (p *psHost) ComputerName() string                  { return p.h.cfg.ComputerName }
 func (p *psHost) OSVersion() string                     { return p.h.cfg.WindowsBuild + ".0" }

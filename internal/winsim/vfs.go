@@ -23,6 +23,27 @@ type vfs struct {
 	// mu serialises namespace changes (create, rename, delete); file bodies are
 	// written without it so a 50 MiB upload does not block other scripts.
 	mu sync.Mutex
+	// changed is closed (and replaced) at every change: what a
+	// FileSystemWatcher waits on.
+	changed chan struct{}
+}
+
+// Changes returns a channel closed at the next change of the filesystem: a
+// file written in full (WriteFile) or opened for writing, renamed or
+// removed, a directory created.
+func (v *vfs) Changes() <-chan struct{} {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.changed == nil {
+		v.changed = make(chan struct{})
+	}
+	return v.changed
+}
+
+func (v *vfs) notify() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.notifyLocked()
 }
 
 var errNotFound = errors.New("not found")
@@ -166,8 +187,9 @@ func (v *vfs) ReadFile(path string) ([]byte, error) {
 }
 
 // WriteFile creates or truncates path (creating parents like New-Item -Force).
+// Watchers learn of it once the content is there.
 func (v *vfs) WriteFile(path string, data []byte, appendTo bool) error {
-	f, err := v.OpenWrite(path, appendTo)
+	f, err := v.openWrite(path, appendTo)
 	if err != nil {
 		return err
 	}
@@ -175,11 +197,22 @@ func (v *vfs) WriteFile(path string, data []byte, appendTo bool) error {
 		_ = f.Close() // the write error is the one to report
 		return err
 	}
-	return f.Close()
+	err = f.Close()
+	v.notify()
+	return err
 }
 
 // OpenWrite opens path for writing, creating missing parent directories.
+// Watchers learn of it as it is opened (created), as on Windows.
 func (v *vfs) OpenWrite(path string, appendTo bool) (*os.File, error) {
+	f, err := v.openWrite(path, appendTo)
+	if err == nil {
+		v.notify()
+	}
+	return f, err
+}
+
+func (v *vfs) openWrite(path string, appendTo bool) (*os.File, error) {
 	v.mu.Lock()
 	disk := v.resolve(path)
 	err := os.MkdirAll(filepath.Dir(disk), 0o755)
@@ -208,8 +241,10 @@ func (v *vfs) Open(path string) (*os.File, error) {
 // MkdirAll creates a directory and its parents.
 func (v *vfs) MkdirAll(path string) error {
 	v.mu.Lock()
-	defer v.mu.Unlock()
-	return os.MkdirAll(v.resolve(path), 0o755)
+	err := os.MkdirAll(v.resolve(path), 0o755)
+	v.mu.Unlock()
+	v.notify()
+	return err
 }
 
 // Remove deletes a file or (with recurse) a directory tree.
@@ -220,10 +255,19 @@ func (v *vfs) Remove(path string, recurse bool) error {
 	if _, err := os.Lstat(disk); err != nil {
 		return &pathError{v.Clean(path)}
 	}
+	defer v.notifyLocked()
 	if recurse {
 		return os.RemoveAll(disk)
 	}
 	return os.Remove(disk)
+}
+
+// notifyLocked is notify with mu held.
+func (v *vfs) notifyLocked() {
+	if v.changed != nil {
+		close(v.changed)
+		v.changed = nil
+	}
 }
 
 // Move renames src to dst; with force an existing dst file is replaced.
@@ -245,6 +289,7 @@ func (v *vfs) Move(src, dst string, force bool) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
+	defer v.notifyLocked()
 	return os.Rename(from, to)
 }
 
@@ -258,7 +303,7 @@ func (v *vfs) Copy(src, dst string) error {
 	if exists, dir := v.Stat(dst); exists && dir {
 		dst = v.Clean(dst) + `\` + filepath.Base(in.Name())
 	}
-	out, err := v.OpenWrite(dst, false)
+	out, err := v.openWrite(dst, false)
 	if err != nil {
 		return err
 	}
@@ -266,7 +311,9 @@ func (v *vfs) Copy(src, dst string) error {
 		_ = out.Close() // the copy error is the one to report
 		return err
 	}
-	return out.Close()
+	err = out.Close()
+	v.notify()
+	return err
 }
 
 // List returns the names in a directory (for SFTP and Get-ChildItem).

@@ -16,12 +16,18 @@ Set-Content -Path $kubeconfig -Value $conf
 # subnet that no pod gets. Upstream reserves it with host-local IPAM in the
 # store the CNI plugin uses (kubernetes/kubernetes#96996), once: a restart
 # reuses the reservation. The node's subnet is flannel's lease, which
-# flanneld writes to C:\run\flannel\subnet.env.
+# flanneld writes to C:\run\flannel\subnet.env (a temporary file renamed into
+# place, so it appears whole), after it created the HNS network kube-proxy
+# needs. A FileSystemWatcher wakes the script the moment it appears; its
+# timeout only catches a file that appeared between Test-Path and the wait.
 $subnetFile = 'C:\run\flannel\subnet.env'
+New-Item -ItemType Directory -Force -Path 'C:\run\flannel' | Out-Null
+$watcher = [IO.FileSystemWatcher]::new('C:\run\flannel', 'subnet.env')
 for ($i = 0; ($i -lt 90) -and -not (Test-Path -Path $subnetFile); $i++) {
   Write-Output ('waiting for flannel to write ' + $subnetFile)
-  Start-Sleep -Seconds 2
+  $null = $watcher.WaitForChanged('Created, Renamed', 2000)
 }
+$watcher.Dispose()
 if (-not (Test-Path -Path $subnetFile)) {
   throw ('flannel has not written ' + $subnetFile + ' (is the kube-flannel-ds-windows pod of this node running?)')
 }

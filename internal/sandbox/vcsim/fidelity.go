@@ -14,6 +14,98 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
+// waits are the property collectors clients have long-polled
+// (WaitForUpdatesEx). vCenter ends such a call when its client goes away;
+// vcsim's runs until MaxWaitSeconds whatever happens to the connection, and
+// httptest.Server.Close waits for it. Close cancels them
+// (CancelWaitForUpdates) once the connections are closed.
+type waits struct {
+	mu  sync.Mutex
+	pcs map[types.ManagedObjectReference]*simulator.PropertyCollector
+}
+
+func (w *waits) add(ctx *simulator.Context, ref types.ManagedObjectReference) {
+	if ctx.Session == nil {
+		return
+	}
+	pc, ok := ctx.Session.Get(ref).(*simulator.PropertyCollector)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.pcs == nil {
+		w.pcs = map[types.ManagedObjectReference]*simulator.PropertyCollector{}
+	}
+	w.pcs[ref] = pc
+}
+
+func (w *waits) cancel() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for ref, pc := range w.pcs {
+		pc.CancelWaitForUpdates(&types.CancelWaitForUpdates{This: ref})
+	}
+}
+
+// listViewChange runs ModifyListView and ResetListView on a ListView the
+// way vCenter can and vcsim cannot: vcsim changes the view and reports the
+// change to its handlers while holding the view's lock, and a
+// PropertyFilter over the view takes its own lock in that handler, while a
+// WaitForUpdatesEx recomputing the filter holds the filter's lock and
+// takes the view's: the two deadlock (a shared watch of many waits puts
+// objects into its view while its long poll runs). Here the view changes
+// under its lock, and the handlers hear of it after.
+type listViewChange struct {
+	self types.ManagedObjectReference
+	lv   *simulator.ListView
+}
+
+func (c *listViewChange) Reference() types.ManagedObjectReference { return c.self }
+
+// add is vcsim's ListView.add: an object the session cannot see is
+// unresolved, and in the view all the same.
+func (c *listViewChange) add(ctx *simulator.Context, refs []types.ManagedObjectReference) []types.ManagedObjectReference {
+	var unresolved []types.ManagedObjectReference
+	for _, ref := range refs {
+		if ctx.Session.Get(ref) == nil {
+			unresolved = append(unresolved, ref)
+		}
+		c.lv.View = append(c.lv.View, ref)
+	}
+	return unresolved
+}
+
+// changed tells the handlers (the filters over the view, the collectors)
+// outside the view's lock; the view itself has changed already.
+func (c *listViewChange) changed(ctx *simulator.Context) {
+	ctx.Update(c.lv, nil)
+}
+
+func (c *listViewChange) ModifyListView(ctx *simulator.Context, req *types.ModifyListView) soap.HasFault {
+	var unresolved []types.ManagedObjectReference
+	ctx.WithLock(c.lv, func() {
+		unresolved = c.add(ctx, req.Add)
+		for _, ref := range req.Remove {
+			simulator.RemoveReference(&c.lv.View, ref)
+		}
+	})
+	if len(req.Add) != 0 || len(req.Remove) != 0 {
+		c.changed(ctx)
+	}
+	return &methods.ModifyListViewBody{Res: &types.ModifyListViewResponse{Returnval: unresolved}}
+}
+
+func (c *listViewChange) ResetListView(ctx *simulator.Context, req *types.ResetListView) soap.HasFault {
+	var unresolved []types.ManagedObjectReference
+	ctx.WithLock(c.lv, func() {
+		c.lv.View = nil
+		unresolved = c.add(ctx, req.Obj)
+	})
+	c.changed(ctx)
+	return &methods.ResetListViewBody{Res: &types.ResetListViewResponse{Returnval: unresolved}}
+}
+
 // CloneHook observes a CloneVM_Task request after the sandbox's fixes (so
 // req.Spec.Config.Uuid is the clone's BIOS UUID) and before the simulator
 // runs it. An error refuses the clone: the call fails with an
@@ -44,6 +136,17 @@ func (s *Server) OnClone(h CloneHook) {
 func (s *Server) installHandler() {
 	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 		s.calls.add(ctx, m.Name)
+		switch m.Name {
+		case "WaitForUpdatesEx":
+			s.waits.add(ctx, m.This)
+		case "ModifyListView", "ResetListView":
+			if lv, ok := ctx.Session.Get(m.This).(*simulator.ListView); ok {
+				// Dispatched to listViewChange (the registry's object
+				// would win over a handler returned for its own reference).
+				m.This = types.ManagedObjectReference{Type: "ListView", Value: "sandbox-" + m.This.Value}
+				return &listViewChange{self: m.This, lv: lv}, nil
+			}
+		}
 		if m.Name != "CloneVM_Task" {
 			return nil, nil
 		}

@@ -64,6 +64,7 @@ type Server struct {
 
 	hooks methodHooks
 	calls calls
+	waits waits
 }
 
 // Start creates the simulator, serves it on a free 127.0.0.1 port and builds
@@ -154,7 +155,11 @@ func (s *Server) login(ctx context.Context, roots *x509.CertPool) (*vim25.Client
 // outstanding request, and a client's long-poll (WaitForUpdatesEx) can
 // outlive the caller's patience.
 func (s *Server) Close() {
+	// No new connection (a client retrying its long poll), then none of
+	// the old ones, then no call still waiting for updates.
+	_ = s.HTTP.Listener.Close()
 	s.HTTP.CloseClientConnections()
+	s.waits.cancel()
 	s.HTTP.Close()
 	s.Model.Remove()
 }
