@@ -39,6 +39,7 @@ func TestIdentitySchemas(t *testing.T) {
 	want := map[string]struct{ required, optional []string }{
 		"windows_runtime_class":         {required: []string{"name"}},
 		"windows_node":                  {required: []string{"instance_uuid"}},
+		"windows_node_pool":             {required: []string{"name_prefix"}},
 		"windows_golden_image":          {required: []string{"id"}},
 		"windows_node_networking":       {required: []string{"namespace"}},
 		"windows_linux_daemonset_guard": {required: []string{"namespace"}, optional: []string{"names"}},

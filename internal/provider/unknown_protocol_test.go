@@ -291,6 +291,11 @@ func TestProtocol_unknownProviderConfigEveryResourcePlans(t *testing.T) {
 			"name": knownString("win-1"), "template": knownString("/DC0/vm/templates/win2022-k8s"), "folder": knownString("/DC0/vm"),
 			"resource_pool_id": knownString("resgroup-1"),
 		},
+		"windows_node_pool": {
+			"name_prefix": knownString("win"), "replicas": tftypes.NewValue(tftypes.Number, 3),
+			"template": knownString("/DC0/vm/templates/win2022-k8s"), "folder": knownString("/DC0/vm"),
+			"resource_pool_id": knownString("resgroup-1"),
+		},
 	}
 	for name := range s.schema.ResourceSchemas {
 		if _, ok := resources[name]; !ok {
