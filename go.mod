@@ -26,6 +26,7 @@ require (
 	github.com/vmware/govmomi v0.56.0
 	github.com/zclconf/go-cty v1.18.1
 	golang.org/x/crypto v0.58.0
+	golang.org/x/sync v0.24.0
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3
 	k8s.io/client-go v0.36.3
@@ -136,7 +137,6 @@ require (
 	golang.org/x/mod v0.41.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/oauth2 v0.34.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.47.0 // indirect
 	golang.org/x/text v0.43.0 // indirect

@@ -224,8 +224,7 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 		err = r.spreadOverHosts(ctx, state, nil, false)
 	}
 	if err != nil {
-		state.setMembers(ctx, left, &resp.Diagnostics)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+		// The state holds the members left: Save recorded each removal.
 		resp.Diagnostics.AddError(fmt.Sprintf("deleting Windows node pool (%s)", pool.Prefix),
 			fmt.Sprintf("%v\n\n%d members are left, and stay in the state; destroy again to retry.", err, len(left)))
 	}

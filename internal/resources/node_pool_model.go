@@ -69,16 +69,7 @@ func (m *nodePoolModel) pool(ctx context.Context, password, sshKey string, diags
 	machine := m.machine()
 	p := winpool.Pool{
 		Prefix: m.NamePrefix.ValueString(), Template: machine.spec(ctx, password, sshKey, diags), Revision: m.Revision.ValueString(),
-		Policy: winpool.Policy{
-			Replicas: int(m.Replicas.ValueInt64()), MaxParallel: int(m.MaxParallel.ValueInt64()),
-			MaxSurge: int(m.MaxSurge.ValueInt64()), MaxUnavailable: int(m.MaxUnavailable.ValueInt64()),
-		},
-		Drain: machine.drainOptions(ctx, diags),
-	}
-	p.ReplaceUnhealthyAfter, _ = time.ParseDuration(m.ReplaceUnhealthyAfter.ValueString())
-	for _, d := range m.domains(ctx, diags) {
-		p.Domains = append(p.Domains, winpool.FailureDomain{Name: d.Name.ValueString(), ResourcePoolID: d.ResourcePoolID.ValueString(),
-			DatastoreID: d.DatastoreID.ValueString(), HostID: d.HostID.ValueString()})
+		Policy: m.policy(), Domains: m.domains(ctx, diags), Drain: machine.drainOptions(ctx, diags),
 	}
 	if p.MaxParallel == 0 {
 		p.MaxParallel = poolDefaultMaxParallel
@@ -86,10 +77,16 @@ func (m *nodePoolModel) pool(ctx context.Context, password, sshKey string, diags
 	return p
 }
 
-func (m *nodePoolModel) domains(ctx context.Context, diags *diag.Diagnostics) []failureDomainModel {
-	var out []failureDomainModel
+// domains are the configured failure domains.
+func (m *nodePoolModel) domains(ctx context.Context, diags *diag.Diagnostics) []winpool.FailureDomain {
+	var in []failureDomainModel
 	if !m.FailureDomains.IsNull() && !m.FailureDomains.IsUnknown() {
-		diags.Append(m.FailureDomains.ElementsAs(ctx, &out, false)...)
+		diags.Append(m.FailureDomains.ElementsAs(ctx, &in, false)...)
+	}
+	var out []winpool.FailureDomain
+	for _, d := range in {
+		out = append(out, winpool.FailureDomain{Name: d.Name.ValueString(), ResourcePoolID: d.ResourcePoolID.ValueString(),
+			DatastoreID: d.DatastoreID.ValueString(), HostID: d.HostID.ValueString()})
 	}
 	return out
 }
@@ -126,11 +123,7 @@ func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (
 		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), PasswordVersion: m.AdminPasswordWOVersion.ValueInt64Pointer(),
 		TimeZone: m.TimeZone.ValueInt64(), NetworkingID: m.NetworkingID.ValueString(), APIServer: m.APIServer.ValueString(),
 		ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
-		ClusterCIDR: m.ClusterCIDR.ValueString(),
-	}
-	for _, d := range m.domains(ctx, diags) {
-		in.Domains = append(in.Domains, winpool.FailureDomain{Name: d.Name.ValueString(), ResourcePoolID: d.ResourcePoolID.ValueString(),
-			DatastoreID: d.DatastoreID.ValueString(), HostID: d.HostID.ValueString()})
+		ClusterCIDR: m.ClusterCIDR.ValueString(), Domains: m.domains(ctx, diags),
 	}
 	rev, err := winpool.Revision(in)
 	if err != nil {

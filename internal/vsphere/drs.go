@@ -19,24 +19,9 @@ import (
 // can, and never refuses a power-on for it. One read and, when the rule
 // changes, one reconfigure task.
 func (c *Client) SetVMAntiAffinity(ctx context.Context, resourcePool types.ManagedObjectReference, name string, vms []types.ManagedObjectReference) error {
-	var rp mo.ResourcePool
-	if err := c.retrieveOne(ctx, resourcePool, []string{"owner"}, &rp); err != nil {
-		return notFoundOr(err, "resource pool", resourcePool, "reading the cluster of")
-	}
-	if rp.Owner.Type != "ClusterComputeResource" {
-		return fmt.Errorf("resource pool %s belongs to a standalone host (%s), not a DRS cluster: a VM anti-affinity rule needs a cluster; place the pool in a cluster's resource pool, or spread it with failure_domains", resourcePool.Value, rp.Owner.Value)
-	}
-	var cluster mo.ClusterComputeResource
-	if err := c.retrieveOne(ctx, rp.Owner, []string{"configurationEx"}, &cluster); err != nil {
-		return fmt.Errorf("reading the rules of cluster %s: %w", rp.Owner.Value, err)
-	}
-	var existing *types.ClusterAntiAffinityRuleSpec
-	if cfg, ok := cluster.ConfigurationEx.(*types.ClusterConfigInfoEx); ok {
-		for _, r := range cfg.Rule {
-			if a, ok := r.(*types.ClusterAntiAffinityRuleSpec); ok && a.Name == name {
-				existing = a
-			}
-		}
+	cluster, existing, err := c.antiAffinityRule(ctx, resourcePool, name)
+	if err != nil {
+		return err
 	}
 	spec := types.ClusterRuleSpec{}
 	switch {
@@ -56,13 +41,13 @@ func (c *Client) SetVMAntiAffinity(ctx context.Context, resourcePool types.Manag
 		rule.Vm = vms
 		spec.Operation, spec.Info = types.ArrayUpdateOperationEdit, &rule
 	}
-	task, err := object.NewClusterComputeResource(c.Client.Client, rp.Owner).
+	task, err := object.NewClusterComputeResource(c.Client.Client, cluster).
 		Reconfigure(ctx, &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{spec}}, true)
 	if err == nil {
 		_, err = task.WaitForResult(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("setting the VM anti-affinity rule %q on cluster %s: %w", name, rp.Owner.Value, err)
+		return fmt.Errorf("setting the VM anti-affinity rule %q on cluster %s: %w", name, cluster.Value, err)
 	}
 	return nil
 }
@@ -70,22 +55,35 @@ func (c *Client) SetVMAntiAffinity(ctx context.Context, resourcePool types.Manag
 // VMAntiAffinity returns the VMs of the anti-affinity rule called name on
 // the cluster that owns resourcePool; nil when there is none.
 func (c *Client) VMAntiAffinity(ctx context.Context, resourcePool types.ManagedObjectReference, name string) ([]types.ManagedObjectReference, error) {
+	_, rule, err := c.antiAffinityRule(ctx, resourcePool, name)
+	if rule == nil {
+		return nil, err
+	}
+	return rule.Vm, nil
+}
+
+// antiAffinityRule finds the cluster that owns resourcePool and its VM
+// anti-affinity rule called name (nil when there is none).
+func (c *Client) antiAffinityRule(ctx context.Context, resourcePool types.ManagedObjectReference, name string) (types.ManagedObjectReference, *types.ClusterAntiAffinityRuleSpec, error) {
 	var rp mo.ResourcePool
 	if err := c.retrieveOne(ctx, resourcePool, []string{"owner"}, &rp); err != nil {
-		return nil, err
+		return rp.Owner, nil, notFoundOr(err, "resource pool", resourcePool, "reading the cluster of")
+	}
+	if rp.Owner.Type != "ClusterComputeResource" {
+		return rp.Owner, nil, fmt.Errorf("resource pool %s belongs to a standalone host (%s), not a DRS cluster: a VM anti-affinity rule needs a cluster; place the pool in a cluster's resource pool, or spread it with failure_domains", resourcePool.Value, rp.Owner.Value)
 	}
 	var cluster mo.ClusterComputeResource
 	if err := c.retrieveOne(ctx, rp.Owner, []string{"configurationEx"}, &cluster); err != nil {
-		return nil, err
+		return rp.Owner, nil, fmt.Errorf("reading the rules of cluster %s: %w", rp.Owner.Value, err)
 	}
 	if cfg, ok := cluster.ConfigurationEx.(*types.ClusterConfigInfoEx); ok {
 		for _, r := range cfg.Rule {
 			if a, ok := r.(*types.ClusterAntiAffinityRuleSpec); ok && a.Name == name {
-				return a.Vm, nil
+				return rp.Owner, a, nil
 			}
 		}
 	}
-	return nil, nil
+	return rp.Owner, nil, nil
 }
 
 func sameRefs(a, b []types.ManagedObjectReference) bool {

@@ -7,6 +7,8 @@ import (
 	"maps"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
@@ -47,9 +49,9 @@ func Adopt(members []Member, revision string) []Member {
 // (members created by this apply joined with them), MaxParallel at a time.
 // Only the keys the provider owns change (kube.ApplyNodeSettings).
 func ApplySettings(ctx context.Context, nodes Nodes, p Pool, members []Member, which func(Member) bool) error {
-	sem := make(chan struct{}, max(p.MaxParallel, 1))
+	var g errgroup.Group
+	g.SetLimit(max(p.MaxParallel, 1))
 	var (
-		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
 	)
@@ -57,10 +59,8 @@ func ApplySettings(ctx context.Context, nodes Nodes, p Pool, members []Member, w
 		if !which(m) || m.Health == VMMissing || m.Health == NotJoined {
 			continue
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		// Every member is tried; the errors are reported together.
+		g.Go(func() error {
 			_, err := nodes.SetNodeSettings(ctx, m.Name, kube.NodeSettings{
 				ProviderID: m.ProviderID(), Labels: p.Labels(winversion.TrimUBR(m.WindowsBuildFull)), Taints: p.Template.Taints,
 			})
@@ -69,8 +69,9 @@ func ApplySettings(ctx context.Context, nodes Nodes, p Pool, members []Member, w
 				errs = append(errs, fmt.Errorf("member %s: %w", m.Name, err))
 				mu.Unlock()
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	return errors.Join(errs...)
 }
