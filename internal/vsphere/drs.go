@@ -43,10 +43,7 @@ func (c *Client) SetVMAntiAffinity(ctx context.Context, resourcePool types.Manag
 	}
 	task, err := object.NewClusterComputeResource(c.Client.Client, cluster).
 		Reconfigure(ctx, &types.ClusterConfigSpecEx{RulesSpec: []types.ClusterRuleSpec{spec}}, true)
-	if err == nil {
-		_, err = task.WaitForResult(ctx)
-	}
-	if err != nil {
+	if _, err = c.waitTask(ctx, task, err); err != nil {
 		return fmt.Errorf("setting the VM anti-affinity rule %q on cluster %s: %w", name, cluster.Value, err)
 	}
 	return nil
