@@ -23,27 +23,27 @@ func TestAccGoldenImage_importThenManage(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("win-adopted")
 	path := buildTemplateOutsideTerraform(t, name)
-	config := fmt.Sprintf("import {\n  to = windows_golden_image.test\n  id = %q\n}\n\n", path) + goldenImageConfig(name, nil)
+	config := fmt.Sprintf("import {\n  to = windows_golden_image.test\n  id = %q\n}\n\n", path) + acctest.GoldenImageConfig(name, nil)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkTemplatesDestroyed(t),
+		CheckDestroy:             acctest.CheckTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(giAddress, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(acctest.GoldenImageAddress, plancheck.ResourceActionUpdate),
 				}},
 			},
 			{Config: config, PlanOnly: true},
 			{
 				// An import block by identity { id } (OpenTofu/Terraform 1.12+)
 				// plans the same update in place.
-				Config:       acctest.RequiredProviders() + goldenImageConfig(name, nil),
-				ResourceName: giAddress, ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				Config:       acctest.RequiredProviders() + acctest.GoldenImageConfig(name, nil),
+				ResourceName: acctest.GoldenImageAddress, ImportState: true, ImportStateKind: resource.ImportBlockWithResourceIdentity,
 				SkipFunc:           acctest.SkipWithoutIdentityImport,
 				ExpectNonEmptyPlan: true,
 				ImportPlanChecks: resource.ImportPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(giAddress, plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction(acctest.GoldenImageAddress, plancheck.ResourceActionUpdate),
 				}},
 			},
 		},
@@ -55,7 +55,7 @@ func TestAccGoldenImage_importThenManage(t *testing.T) {
 func buildTemplateOutsideTerraform(t *testing.T, name string) string {
 	t.Helper()
 	a := acctest.Sandbox.Artifacts
-	vc := acctestVSphere(t)
+	vc := acctest.VSphere(t)
 	ca, err := os.ReadFile(os.Getenv("SANDBOX_CA_FILE"))
 	if err != nil {
 		t.Fatal(err)

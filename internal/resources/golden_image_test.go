@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 
@@ -23,60 +22,6 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
-const giAddress = "windows_golden_image.test"
-
-// goldenImageConfig is a complete image against the sandbox's artifact
-// server; overrides replace attributes (an empty value removes one).
-func goldenImageConfig(name string, overrides map[string]string) string {
-	if acctest.Sandbox == nil {
-		return "" // no TF_ACC: resource.Test skips the test before using it
-	}
-	a := acctest.Sandbox.Artifacts
-	attrs := map[string]string{
-		"name":                      fmt.Sprintf("%q", name),
-		"folder":                    `"/DC0/vm/golden"`,
-		"source_template":           fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
-		"resource_pool_id":          fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
-		"datastore_id":              fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
-		"network_id":                fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
-		"admin_password_wo":         "var.admin_password", // TF_VAR_admin_password, from the sandbox
-		"kubernetes_version":        `"v1.36.3"`,
-		"artifacts_base_url":        fmt.Sprintf("%q", a.BaseURL),
-		"kubelet_sha256":            fmt.Sprintf("%q", a.Kubelet.SHA256),
-		"kube_proxy_sha256":         fmt.Sprintf("%q", a.KubeProxy.SHA256),
-		"kube_log_runner_sha256":    fmt.Sprintf("%q", a.KubeLogRunner.SHA256),
-		"flanneld_url":              fmt.Sprintf("%q", a.Flanneld.URL),
-		"flanneld_sha256":           fmt.Sprintf("%q", a.Flanneld.SHA256),
-		"flannel_cni_plugin_url":    fmt.Sprintf("%q", a.FlannelCNIPlugin.URL),
-		"flannel_cni_plugin_sha256": fmt.Sprintf("%q", a.FlannelCNIPlugin.SHA256),
-		"containerd_url":            fmt.Sprintf("%q", a.Containerd.URL),
-		"containerd_sha256":         fmt.Sprintf("%q", a.Containerd.SHA256),
-		"cni_plugins_url":           fmt.Sprintf("%q", a.CNIPlugins.URL),
-		"cni_plugins_sha256":        fmt.Sprintf("%q", a.CNIPlugins.SHA256),
-		"transport": fmt.Sprintf(`{
-    port           = %s
-    ca_certificate = file(%q)
-  }`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE")),
-	}
-	for k, v := range overrides {
-		if v == "" {
-			delete(attrs, k)
-			continue
-		}
-		attrs[k] = v
-	}
-	var b strings.Builder
-	// The password comes from the environment, so no log of the
-	// configuration text holds it.
-	b.WriteString("variable \"admin_password\" {\n  type      = string\n  sensitive = true\n}\n\n")
-	b.WriteString("resource \"windows_golden_image\" \"test\" {\n")
-	for _, k := range sortedKeys(attrs) {
-		fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])
-	}
-	b.WriteString("}\n")
-	return b.String()
-}
-
 func TestAccGoldenImage_basic(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("win2022-k8s")
@@ -84,23 +29,23 @@ func TestAccGoldenImage_basic(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkTemplatesDestroyed(t),
+		CheckDestroy:             acctest.CheckTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: goldenImageConfig(name, nil),
+				Config: acctest.GoldenImageConfig(name, nil),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.20348")),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2022")),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringRegexp(regexp.MustCompile(`^10\.0\.20348\.[0-9]+$`))),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("containerd_version"), knownvalue.StringExact(artifacts.ContainerdVersion)),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("template_path"), knownvalue.StringExact("/DC0/vm/golden/"+name)),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("build_vm_id"), knownvalue.StringExact("")),
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(`"name":"kubelet".*"sha256":"`+acctest.Sandbox.Artifacts.Kubelet.SHA256))),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.20348")),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2022")),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringRegexp(regexp.MustCompile(`^10\.0\.20348\.[0-9]+$`))),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("containerd_version"), knownvalue.StringExact(artifacts.ContainerdVersion)),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("template_path"), knownvalue.StringExact("/DC0/vm/golden/"+name)),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("build_vm_id"), knownvalue.StringExact("")),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("manifest"), knownvalue.StringRegexp(regexp.MustCompile(`"name":"kubelet".*"sha256":"`+acctest.Sandbox.Artifacts.Kubelet.SHA256))),
 				},
 				Check: func(s *terraform.State) error {
-					rs := s.RootModule().Resources[giAddress]
+					rs := s.RootModule().Resources[acctest.GoldenImageAddress]
 					templatePath = rs.Primary.Attributes["template_path"]
-					info := readVM(t, rs.Primary.ID)
+					info := acctest.ReadVM(t, rs.Primary.ID)
 					if !info.Template {
 						return fmt.Errorf("%s is not a template", templatePath)
 					}
@@ -109,7 +54,7 @@ func TestAccGoldenImage_basic(t *testing.T) {
 					}
 					// What the build did on the guest: the files it verified,
 					// the services, the reboot for the Containers feature.
-					host := filepath.Join(acctest.Sandbox.Hosts.Dir, computerNameOf(name))
+					host := filepath.Join(acctest.Sandbox.Hosts.Dir, acctest.ComputerNameOf(name))
 					for _, f := range []string{`fs/C/k/kubelet.exe`, `fs/C/k/kube-proxy.exe`, `fs/C/Program Files/containerd/bin/containerd.exe`,
 						`fs/C/opt/cni/bin/win-overlay.exe`, `fs/C/ProgramData/VMware/VMware Tools/tools.conf`, `fs/C/Windows/System32/Sysprep/unattend.xml`} {
 						if _, err := os.Stat(filepath.Join(host, f)); err != nil {
@@ -132,7 +77,7 @@ func TestAccGoldenImage_basic(t *testing.T) {
 				},
 			},
 			{
-				ResourceName:            giAddress,
+				ResourceName:            acctest.GoldenImageAddress,
 				ImportState:             true,
 				ImportStateIdFunc:       func(*terraform.State) (string, error) { return templatePath, nil },
 				ImportStateVerify:       true,
@@ -150,51 +95,6 @@ var goldenImageInputs = []string{
 	"cni_plugins_sha256", "transport", "transport.%", "transport.port", "transport.ca_certificate", "timeouts",
 }
 
-func readVM(t *testing.T, id string) *vsphere.VMInfo {
-	t.Helper()
-	info, err := acctestVSphere(t).ReadVM(context.Background(), vsphere.VMRef(id))
-	if err != nil {
-		t.Fatalf("reading %s: %v", id, err)
-	}
-	return info
-}
-
-func acctestVSphere(t *testing.T) *vsphere.Client {
-	t.Helper()
-	c, err := vsphere.NewClient(context.Background(), vsphere.Config{
-		Server: os.Getenv("VSPHERE_SERVER"), User: os.Getenv("VSPHERE_USER"), Password: os.Getenv("VSPHERE_PASSWORD"), CAFile: os.Getenv("VSPHERE_CA_FILE"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// computerNameOf is the Windows computer name the sandbox gives a VM without
-// a customization: its name, upper case, at most 15 characters.
-func computerNameOf(vmName string) string {
-	n := strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9-]`).ReplaceAllString(vmName, "-"))
-	if len(n) > 15 {
-		n = n[:15]
-	}
-	return n
-}
-
-func checkTemplatesDestroyed(t *testing.T) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		c := acctestVSphere(t)
-		for _, rs := range s.RootModule().Resources {
-			if rs.Type != "windows_golden_image" {
-				continue
-			}
-			if _, err := c.FindVMByID(context.Background(), rs.Primary.ID); !vsphere.IsNotFound(err) {
-				return fmt.Errorf("golden image %s (%s) still exists (err %v)", rs.Primary.Attributes["name"], rs.Primary.ID, err)
-			}
-		}
-		return nil
-	}
-}
-
 // TestAccGoldenImage_disappears deletes the template outside Terraform; the
 // refresh notices and the next apply builds it again.
 func TestAccGoldenImage_disappears(t *testing.T) {
@@ -203,16 +103,16 @@ func TestAccGoldenImage_disappears(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkTemplatesDestroyed(t),
+		CheckDestroy:             acctest.CheckTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: goldenImageConfig(name, nil),
+				Config: acctest.GoldenImageConfig(name, nil),
 				Check: func(s *terraform.State) error {
-					return acctestVSphere(t).Destroy(context.Background(), vsphere.VMRef(s.RootModule().Resources[giAddress].Primary.ID))
+					return acctest.VSphere(t).Destroy(context.Background(), vsphere.VMRef(s.RootModule().Resources[acctest.GoldenImageAddress].Primary.ID))
 				},
 				ExpectNonEmptyPlan: true,
 			},
-			{Config: goldenImageConfig(name, nil)},
+			{Config: acctest.GoldenImageConfig(name, nil)},
 		},
 	})
 }
@@ -239,12 +139,12 @@ func TestAccGoldenImage_failures(t *testing.T) {
 				PreCheck:                 func() { acctest.PreCheck(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      goldenImageConfig(vmName, tc.overrides),
+					Config:      acctest.GoldenImageConfig(vmName, tc.overrides),
 					ExpectError: regexp.MustCompile(tc.want),
 				}},
 				CheckDestroy: func(*terraform.State) error {
 					// The failed build's VM was destroyed: nothing untracked.
-					if _, err := acctestVSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
 						return fmt.Errorf("the build VM %s was left behind (err %v)", vmName, err)
 					}
 					return nil
@@ -264,20 +164,20 @@ func TestAccGoldenImage_keepBuildVM(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{
 			{
-				Config: goldenImageConfig(vmName, map[string]string{
+				Config: acctest.GoldenImageConfig(vmName, map[string]string{
 					"kubelet_sha256": fmt.Sprintf("%q", strings.Repeat("0", 64)), "keep_build_vm_on_failure": "true",
 				}),
 				ExpectError: regexp.MustCompile(`(?s)checksum mismatch.*was kept for debugging`),
 			},
 			{
 				// The kept VM is in the state, tainted: the plan replaces it.
-				Config:   goldenImageConfig(vmName, map[string]string{"kubelet_sha256": fmt.Sprintf("%q", strings.Repeat("0", 64)), "keep_build_vm_on_failure": "true"}),
+				Config:   acctest.GoldenImageConfig(vmName, map[string]string{"kubelet_sha256": fmt.Sprintf("%q", strings.Repeat("0", 64)), "keep_build_vm_on_failure": "true"}),
 				PlanOnly: true, ExpectNonEmptyPlan: true,
 				Check: func(*terraform.State) error { return nil },
 			},
 		},
 		CheckDestroy: func(*terraform.State) error {
-			if _, err := acctestVSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+			if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
 				return fmt.Errorf("destroy left the kept build VM %s (err %v)", vmName, err)
 			}
 			return nil
@@ -299,7 +199,7 @@ func TestAccGoldenImage_sourceValidation(t *testing.T) {
 		resource.Test(t, resource.TestCase{
 			ProtoV6ProviderFactories: acctest.ProviderFactories,
 			Steps: []resource.TestStep{{
-				Config:      goldenImageConfig(acctest.Name("win-src"), map[string]string{"source_template": fmt.Sprintf("%q", path)}),
+				Config:      acctest.GoldenImageConfig(acctest.Name("win-src"), map[string]string{"source_template": fmt.Sprintf("%q", path)}),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(want),
 			}},
@@ -313,20 +213,20 @@ func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("win-linked")
 	var cloneID string
-	config := goldenImageConfig(name, nil)
+	config := acctest.GoldenImageConfig(name, nil)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkTemplatesDestroyed(t),
+		CheckDestroy:             acctest.CheckTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				Check: func(s *terraform.State) error {
-					c := acctestVSphere(t)
+					c := acctest.VSphere(t)
 					pool, _ := c.FindResourcePoolByID(context.Background(), os.Getenv("SANDBOX_RESOURCE_POOL_ID"))
 					folder, _ := c.FindFolderByPath(context.Background(), "/DC0/vm/golden", false)
 					vm, err := c.Clone(context.Background(), vsphere.CloneSpec{
-						Source: vsphere.VMRef(s.RootModule().Resources[giAddress].Primary.ID), Name: name + "-lc",
+						Source: vsphere.VMRef(s.RootModule().Resources[acctest.GoldenImageAddress].Primary.ID), Name: name + "-lc",
 						Folder: folder, ResourcePool: pool, LinkedClone: true,
 					})
 					if err != nil {
@@ -343,7 +243,7 @@ func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					if err := acctestVSphere(t).Destroy(context.Background(), vsphere.VMRef(cloneID)); err != nil {
+					if err := acctest.VSphere(t).Destroy(context.Background(), vsphere.VMRef(cloneID)); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -356,7 +256,7 @@ func TestAccGoldenImage_linkedClonesBlockDelete(t *testing.T) {
 // createVM makes a plain VM with a guest OS id in the sandbox inventory.
 func createVM(t *testing.T, name, guestID string) string {
 	t.Helper()
-	c := acctestVSphere(t)
+	c := acctest.VSphere(t)
 	ctx := context.Background()
 	pool, err := c.FindResourcePoolByID(ctx, os.Getenv("SANDBOX_RESOURCE_POOL_ID"))
 	if err != nil {
@@ -377,13 +277,4 @@ func createVM(t *testing.T, name, guestID string) string {
 		t.Fatal(err)
 	}
 	return "/DC0/vm/other/" + name
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -142,7 +142,7 @@ func TestAccIdentity_goldenImage(t *testing.T) {
 	// Any template imports (what it records is read, the rest is null): the
 	// sandbox's base template spares a build.
 	template := os.Getenv("SANDBOX_TEMPLATE_2022")
-	ref, err := acctestVSphere(t).FindVMByPath(context.Background(), template)
+	ref, err := acctest.VSphere(t).FindVMByPath(context.Background(), template)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,19 +30,19 @@ import (
 func TestAccNode_readinessChecks(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	node := nodeName("chk")
+	node := acctest.NodeName("chk")
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "chk")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				// A kubelet newer than the API server: the image's plan.
-				Config:   withKubernetesVersion(t, nodeConfig(image, []string{node}, ""), "v1.37.0", ""),
+				Config:   withKubernetesVersion(t, acctest.NodeConfig(image, []string{node}, ""), "v1.37.0", ""),
 				PlanOnly: true,
-				ExpectError: wrapped(`(?s)Golden image kubelet not supported by the cluster.*version-skew: The kubelet v1\.37\.0 would be newer than ` +
+				ExpectError: acctest.Wrapped(`(?s)Golden image kubelet not supported by the cluster.*version-skew: The kubelet v1\.37\.0 would be newer than ` +
 					`the API server v1\.36.*Fix: Set kubernetes_version to a v1\.36\.x release.*skip_checks = \["version-skew"\]`),
 			},
 			{
@@ -68,7 +68,7 @@ func TestAccNode_readinessChecks(t *testing.T) {
 					// being deleted still holds it for a while).
 					t.Cleanup(func() {
 						_ = k.AppsV1().DaemonSets(ns).Delete(context.Background(), "log-agent", metav1.DeleteOptions{})
-						if err := eventually(30*time.Second, "the DaemonSet deleted", func(ctx context.Context) (bool, error) {
+						if err := acctest.Eventually(30*time.Second, "the DaemonSet deleted", func(ctx context.Context) (bool, error) {
 							_, err := k.AppsV1().DaemonSets(ns).Get(ctx, "log-agent", metav1.GetOptions{})
 							return apierrors.IsNotFound(err), err
 						}); err != nil {
@@ -76,9 +76,9 @@ func TestAccNode_readinessChecks(t *testing.T) {
 						}
 					})
 				},
-				Config:   nodeConfig(image, []string{node}, ""),
+				Config:   acctest.NodeConfig(image, []string{node}, ""),
 				PlanOnly: true,
-				ExpectError: wrapped(`(?s)Cluster not ready for Windows node ` + node +
+				ExpectError: acctest.Wrapped(`(?s)Cluster not ready for Windows node ` + node +
 					`.*linux-daemonset:chk-[0-9]+/log-agent: DaemonSet chk-[0-9]+/log-agent has no kubernetes.io/os node selector` +
 					`.*Fix: Add the node selector kubernetes.io/os=linux`),
 			},
@@ -86,13 +86,13 @@ func TestAccNode_readinessChecks(t *testing.T) {
 				// Nothing was built or cloned by the refused plans;
 				// skip_checks lets the plan through.
 				PreConfig: func() {
-					for _, path := range []string{nodeFolder + "/" + node, "/DC0/vm/golden/" + image} {
-						if _, err := acctestVSphere(t).FindVMByPath(context.Background(), path); err == nil {
+					for _, path := range []string{acctest.NodeFolder + "/" + node, "/DC0/vm/golden/" + image} {
+						if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), path); err == nil {
 							t.Fatalf("a refused plan left the VM %s", path)
 						}
 					}
 				},
-				Config:             nodeConfig(image, []string{node}, `  skip_checks = ["linux-daemonset"]`),
+				Config:             acctest.NodeConfig(image, []string{node}, `  skip_checks = ["linux-daemonset"]`),
 				PlanOnly:           true,
 				ExpectNonEmptyPlan: true,
 			},
@@ -100,14 +100,14 @@ func TestAccNode_readinessChecks(t *testing.T) {
 				// A guard of the DaemonSet in the same configuration, which
 				// the node depends on, counts at plan time and is applied
 				// before the node's create checks the cluster again.
-				Config: nodeConfig(image, []string{node}, "  depends_on = [windows_linux_daemonset_guard.test]") + fmt.Sprintf(`
+				Config: acctest.NodeConfig(image, []string{node}, "  depends_on = [windows_linux_daemonset_guard.test]") + fmt.Sprintf(`
 resource "windows_linux_daemonset_guard" "test" {
   namespace = %q
   names     = ["log-agent"]
 }
 `, ns),
 				Check: func(*terraform.State) error {
-					return checkNodeReady(t, node)
+					return acctest.CheckNodeReady(t, node)
 				},
 			},
 		},
@@ -129,21 +129,21 @@ func TestAccNode_imageChecksAtCreate(t *testing.T) {
 	const version = "v1.37.0"
 	kubelet, kubeProxy, logRunner := acctest.Sandbox.Artifacts.AddKubernetes(version)
 	image := acctest.Name("img")
-	node := nodeName("skw")
-	config := withKubernetesVersion(t, nodeConfig(image, []string{node}, ""), version, `  skip_checks = ["version-skew"]`)
+	node := acctest.NodeName("skw")
+	config := withKubernetesVersion(t, acctest.NodeConfig(image, []string{node}, ""), version, `  skip_checks = ["version-skew"]`)
 	for old, sum := range map[string]string{
 		acctest.Sandbox.Artifacts.Kubelet.SHA256: kubelet.SHA256, acctest.Sandbox.Artifacts.KubeProxy.SHA256: kubeProxy.SHA256,
 		acctest.Sandbox.Artifacts.KubeLogRunner.SHA256: logRunner.SHA256,
 	} {
 		config = strings.Replace(config, old, sum, 1)
 	}
-	want := wrapped(`(?s)Cluster not ready for Windows node ` + node + `.*version-skew: The kubelet v1\.37\.0 would be newer than the API ` +
+	want := acctest.Wrapped(`(?s)Cluster not ready for Windows node ` + node + `.*version-skew: The kubelet v1\.37\.0 would be newer than the API ` +
 		`server v1\.36.*Fix: Set kubernetes_version to a v1\.36\.x release.*list the check's ID in skip_checks`)
 	var before int
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkTemplatesDestroyed(t),
+		CheckDestroy:             acctest.CheckTemplatesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				PreConfig:   func() { before = countVMs(t) },
@@ -157,10 +157,10 @@ func TestAccNode_imageChecksAtCreate(t *testing.T) {
 					if after := countVMs(t); after != before+1 {
 						t.Fatalf("%d VMs before the apply, %d after: want one more (the template), none for the node", before, after)
 					}
-					if _, err := acctestVSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+image); err != nil {
+					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+image); err != nil {
 						t.Fatalf("the image's template: %v", err)
 					}
-					if id, err := vmAt(t, node); err != nil || id != "" {
+					if id, err := acctest.VMAt(t, node); err != nil || id != "" {
 						t.Fatalf("the node's VM %q exists (err %v)", id, err)
 					}
 				},
@@ -173,7 +173,7 @@ func TestAccNode_imageChecksAtCreate(t *testing.T) {
 }
 
 // withKubernetesVersion sets the golden image's kubernetes_version in a
-// nodeConfig, and adds imageBody to the image.
+// acctest.NodeConfig, and adds imageBody to the image.
 func withKubernetesVersion(t *testing.T, config, version, imageBody string) string {
 	t.Helper()
 	const current = `kubernetes_version = "v1.36.3"`
@@ -188,7 +188,7 @@ func withKubernetesVersion(t *testing.T, config, version, imageBody string) stri
 func countVMs(t *testing.T) int {
 	t.Helper()
 	ctx := context.Background()
-	c := acctestVSphere(t)
+	c := acctest.VSphere(t)
 	v, err := view.NewManager(c.Client.Client).CreateContainerView(ctx, c.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
 	if err != nil {
 		t.Fatal(err)

@@ -23,20 +23,20 @@ import (
 func TestAccNode_disappears(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	node := nodeName("gone")
+	node := acctest.NodeName("gone")
 	const addr = "windows_node.n0"
-	config := nodeConfig(image, []string{node}, "")
+	config := acctest.NodeConfig(image, []string{node}, "")
 	var oldID string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
 				Check: func(s *terraform.State) error {
 					oldID = s.RootModule().Resources[addr].Primary.ID
-					c := acctestVSphere(t)
+					c := acctest.VSphere(t)
 					if err := c.PowerOff(context.Background(), vsphere.VMRef(oldID)); err != nil {
 						return err
 					}
@@ -57,7 +57,7 @@ func TestAccNode_disappears(t *testing.T) {
 					if rs.Primary.ID == oldID {
 						return fmt.Errorf("the VM id %s did not change", oldID)
 					}
-					if id, err := vmAt(t, node); err != nil || id != rs.Primary.ID {
+					if id, err := acctest.VMAt(t, node); err != nil || id != rs.Primary.ID {
 						return fmt.Errorf("VM at the node's path: %q (err %v), state %q", id, err, rs.Primary.ID)
 					}
 					n, err := acctest.Kube(t).FindNode(context.Background(), node)
@@ -67,7 +67,7 @@ func TestAccNode_disappears(t *testing.T) {
 					if n.Spec.ProviderID != rs.Primary.Attributes["provider_id"] {
 						return fmt.Errorf("providerID %q, want the new VM's %q", n.Spec.ProviderID, rs.Primary.Attributes["provider_id"])
 					}
-					return checkNodeReady(t, node)
+					return acctest.CheckNodeReady(t, node)
 				},
 			},
 		},
@@ -80,14 +80,14 @@ func TestAccNode_disappears(t *testing.T) {
 func TestAccNode_nodeDeleted(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	node := nodeName("rejoin")
+	node := acctest.NodeName("rejoin")
 	const addr = "windows_node.n0"
-	config := nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
+	config := acctest.NodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
 	var vmID string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -120,7 +120,7 @@ func TestAccNode_nodeDeleted(t *testing.T) {
 						!hasTaint(n, "os", "windows", "NoSchedule") {
 						return fmt.Errorf("re-joined Node: providerID %q, labels %v, taints %v", n.Spec.ProviderID, n.Labels, n.Spec.Taints)
 					}
-					return checkNodeReady(t, node)
+					return acctest.CheckNodeReady(t, node)
 				},
 			},
 			{

@@ -24,8 +24,8 @@ import (
 func TestAccNode_drainHonoursPDB(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	node := nodeName("pdb")
-	config := nodeConfig(image, []string{node}, `  timeouts {
+	node := acctest.NodeName("pdb")
+	config := acctest.NodeConfig(image, []string{node}, `  timeouts {
     delete = "10s"
   }
 `)
@@ -33,7 +33,7 @@ func TestAccNode_drainHonoursPDB(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -59,7 +59,7 @@ func TestAccNode_drainHonoursPDB(t *testing.T) {
 						return err
 					}
 					// The disruption controller has seen both pods healthy.
-					return eventually(60*time.Second, "the budget sees 2 healthy pods", func(ctx context.Context) (bool, error) {
+					return acctest.Eventually(60*time.Second, "the budget sees 2 healthy pods", func(ctx context.Context) (bool, error) {
 						p, err := k.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "web", metav1.GetOptions{})
 						if err != nil {
 							return false, err
@@ -73,7 +73,7 @@ func TestAccNode_drainHonoursPDB(t *testing.T) {
 				// timeout, and the error says which.
 				Config:  config,
 				Destroy: true,
-				ExpectError: wrapped(`(?s)deleting Windows node \(` + node + `\).*draining Node "` + node + `": interrupted \(context deadline exceeded\) before the drain timeout of 10m0s.*` +
+				ExpectError: acctest.Wrapped(`(?s)deleting Windows node \(` + node + `\).*draining Node "` + node + `": interrupted \(context deadline exceeded\) before the drain timeout of 10m0s.*` +
 					`PodDisruptionBudget pdb-[0-9]+/web \(minAvailable 2, 2 of 2 healthy, 0 disruptions allowed\) allows no disruption`),
 			},
 			{
@@ -88,7 +88,7 @@ func TestAccNode_drainHonoursPDB(t *testing.T) {
 					if !n.Spec.Unschedulable {
 						t.Errorf("the Node is not cordoned after the failed drain")
 					}
-					if id, err := vmAt(t, node); err != nil || id == "" {
+					if id, err := acctest.VMAt(t, node); err != nil || id == "" {
 						t.Fatalf("the failed destroy removed the VM (err %v)", err)
 					}
 					if err := k.PolicyV1().PodDisruptionBudgets(ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {

@@ -26,13 +26,13 @@ import (
 // golden image (with flanneld and the flannel CNI plugin, as every test
 // image has) and nodes referencing the networking.
 func flannelNodeConfig(ns, image string, nodes []string, body string) string {
-	return networkingConfig(ns, "flannel", "") + nodeConfigWithout(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
+	return acctest.NetworkingConfig(ns, "flannel", "") + acctest.NodeConfigWithout(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
 }
 
 // checkAgentsRunning: the Node is Ready and, for every agent of the
 // flannel mode, a pod of its DaemonSet in ns is Running and Ready on it.
 func checkAgentsRunning(t *testing.T, ns, node string) error {
-	if err := checkNodeReady(t, node); err != nil {
+	if err := acctest.CheckNodeReady(t, node); err != nil {
 		return err
 	}
 	pods, err := acctest.Kube(t).CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
@@ -70,7 +70,7 @@ func TestAccNode_flannel(t *testing.T) {
 	node := fmt.Sprintf("fl-%d", acctest.Seq())
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{{
 			Config: flannelNodeConfig(ns, image, []string{node}, ""),
 			ConfigStateChecks: []statecheck.StateCheck{
@@ -148,10 +148,10 @@ func TestAccNode_networkingAdded(t *testing.T) {
 	go playClusterCNI(ctx, strings.ToUpper(node))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: networkingConfig(ns, "flannel", "") + nodeConfigWithout(image, []string{node}, ""),
+				Config: acctest.NetworkingConfig(ns, "flannel", "") + acctest.NodeConfigWithout(image, []string{node}, ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("cni"), knownvalue.StringExact("none")),
 				},
@@ -187,9 +187,9 @@ func TestAccNode_noneNetworking(t *testing.T) {
 	go playClusterCNI(ctx, strings.ToUpper(node))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{{
-			Config: networkingConfig(ns, "none", "") + nodeConfigWithout(image, []string{node}, "  networking_id = windows_node_networking.test.id\n"),
+			Config: acctest.NetworkingConfig(ns, "none", "") + acctest.NodeConfigWithout(image, []string{node}, "  networking_id = windows_node_networking.test.id\n"),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("cni"), knownvalue.StringExact("none")),
 				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("ready"), knownvalue.Bool(true)),
@@ -202,7 +202,7 @@ func TestAccNode_noneNetworking(t *testing.T) {
 				if _, err := os.Stat(host.DiskPath(`C:\etc\cni\net.d\10-flannel.conflist`)); err == nil {
 					return fmt.Errorf("the join wrote a flannel CNI configuration on a cni = \"none\" node")
 				}
-				return checkNodeReady(t, node)
+				return acctest.CheckNodeReady(t, node)
 			},
 		}},
 	})

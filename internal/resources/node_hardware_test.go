@@ -27,7 +27,7 @@ import (
 func TestAccNode_hardware(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	node := nodeName("hw")
+	node := acctest.NodeName("hw")
 	const addr = "windows_node.n0"
 	hw := func(cpus, mem, disk int) string {
 		return fmt.Sprintf("  num_cpus = %d\n  memory_mb = %d\n  disk_size_gb = %d\n", cpus, mem, disk)
@@ -37,13 +37,13 @@ func TestAccNode_hardware(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: nodeConfig(image, []string{node}, hw(2, 4096, 60)),
+				Config: acctest.NodeConfig(image, []string{node}, hw(2, 4096, 60)),
 				Check: func(s *terraform.State) error {
 					vmID = s.RootModule().Resources[addr].Primary.ID
-					info := readVM(t, vmID)
+					info := acctest.ReadVM(t, vmID)
 					if info.NumCPUs != 2 || info.MemoryMB != 4096 || info.Disks[0].SizeGB() != 60 {
 						return fmt.Errorf("VM hardware: %d CPUs, %d MB, %d GB", info.NumCPUs, info.MemoryMB, info.Disks[0].SizeGB())
 					}
@@ -62,7 +62,7 @@ func TestAccNode_hardware(t *testing.T) {
 					if _, err := k.AppsV1().Deployments(ns).Create(context.Background(), d, metav1.CreateOptions{}); err != nil {
 						return err
 					}
-					return eventually(60*time.Second, "the pod Running", func(ctx context.Context) (bool, error) {
+					return acctest.Eventually(60*time.Second, "the pod Running", func(ctx context.Context) (bool, error) {
 						pods, err := k.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 						if err != nil || len(pods.Items) != 1 {
 							return false, err
@@ -73,7 +73,7 @@ func TestAccNode_hardware(t *testing.T) {
 				},
 			},
 			{
-				Config: nodeConfig(image, []string{node}, hw(4, 8192, 80)),
+				Config: acctest.NodeConfig(image, []string{node}, hw(4, 8192, 80)),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
 				}},
@@ -87,11 +87,11 @@ func TestAccNode_hardware(t *testing.T) {
 					if id := s.RootModule().Resources[addr].Primary.ID; id != vmID {
 						return fmt.Errorf("the VM was replaced (%s, was %s)", id, vmID)
 					}
-					info := readVM(t, vmID)
+					info := acctest.ReadVM(t, vmID)
 					if info.NumCPUs != 4 || info.MemoryMB != 8192 || info.Disks[0].SizeGB() != 80 {
 						return fmt.Errorf("VM hardware: %d CPUs, %d MB, %d GB", info.NumCPUs, info.MemoryMB, info.Disks[0].SizeGB())
 					}
-					if err := checkNodeReady(t, node); err != nil {
+					if err := acctest.CheckNodeReady(t, node); err != nil {
 						return err
 					}
 					n, err := acctest.Kube(t).FindNode(context.Background(), node)
@@ -107,7 +107,7 @@ func TestAccNode_hardware(t *testing.T) {
 						return fmt.Errorf("Node capacity cpu = %d, want 4", cpu)
 					}
 					// The drained pod comes back to the uncordoned node.
-					return eventually(60*time.Second, "the drained pod Running again", func(ctx context.Context) (bool, error) {
+					return acctest.Eventually(60*time.Second, "the drained pod Running again", func(ctx context.Context) (bool, error) {
 						pods, err := acctest.Kube(t).CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 						if err != nil || len(pods.Items) != 1 {
 							return false, err
@@ -121,7 +121,7 @@ func TestAccNode_hardware(t *testing.T) {
 				},
 			},
 			{
-				Config:      nodeConfig(image, []string{node}, hw(4, 8192, 70)),
+				Config:      acctest.NodeConfig(image, []string{node}, hw(4, 8192, 70)),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)Disk cannot shrink.*has 80 GiB`),
 			},
@@ -132,10 +132,10 @@ func TestAccNode_hardware(t *testing.T) {
 				PreConfig: func() {
 					acctest.Sandbox.Hosts.SetFaults(node, winsim.Faults{KubeletNeverReady: true})
 				},
-				Config: nodeConfig(image, []string{node}, hw(2, 8192, 80)+`  timeouts {
+				Config: acctest.NodeConfig(image, []string{node}, hw(2, 8192, 80)+`  timeouts {
     update = "15s"
   }`),
-				ExpectError: wrapped(`(?s)waiting for the Node to be Ready after the power cycle.*registered but is not Ready`),
+				ExpectError: acctest.Wrapped(`(?s)waiting for the Node to be Ready after the power cycle.*registered but is not Ready`),
 			},
 		},
 	})

@@ -33,9 +33,9 @@ var nodeImportIgnore = []string{
 func TestAccNode_import(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	node := nodeName("imp")
+	node := acctest.NodeName("imp")
 	const addr = "windows_node.n0"
-	config := nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
+	config := acctest.NodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
 	attr := func(name string) resource.ImportStateIdFunc {
 		return func(s *terraform.State) (string, error) {
 			rs, ok := s.RootModule().Resources[addr]
@@ -48,7 +48,7 @@ func TestAccNode_import(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{Config: config},
 			{
@@ -92,13 +92,13 @@ func TestAccNode_importAdopt(t *testing.T) {
 		t.Skip("the removed-block import step needs Terraform (see the comment)")
 	}
 	image := acctest.Name("img")
-	node := nodeName("adopt")
+	node := acctest.NodeName("adopt")
 	const addr = "windows_node.n0"
-	config := nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
+	config := acctest.NodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`)
 	var uuid string
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{Config: config, Check: func(s *terraform.State) error {
 				uuid = s.RootModule().Resources[addr].Primary.Attributes["instance_uuid"]
@@ -106,7 +106,7 @@ func TestAccNode_importAdopt(t *testing.T) {
 			}},
 			{
 				// Forget the node without destroying it...
-				Config: goldenImageConfig(image, nil) + `
+				Config: acctest.GoldenImageConfig(image, nil) + `
 removed {
   from = windows_node.n0
   lifecycle {

@@ -37,12 +37,12 @@ func TestAccNode_list(t *testing.T) {
 	seq := acctest.Seq()
 	folder := fmt.Sprintf("/DC0/vm/list-%d", seq)
 	n0, n1 := fmt.Sprintf("lst-%d-a", seq), fmt.Sprintf("lst-%d-b", seq)
-	config := strings.ReplaceAll(nodeConfig(image, []string{n0, n1}, ""),
+	config := strings.ReplaceAll(acctest.NodeConfig(image, []string{n0, n1}, ""),
 		`folder            = "/DC0/vm/windows"`, fmt.Sprintf("folder            = %q", folder))
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{{
 			Config: config,
 			Check: func(s *terraform.State) error {
@@ -55,7 +55,7 @@ func TestAccNode_list(t *testing.T) {
 
 func checkNodeList(t *testing.T, s *terraform.State, seq int64, folder, n0, n1 string) {
 	ctx := context.Background()
-	vc, k := acctestVSphere(t), acctest.Kube(t)
+	vc, k := acctest.VSphere(t), acctest.Kube(t)
 	attrs := func(addr string) map[string]string { return s.RootModule().Resources[addr].Primary.Attributes }
 	folderRef, err := vc.FindFolderByPath(ctx, folder, false)
 	if err != nil {

@@ -23,15 +23,6 @@ import (
 
 const networkingAddress = "windows_node_networking.test"
 
-func networkingConfig(ns, cni, extra string) string {
-	return fmt.Sprintf(`
-resource "windows_node_networking" "test" {
-  cni       = %q
-  namespace = %q
-%s}
-`, cni, ns, extra)
-}
-
 // checkNetworkingDestroyed: nothing labelled as the networking resource's is
 // left in the namespace or cluster-wide for it.
 func checkNetworkingDestroyed(t *testing.T, ns string) resource.TestCheckFunc {
@@ -77,7 +68,7 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "net")
 	winNode := acctest.Name("netwin")
-	config := networkingConfig(ns, "flannel", "")
+	config := acctest.NetworkingConfig(ns, "flannel", "")
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -191,7 +182,7 @@ func TestAccNodeNetworking_none(t *testing.T) {
 		CheckDestroy:             checkNetworkingDestroyed(t, ns),
 		Steps: []resource.TestStep{
 			{
-				Config: networkingConfig(ns, "none", ""),
+				Config: acctest.NetworkingConfig(ns, "none", ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("objects"), knownvalue.ListSizeExact(0)),
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_vni"), knownvalue.Int64Exact(0)),
@@ -245,7 +236,7 @@ func TestAccNodeNetworking_clusterFlannel(t *testing.T) {
 					})
 					setNetConf(`{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan"}}`)
 				},
-				Config:      networkingConfig(ns, "flannel", ""),
+				Config:      acctest.NetworkingConfig(ns, "flannel", ""),
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)cannot carry Windows nodes.*VNI 1 and port 8472.*"VNI": 4096, "Port": 4789`),
 			},
@@ -253,7 +244,7 @@ func TestAccNodeNetworking_clusterFlannel(t *testing.T) {
 				PreConfig: func() {
 					setNetConf(`{"Network": "10.244.0.0/16", "Backend": {"Type": "vxlan", "VNI": 4096, "Port": 4789}}`)
 				},
-				Config: networkingConfig(ns, "flannel", ""),
+				Config: acctest.NetworkingConfig(ns, "flannel", ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("cluster_cidr"), knownvalue.StringExact("10.244.0.0/16")),
 				},

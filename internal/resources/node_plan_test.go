@@ -24,26 +24,26 @@ import (
 func TestAccNode_planShowsDisruption(t *testing.T) {
 	acctest.PreCheck(t)
 	image := acctest.Name("img")
-	node := nodeName("dis")
+	node := acctest.NodeName("dis")
 	const addr = "windows_node.n0"
 	hw := func(cpus, mem, disk int) string {
 		return fmt.Sprintf("  num_cpus = %d\n  memory_mb = %d\n  disk_size_gb = %d\n", cpus, mem, disk)
 	}
 	// Checked after the CLI's cleanup has destroyed everything (LIFO).
 	t.Cleanup(func() {
-		if id, err := vmAt(t, node); err != nil || id != "" {
+		if id, err := acctest.VMAt(t, node); err != nil || id != "" {
 			t.Errorf("the node's VM %q is left (err %v)", id, err)
 		}
 	})
 	cli := acctest.NewCLI(t)
 	base := hw(2, 4096, 60)
-	if _, err := cli.Apply(nodeConfig(image, []string{node}, base)); err != nil {
+	if _, err := cli.Apply(acctest.NodeConfig(image, []string{node}, base)); err != nil {
 		t.Fatal(err)
 	}
 
 	// More CPUs and memory on a VM without hot-add: a drain (with the
 	// configured settings) and a power cycle.
-	out, plan := planOK(t, cli, nodeConfig(image, []string{node}, hw(4, 8192, 60)+`  drain = {
+	out, plan := planOK(t, cli, acctest.NodeConfig(image, []string{node}, hw(4, 8192, 60)+`  drain = {
     timeout              = "3m"
     delete_emptydir_data = true
     force                = true
@@ -59,7 +59,7 @@ func TestAccNode_planShowsDisruption(t *testing.T) {
 
 	// A label and a bigger disk: no drain, no restart; ready and joined
 	// stay as they are.
-	out, plan = planOK(t, cli, nodeConfig(image, []string{node}, hw(2, 4096, 80)+`  labels = { "example.com/pool" = "web" }`+"\n"))
+	out, plan = planOK(t, cli, acctest.NodeConfig(image, []string{node}, hw(2, 4096, 80)+`  labels = { "example.com/pool" = "web" }`+"\n"))
 	expectOutput(t, out, `Warning: Windows node `+node+`: the disk grows while the node runs`,
 		`disk_size_gb 60 -> 80: the virtual disk is extended in place, with no drain, no restart and no power cycle`)
 	if strings.Contains(out, "drained") || strings.Contains(out, "join the cluster again") {
@@ -72,27 +72,27 @@ func TestAccNode_planShowsDisruption(t *testing.T) {
 
 	// A new name replaces the node: the old one is drained (the state's
 	// drain settings) and destroyed.
-	out, _ = planOK(t, cli, nodeConfig(image, []string{node + "r"}, base))
+	out, _ = planOK(t, cli, acctest.NodeConfig(image, []string{node + "r"}, base))
 	expectOutput(t, out, `Warning: Windows node `+node+` will be replaced: the old node is drained and destroyed`,
 		`Changing name replaces the node`, `Destroying cordons and drains the node, deletes its Node, shuts the guest down and destroys the VM`,
 		`gives up after 10m \(drain.timeout\)`, `Pods with emptyDir volumes stop the drain before anything is evicted`)
 
 	// Another networking: joined again in place, without a drain.
-	out, plan = planOK(t, cli, nodeConfigWithout(image, []string{node}, base))
+	out, plan = planOK(t, cli, acctest.NodeConfigWithout(image, []string{node}, base))
 	expectOutput(t, out, `Warning: Windows node `+node+` will join the cluster again in place`,
 		`networking_id kube-system -> \(none\): the update runs the join steps again on the running guest`,
 		`restarts the kubelet service`, `No drain and no reboot`)
 	expectUnknown(t, plan, addr, map[string]bool{"ready": true})
 
 	// Destroy.
-	out, _ = planOKDestroy(t, cli, nodeConfig(image, []string{node}, base))
+	out, _ = planOKDestroy(t, cli, acctest.NodeConfig(image, []string{node}, base))
 	expectOutput(t, out, `Warning: Windows node `+node+` will be drained and destroyed`, `PodDisruptionBudgets are honoured`)
 
 	// The Node deleted outside Terraform: joined again, nothing to drain.
 	if err := acctest.Kube(t).CoreV1().Nodes().Delete(context.Background(), node, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	out, plan = planOK(t, cli, nodeConfig(image, []string{node}, base))
+	out, plan = planOK(t, cli, acctest.NodeConfig(image, []string{node}, base))
 	expectOutput(t, out, `Warning: Windows node `+node+` will join the cluster again`, `Its Node is gone from the cluster while the VM runs`,
 		`Nothing is drained`)
 	expectUnknown(t, plan, addr, map[string]bool{"ready": true, "pod_cidr": true})
@@ -121,7 +121,7 @@ func planOKDestroy(t *testing.T, cli *acctest.CLI, config string) (string, *tfjs
 func expectOutput(t *testing.T, out string, patterns ...string) {
 	t.Helper()
 	for _, p := range patterns {
-		if !wrapped(p).MatchString(out) {
+		if !acctest.Wrapped(p).MatchString(out) {
 			t.Errorf("the plan does not print %q:\n%s", p, out)
 		}
 	}

@@ -65,8 +65,8 @@ func TestAccNodePool_plan(t *testing.T) {
 	expectOutput(t, out, `Warning: Windows node pool `+prefix+`: 2 members will be drained and destroyed`, `PodDisruptionBudgets are honoured`)
 
 	// A member's VM destroyed outside Terraform.
-	c := acctestVSphere(t)
-	gone, err := vmAt(t, members[0])
+	c := acctest.VSphere(t)
+	gone, err := acctest.VMAt(t, members[0])
 	if err != nil || gone == "" {
 		t.Fatalf("VM of %s: %q (err %v)", members[0], gone, err)
 	}

@@ -35,7 +35,7 @@ const poolAddr = "windows_node_pool.p"
 // pool of replicas members made from template; extra adds resources (a
 // second image) and body attributes of the pool.
 func nodePoolConfig(image, prefix string, replicas int, template, extra, body string) string {
-	return networkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") + goldenImageConfig(image, nil) + extra +
+	return acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") + acctest.GoldenImageConfig(image, nil) + extra +
 		fmt.Sprintf(`
 resource "windows_node_pool" "p" {
   name_prefix       = %q
@@ -61,7 +61,7 @@ resource "windows_node_pool" "p" {
 
 // secondImage is another golden image, "v2", in the same configuration.
 func secondImage(name string) string {
-	c := goldenImageConfig(name, nil)
+	c := acctest.GoldenImageConfig(name, nil)
 	c = c[strings.Index(c, `resource "windows_golden_image"`):]
 	return strings.Replace(c, `"windows_golden_image" "test"`, `"windows_golden_image" "v2"`, 1)
 }
@@ -112,14 +112,14 @@ func checkPool(t *testing.T, s *terraform.State, prefix string, want int) ([]poo
 		if !strings.HasPrefix(m.name, prefix+"-") || m.revision != rev || m.health != string(winpool.Ready) {
 			return nil, fmt.Errorf("member %+v: want %s-..., revision %s, ready", m, prefix, rev)
 		}
-		if err := checkNodeReady(t, m.name); err != nil {
+		if err := acctest.CheckNodeReady(t, m.name); err != nil {
 			return nil, err
 		}
 		n, _ := acctest.Kube(t).FindNode(context.Background(), m.name)
 		if n.Labels[winpool.LabelPool] != prefix {
 			return nil, fmt.Errorf("Node %s has label %s = %q, want %q", m.name, winpool.LabelPool, n.Labels[winpool.LabelPool], prefix)
 		}
-		if id, err := vmAt(t, m.name); err != nil || id != m.id {
+		if id, err := acctest.VMAt(t, m.name); err != nil || id != m.id {
 			return nil, fmt.Errorf("VM of member %s: %q (err %v), state %q", m.name, id, err, m.id)
 		}
 	}
@@ -138,7 +138,7 @@ func checkPool(t *testing.T, s *terraform.State, prefix string, want int) ([]poo
 // exactly the members' VMs (members nil: that there is no rule).
 func checkAntiAffinity(t *testing.T, prefix string, members []poolMember) error {
 	pool := vimtypes.ManagedObjectReference{Type: "ResourcePool", Value: os.Getenv("SANDBOX_RESOURCE_POOL_ID")}
-	vms, err := acctestVSphere(t).VMAntiAffinity(context.Background(), pool, "windows-node-pool-"+prefix)
+	vms, err := acctest.VSphere(t).VMAntiAffinity(context.Background(), pool, "windows-node-pool-"+prefix)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func checkGone(t *testing.T, ms []poolMember) error {
 		if _, err := acctest.Kube(t).FindNode(context.Background(), m.name); !kube.IsNotFound(err) {
 			return fmt.Errorf("Node %s of a removed member still exists (err %v)", m.name, err)
 		}
-		if _, err := acctestVSphere(t).FindVMByID(context.Background(), m.id); !vsphere.IsNotFound(err) {
+		if _, err := acctest.VSphere(t).FindVMByID(context.Background(), m.id); !vsphere.IsNotFound(err) {
 			return fmt.Errorf("VM %s of removed member %s still exists (err %v)", m.id, m.name, err)
 		}
 	}
@@ -323,7 +323,7 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 					if _, err := k.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
 						t.Fatal(err)
 					}
-					if err := eventually(60*time.Second, "the budget sees 2 healthy pods", func(ctx context.Context) (bool, error) {
+					if err := acctest.Eventually(60*time.Second, "the budget sees 2 healthy pods", func(ctx context.Context) (bool, error) {
 						p, err := k.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "web", metav1.GetOptions{})
 						if err != nil {
 							return false, err
@@ -363,7 +363,7 @@ func TestAccNodePool_lifecycle(t *testing.T) {
 			{
 				// A member's VM destroyed outside Terraform is replaced.
 				PreConfig: func() {
-					c := acctestVSphere(t)
+					c := acctest.VSphere(t)
 					ref := vsphere.VMRef(rolled[0].id)
 					if err := c.PowerOff(context.Background(), ref); err != nil {
 						t.Fatal(err)
@@ -438,7 +438,7 @@ func checkPoolDestroyed(t *testing.T, prefix string) resource.TestCheckFunc {
 		if vms := poolVMs(t, prefix); len(vms) > 0 {
 			return fmt.Errorf("VMs %v of pool %s left after destroy", vms, prefix)
 		}
-		return checkTemplatesDestroyed(t)(s)
+		return acctest.CheckTemplatesDestroyed(t)(s)
 	}
 }
 
@@ -451,7 +451,7 @@ func TestAccNodePool_validation(t *testing.T) {
 		return resource.TestStep{
 			Config:      nodePoolConfig(image, prefix, replicas, "windows_golden_image.test.template_path", "", body),
 			PlanOnly:    true,
-			ExpectError: wrapped(want),
+			ExpectError: acctest.Wrapped(want),
 		}
 	}
 	resource.Test(t, resource.TestCase{
@@ -473,7 +473,7 @@ func TestAccNodePool_validation(t *testing.T) {
 
 // poolVMs lists the names of the VMs of the pool in vSphere.
 func poolVMs(t *testing.T, prefix string) []string {
-	vms, err := acctestVSphere(t).ListVMs(context.Background(), vimtypes.ManagedObjectReference{})
+	vms, err := acctest.VSphere(t).ListVMs(context.Background(), vimtypes.ManagedObjectReference{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestAccNodePool_interruptedRoll(t *testing.T) {
 			{
 				PreConfig: func() { acctest.Sandbox.Hosts.SetDefaultFaults(winsim.Faults{KubeletNeverReady: true}) },
 				Config:    nodePoolConfig(image, prefix, 2, tmpl, "", "  num_cpus = 4\n  timeouts {\n    update = \"60s\"\n  }\n"),
-				ExpectError: wrapped(`(?s)updating Windows node pool \(` + prefix + `\).*creating member ` + prefix +
+				ExpectError: acctest.Wrapped(`(?s)updating Windows node pool \(` + prefix + `\).*creating member ` + prefix +
 					`-[a-z0-9]{5}: .*Every member whose VM exists is in the state; the next apply resumes from there`),
 			},
 			{
@@ -531,7 +531,7 @@ func TestAccNodePool_interruptedRoll(t *testing.T) {
 						}
 					}
 					for _, m := range old {
-						if err := checkNodeReady(t, m.name); err != nil {
+						if err := acctest.CheckNodeReady(t, m.name); err != nil {
 							t.Fatalf("an old member stopped serving during the interrupted roll: %v", err)
 						}
 					}

@@ -25,9 +25,9 @@ import (
 func TestAccNode_scheduling(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
-	nodes := []string{nodeName("sch"), nodeName("sch"), nodeName("sch")}
+	nodes := []string{acctest.NodeName("sch"), acctest.NodeName("sch"), acctest.NodeName("sch")}
 	rc := acctest.Name("win-rc")
-	config := nodeConfig(image, nodes, "") + fmt.Sprintf(`
+	config := acctest.NodeConfig(image, nodes, "") + fmt.Sprintf(`
 resource "windows_runtime_class" "rc" {
   name          = %q
   windows_build = windows_golden_image.test.windows_build
@@ -36,12 +36,12 @@ resource "windows_runtime_class" "rc" {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{{
 			Config: config,
 			Check: func(s *terraform.State) error {
 				for _, n := range nodes {
-					if err := checkNodeReady(t, n); err != nil {
+					if err := acctest.CheckNodeReady(t, n); err != nil {
 						return err
 					}
 				}
@@ -62,7 +62,7 @@ resource "windows_runtime_class" "rc" {
 				}
 				// Every Windows pod Running on one of our nodes.
 				var placed []string
-				err := eventually(90*time.Second, "6 Windows pods Running on the Windows nodes", func(ctx context.Context) (bool, error) {
+				err := acctest.Eventually(90*time.Second, "6 Windows pods Running on the Windows nodes", func(ctx context.Context) (bool, error) {
 					pods, err := k.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app in (web,iis)"})
 					if err != nil {
 						return false, err
@@ -88,7 +88,7 @@ resource "windows_runtime_class" "rc" {
 				}
 				// The scheduler has tried the Linux pods and found no node:
 				// the os=windows:NoSchedule taint keeps them off.
-				return eventually(60*time.Second, "Linux pods unschedulable", func(ctx context.Context) (bool, error) {
+				return acctest.Eventually(60*time.Second, "Linux pods unschedulable", func(ctx context.Context) (bool, error) {
 					pods, err := k.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=linux"})
 					if err != nil {
 						return false, err

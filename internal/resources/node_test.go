@@ -19,46 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
-	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
-
-// nodeConfig is a golden image, the flannel windows_node_networking of
-// kube-system, and nodes cloned from the image that reference it; body adds
-// attributes to every node. Nodes need a network plugin to turn Ready (the
-// kubelet reports NetworkReady only once a CNI configuration and its
-// plugins are on the host), and the sandbox cluster has no other.
-// allow_destroy_with_nodes: a Windows Node another test left behind must not
-// block this test's destroy.
-func nodeConfig(image string, nodes []string, body string) string {
-	return networkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
-		nodeConfigWithout(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
-}
-
-// nodeConfigWithout is nodeConfig without the networking resource.
-func nodeConfigWithout(image string, nodes []string, body string) string {
-	var b strings.Builder
-	b.WriteString(goldenImageConfig(image, nil))
-	for i, n := range nodes {
-		fmt.Fprintf(&b, `
-resource "windows_node" "n%d" {
-  name              = %q
-  template          = windows_golden_image.test.template_path
-  folder            = "/DC0/vm/windows"
-  resource_pool_id  = %q
-  network_id        = %q
-  admin_password_wo = var.admin_password
-  transport = {
-    port           = %s
-    ca_certificate = file(%q)
-  }
-%s
-}
-`, i, n, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
-			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
-	}
-	return b.String()
-}
 
 func TestAccNode_basic(t *testing.T) {
 	acctest.PreCheck(t)
@@ -86,10 +47,10 @@ func TestAccNode_basic(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`),
+				Config: acctest.NodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "web" }`),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("ready"), knownvalue.Bool(true)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("joined"), knownvalue.Bool(true)),
@@ -133,7 +94,7 @@ func TestAccNode_basic(t *testing.T) {
 				PreConfig: func() {
 					labelNode(t, node, "team.example.com/owner", "someone-else")
 				},
-				Config: nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "batch" }
+				Config: acctest.NodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "batch" }
   taints = [{ key = "os", value = "windows", effect = "NoSchedule" }, { key = "example.com/dedicated", value = "batch", effect = "NoSchedule" }]`),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
@@ -154,7 +115,7 @@ func TestAccNode_basic(t *testing.T) {
 			},
 			{
 				// Removing a taint removes it, even the one the kubelet registered.
-				Config: nodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "batch" }
+				Config: acctest.NodeConfig(image, []string{node}, `  labels = { "example.com/pool" = "batch" }
   taints = [{ key = "example.com/dedicated", value = "batch", effect = "NoSchedule" }]`),
 				Check: func(*terraform.State) error {
 					n, err := acctest.Kube(t).FindNode(context.Background(), node)
@@ -189,22 +150,5 @@ func labelNode(t *testing.T, name, key, value string) {
 	n.Labels[key] = value
 	if _, err := acctest.Kube(t).CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{FieldManager: "someone-else"}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func checkNodesDestroyed(t *testing.T) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		for _, rs := range s.RootModule().Resources {
-			if rs.Type != "windows_node" {
-				continue
-			}
-			if _, err := acctest.Kube(t).FindNode(context.Background(), rs.Primary.Attributes["name"]); !kube.IsNotFound(err) {
-				return fmt.Errorf("Node %s still exists (err %v)", rs.Primary.Attributes["name"], err)
-			}
-			if _, err := acctestVSphere(t).FindVMByID(context.Background(), rs.Primary.ID); !vsphere.IsNotFound(err) {
-				return fmt.Errorf("VM %s of node %s still exists (err %v)", rs.Primary.ID, rs.Primary.Attributes["name"], err)
-			}
-		}
-		return checkTemplatesDestroyed(t)(s)
 	}
 }

@@ -38,8 +38,8 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 	t.Setenv("TF_ACC_LOG_PATH", logFile)
 
 	password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
-	image, node := acctest.Name("img"), nodeName("sec")
-	buildVM := computerNameOf(image)
+	image, node := acctest.Name("img"), acctest.NodeName("sec")
+	buildVM := acctest.ComputerNameOf(image)
 
 	// The sysprep step writes this answer file from a base64 literal; the
 	// fault fails the step where the obscured password's base64 begins.
@@ -59,11 +59,11 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 		FailAt: regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('[A-Za-z0-9+/=]*?([A-Za-z0-9+/]{12})[A-Za-z0-9+/=]{36}'\)`),
 		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path 'C:\k\bootstrap-kubeconfig' is denied."`}
 
-	config := nodeConfig(image, []string{node}, "  timeouts {\n    create = \"3m\"\n  }\n")
+	config := acctest.NodeConfig(image, []string{node}, "  timeouts {\n    create = \"3m\"\n  }\n")
 	var diagnostics []string
 	expect := []*regexp.Regexp{
-		wrapped(`(?s)creating Windows golden image.*image step "sysprep" exited with code 1.*being used by another process.*At \S+:[0-9]+ char:[0-9]+`),
-		wrapped(`(?s)creating Windows node.*join step "join-files" exited with code 1.*Access to the path .* is denied`),
+		acctest.Wrapped(`(?s)creating Windows golden image.*image step "sysprep" exited with code 1.*being used by another process.*At \S+:[0-9]+ char:[0-9]+`),
+		acctest.Wrapped(`(?s)creating Windows node.*join step "join-files" exited with code 1.*Access to the path .* is denied`),
 	}
 	clear := func() {
 		acctest.Sandbox.Hosts.ClearFaults(buildVM)
@@ -74,7 +74,7 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		// The diagnostics of the failing applies, whole: ExpectError only
 		// matches them.
 		ErrorCheck: func(err error) error {
@@ -133,7 +133,7 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 		if strings.Contains(d, "invalid result object") {
 			t.Errorf("the state saved by the failed create holds unknown values:\n%s", d)
 		}
-		if !wrapped(`line of the step's script not shown`).MatchString(d) || !strings.Contains(d, "FullyQualifiedErrorId") {
+		if !acctest.Wrapped(`line of the step's script not shown`).MatchString(d) || !strings.Contains(d, "FullyQualifiedErrorId") {
 			t.Errorf("diagnostic %d does not show the error record with its echo hidden:\n%s", i+1, d)
 		}
 	}

@@ -32,8 +32,8 @@ func sshNodeConfig(image string, nodes ...string) string {
 	}
 	port := os.Getenv("SANDBOX_SSH_PORT")
 	var b strings.Builder
-	b.WriteString(networkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n"))
-	b.WriteString(goldenImageConfig(image, map[string]string{"transport": fmt.Sprintf("{\n    type = \"ssh\"\n    port = %s\n  }", port)}))
+	b.WriteString(acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n"))
+	b.WriteString(acctest.GoldenImageConfig(image, map[string]string{"transport": fmt.Sprintf("{\n    type = \"ssh\"\n    port = %s\n  }", port)}))
 	for i, n := range nodes {
 		fmt.Fprintf(&b, `
 variable "ssh_host_key_%d" {
@@ -55,7 +55,7 @@ resource "windows_node" "n%d" {
     ssh_host_key = var.ssh_host_key_%d
   }
 }
-`, i, i, n, nodeFolder, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"), port, i)
+`, i, i, n, acctest.NodeFolder, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"), port, i)
 	}
 	return b.String()
 }
@@ -82,18 +82,18 @@ func hostKeyOf(t *testing.T, computerName string) string {
 // works; a wrong key pinned up front fails the create.
 func TestAccNode_sshHostKeyPinned(t *testing.T) {
 	acctest.PreCheck(t)
-	image, node, pinned := acctest.Name("img"), nodeName("ssh"), nodeName("pin")
+	image, node, pinned := acctest.Name("img"), acctest.NodeName("ssh"), acctest.NodeName("pin")
 	const addr = "windows_node.n0"
 	var nodeKey, newKey string
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		CheckDestroy:             checkNodesDestroyed(t),
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
 				Config: sshNodeConfig(image, node),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(giAddress, tfjsonpath.New("transport").AtMapKey("ssh_host_key"), knownvalue.StringRegexp(sshKeyPattern)),
+					statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("transport").AtMapKey("ssh_host_key"), knownvalue.StringRegexp(sshKeyPattern)),
 					statecheck.ExpectKnownValue(addr, tfjsonpath.New("transport").AtMapKey("ssh_host_key"), knownvalue.StringRegexp(sshKeyPattern)),
 				},
 				Check: func(s *terraform.State) error {
@@ -101,11 +101,11 @@ func TestAccNode_sshHostKeyPinned(t *testing.T) {
 					if want := hostKeyOf(t, node); nodeKey != want {
 						return fmt.Errorf("recorded %q, the guest serves %q", nodeKey, want)
 					}
-					if nodeKey == s.RootModule().Resources[giAddress].Primary.Attributes["transport.ssh_host_key"] {
+					if nodeKey == s.RootModule().Resources[acctest.GoldenImageAddress].Primary.Attributes["transport.ssh_host_key"] {
 						return fmt.Errorf("the node presents the golden image's build VM's host key")
 					}
 					// The template's disk holds no host key: each clone's sshd makes its own.
-					tmpl := filepath.Join(acctest.Sandbox.Hosts.Dir, computerNameOf(image), "fs/C/ProgramData/ssh/ssh_host_ed25519_key")
+					tmpl := filepath.Join(acctest.Sandbox.Hosts.Dir, acctest.ComputerNameOf(image), "fs/C/ProgramData/ssh/ssh_host_ed25519_key")
 					if _, err := os.Stat(tmpl); !os.IsNotExist(err) {
 						return fmt.Errorf("the golden image kept its SSH host key (%s: %v)", tmpl, err)
 					}
@@ -123,7 +123,7 @@ func TestAccNode_sshHostKeyPinned(t *testing.T) {
 					}
 				},
 				Config:      sshNodeConfig(image, node),
-				ExpectError: wrapped(`(?s)updating Windows node \(` + node + `\): SSH host key mismatch.*presented the SSH host key SHA256:.*recorded in the state \(transport.ssh_host_key\) at the first connection.*man-in-the-middle.*verify the new key out of band.*set transport.ssh_host_key to it`),
+				ExpectError: acctest.Wrapped(`(?s)updating Windows node \(` + node + `\): SSH host key mismatch.*presented the SSH host key SHA256:.*recorded in the state \(transport.ssh_host_key\) at the first connection.*man-in-the-middle.*verify the new key out of band.*set transport.ssh_host_key to it`),
 			},
 			{
 				// The fix the diagnostic gives: the verified new key, set.
@@ -139,7 +139,7 @@ func TestAccNode_sshHostKeyPinned(t *testing.T) {
 					if got := s.RootModule().Resources[addr].Primary.Attributes["transport.ssh_host_key"]; got != newKey || got == nodeKey {
 						return fmt.Errorf("recorded %q after accepting %q", got, newKey)
 					}
-					return checkNodeReady(t, node)
+					return acctest.CheckNodeReady(t, node)
 				},
 			},
 			{
@@ -147,7 +147,7 @@ func TestAccNode_sshHostKeyPinned(t *testing.T) {
 				// create fails at the first connection.
 				PreConfig:   func() { t.Setenv("TF_VAR_ssh_host_key_1", nodeKey) },
 				Config:      sshNodeConfig(image, node, pinned),
-				ExpectError: wrapped(`(?s)creating Windows node \(` + pinned + `\).*SSH host key mismatch.*pinned by transport.ssh_host_key in the configuration`),
+				ExpectError: acctest.Wrapped(`(?s)creating Windows node \(` + pinned + `\).*SSH host key mismatch.*pinned by transport.ssh_host_key in the configuration`),
 			},
 		},
 	})
@@ -168,7 +168,7 @@ func regenerateHostKey(t *testing.T, computerName string) {
 	}
 	rebooted := time.Now()
 	host.Reboot()
-	if err := eventually(time.Minute, "the kubelet reports after the reboot", func(ctx context.Context) (bool, error) {
+	if err := acctest.Eventually(time.Minute, "the kubelet reports after the reboot", func(ctx context.Context) (bool, error) {
 		n, err := acctest.Kube(t).FindNode(ctx, computerName)
 		if err != nil {
 			return false, err

@@ -1,16 +1,13 @@
-package resources_test
+package reliability_test
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/vmware/govmomi/simulator"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
@@ -85,9 +82,9 @@ func TestAccNode_faults(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			image := acctest.Name("img")
-			node := nodeName("flt")
+			node := acctest.NodeName("flt")
 			const addr = "windows_node.n0"
-			config := nodeConfig(image, []string{node}, createTimeout)
+			config := acctest.NodeConfig(image, []string{node}, createTimeout)
 			clear := func() {
 				acctest.Sandbox.Hosts.ClearFaults(node)
 				acctest.Sandbox.VSphere.Model.Service.ClearFaultRules()
@@ -100,51 +97,31 @@ func TestAccNode_faults(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				PreCheck:                 func() { acctest.PreCheck(t) },
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
-				CheckDestroy:             checkNodesDestroyed(t),
+				CheckDestroy:             acctest.CheckNodesDestroyed(t),
 				Steps: []resource.TestStep{
-					{Config: goldenImageConfig(image, nil)},
+					{Config: acctest.GoldenImageConfig(image, nil)},
 					{
 						PreConfig:   func() { tc.inject(node) },
 						Config:      config,
-						ExpectError: wrapped(tc.want),
+						ExpectError: acctest.Wrapped(tc.want),
 					},
 					{
 						PreConfig: clear,
 						Config:    config,
 						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-							expectTracked{t: t, addr: addr, name: node, tainted: tc.tainted},
-							noBootstrapToken{t: t, node: node},
+							acctest.ExpectTracked{T: t, Addr: addr, Name: node, Tainted: tc.tainted},
+							acctest.NoBootstrapToken{T: t, Node: node},
 							plancheck.ExpectResourceAction(addr, action),
 						}},
 						Check: func(s *terraform.State) error {
-							if id, err := vmAt(t, node); err != nil || id != s.RootModule().Resources[addr].Primary.ID {
+							if id, err := acctest.VMAt(t, node); err != nil || id != s.RootModule().Resources[addr].Primary.ID {
 								return fmt.Errorf("VM at the node's path %q (err %v), in the state %q", id, err, s.RootModule().Resources[addr].Primary.ID)
 							}
-							return checkNodeReady(t, node)
+							return acctest.CheckNodeReady(t, node)
 						},
 					},
 				},
 			})
 		})
-	}
-}
-
-// noBootstrapToken checks that no bootstrap token for a node is left: the
-// join credential is deleted after a failed join too.
-type noBootstrapToken struct {
-	t    *testing.T
-	node string
-}
-
-func (c noBootstrapToken) CheckPlan(ctx context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	secrets, err := acctest.Kube(c.t).CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{FieldSelector: "type=bootstrap.kubernetes.io/token"})
-	if err != nil {
-		resp.Error = err
-		return
-	}
-	for _, s := range secrets.Items {
-		if strings.Contains(string(s.Data["description"]), c.node) {
-			resp.Error = fmt.Errorf("the bootstrap token %s of %s outlived the failed join", s.Name, c.node)
-		}
 	}
 }

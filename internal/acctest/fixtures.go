@@ -1,0 +1,309 @@
+package acctest
+
+// Fixtures shared by the acceptance test packages: configurations of the
+// sandbox's golden image, networking and nodes, and checks that read vSphere
+// and the cluster behind Terraform's back.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// NodeFolder is where NodeConfig puts the VMs.
+const NodeFolder = "/DC0/vm/windows"
+
+// NodeName is a short unique node name (at most 15 characters).
+func NodeName(prefix string) string { return fmt.Sprintf("%s-%d", prefix, Seq()) }
+
+// Eventually polls cond until it holds or timeout passes. Tests may poll;
+// the provider may not.
+func Eventually(timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: not within %s (last error: %v)", what, timeout, last)
+	}
+	return nil
+}
+
+// CheckNodeReady checks that the Node exists, is Ready and schedulable.
+func CheckNodeReady(t *testing.T, name string) error {
+	n, err := Kube(t).FindNode(context.Background(), name)
+	if err != nil {
+		return err
+	}
+	if !kube.NodeIsReady(n) {
+		return fmt.Errorf("Node %s is not Ready: %v", name, n.Status.Conditions)
+	}
+	if n.Spec.Unschedulable {
+		return fmt.Errorf("Node %s is still cordoned", name)
+	}
+	return nil
+}
+
+// VMAt returns the id of the VM at /DC0/vm/windows/<name>, or "".
+func VMAt(t *testing.T, name string) (string, error) {
+	ref, err := VSphere(t).FindVMByPath(context.Background(), NodeFolder+"/"+name)
+	if vsphere.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return ref.Value, nil
+}
+
+// ExpectTracked is a pre-apply plan check after a failed create: state and
+// vSphere agree. With tainted, the VM of node name exists, is the one in
+// the prior state, which marks it tainted (so the plan replaces it); without,
+// there is neither a VM nor a resource in the state.
+type ExpectTracked struct {
+	T       *testing.T
+	Addr    string
+	Name    string
+	Tainted bool
+}
+
+// Wrapped compiles a pattern in which every space also matches the line
+// breaks Terraform inserts when it wraps a diagnostic.
+func Wrapped(pattern string) *regexp.Regexp {
+	return regexp.MustCompile(strings.ReplaceAll(pattern, " ", `\s+`))
+}
+
+const GoldenImageAddress = "windows_golden_image.test"
+
+// GoldenImageConfig is a complete image against the sandbox's artifact
+// server; overrides replace attributes (an empty value removes one).
+func GoldenImageConfig(name string, overrides map[string]string) string {
+	if Sandbox == nil {
+		return "" // no TF_ACC: resource.Test skips the test before using it
+	}
+	a := Sandbox.Artifacts
+	attrs := map[string]string{
+		"name":                      fmt.Sprintf("%q", name),
+		"folder":                    `"/DC0/vm/golden"`,
+		"source_template":           fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
+		"resource_pool_id":          fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
+		"datastore_id":              fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
+		"network_id":                fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
+		"admin_password_wo":         "var.admin_password", // TF_VAR_admin_password, from the sandbox
+		"kubernetes_version":        `"v1.36.3"`,
+		"artifacts_base_url":        fmt.Sprintf("%q", a.BaseURL),
+		"kubelet_sha256":            fmt.Sprintf("%q", a.Kubelet.SHA256),
+		"kube_proxy_sha256":         fmt.Sprintf("%q", a.KubeProxy.SHA256),
+		"kube_log_runner_sha256":    fmt.Sprintf("%q", a.KubeLogRunner.SHA256),
+		"flanneld_url":              fmt.Sprintf("%q", a.Flanneld.URL),
+		"flanneld_sha256":           fmt.Sprintf("%q", a.Flanneld.SHA256),
+		"flannel_cni_plugin_url":    fmt.Sprintf("%q", a.FlannelCNIPlugin.URL),
+		"flannel_cni_plugin_sha256": fmt.Sprintf("%q", a.FlannelCNIPlugin.SHA256),
+		"containerd_url":            fmt.Sprintf("%q", a.Containerd.URL),
+		"containerd_sha256":         fmt.Sprintf("%q", a.Containerd.SHA256),
+		"cni_plugins_url":           fmt.Sprintf("%q", a.CNIPlugins.URL),
+		"cni_plugins_sha256":        fmt.Sprintf("%q", a.CNIPlugins.SHA256),
+		"transport": fmt.Sprintf(`{
+    port           = %s
+    ca_certificate = file(%q)
+  }`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE")),
+	}
+	for k, v := range overrides {
+		if v == "" {
+			delete(attrs, k)
+			continue
+		}
+		attrs[k] = v
+	}
+	var b strings.Builder
+	// The password comes from the environment, so no log of the
+	// configuration text holds it.
+	b.WriteString("variable \"admin_password\" {\n  type      = string\n  sensitive = true\n}\n\n")
+	b.WriteString("resource \"windows_golden_image\" \"test\" {\n")
+	for _, k := range sortedKeys(attrs) {
+		fmt.Fprintf(&b, "  %s = %s\n", k, attrs[k])
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func ReadVM(t *testing.T, id string) *vsphere.VMInfo {
+	t.Helper()
+	info, err := VSphere(t).ReadVM(context.Background(), vsphere.VMRef(id))
+	if err != nil {
+		t.Fatalf("reading %s: %v", id, err)
+	}
+	return info
+}
+
+func VSphere(t *testing.T) *vsphere.Client {
+	t.Helper()
+	c, err := vsphere.NewClient(context.Background(), vsphere.Config{
+		Server: os.Getenv("VSPHERE_SERVER"), User: os.Getenv("VSPHERE_USER"), Password: os.Getenv("VSPHERE_PASSWORD"), CAFile: os.Getenv("VSPHERE_CA_FILE"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ComputerNameOf is the Windows computer name the sandbox gives a VM without
+// a customization: its name, upper case, at most 15 characters.
+func ComputerNameOf(vmName string) string {
+	n := strings.ToUpper(regexp.MustCompile(`[^A-Za-z0-9-]`).ReplaceAllString(vmName, "-"))
+	if len(n) > 15 {
+		n = n[:15]
+	}
+	return n
+}
+
+func CheckTemplatesDestroyed(t *testing.T) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		c := VSphere(t)
+		for _, rs := range s.RootModule().Resources {
+			if rs.Type != "windows_golden_image" {
+				continue
+			}
+			if _, err := c.FindVMByID(context.Background(), rs.Primary.ID); !vsphere.IsNotFound(err) {
+				return fmt.Errorf("golden image %s (%s) still exists (err %v)", rs.Primary.Attributes["name"], rs.Primary.ID, err)
+			}
+		}
+		return nil
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func NetworkingConfig(ns, cni, extra string) string {
+	return fmt.Sprintf(`
+resource "windows_node_networking" "test" {
+  cni       = %q
+  namespace = %q
+%s}
+`, cni, ns, extra)
+}
+
+// NoBootstrapToken checks that no bootstrap token for a node is left: the
+// join credential is deleted after a failed join too.
+type NoBootstrapToken struct {
+	T    *testing.T
+	Node string
+}
+
+// NodeConfig is a golden image, the flannel windows_node_networking of
+// kube-system, and nodes cloned from the image that reference it; body adds
+// attributes to every node. Nodes need a network plugin to turn Ready (the
+// kubelet reports NetworkReady only once a CNI configuration and its
+// plugins are on the host), and the sandbox cluster has no other.
+// allow_destroy_with_nodes: a Windows Node another test left behind must not
+// block this test's destroy.
+func NodeConfig(image string, nodes []string, body string) string {
+	return NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
+		NodeConfigWithout(image, nodes, "  networking_id = windows_node_networking.test.id\n"+body)
+}
+
+// NodeConfigWithout is NodeConfig without the networking resource.
+func NodeConfigWithout(image string, nodes []string, body string) string {
+	var b strings.Builder
+	b.WriteString(GoldenImageConfig(image, nil))
+	for i, n := range nodes {
+		fmt.Fprintf(&b, `
+resource "windows_node" "n%d" {
+  name              = %q
+  template          = windows_golden_image.test.template_path
+  folder            = "/DC0/vm/windows"
+  resource_pool_id  = %q
+  network_id        = %q
+  admin_password_wo = var.admin_password
+  transport = {
+    port           = %s
+    ca_certificate = file(%q)
+  }
+%s
+}
+`, i, n, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
+			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
+	}
+	return b.String()
+}
+
+func CheckNodesDestroyed(t *testing.T) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, rs := range s.RootModule().Resources {
+			if rs.Type != "windows_node" {
+				continue
+			}
+			if _, err := Kube(t).FindNode(context.Background(), rs.Primary.Attributes["name"]); !kube.IsNotFound(err) {
+				return fmt.Errorf("Node %s still exists (err %v)", rs.Primary.Attributes["name"], err)
+			}
+			if _, err := VSphere(t).FindVMByID(context.Background(), rs.Primary.ID); !vsphere.IsNotFound(err) {
+				return fmt.Errorf("VM %s of node %s still exists (err %v)", rs.Primary.ID, rs.Primary.Attributes["name"], err)
+			}
+		}
+		return CheckTemplatesDestroyed(t)(s)
+	}
+}
+
+func (e ExpectTracked) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	vmID, err := VMAt(e.T, e.Name)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	var stateID string
+	var tainted bool
+	if ps := req.Plan.PriorState; ps != nil && ps.Values != nil && ps.Values.RootModule != nil {
+		for _, r := range ps.Values.RootModule.Resources {
+			if r.Address == e.Addr {
+				stateID, _ = r.AttributeValues["id"].(string)
+				tainted = r.Tainted
+			}
+		}
+	}
+	switch {
+	case !e.Tainted && (vmID != "" || stateID != ""):
+		resp.Error = fmt.Errorf("after the failure: VM %q in vSphere, %q in the state; want neither", vmID, stateID)
+	case e.Tainted && (vmID == "" || vmID != stateID):
+		resp.Error = fmt.Errorf("after the failure: VM %q in vSphere but %q in the state; want the same VM in both", vmID, stateID)
+	case e.Tainted && !tainted:
+		resp.Error = fmt.Errorf("%s (VM %s) is in the state but not tainted", e.Addr, stateID)
+	}
+}
+
+func (c NoBootstrapToken) CheckPlan(ctx context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	secrets, err := Kube(c.T).CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{FieldSelector: "type=bootstrap.kubernetes.io/token"})
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	for _, s := range secrets.Items {
+		if strings.Contains(string(s.Data["description"]), c.Node) {
+			resp.Error = fmt.Errorf("the bootstrap token %s of %s outlived the failed join", s.Name, c.Node)
+		}
+	}
+}
