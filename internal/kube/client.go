@@ -160,6 +160,13 @@ func (cfg Config) restConfig() (*rest.Config, error) {
 		for _, p := range cfg.ConfigPaths {
 			paths = append(paths, expandHome(p))
 		}
+		// clientcmd skips files that do not exist while merging; when none
+		// does, its error ("no configuration has been provided, try setting
+		// KUBERNETES_MASTER") points nowhere useful, so say which files.
+		if !anyExists(paths) {
+			return nil, fmt.Errorf("no kubeconfig file found at %s: set kubernetes.config_path (or config_paths, "+
+				"KUBE_CONFIG_PATH(S), KUBECONFIG) to an existing kubeconfig file", strings.Join(paths, ", "))
+		}
 		loader = &clientcmd.ClientConfigLoadingRules{Precedence: paths}
 	} else {
 		// Only explicit settings: start from an empty kubeconfig rather than
@@ -190,4 +197,14 @@ func expandHome(p string) string {
 		}
 	}
 	return p
+}
+
+// anyExists reports whether any of the paths names an existing file.
+func anyExists(paths []string) bool {
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -410,24 +410,3 @@ resource "terraform_data" "gate" {
 		},
 	})
 }
-
-func TestAccClusterDataSource_validation(t *testing.T) {
-	cases := map[string]struct{ body, want string }{
-		"bad version":       {`kubernetes_version = "1.36"`, `(?s)Invalid Kubernetes version.*kubernetes_version.*v1\.36\.3`},
-		"bad build":         {`windows_build = "2022"`, `(?s)Invalid Windows build.*windows_build`},
-		"unknown check":     {`skip_checks = ["dns"]`, `(?s)Invalid readiness check ID.*node-cidr-allocation`},
-		"empty object name": {`skip_checks = ["linux-daemonset:"]`, `(?s)Invalid readiness check ID.*after the colon`},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: acctest.ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      fmt.Sprintf("data \"windows_cluster\" \"test\" {\n  %s\n}", tc.body),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
-		})
-	}
-}

@@ -243,26 +243,6 @@ func TestAccLinuxDaemonSetGuard_missing(t *testing.T) {
 	})
 }
 
-func TestAccLinuxDaemonSetGuard_validation(t *testing.T) {
-	cases := map[string]struct{ body, want string }{
-		"empty names":   {`namespace = "kube-system"` + "\n" + `names = []`, `(?s)names.*at least 1`},
-		"bad name":      {`namespace = "kube-system"` + "\n" + `names = ["Kube_Proxy"]`, `(?s)Invalid Kubernetes object name`},
-		"bad namespace": {`namespace = "Kube System"`, `(?s)Invalid DNS-1123 label.*namespace`},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: acctest.ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      fmt.Sprintf("resource \"windows_linux_daemonset_guard\" \"test\" {\n  %s\n}", tc.body),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
-		})
-	}
-}
-
 // checkGuardDestroyed verifies, with the same finder Read uses, that no
 // DaemonSet a guard selected still has the guard's field manager on its
 // node selector.

@@ -95,7 +95,7 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 		},
 		"api_server":     schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{httpsURL()}, MarkdownDescription: "API server URL the kubelet uses; defaults to the provider's."},
 		"cluster_dns":    schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{ipv4Address()}, MarkdownDescription: "Cluster DNS service IP; discovered from the kube-dns Service by default."},
-		"cluster_domain": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, MarkdownDescription: "Cluster domain; discovered (kubelet-config, kubeadm-config) by default."},
+		"cluster_domain": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{clusterDomain()}, MarkdownDescription: "Cluster domain; discovered (kubelet-config, kubeadm-config) by default."},
 		"service_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Service CIDR; discovered (ServiceCIDR API, kubeadm-config) by default."},
 		"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
 		"skip_checks": schema.ListAttribute{

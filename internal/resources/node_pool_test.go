@@ -442,35 +442,6 @@ func checkPoolDestroyed(t *testing.T, prefix string) resource.TestCheckFunc {
 	}
 }
 
-// TestAccNodePool_validation: every new attribute is checked at plan, with
-// the attribute and the fix named.
-func TestAccNodePool_validation(t *testing.T) {
-	acctest.PreCheck(t)
-	image := acctest.Name("img")
-	step := func(body, prefix string, replicas int, want string) resource.TestStep {
-		return resource.TestStep{
-			Config:      nodePoolConfig(image, prefix, replicas, "windows_golden_image.test.template_path", "", body),
-			PlanOnly:    true,
-			ExpectError: acctest.Wrapped(want),
-		}
-	}
-	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{
-			step("", "toolongprefix", 1, `(?s)name_prefix.*13 characters.*15 characters of a Windows computer name`),
-			step("", "9lives", 1, `(?s)name_prefix.*must start with a letter`),
-			step("", "Win", 1, `(?s)name_prefix.*DNS-1123 label`),
-			step("", "win", -1, `(?s)replicas.*between 0 and 1000`),
-			step("  max_surge = 0\n  max_unavailable = 0\n", "win", 1, `(?s)could never roll.*max_surge = 0.*Set max_surge to 1 or more`),
-			step("  max_parallel = 0\n", "win", 1, `(?s)max_parallel.*between 1 and 100`),
-			step(`  replace_unhealthy_after = "soon"`+"\n", "win", 1, `(?s)replace_unhealthy_after.*positive Go duration`),
-			step("  failure_domains = [{ name = \"Rack A\" }]\n", "win", 1, `(?s)failure_domains.*DNS-1123 label`),
-			step("  memory_mb = 4095\n", "win", 1, `(?s)memory_mb.*multiple of 4`),
-		},
-	})
-}
-
 // poolVMs lists the names of the VMs of the pool in vSphere.
 func poolVMs(t *testing.T, prefix string) []string {
 	vms, err := acctest.VSphere(t).ListVMs(context.Background(), vimtypes.ManagedObjectReference{})

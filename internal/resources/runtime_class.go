@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -91,10 +92,7 @@ func (r *runtimeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 				MarkdownDescription: "Windows build of the nodes to select, as in their `node.kubernetes.io/windows-build` label, for example `10.0.20348` " +
 					"(for example from `windows_golden_image.<name>.windows_build`). Exactly one of `windows_build` and `windows_version` is required; " +
 					"when `windows_version` is set this is computed from it.",
-				Validators: []validator.String{
-					windowsBuild(),
-					stringvalidator.ExactlyOneOf(path.MatchRoot("windows_version")),
-				},
+				Validators: []validator.String{windowsBuild()},
 			},
 			"windows_version": schema.StringAttribute{
 				Optional: true,
@@ -156,7 +154,12 @@ func (r *runtimeClassResource) Schema(_ context.Context, _ resource.SchemaReques
 }
 
 func (r *runtimeClassResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{tolerationsValidator{}}
+	return []resource.ConfigValidator{
+		// At the resource, not on windows_build: the attribute-level form
+		// names only the other attribute when neither is set.
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("windows_build"), path.MatchRoot("windows_version")),
+		tolerationsValidator{},
+	}
 }
 
 func (r *runtimeClassResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {

@@ -282,60 +282,6 @@ func TestAccRuntimeClass_alreadyExists(t *testing.T) {
 	})
 }
 
-func TestAccRuntimeClass_validation(t *testing.T) {
-	cases := map[string]struct{ body, want string }{
-		"both build and version": {`windows_build = "10.0.20348"
-  windows_version = "2022"`, `(?s)windows_build.*windows_version`},
-		"neither build nor version": {``, `(?s)No attribute specified.*windows_version`},
-		"malformed build":           {`windows_build = "2022"`, `(?s)Invalid Windows build.*windows_build:.*expected\s+10\.0\.<build>`},
-		"build with UBR":            {`windows_build = "10.0.20348.2340"`, `Invalid Windows build`},
-		"unknown version":           {`windows_version = "2016"`, `(?s)Invalid Windows Server version.*windows_version.*2019,\s+2022,\s+2025`},
-		"bad label key": {`windows_version = "2022"
-  node_selector = { "bad key!" = "x" }`, `(?s)Invalid Kubernetes label key.*node_selector`},
-		"bad label value": {`windows_version = "2022"
-  node_selector = { "example.com/pool" = "not a value" }`, `(?s)Invalid Kubernetes label value`},
-		"exists with value": {`windows_version = "2022"
-  tolerations = [{ key = "os", operator = "Exists", value = "windows" }]`, `(?s)tolerations\[0\]\.value:.*operator\s+=\s+"Exists"`},
-		"no key with Equal": {`windows_version = "2022"
-  tolerations = [{ value = "windows" }]`, `(?s)tolerations\[0\]\.key:.*without\s+a\s+key`},
-		"seconds without NoExecute": {`windows_version = "2022"
-  tolerations = [{ key = "os", value = "windows", effect = "NoSchedule", toleration_seconds = 5 }]`, `(?s)tolerations\[0\]\.toleration_seconds:.*NoExecute`},
-		"bad effect": {`windows_version = "2022"
-  tolerations = [{ key = "os", value = "windows", effect = "NoRun" }]`, `(?s)effect.*NoSchedule`},
-		"bad overhead": {`windows_version = "2022"
-  overhead = { cpu = "lots" }`, `(?s)overhead\.cpu:.*quantity`},
-		"negative overhead": {`windows_version = "2022"
-  overhead = { memory = "-128Mi" }`, `(?s)overhead\.memory:.*negative`},
-		"bad arch": {`windows_version = "2022"
-  arch = "x86"`, `(?s)arch.*amd64`},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			resource.UnitTest(t, resource.TestCase{
-				ProtoV6ProviderFactories: acctest.ProviderFactories,
-				Steps: []resource.TestStep{{
-					Config:      fmt.Sprintf("resource \"windows_runtime_class\" \"test\" {\n  name = \"valid\"\n  %s\n}", tc.body),
-					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(tc.want),
-				}},
-			})
-		})
-	}
-	t.Run("bad name", func(t *testing.T) {
-		resource.UnitTest(t, resource.TestCase{
-			ProtoV6ProviderFactories: acctest.ProviderFactories,
-			Steps: []resource.TestStep{{
-				Config: `resource "windows_runtime_class" "test" {
-  name            = "Not_Valid"
-  windows_version = "2022"
-}`,
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Invalid Kubernetes object name.*name:.*lowercase`),
-			}},
-		})
-	})
-}
-
 func checkRuntimeClassDestroyed(t *testing.T) resource.TestCheckFunc {
 	return func(s *terraform.State) error {
 		k := acctest.Kube(t)

@@ -55,6 +55,13 @@ func dnsSubdomain() validator.String {
 	return stringCheck{"Kubernetes object name (DNS-1123 subdomain)", validation.IsDNS1123Subdomain}
 }
 
+// clusterDomain is checked as kubeadm checks networking.dnsDomain (a DNS-1123
+// subdomain: ValidateNetworking in cmd/kubeadm/app/apis/kubeadm/validation);
+// the kubelet would otherwise start with a --cluster-domain pods cannot use.
+func clusterDomain() validator.String {
+	return stringCheck{"cluster domain (a DNS-1123 subdomain such as cluster.local)", validation.IsDNS1123Subdomain}
+}
+
 func dnsLabel() validator.String {
 	return stringCheck{"DNS-1123 label", validation.IsDNS1123Label}
 }
