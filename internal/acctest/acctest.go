@@ -8,6 +8,9 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
+	"slices"
+	"strings"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -70,16 +73,19 @@ func runWithSandbox(m *testing.M) int {
 	if code == 0 {
 		// Every vSphere method the provider called has its privileges
 		// documented (the guide's vSphere role is generated from them).
+		// To stderr: resource.Test points the log package at its own
+		// logging, which drops it.
 		calls := sb.VSphere.CallsBy(vsphere.UserAgent)
 		if err := vsphere.CheckPrivileges(calls); err != nil {
-			log.Printf("FAIL: %v", err)
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 			return 1
 		}
 		var n int64
 		for _, c := range calls {
 			n += c
 		}
-		log.Printf("vSphere: the provider called %d methods (%d calls), each with its privileges documented", len(calls), n)
+		fmt.Fprintf(os.Stderr, "vSphere: the provider called %d methods (%d calls), each with its privileges documented: %s\n",
+			len(calls), n, strings.Join(slices.Sorted(maps.Keys(calls)), " "))
 	}
 	return code
 }

@@ -2,11 +2,13 @@ package acctest
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wincluster/terraform-provider-windows/examples/rbac"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 )
 
@@ -37,4 +39,29 @@ func GrantNetworking(t *testing.T, ns string) {
 			}
 		}
 	})
+}
+
+// KubeconfigWithout issues a kubeconfig for a ServiceAccount bound like the
+// provider's, by the documented manifest, minus verb on resource of
+// apiGroup: what a cluster whose admin left one rule out gives the provider.
+func KubeconfigWithout(t *testing.T, name, apiGroup, resource, verb string) string {
+	t.Helper()
+	PreCheck(t)
+	ctx := context.Background()
+	objs, err := sandbox.ProviderRBAC("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs = sandbox.RenameIdentity(objs, name)
+	if !sandbox.WithoutVerb(objs, apiGroup, resource, verb) {
+		t.Fatalf("the documented role grants no %q on %q (group %q)", verb, resource, apiGroup)
+	}
+	if err := sandbox.ApplyRBAC(ctx, Sandbox.ControlPlane.Client, objs); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := Sandbox.WriteServiceAccountKubeconfig(ctx, rbac.Namespace, name, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // NotFoundError says the object a finder looked for does not exist. Read
@@ -51,12 +52,14 @@ const forbiddenHint = ". The provider's Kubernetes identity lacks this permissio
 // response, in one place for every call the provider makes: the message
 // reaches the diagnostic through whatever wraps the error, and
 // apierrors.IsForbidden (which reads the reason, not the text) still holds.
+// The API server answers in the encoding the client negotiated (protobuf
+// for built-in types): the Status is decoded from it and returned as JSON,
+// which every client decodes.
 type forbiddenTransport struct{ next http.RoundTripper }
 
 func (t forbiddenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(req)
-	if err != nil || resp.StatusCode != http.StatusForbidden ||
-		!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+	if err != nil || resp.StatusCode != http.StatusForbidden {
 		return resp, err
 	}
 	body, err := io.ReadAll(resp.Body)
@@ -64,16 +67,22 @@ func (t forbiddenTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	var st metav1.Status
-	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Reason == metav1.StatusReasonForbidden &&
-		!strings.HasSuffix(st.Message, forbiddenHint) {
-		st.Message += forbiddenHint
-		if b, err := json.Marshal(&st); err == nil {
-			body = b
-		}
-	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
-	resp.ContentLength = int64(len(body))
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	st, ok := obj.(*metav1.Status)
+	if err != nil || !ok || st.Reason != metav1.StatusReasonForbidden || strings.HasSuffix(st.Message, forbiddenHint) {
+		return resp, nil
+	}
+	st.Message += forbiddenHint
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return resp, nil
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header = resp.Header.Clone()
+	resp.Header.Set("Content-Type", "application/json")
 	resp.Header.Del("Content-Length")
 	return resp, nil
 }

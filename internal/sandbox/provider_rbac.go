@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,4 +140,66 @@ func (s *Sandbox) issueProviderKubeconfig(ctx context.Context) error {
 		return err
 	}
 	return s.WriteServiceAccountKubeconfig(ctx, rbac.Namespace, rbac.ServiceAccount, s.ProviderKubeconfig)
+}
+
+// RenameIdentity rewrites ProviderRBAC's objects for another ServiceAccount
+// of the same namespace, name: its roles and bindings named after it, so
+// that a test can issue an identity with an edited role next to the
+// provider's own.
+func RenameIdentity(objs []runtime.Object, name string) []runtime.Object {
+	rename := func(s string) string {
+		if rest, ok := strings.CutPrefix(s, rbac.ServiceAccount); ok {
+			return name + rest
+		}
+		return s
+	}
+	var out []runtime.Object
+	for _, obj := range objs {
+		obj = obj.DeepCopyObject()
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			continue // shared
+		case *corev1.ServiceAccount:
+			o.Name = rename(o.Name)
+		case *rbacv1.ClusterRole:
+			o.Name = rename(o.Name)
+		case *rbacv1.Role:
+			o.Name = rename(o.Name)
+		case *rbacv1.ClusterRoleBinding:
+			o.Name, o.RoleRef.Name = rename(o.Name), rename(o.RoleRef.Name)
+			for i := range o.Subjects {
+				o.Subjects[i].Name = rename(o.Subjects[i].Name)
+			}
+		case *rbacv1.RoleBinding:
+			o.Name, o.RoleRef.Name = rename(o.Name), rename(o.RoleRef.Name)
+			for i := range o.Subjects {
+				o.Subjects[i].Name = rename(o.Subjects[i].Name)
+			}
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+// WithoutVerb removes verb from every rule of objs' roles that grants it on
+// resource of apiGroup, and reports whether any did.
+func WithoutVerb(objs []runtime.Object, apiGroup, resource, verb string) bool {
+	removed := false
+	edit := func(rules []rbacv1.PolicyRule) {
+		for i, r := range rules {
+			if slices.Contains(r.APIGroups, apiGroup) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+				rules[i].Verbs = slices.DeleteFunc(slices.Clone(r.Verbs), func(v string) bool { return v == verb })
+				removed = true
+			}
+		}
+	}
+	for _, obj := range objs {
+		switch o := obj.(type) {
+		case *rbacv1.ClusterRole:
+			edit(o.Rules)
+		case *rbacv1.Role:
+			edit(o.Rules)
+		}
+	}
+	return removed
 }
