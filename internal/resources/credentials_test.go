@@ -196,6 +196,14 @@ func noAdminCredentialOnHosts(t *testing.T) error {
 			needles = append(needles, needle{what + form, b})
 		}
 	}
+	// A control: the cluster CA certificate, which the node must hold (its
+	// kubeconfigs carry it base64-encoded), proves the search sees what
+	// the node was given.
+	control := false
+	caForms := [][]byte{sb.CA.CertPEM}
+	for _, e := range encodingsOf(string(sb.CA.CertPEM)) {
+		caForms = append(caForms, []byte(e))
+	}
 	files := 0
 	var found []string
 	err = filepath.WalkDir(sb.Hosts.Dir, func(path string, d fs.DirEntry, err error) error {
@@ -207,6 +215,9 @@ func noAdminCredentialOnHosts(t *testing.T) error {
 			return err
 		}
 		files++
+		for _, f := range caForms {
+			control = control || bytes.Contains(body, f)
+		}
 		for _, n := range needles {
 			if bytes.Contains(body, n.b) {
 				found = append(found, fmt.Sprintf("%s in %s", n.what, path))
@@ -217,8 +228,8 @@ func noAdminCredentialOnHosts(t *testing.T) error {
 	if err != nil {
 		return err
 	}
-	if files < 20 {
-		return fmt.Errorf("only %d files under %s: not the hosts' disks", files, sb.Hosts.Dir)
+	if files < 20 || !control {
+		return fmt.Errorf("%d files under %s, the cluster CA certificate found: %v: the search does not see the hosts' disks", files, sb.Hosts.Dir, control)
 	}
 	if len(found) > 0 {
 		return fmt.Errorf("credentials that must not reach a node were written to a host:\n%s", strings.Join(found, "\n"))

@@ -203,3 +203,32 @@ func WithoutVerb(objs []runtime.Object, apiGroup, resource, verb string) bool {
 	}
 	return removed
 }
+
+// IssueProviderCertificate issues a client certificate for user and binds
+// to it the documented roles (ProviderRBAC's, bound to the user instead of
+// the ServiceAccount): the provider's permissions for configurations that
+// authenticate with a certificate (kubernetes.client_certificate).
+func (s *Sandbox) IssueProviderCertificate(ctx context.Context, user string) (certPEM, keyPEM []byte, err error) {
+	objs, err := ProviderRBAC("")
+	if err != nil {
+		return nil, nil, err
+	}
+	subject := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}
+	prefix := strings.NewReplacer(":", "-").Replace(user)
+	var bound []runtime.Object
+	for _, obj := range RenameIdentity(objs, prefix) {
+		switch o := obj.(type) {
+		case *corev1.ServiceAccount:
+			continue
+		case *rbacv1.ClusterRoleBinding:
+			o.Subjects = subject
+		case *rbacv1.RoleBinding:
+			o.Subjects = subject
+		}
+		bound = append(bound, obj)
+	}
+	if err := ApplyRBAC(ctx, s.ControlPlane.Client, bound); err != nil {
+		return nil, nil, err
+	}
+	return s.CA.IssueClient(user)
+}
