@@ -20,6 +20,9 @@ cd "$work"
 step "terraform init (the provider comes from $plugins; no registry is contacted)"
 "$terraform" init -input=false -plugin-dir="$plugins"
 
+step "the provider's Kubernetes identity (KUBECONFIG): a ServiceAccount bound by examples/rbac, not an admin"
+"$SANDBOX_CONTROLPLANE_BIN/kubectl" --kubeconfig "$KUBECONFIG" auth whoami
+
 step "terraform apply"
 "$terraform" apply -input=false -auto-approve
 
