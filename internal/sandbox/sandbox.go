@@ -62,8 +62,8 @@ type Sandbox struct {
 	// creates and binds, applied as it is, so everything the provider does
 	// in the sandbox proves the documented role suffices.
 	ProviderKubeconfig string
-	CA         *pki.CA
-	PKI        *pki.Bundle
+	CA                 *pki.CA
+	PKI                *pki.Bundle
 	// AdminPassword is the Administrator password of the base templates; the
 	// simulated Windows hosts accept it.
 	AdminPassword string
