@@ -39,12 +39,12 @@ const PrivilegesFile = "internal/vsphere/privileges.go"
 // on one missing here (acctest.Main, CheckPrivileges); the least-privilege
 // guide's vSphere table is generated from it (TestPrivilegesGuide).
 //
-// The recorded runs (node, pool, image, import and credential tests) called
-// 20 of these. The others are called on paths those runs did not take,
-// read from the code: RetrieveServiceContent and Login (before a session
-// exists, so not counted by user agent), ContinueRetrievePropertiesEx (when
-// vCenter splits an answer), ResetListView (the shared watch after an
-// error), PowerOffVM_Task (a guest that does not shut down), Rename_Task.
+// The recorded acceptance runs (node, pool, image, import, fault and
+// credential tests) called 21 of these. The other five are on paths those
+// runs did not take, read from the code: RetrieveServiceContent and Login
+// (before a session exists, so not counted by user agent),
+// ContinueRetrievePropertiesEx (when vCenter splits an answer),
+// ResetListView (the shared watch after an error), Rename_Task.
 var MethodPrivileges = map[string]Privilege{
 	// Sessions and reads. Every object the provider reads also needs
 	// System.Read on it (the Read-only role): the property collector leaves
