@@ -6,7 +6,9 @@
 #   scripts/demo.sh TERRAFORM PLUGIN_DIR WORK_DIR
 set -euo pipefail
 terraform=$1 plugins=$2 work=$3
-kubectl="$SANDBOX_CONTROLPLANE_BIN/kubectl"
+# The provider runs as its ServiceAccount (KUBECONFIG, bound by
+# examples/rbac/terraform-provider-windows.yaml); kubectl looks as the admin.
+kubectl() { "$SANDBOX_CONTROLPLANE_BIN/kubectl" --kubeconfig "$SANDBOX_ADMIN_KUBECONFIG" "$@"; }
 examples=$(cd "$(dirname "$0")/../examples/quickstart" && pwd)
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -17,6 +19,9 @@ cd "$work"
 
 step "terraform init (the provider comes from $plugins; no registry is contacted)"
 "$terraform" init -input=false -plugin-dir="$plugins"
+
+step "the provider's Kubernetes identity (KUBECONFIG): a ServiceAccount bound by examples/rbac, not an admin"
+"$SANDBOX_CONTROLPLANE_BIN/kubectl" --kubeconfig "$KUBECONFIG" auth whoami
 
 step "terraform apply"
 "$terraform" apply -input=false -auto-approve
@@ -45,24 +50,24 @@ fi
 echo "The administrator password (write-only admin_password_wo) is not in terraform.tfstate."
 
 step "kubectl get runtimeclasses"
-"$kubectl" get runtimeclasses -o custom-columns='NAME:.metadata.name,HANDLER:.handler,WINDOWS-BUILD:.scheduling.nodeSelector.node\.kubernetes\.io/windows-build,TOLERATIONS:.scheduling.tolerations[*].key'
+kubectl get runtimeclasses -o custom-columns='NAME:.metadata.name,HANDLER:.handler,WINDOWS-BUILD:.scheduling.nodeSelector.node\.kubernetes\.io/windows-build,TOLERATIONS:.scheduling.tolerations[*].key'
 
 step "terraform output nodes / cluster"
 "$terraform" output nodes
 "$terraform" output cluster
 
 step "kubectl get nodes (the simulated kubelets joined the real control plane)"
-"$kubectl" get nodes -o wide
-"$kubectl" get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,BUILD:.metadata.labels.node\.kubernetes\.io/windows-build,TAINTS:.spec.taints[*].key'
+kubectl get nodes -o wide
+kubectl get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,BUILD:.metadata.labels.node\.kubernetes\.io/windows-build,TAINTS:.spec.taints[*].key'
 
 step "the node agents: kube-proxy and flannel Running on every Windows node, with identities of their own"
 "$terraform" output node_networking
-"$kubectl" -n kube-system get daemonsets -l app.kubernetes.io/part-of=windows-node-networking -o wide
-"$kubectl" -n kube-system get pods -l app.kubernetes.io/part-of=windows-node-networking \
+kubectl -n kube-system get daemonsets -l app.kubernetes.io/part-of=windows-node-networking -o wide
+kubectl -n kube-system get pods -l app.kubernetes.io/part-of=windows-node-networking \
   -o custom-columns='POD:.metadata.name,NODE:.spec.nodeName,STATUS:.status.phase,READY:.status.containerStatuses[*].ready,SERVICEACCOUNT:.spec.serviceAccountName'
-for node in $("$kubectl" get nodes -l kubernetes.io/os=windows -o jsonpath='{.items[*].metadata.name}'); do
+for node in $(kubectl get nodes -l kubernetes.io/os=windows -o jsonpath='{.items[*].metadata.name}'); do
   for ds in kube-proxy-windows kube-flannel-ds-windows; do
-    ready=$("$kubectl" -n kube-system get pods -l windows.wincluster.io/agent=$ds --field-selector spec.nodeName="$node" \
+    ready=$(kubectl -n kube-system get pods -l windows.wincluster.io/agent=$ds --field-selector spec.nodeName="$node" \
       -o jsonpath='{.items[*].status.conditions[?(@.type=="Ready")].status}')
     if [ "$ready" != True ]; then
       echo "$ds is not Running and Ready on $node" >&2
@@ -73,10 +78,10 @@ done
 echo "kube-proxy-windows and kube-flannel-ds-windows are Running and Ready on every Windows node."
 
 step "deploy the sample Windows web server with runtimeClassName: windows-2022"
-"$kubectl" apply -f "$examples/win-webserver.yaml"
-"$kubectl" rollout status deployment/win-webserver --timeout=120s
-"$kubectl" get pods -l app=win-webserver -o wide
-"$kubectl" delete -f "$examples/win-webserver.yaml" --wait=true
+kubectl apply -f "$examples/win-webserver.yaml"
+kubectl rollout status deployment/win-webserver --timeout=120s
+kubectl get pods -l app=win-webserver -o wide
+kubectl delete -f "$examples/win-webserver.yaml" --wait=true
 
 step "terraform plan (nothing to change)"
 "$terraform" plan -input=false -detailed-exitcode

@@ -8,7 +8,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +22,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/provider"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
 // sandboxStartTimeout covers a first run that still has to build the control
@@ -65,8 +69,30 @@ func runWithSandbox(m *testing.M) int {
 		}
 	}
 	Sandbox = sb
-	return m.Run()
+	code := m.Run()
+	if code == 0 {
+		// Every vSphere method the provider called has its privileges
+		// documented (the guide's vSphere role is generated from them).
+		// To stderr: resource.Test points the log package at its own
+		// logging, which drops it.
+		calls := sb.VSphere.CallsBy(vsphere.UserAgent)
+		if err := vsphere.CheckPrivileges(calls); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+			return 1
+		}
+		var n int64
+		for _, c := range calls {
+			n += c
+		}
+		fmt.Fprintf(os.Stderr, "vSphere: the provider called %d methods (%d calls), each with its privileges documented: %s\n",
+			len(calls), n, strings.Join(slices.Sorted(maps.Keys(calls)), " "))
+	}
+	return code
 }
+
+// CheckUserAgent is the user agent of the tests' own vSphere clients, whose
+// calls are not the provider's (vcsim counts them apart).
+const CheckUserAgent = "terraform-provider-windows-acctest"
 
 // PreCheck skips an acceptance test unless TF_ACC is set (as resource.Test
 // does), and then requires the sandbox to be up.

@@ -158,6 +158,7 @@ func VSphere(t *testing.T) *vsphere.Client {
 	t.Helper()
 	c, err := vsphere.NewClient(context.Background(), vsphere.Config{
 		Server: os.Getenv("VSPHERE_SERVER"), User: os.Getenv("VSPHERE_USER"), Password: os.Getenv("VSPHERE_PASSWORD"), CAFile: os.Getenv("VSPHERE_CA_FILE"),
+		UserAgent: CheckUserAgent,
 	})
 	if err != nil {
 		t.Fatal(err)

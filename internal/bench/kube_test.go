@@ -12,7 +12,6 @@ import (
 	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -21,9 +20,9 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 )
 
-// benchUser is the provider's Kubernetes user in the benchmarks: cluster-admin
-// like the sandbox's admin, but its own user, outside system:masters, so
-// FlowSchemas can single out its requests.
+// benchUser is the provider's Kubernetes user in the benchmarks: bound to
+// the provider's documented roles like the sandbox's ServiceAccount, but a
+// user of its own, so FlowSchemas can single out its requests.
 const benchUser = "bench:terraform-provider-windows"
 
 // flows are the FlowSchemas that classify the provider's requests, by what
@@ -110,7 +109,9 @@ func (c kubeCount) sub(before kubeCount) kubeCount {
 
 func newKubeCounter(ctx context.Context, sb *sandbox.Sandbox, dir string) (*kubeCounter, error) {
 	k := &kubeCounter{admin: sb.ControlPlane.Client, kubeconfig: filepath.Join(dir, "provider.kubeconfig")}
-	certPEM, keyPEM, err := sb.CA.IssueClient(benchUser)
+	// The provider's documented roles (examples/rbac), as in every
+	// acceptance test: measured with the permissions users give it.
+	certPEM, keyPEM, err := sb.IssueProviderCertificate(ctx, benchUser)
 	if err != nil {
 		return nil, fmt.Errorf("provider client certificate: %w", err)
 	}
@@ -121,15 +122,6 @@ func newKubeCounter(ctx context.Context, sb *sandbox.Sandbox, dir string) (*kube
 	kc.CurrentContext = "sandbox"
 	if err := clientcmd.WriteToFile(*kc, k.kubeconfig); err != nil {
 		return nil, err
-	}
-
-	_, err = k.admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-terraform-provider-windows"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: benchUser}},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("binding %s to cluster-admin: %w", benchUser, err)
 	}
 	subjects := []flowcontrolv1.Subject{{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: benchUser}}}
 	for i, f := range flows {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -84,6 +85,7 @@ func NewClient(ctx context.Context, cfg Config) (*Client, error) {
 	// only queues requests the API server would serve in milliseconds. The
 	// server's own API Priority and Fairness protects it; no client limit.
 	restConfig.QPS = -1
+	restConfig.Wrap(func(rt http.RoundTripper) http.RoundTripper { return forbiddenTransport{next: rt} })
 	cs, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
 		return nil, fmt.Errorf("creating a Kubernetes client for %s: %w", restConfig.Host, err)

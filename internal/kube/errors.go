@@ -1,10 +1,17 @@
 package kube
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // NotFoundError says the object a finder looked for does not exist. Read
@@ -28,4 +35,54 @@ func notFoundOr(err error, kind, name string) error {
 		return &NotFoundError{Kind: kind, Name: name}
 	}
 	return err
+}
+
+// RBACManifest is the provider's documented role, which a Forbidden error
+// points to.
+const RBACManifest = "examples/rbac/terraform-provider-windows.yaml"
+
+// forbiddenHint is appended to every 403's message. The API server's own
+// message names the user, verb, resource and namespace ("User \"x\" cannot
+// create resource \"secrets\" in API group \"\" in the namespace
+// \"kube-system\""); this says where the permission is documented.
+const forbiddenHint = ". The provider's Kubernetes identity lacks this permission, which the provider's role grants: " +
+	"bind the roles of " + RBACManifest + " (guide \"Least privilege\") to it"
+
+// forbiddenTransport adds forbiddenHint to the Status of every 403 Forbidden
+// response, in one place for every call the provider makes: the message
+// reaches the diagnostic through whatever wraps the error, and
+// apierrors.IsForbidden (which reads the reason, not the text) still holds.
+// The API server answers in the encoding the client negotiated (protobuf
+// for built-in types): the Status is decoded from it and returned as JSON,
+// which every client decodes.
+type forbiddenTransport struct{ next http.RoundTripper }
+
+func (t forbiddenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusForbidden {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close() // fully read: its close error changes nothing
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
+	st, ok := obj.(*metav1.Status)
+	if err != nil || !ok || st.Reason != metav1.StatusReasonForbidden || strings.HasSuffix(st.Message, forbiddenHint) {
+		return resp, nil
+	}
+	st.Message += forbiddenHint
+	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return resp, nil
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	resp.ContentLength = int64(len(b))
+	resp.Header = resp.Header.Clone()
+	resp.Header.Set("Content-Type", "application/json")
+	resp.Header.Del("Content-Length")
+	return resp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -40,10 +41,12 @@ func readFile(t *testing.T, path string) string {
 }
 
 // TestAccProvider_kubernetesFields configures the cluster field by field (no
-// kubeconfig), as a Terraform Cloud workspace would.
+// kubeconfig), as a Terraform Cloud workspace would, with a client
+// certificate bound to the documented roles.
 func TestAccProvider_kubernetesFields(t *testing.T) {
 	acctest.PreCheck(t)
 	pki := acctest.Sandbox.PKI
+	certPEM, keyPEM := providerCertificate(t)
 	t.Setenv("KUBECONFIG", "") // prove the fields alone are enough
 	name := acctest.Name("win-fields")
 	resource.Test(t, resource.TestCase{
@@ -55,13 +58,24 @@ func TestAccProvider_kubernetesFields(t *testing.T) {
     cluster_ca_certificate = %q
     client_certificate     = %q
     client_key             = %q
-  }`, acctest.Kube(t).Host(), readFile(t, pki.CAFile), pki.Admin.CertPEM, pki.Admin.KeyPEM), name),
+  }`, acctest.Kube(t).Host(), readFile(t, pki.CAFile), certPEM, keyPEM), name),
 			Check: func(*terraform.State) error {
 				_, err := acctest.Kube(t).FindRuntimeClass(context.Background(), name)
 				return err
 			},
 		}},
 	})
+}
+
+// providerCertificate is a client certificate of a user bound to the
+// provider's documented roles (examples/rbac), not the cluster admin's.
+func providerCertificate(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	certPEM, keyPEM, err := acctest.Sandbox.IssueProviderCertificate(context.Background(), "terraform-provider-windows:"+strings.ToLower(t.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certPEM, keyPEM
 }
 
 // TestAccProvider_vsphereIsLazy: a configuration that only manages Kubernetes
@@ -149,8 +163,9 @@ func TestAccProvider_secretsNotLogged(t *testing.T) {
 		}},
 	})
 	t.Setenv("KUBE_TOKEN", "")
-	t.Setenv("KUBE_CLIENT_CERT_DATA", string(pki.Admin.CertPEM))
-	t.Setenv("KUBE_CLIENT_KEY_DATA", string(pki.Admin.KeyPEM))
+	certPEM, keyPEM := providerCertificate(t)
+	t.Setenv("KUBE_CLIENT_CERT_DATA", string(certPEM))
+	t.Setenv("KUBE_CLIENT_KEY_DATA", string(keyPEM))
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps:                    []resource.TestStep{{Config: runtimeClassWith("", acctest.Name("win-secret"))}},
@@ -159,7 +174,7 @@ func TestAccProvider_secretsNotLogged(t *testing.T) {
 	if len(logs) < 1000 {
 		t.Fatalf("the trace log has only %d bytes; tracing did not work", len(logs))
 	}
-	keyBody := regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----\n(.{40})`).FindStringSubmatch(string(pki.Admin.KeyPEM))[1]
+	keyBody := regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----\n(.{40})`).FindStringSubmatch(string(keyPEM))[1]
 	for what, secret := range map[string]string{"token": token, "vSphere password": vspherePassword, "client key": keyBody} {
 		if regexp.MustCompile(regexp.QuoteMeta(secret)).MatchString(logs) {
 			t.Errorf("the %s appears in the trace log %s", what, logFile)
@@ -180,6 +195,7 @@ func TestAccProvider_unknownHost(t *testing.T) {
 	acctest.PreCheck(t)
 	d := newDecoy(t)
 	pki := acctest.Sandbox.PKI
+	certPEM, keyPEM := providerCertificate(t)
 	host := acctest.Kube(t).Host()
 	name := acctest.Name("win-unknown")
 	config := func(endpoint, extra string) string {
@@ -201,7 +217,7 @@ resource "windows_runtime_class" "test" {
   name            = %q
   windows_version = "2022"
 }
-%s`, endpoint, readFile(t, pki.CAFile), pki.Admin.CertPEM, pki.Admin.KeyPEM, name, extra)
+%s`, endpoint, readFile(t, pki.CAFile), certPEM, keyPEM, name, extra)
 	}
 	unknownHost := func(address string) *regexp.Regexp {
 		return regexp.MustCompile(`(?s)Provider configuration unknown until apply.*with ` + regexp.QuoteMeta(address) +

@@ -109,7 +109,7 @@ provider "windows" {
 }
 
 data "windows_cluster" "test" {}
-`, sb.Kubeconfig)
+`, sb.ProviderKubeconfig)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{

@@ -57,10 +57,13 @@ func (s *Sandbox) Env() []EnvVar {
 		{"VSPHERE_USER", vc.User},
 		{"VSPHERE_PASSWORD", vc.Password},
 		{"VSPHERE_CA_FILE", s.CAFile},
-		{"KUBECONFIG", s.Kubeconfig},
+		// The provider's own identity, bound by the documented role
+		// (examples/rbac); the admin's is SANDBOX_ADMIN_KUBECONFIG.
+		{"KUBECONFIG", s.ProviderKubeconfig},
 		// The inventory, for tests and users.
 		{"SANDBOX_DIR", s.Dir},
 		{"SANDBOX_CA_FILE", s.CAFile},
+		{"SANDBOX_ADMIN_KUBECONFIG", s.Kubeconfig},
 		{"SANDBOX_TEMPLATE_2019", vc.Templates["2019"]},
 		{"SANDBOX_TEMPLATE_2022", vc.Templates["2022"]},
 		{"SANDBOX_ADMIN_PASSWORD", s.AdminPassword},

@@ -12,7 +12,7 @@ import (
 
 func TestWriteEnvFileRoundTripsThroughShell(t *testing.T) {
 	s := &Sandbox{
-		Dir: "/tmp/dir with space", CAFile: "/tmp/ca.crt", Kubeconfig: "/tmp/kubeconfig",
+		Dir: "/tmp/dir with space", CAFile: "/tmp/ca.crt", Kubeconfig: "/tmp/kubeconfig", ProviderKubeconfig: "/tmp/provider.kubeconfig",
 		AdminPassword: `it's "quoted" $HOME \ !`,
 		VSphere: &vcsim.Server{
 			Server: "127.0.0.1:1234", User: "administrator@vsphere.local", Password: "p'w",
@@ -45,7 +45,7 @@ func TestWriteEnvFileRoundTripsThroughShell(t *testing.T) {
 	}
 	for _, want := range []string{
 		"VSPHERE_SERVER", "VSPHERE_USER", "VSPHERE_PASSWORD", "VSPHERE_CA_FILE", "KUBECONFIG",
-		"SANDBOX_DIR", "SANDBOX_CA_FILE", "SANDBOX_TEMPLATE_2019", "SANDBOX_TEMPLATE_2022", "SANDBOX_ADMIN_PASSWORD",
+		"SANDBOX_DIR", "SANDBOX_CA_FILE", "SANDBOX_ADMIN_KUBECONFIG", "SANDBOX_TEMPLATE_2019", "SANDBOX_TEMPLATE_2022", "SANDBOX_ADMIN_PASSWORD",
 		"SANDBOX_RESOURCE_POOL_ID", "SANDBOX_DATASTORE_ID", "SANDBOX_NETWORK_ID", "SANDBOX_FOLDER",
 	} {
 		if !names[want] {

@@ -53,10 +53,17 @@ type Sandbox struct {
 	Dir string
 	// CAFile verifies every sandbox endpoint (SANDBOX_CA_FILE, VSPHERE_CA_FILE).
 	CAFile string
-	// Kubeconfig is the admin kubeconfig, context "sandbox".
+	// Kubeconfig is the admin kubeconfig, context "sandbox"
+	// (SANDBOX_ADMIN_KUBECONFIG): for tests' checks and changes behind
+	// Terraform's back.
 	Kubeconfig string
-	CA         *pki.CA
-	PKI        *pki.Bundle
+	// ProviderKubeconfig is the provider's (KUBECONFIG): a token of the
+	// ServiceAccount that examples/rbac/terraform-provider-windows.yaml
+	// creates and binds, applied as it is, so everything the provider does
+	// in the sandbox proves the documented role suffices.
+	ProviderKubeconfig string
+	CA                 *pki.CA
+	PKI                *pki.Bundle
 	// AdminPassword is the Administrator password of the base templates; the
 	// simulated Windows hosts accept it.
 	AdminPassword string
@@ -114,6 +121,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	}
 	s.CA, s.CAFile = s.PKI.CA, s.PKI.CAFile
 	s.Kubeconfig = filepath.Join(s.Dir, "kubeconfig")
+	s.ProviderKubeconfig = filepath.Join(s.Dir, "provider.kubeconfig")
 	if s.AdminPassword, err = pki.RandomPassword(16); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -163,6 +171,9 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	wg.Wait()
 	if firstErr != nil {
 		return nil, fmt.Errorf("sandbox: %w", firstErr)
+	}
+	if err := s.issueProviderKubeconfig(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
 	s.Hosts, err = guests.Start(ctx, guests.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,

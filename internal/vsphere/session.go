@@ -35,7 +35,13 @@ type Config struct {
 	// AllowUnverifiedSSL turns certificate verification off: an explicit,
 	// documented opt-in for lab systems only.
 	AllowUnverifiedSSL bool
+	// UserAgent is sent with every request; "" is UserAgent. The sandbox
+	// counts the provider's calls by it (privileges.go).
+	UserAgent string
 }
+
+// UserAgent identifies the provider's vSphere sessions.
+const UserAgent = "terraform-provider-windows"
 
 // Client is a logged-in vCenter session. Its waits share one property
 // collector (watch.go) and its clone placements one lookup cache
@@ -98,6 +104,10 @@ func NewClient(ctx context.Context, cfg Config) (*Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
 	sc := soap.NewClient(u, cfg.AllowUnverifiedSSL)
+	sc.UserAgent = cfg.UserAgent
+	if sc.UserAgent == "" {
+		sc.UserAgent = UserAgent
+	}
 	if pool != nil {
 		sc.DefaultTransport().TLSClientConfig.RootCAs = pool
 	}

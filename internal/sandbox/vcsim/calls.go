@@ -13,6 +13,9 @@ import (
 type calls struct {
 	mu sync.Mutex
 	n  map[string]int64
+	// byAgent is n by the session's user agent, which tells the
+	// provider's calls from the tests' own.
+	byAgent map[string]map[string]int64
 }
 
 func (c *calls) add(ctx *simulator.Context, method string) {
@@ -28,8 +31,25 @@ func (c *calls) add(ctx *simulator.Context, method string) {
 	defer c.mu.Unlock()
 	if c.n == nil {
 		c.n = map[string]int64{}
+		c.byAgent = map[string]map[string]int64{}
 	}
 	c.n[method]++
+	agent := ""
+	if ctx.Session != nil {
+		agent = ctx.Session.UserAgent
+	}
+	if c.byAgent[agent] == nil {
+		c.byAgent[agent] = map[string]int64{}
+	}
+	c.byAgent[agent][method]++
+}
+
+// CallsBy returns Calls of the sessions whose user agent is userAgent; ""
+// counts the calls made before a login (RetrieveServiceContent, Login).
+func (s *Server) CallsBy(userAgent string) map[string]int64 {
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	return maps.Clone(s.calls.byAgent[userAgent])
 }
 
 // Calls returns how many SOAP requests clients have sent over HTTP to the

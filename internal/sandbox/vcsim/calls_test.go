@@ -1,6 +1,7 @@
 package vcsim
 
 import (
+	"maps"
 	"net/url"
 	"testing"
 
@@ -14,6 +15,13 @@ func TestCallsCountsHTTPRequestsByMethod(t *testing.T) {
 	s, ca := startServer(t)
 	ctx := t.Context()
 	before := s.Calls()
+	// Start's own inventory client has the same (default) user agent.
+	byBefore := map[string]map[string]int64{}
+	s.calls.mu.Lock()
+	for ua, m := range s.calls.byAgent {
+		byBefore[ua] = maps.Clone(m)
+	}
+	s.calls.mu.Unlock()
 
 	c, err := connect(ctx, t, s, ca, url.UserPassword(s.User, s.Password))
 	if err != nil {
@@ -47,5 +55,19 @@ func TestCallsCountsHTTPRequestsByMethod(t *testing.T) {
 	}
 	if total != 4 || len(got) != len(want) {
 		t.Errorf("total %d over %v, want 4 over %v", total, got, want)
+	}
+	// By user agent: the session's calls under its client's, the calls
+	// before a login under none.
+	by := s.CallsBy(c.UserAgent)
+	for m, n := range byBefore[c.UserAgent] {
+		if by[m] -= n; by[m] == 0 {
+			delete(by, m)
+		}
+	}
+	if by["RetrievePropertiesEx"] != 2 || len(by) != 1 {
+		t.Errorf("calls of %q: %v, want 2 RetrievePropertiesEx", c.UserAgent, by)
+	}
+	if by := s.CallsBy("terraform-provider-windows"); len(by) != 0 {
+		t.Errorf("calls of another user agent: %v, want none", by)
 	}
 }

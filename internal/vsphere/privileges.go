@@ -1,0 +1,185 @@
+package vsphere
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Privilege is what one vSphere API method the provider calls requires,
+// from the "Required Privilege" of the method in VMware's vSphere Web
+// Services API reference (https://developer.broadcom.com/xapis/vsphere-web-services-api/latest/),
+// and on which object.
+type Privilege struct {
+	// Privileges are the privilege ids (as a role lists them).
+	Privileges []string
+	// On says which object the privileges are checked on.
+	On string
+	// Resources are the provider's resources and data sources that call it.
+	Resources []string
+}
+
+// Resource groups, for Privilege.Resources.
+var (
+	allResources  = []string{"provider"}
+	machines      = []string{"windows_node", "windows_node_pool", "windows_golden_image"}
+	nodes         = []string{"windows_node", "windows_node_pool"}
+	goldenImage   = []string{"windows_golden_image"}
+	readsMachines = []string{"windows_node", "windows_node_pool", "windows_golden_image", "windows_node (list)"}
+)
+
+// PrivilegesFile is this file, which a method missing from MethodPrivileges
+// must be added to.
+const PrivilegesFile = "internal/vsphere/privileges.go"
+
+// MethodPrivileges maps every vSphere API method the provider calls to its
+// privileges. The acceptance tests record every method the provider's
+// sessions call in the sandbox (vcsim counts them by user agent) and fail
+// on one missing here (acctest.Main, CheckPrivileges); the least-privilege
+// guide's vSphere table is generated from it (TestPrivilegesGuide).
+//
+// The recorded acceptance runs (node, pool, image, import, fault and
+// credential tests) called 21 of these. The other five are on paths those
+// runs did not take, read from the code: RetrieveServiceContent and Login
+// (before a session exists, so not counted by user agent),
+// ContinueRetrievePropertiesEx (when vCenter splits an answer),
+// ResetListView (the shared watch after an error), Rename_Task.
+var MethodPrivileges = map[string]Privilege{
+	// Sessions and reads. Every object the provider reads also needs
+	// System.Read on it (the Read-only role): the property collector leaves
+	// out, without an error, what the session may not read.
+	"RetrieveServiceContent": {Privileges: []string{"System.Anonymous"}, On: "the service instance", Resources: allResources},
+	"Login":                  {Privileges: []string{"System.Anonymous"}, On: "the session manager", Resources: allResources},
+	"RetrievePropertiesEx":   {Privileges: []string{"System.Anonymous", "System.Read"}, On: "the property collector; System.Read on each object read", Resources: allResources},
+	"ContinueRetrievePropertiesEx": {Privileges: []string{"System.Anonymous", "System.Read"}, On: "the property collector; System.Read on each object read",
+		Resources: readsMachines},
+	"CreatePropertyCollector":  {Privileges: []string{"System.Anonymous"}, On: "the property collector", Resources: machines},
+	"DestroyPropertyCollector": {Privileges: []string{"System.Anonymous"}, On: "the session's property collector", Resources: machines},
+	"CreateFilter":             {Privileges: []string{"System.View"}, On: "the property collector", Resources: machines},
+	"WaitForUpdatesEx":         {Privileges: []string{"System.View"}, On: "the property collector", Resources: machines},
+	"CreateContainerView":      {Privileges: []string{"System.View"}, On: "the view manager", Resources: readsMachines},
+	"CreateListView":           {Privileges: []string{"System.View"}, On: "the view manager", Resources: machines},
+	"ModifyListView":           {Privileges: []string{"System.View"}, On: "the list view", Resources: machines},
+	"ResetListView":            {Privileges: []string{"System.View"}, On: "the list view", Resources: machines},
+	"DestroyView":              {Privileges: []string{"System.View"}, On: "the view", Resources: readsMachines},
+	"FindByInventoryPath":      {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
+	"FindByUuid":               {Privileges: []string{"System.View"}, On: "the search index", Resources: nodes},
+
+	// Machines.
+	"CreateFolder": {Privileges: []string{"Folder.Create"}, On: "the parent folder of a VM folder that does not exist yet", Resources: machines},
+	// CloneVM_Task: VirtualMachine.Provisioning.Clone on the source, and,
+	// as the reference lists with it: DeployTemplate when the source is a
+	// template, CreateFromExisting on the folder, AssignVMToPool on the
+	// pool, AllocateSpace on the datastore, Network.Assign on the network
+	// of a changed NIC, Customize for a customization spec, and the
+	// VirtualMachine.Config privileges of the config spec (CPUs, memory,
+	// extraConfig, the grown disk, the NIC).
+	"CloneVM_Task": {Privileges: []string{
+		"VirtualMachine.Provisioning.Clone", "VirtualMachine.Provisioning.DeployTemplate", "VirtualMachine.Provisioning.Customize",
+		"VirtualMachine.Inventory.CreateFromExisting", "Resource.AssignVMToPool", "Datastore.AllocateSpace", "Network.Assign",
+		"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig",
+		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice",
+	}, On: "the source template (Clone, DeployTemplate, Customize); the folder (CreateFromExisting); the resource pool; the datastore; the network; the new VM (Config)", Resources: machines},
+	// ReconfigVM_Task: the VirtualMachine.Config privilege of each change
+	// the spec makes: CPUs and memory (hardware changes), extraConfig (the
+	// provider's markers).
+	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig"},
+		On: "the VM", Resources: machines},
+	"PowerOnVM_Task":      {Privileges: []string{"VirtualMachine.Interact.PowerOn"}, On: "the VM", Resources: machines},
+	"PowerOffVM_Task":     {Privileges: []string{"VirtualMachine.Interact.PowerOff"}, On: "the VM", Resources: machines},
+	"ShutdownGuest":       {Privileges: []string{"VirtualMachine.Interact.PowerOff"}, On: "the VM", Resources: machines},
+	"Destroy_Task":        {Privileges: []string{"VirtualMachine.Inventory.Delete"}, On: "the VM and its parent folder", Resources: machines},
+	"MarkAsTemplate":      {Privileges: []string{"VirtualMachine.Provisioning.MarkAsTemplate"}, On: "the VM", Resources: goldenImage},
+	"Rename_Task":         {Privileges: []string{"VirtualMachine.Config.Rename"}, On: "the VM", Resources: goldenImage},
+	"CreateSnapshot_Task": {Privileges: []string{"VirtualMachine.State.CreateSnapshot"}, On: "the VM", Resources: goldenImage},
+	// A pool's anti-affinity rule (DRS).
+	"ReconfigureComputeResource_Task": {Privileges: []string{"Host.Inventory.EditCluster"}, On: "the cluster", Resources: []string{"windows_node_pool"}},
+}
+
+// MissingPrivileges returns the recorded methods that MethodPrivileges
+// lacks, sorted.
+func MissingPrivileges(recorded map[string]int64) []string {
+	var missing []string
+	for m := range recorded {
+		if _, ok := MethodPrivileges[m]; !ok {
+			missing = append(missing, m)
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// CheckPrivileges fails when the provider called a vSphere method whose
+// privileges are not documented.
+func CheckPrivileges(recorded map[string]int64) error {
+	missing := MissingPrivileges(recorded)
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the provider called vSphere method(s) %s, whose required privileges are not documented: "+
+		"add each to MethodPrivileges in %s (its \"Required Privilege\" in the vSphere Web Services API reference), "+
+		"then run `go test ./internal/vsphere -run TestPrivilegesGuide -update` to regenerate the guide",
+		strings.Join(missing, ", "), PrivilegesFile)
+}
+
+// RolePrivileges is every privilege of MethodPrivileges, sorted: the role.
+// System.Anonymous, System.View and System.Read belong to every role.
+func RolePrivileges() []string {
+	set := map[string]bool{}
+	for _, p := range MethodPrivileges {
+		for _, id := range p.Privileges {
+			set[id] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PrivilegesMarkdown renders the guide's vSphere tables: the role's
+// privileges with the methods and resources needing each, then every
+// method.
+func PrivilegesMarkdown() string {
+	var b strings.Builder
+	byPriv := map[string][]string{}
+	resByPriv := map[string]map[string]bool{}
+	for m, p := range MethodPrivileges {
+		for _, id := range p.Privileges {
+			byPriv[id] = append(byPriv[id], m)
+			if resByPriv[id] == nil {
+				resByPriv[id] = map[string]bool{}
+			}
+			for _, r := range p.Resources {
+				resByPriv[id][r] = true
+			}
+		}
+	}
+	b.WriteString("| Privilege | Needed by | Methods |\n|---|---|---|\n")
+	for _, id := range RolePrivileges() {
+		var res []string
+		for r := range resByPriv[id] {
+			res = append(res, r)
+		}
+		sort.Strings(res)
+		ms := byPriv[id]
+		sort.Strings(ms)
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` |\n", id, strings.Join(res, ", "), strings.Join(ms, "`, `"))
+	}
+	b.WriteString("\n<details><summary>Every method, with the object its privileges are checked on</summary>\n\n")
+	b.WriteString("| Method | Privileges | On |\n|---|---|---|\n")
+	methods := make([]string, 0, len(MethodPrivileges))
+	for m := range MethodPrivileges {
+		methods = append(methods, m)
+	}
+	slices.Sort(methods)
+	for _, m := range methods {
+		p := MethodPrivileges[m]
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", m, "`"+strings.Join(p.Privileges, "`, `")+"`", p.On)
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
