@@ -3,9 +3,11 @@ package vcsim
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/mo"
 )
 
@@ -39,4 +41,41 @@ func (s *Server) TerminateSessions(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("vcsim: terminating %d sessions: %w", len(ids), err)
 	}
 	return len(ids), nil
+}
+
+// CallHook observes a call as it arrives, before the simulator runs it:
+// method is its name, obj the name of the object it is on ("" when that is
+// no named entity). It must not block; it may start work of its own (a
+// fault to inject at that moment).
+type CallHook func(method, obj string)
+
+// OnCall adds a hook run for every call; the returned func removes it.
+func (s *Server) OnCall(h CallHook) (remove func()) {
+	s.hooks.mu.Lock()
+	defer s.hooks.mu.Unlock()
+	s.hooks.call = append(s.hooks.call, h)
+	i := len(s.hooks.call) - 1
+	return func() {
+		s.hooks.mu.Lock()
+		defer s.hooks.mu.Unlock()
+		s.hooks.call[i] = nil
+	}
+}
+
+func (s *Server) observe(ctx *simulator.Context, m *simulator.Method) {
+	s.hooks.mu.Lock()
+	hooks := slices.Clone(s.hooks.call)
+	s.hooks.mu.Unlock()
+	if len(hooks) == 0 {
+		return
+	}
+	var name string
+	if e, ok := ctx.Map.Get(m.This).(mo.Entity); ok {
+		name = e.Entity().Name
+	}
+	for _, h := range hooks {
+		if h != nil {
+			h(m.Name, name)
+		}
+	}
 }
