@@ -24,12 +24,12 @@ func TestAccNode_interruptDuringClone(t *testing.T) {
 	image := acctest.Name("img")
 	node := acctest.NodeName("int")
 	const addr = "windows_node.n0"
-	cli := acctest.NewCLI(t)
 	t.Cleanup(func() { // after the CLI's destroy (cleanups run last first)
 		if id, err := acctest.VMAt(t, node); err != nil || id != "" {
 			t.Errorf("the node's VM %q is left (err %v)", id, err)
 		}
 	})
+	cli := acctest.NewCLI(t)
 	if _, err := cli.Apply(acctest.GoldenImageConfig(image, nil)); err != nil {
 		t.Fatal(err)
 	}

@@ -262,8 +262,9 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		plan.settleDeprecated()
 	}
 	// A power cycle of an earlier update that failed after its drain left
-	// the node cordoned; now that it is Ready again, let pods back.
-	if err := m.ResumeAfterPowerCycle(ctx, spec.Name); err != nil {
+	// the node cordoned (and its VM off, when it failed after the
+	// shutdown): power it on, and once it is Ready again let pods back.
+	if err := m.ResumeAfterPowerCycle(ctx, spec.Name, id.VMID); err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}

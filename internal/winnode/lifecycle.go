@@ -148,19 +148,38 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
 		return guest.Stage("waiting for the Node to be Ready after the power cycle", err)
 	}
-	return m.ResumeAfterPowerCycle(ctx, nodeName)
+	return m.ResumeAfterPowerCycle(ctx, nodeName, vmID)
 }
 
 // ResumeAfterPowerCycle uncordons a Node this provider cordoned for a power
 // cycle once it is Ready (waiting for that with a watch): the end of a
 // successful power cycle, and the next update after one that failed midway.
-func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) error {
+// A cycle that failed after the shutdown (its reconfigure or power-on task
+// failed) left the VM off: it is powered on first, and the Node waited for
+// until it reports Ready again (the stopped kubelet's last report may still
+// say Ready).
+func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID string) error {
 	node, err := m.Kube.FindNode(ctx, nodeName)
 	if err != nil {
 		return guest.Stage("reading the Node", err)
 	}
 	if !kube.CordonedForPowerCycle(node) {
 		return nil
+	}
+	if vmID != "" {
+		info, err := m.VSphere.ReadVM(ctx, vmID)
+		if err != nil {
+			return guest.Stage("reading the VM", err)
+		}
+		if info.PowerState == vsphere.PoweredOff {
+			m.progress("power on after an unfinished power cycle", map[string]any{"node": nodeName, "vm": vmID})
+			if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
+				return guest.Stage("powering the VM on", err)
+			}
+			if node, err = m.Kube.WaitForNodeReadyAgain(ctx, node); err != nil {
+				return guest.Stage("waiting for the Node to be Ready after the power cycle", err)
+			}
+		}
 	}
 	if !kube.NodeIsReady(node) {
 		m.progress("wait for Ready before uncordoning", map[string]any{"node": nodeName})
