@@ -152,7 +152,7 @@ resource "windows_node" "n" {
 	}
 	for i, f := range victims {
 		// Each failure is reported for its node, naming the stage.
-		want := acctest.Wrapped(`(?s)creating Windows node ` + name(i) + `\b[^\n]*\n.*?` + strings.ReplaceAll(f.stage, "%s", name(i)))
+		want := acctest.Wrapped(`(?s)creating Windows node \(` + name(i) + `\).*?` + strings.ReplaceAll(f.stage, "%s", name(i)))
 		if !want.MatchString(out) {
 			t.Errorf("no error for %s naming %q in:\n%s", name(i), f.stage, lastLines(out, 200))
 		}

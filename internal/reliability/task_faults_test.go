@@ -36,7 +36,8 @@ func TestAccNode_taskFaults(t *testing.T) {
 	node := acctest.NodeName("tsk")
 	const addr = "windows_node.n0"
 	hw := func(cpus int) string {
-		return fmt.Sprintf("  num_cpus = %d\n  memory_mb = 4096\n", cpus)
+		// Bounded: a hang fails the row in minutes, not the default half hour.
+		return fmt.Sprintf("  num_cpus = %d\n  memory_mb = 4096\n  timeouts {\n    create = \"3m\"\n    update = \"3m\"\n    delete = \"3m\"\n  }\n", cpus)
 	}
 	fail := func(method, msg string) func() {
 		return func() {

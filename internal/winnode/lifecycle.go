@@ -160,6 +160,9 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 // say Ready).
 func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID string) error {
 	node, err := m.Kube.FindNode(ctx, nodeName)
+	if kube.IsNotFound(err) && vmID != "" {
+		return nil // no Node, no cordon: the node joins again
+	}
 	if err != nil {
 		return guest.Stage("reading the Node", err)
 	}
@@ -192,6 +195,25 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID stri
 	}
 	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, false); err != nil {
 		return guest.Stage("unmarking the Node", err)
+	}
+	return nil
+}
+
+// PowerOnIfOff powers a node's VM on when it is off, before it joins again:
+// a power cycle that failed after its shutdown leaves the VM off, and the
+// Node may be gone meanwhile (nothing then records the cycle); a node
+// joins only on a running VM.
+func (m *Manager) PowerOnIfOff(ctx context.Context, vmID string) error {
+	info, err := m.VSphere.ReadVM(ctx, vmID)
+	if err != nil {
+		return guest.Stage("reading the VM", err)
+	}
+	if info.PowerState != vsphere.PoweredOff {
+		return nil
+	}
+	m.progress("power on before joining", map[string]any{"vm": vmID})
+	if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
+		return guest.Stage("powering the VM on", err)
 	}
 	return nil
 }

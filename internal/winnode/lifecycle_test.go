@@ -307,3 +307,20 @@ func TestUpdateStages(t *testing.T) {
 	_, err = w.m.SetNodeSettings(t.Context(), "win-1", kube.NodeSettings{Taints: []corev1.Taint{}})
 	checkErr(t, err, `^setting labels and taints: boom$`)
 }
+
+// TestPowerOnIfOff: a VM left off (a power cycle that failed after its
+// shutdown) is powered on before the node joins again; a running one is
+// left alone.
+func TestPowerOnIfOff(t *testing.T) {
+	w, id := joined(t)
+	if err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil || w.vs.called("PowerOn") {
+		t.Fatalf("a running VM: %v, powered on again: %v", err, w.vs.called("PowerOn"))
+	}
+	_ = w.vs.setPower(id.VMID, vimtypes.VirtualMachinePowerStatePoweredOff)
+	if err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.vs.power(id.VMID); got != vimtypes.VirtualMachinePowerStatePoweredOn {
+		t.Errorf("VM %s, want powered on", got)
+	}
+}
