@@ -22,13 +22,13 @@ const fleetSeed = 14
 
 // TestAccNode_fleetFaults creates 50 nodes at once (windows_node with
 // count, -parallelism 10 as Terraform's default) while 10% of them fail,
-// each at a stage drawn at random (seeded): its clone refused, its guest
-// refusing the login, a join step failing, its kubelet never Ready, its
-// guest never on the network. Every other node must be created and Ready;
-// the apply reports each failure with its stage; the failed nodes are
-// tainted (or absent, when no VM was made) and nothing else is; no VM is
-// untracked and no bootstrap token is left; and the next plain apply
-// replaces exactly the failed ones and converges.
+// nodes and faults matched at random (seeded), each fault once: its clone
+// refused, its guest refusing the login, a join step failing, its kubelet
+// never Ready, its guest never on the network. Every other node must be
+// created and Ready; the apply reports each failure with its stage; the
+// failed nodes are tainted (or absent, when no VM was made) and nothing
+// else is; no VM is untracked and no bootstrap token is left; and the next
+// plain apply replaces exactly the failed ones and converges.
 func TestAccNode_fleetFaults(t *testing.T) {
 	acctest.PreCheck(t)
 	if testing.Short() {
@@ -67,9 +67,12 @@ func TestAccNode_fleetFaults(t *testing.T) {
 			acctest.Sandbox.Hosts.SetFaults(node, winsim.Faults{RefuseConnections: true})
 		}},
 	}
+	// Which nodes fail is drawn, and which fault each gets: every kind
+	// once (there are as many kinds as failing nodes), in a drawn order.
 	victims := map[int]fault{}
-	for _, i := range rng.Perm(nodes)[:failing] {
-		victims[i] = kinds[rng.IntN(len(kinds))]
+	order := rng.Perm(len(kinds))
+	for k, i := range rng.Perm(nodes)[:failing] {
+		victims[i] = kinds[order[k%len(kinds)]]
 	}
 	cloneRefused := map[string]bool{}
 	var slow []string
@@ -125,7 +128,7 @@ resource "windows_node" "n" {
     ca_certificate = file(%q)
   }
   timeouts {
-    create = contains(local.slow, "%s-${count.index}") ? "40s" : "10m"
+    create = contains(local.slow, "%s-${count.index}") ? "30s" : "10m"
   }
 }
 `, strings.Join(slow, ", "), nodes, prefix, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),

@@ -1,8 +1,8 @@
 package remote
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
