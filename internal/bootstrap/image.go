@@ -276,5 +276,5 @@ func NormalizeSHA256(s string) (string, error) {
 // its output with ParseWindowsBuild.
 func WindowsBuildStep() (Step, error) {
 	script, err := render("windows-build", "windows-build", nil)
-	return Step{Name: "windows-build", Script: script}, err
+	return Step{Name: "windows-build", Script: script, Rerunnable: true}, err // it only reads
 }

@@ -137,7 +137,7 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		if err != nil {
 			return err
 		}
-		steps = append(steps, Step{Name: name, Script: script, Secrets: secrets})
+		steps = append(steps, Step{Name: name, Script: script, Secrets: secrets, Rerunnable: true})
 		return nil
 	}
 	kubeconfigBase64 := base64.StdEncoding.EncodeToString(bootstrapKubeconfig)

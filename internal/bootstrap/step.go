@@ -21,6 +21,11 @@ type Step struct {
 	// MayReboot says the step restarts the computer when it prints
 	// RebootMarker; the caller then reconnects before the next step.
 	MayReboot bool
+	// Rerunnable says running the step again after it was interrupted
+	// converges (it reads, or rewrites the same state): a step whose
+	// connection was cut mid-reply (the guest restarted under it) is run
+	// again after reconnecting. Any other step fails there.
+	Rerunnable bool
 	// Secrets are the secrets the script carries, in every form it holds
 	// them (a token, and the base64 text of the file that embeds it): the
 	// runner replaces them, and their encodings, in everything that leaves

@@ -103,12 +103,13 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 
 	progress("clone", map[string]any{"source": req.Clone.Source, "name": req.Clone.Name})
 	vm, err := vs.CloneBuildVM(ctx, req.Clone)
-	if err != nil {
+	if err != nil && vm.ID == "" {
 		return res, guest.Stage("cloning "+req.Clone.Source, err)
 	}
 	if req.OnBuildVM != nil {
 		req.OnBuildVM(vm)
 	}
+	cloneErr := err
 	defer func() {
 		if err == nil {
 			return
@@ -125,6 +126,13 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 			err = fmt.Errorf("%w (and destroying the build VM %s failed: %v)", err, vm.ID, derr)
 		}
 	}()
+
+	if cloneErr != nil {
+		// The clone was interrupted once vCenter had made the VM (or its
+		// identity could not be read): tracked, then cleaned up as any
+		// failed build's.
+		return res, guest.Stage("cloning "+req.Clone.Source, cloneErr)
+	}
 
 	progress("power on", map[string]any{"vm": vm.ID})
 	if err := vs.PowerOn(ctx, vm); err != nil {

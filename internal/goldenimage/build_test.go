@@ -31,6 +31,8 @@ type fakeVSphere struct {
 	exists   bool
 	template bool
 	facts    map[string]string
+	// cloneErr: the clone made the VM but reports this (interrupted).
+	cloneErr error
 }
 
 func (f *fakeVSphere) enter(ctx context.Context, op string) error {
@@ -60,7 +62,7 @@ func (f *fakeVSphere) CloneBuildVM(ctx context.Context, req goldenimage.CloneReq
 		return goldenimage.VM{}, err
 	}
 	f.exists = true
-	return goldenimage.VM{ID: buildVM, Path: req.Folder + "/" + req.Name}, nil
+	return goldenimage.VM{ID: buildVM, Path: req.Folder + "/" + req.Name}, f.cloneErr
 }
 
 func (f *fakeVSphere) PowerOn(ctx context.Context, _ goldenimage.VM) error {
@@ -145,6 +147,10 @@ func TestBuild(t *testing.T) {
 			vs.fail["CloneBuildVM"] = errBoom
 		},
 			want: `^cloning /dc/vm/base/ws2022: boom$`, noVM: true},
+		{name: "clone interrupted after the VM exists", setup: func(vs *fakeVSphere, _ *guesttest.Guest, _ *goldenimage.Request, _ func()) {
+			vs.cloneErr = errors.New("cloning ws2022 to img was interrupted (context canceled) after vCenter created vm-77")
+		},
+			want: `^cloning /dc/vm/base/ws2022: cloning ws2022 to img was interrupted \(context canceled\) after vCenter created vm-77$`},
 		{name: "power on", setup: func(vs *fakeVSphere, _ *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			vs.fail["PowerOn"] = errBoom
 		},

@@ -63,10 +63,13 @@ func (a *VSphereAdapter) CloneBuildVM(ctx context.Context, req CloneRequest) (VM
 		}
 	}
 	vm, err := a.c.Clone(ctx, spec)
-	if err != nil {
+	if vm == nil {
 		return VM{}, err
 	}
-	return VM{ID: vm.ID(), Path: vm.InventoryPath}, nil
+	// With an error too: the VM exists (the clone was interrupted after
+	// vCenter made it, or its identity could not be read in full), and
+	// the build must track it and clean it up.
+	return VM{ID: vm.ID(), Path: vm.InventoryPath}, err
 }
 
 func (a *VSphereAdapter) PowerOn(ctx context.Context, vm VM) error {

@@ -116,6 +116,26 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 		return "", Stage(stage, errors.New("the session is closed"))
 	}
 	r, err := s.t.Run(ctx, step.Script)
+	for cuts := 1; errors.Is(err, remote.ErrConnectionCut) && ctx.Err() == nil; cuts++ {
+		// Not a failure of the step: the connection dropped under it, as
+		// when the guest restarts. What it did is unknown.
+		if !step.Rerunnable {
+			return "", Stage(stage, fmt.Errorf("%w; the step cannot safely run twice, so it was not run again: check the guest, then run apply again (the resource is tainted and will be replaced)", red.Error(err)))
+		}
+		if cuts > maxCuts {
+			return "", Stage(stage, fmt.Errorf("the connection was cut %d times in a row: %w", cuts, red.Error(err)))
+		}
+		// Reconnect (the connector waits while the guest is down, and
+		// while it goes away under the first command) and run it again:
+		// it converges.
+		_ = s.Close()
+		t, cerr := s.connect(ctx, s.cfg)
+		if cerr != nil {
+			return "", Stage(fmt.Sprintf("reconnecting after the connection was cut under %s", stage), red.Error(cerr))
+		}
+		s.t = t
+		r, err = s.t.Run(ctx, step.Script)
+	}
 	if err == nil {
 		return red.String(r.Stdout), nil
 	}
@@ -125,6 +145,10 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 	}
 	return "", Stage(stage, red.Error(err))
 }
+
+// maxCuts bounds how many times in a row a rerunnable step is run again
+// after its connection was cut.
+const maxCuts = 3
 
 // RebootRequested reports whether a step's output asks for a restart
 // before the next step (bootstrap.RebootMarker, from a step that may reboot).

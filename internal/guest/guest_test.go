@@ -3,6 +3,7 @@ package guest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -158,5 +159,47 @@ func TestTail(t *testing.T) {
 	}
 	if got := s.Tail(t.Context(), `C:\missing.log`, 3); got != "" {
 		t.Errorf("Tail of a missing file = %q, want nothing", got)
+	}
+}
+
+// TestRunConnectionCut: a step whose connection drops mid-reply (the guest
+// restarting under it) is no failure of the step. A rerunnable step runs
+// again on a new connection; any other fails naming its stage, unrun a
+// second time; a connection cut again and again gives up.
+func TestRunConnectionCut(t *testing.T) {
+	cut := fmt.Errorf("winrm: %w: unexpected EOF", remote.ErrConnectionCut)
+	g := guesttest.New()
+	g.Steps["join-files"] = guesttest.Reply{Err: cut, Do: func(context.Context) {
+		g.Steps["join-files"] = guesttest.Reply{Stdout: "node files written"}
+	}}
+	g.Steps["sysprep"] = guesttest.Reply{Err: cut}
+	g.Steps["flaky"] = guesttest.Reply{Err: cut}
+	s := connect(t, g)
+	ctx := t.Context()
+
+	rerun := step("join-files", "Write-Output 'node files written'")
+	rerun.Rerunnable = true
+	out, err := s.Run(ctx, rerun)
+	if err != nil || out != "node files written" {
+		t.Fatalf("a rerunnable step cut once: %q, %v", out, err)
+	}
+	if n := len(g.Configs()); n != 2 {
+		t.Errorf("%d connections, want 2 (reconnected after the cut)", n)
+	}
+
+	_, err = s.Run(ctx, step("sysprep", "sysprep.exe /generalize"))
+	var se *guest.StageError
+	if !errors.As(err, &se) || se.Stage != `join step "sysprep"` || !strings.Contains(err.Error(), "cannot safely run twice") || !errors.Is(err, remote.ErrConnectionCut) {
+		t.Errorf("a step that must not run twice, cut: %v", err)
+	}
+
+	flaky := step("flaky", "Write-Output 1")
+	flaky.Rerunnable = true
+	if _, err := s.Run(ctx, flaky); err == nil || !strings.Contains(err.Error(), "cut 4 times in a row") {
+		t.Errorf("a step cut every time: %v", err)
+	}
+	want := []string{"join-files", "join-files", "sysprep", "flaky", "flaky", "flaky", "flaky"}
+	if got := g.Ran(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("ran %v, want %v", got, want)
 	}
 }

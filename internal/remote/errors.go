@@ -66,11 +66,20 @@ func asConnectError(err error) (*ConnectError, bool) {
 }
 
 // retryable reports whether Connect should try again: only while the host is
-// unreachable, never for credentials, certificates or host keys.
+// unreachable (or goes away under the first command: a restart), never for
+// credentials, certificates or host keys.
 func retryable(err error) bool {
 	ce, ok := asConnectError(err)
-	return ok && ce.Step == StepDial
+	return ok && (ce.Step == StepDial || errors.Is(ce.Err, ErrConnectionCut))
 }
+
+// ErrConnectionCut is a command whose reply stopped midway: the
+// connection dropped before its exit status came, as when Windows restarts
+// under a running command (the WinRM service stops with the system and its
+// connections close). Whether the command ran to its end is unknown; a
+// caller may connect again and, when running it twice is harmless, run it
+// again.
+var ErrConnectionCut = errors.New("the connection was cut before the command's exit status came (the host may have restarted)")
 
 // ExitError is a script that ran and exited non-zero.
 type ExitError struct {

@@ -165,7 +165,10 @@ func (t *sshTransport) exec(ctx context.Context, line string) (Result, error) {
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitStatus()
 	default:
-		return res, fmt.Errorf("%s: command ended without an exit status: %w", t.cfg, err)
+		// The session closed before the exit status came (x/crypto/ssh's
+		// ExitMissingError, or the connection's own error): the host went
+		// away under the command.
+		return res, fmt.Errorf("%s: command ended without an exit status: %w: %w", t.cfg, ErrConnectionCut, err)
 	}
 	return res, nil
 }

@@ -2,6 +2,7 @@ package remote
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -178,13 +179,20 @@ func runCommand(ctx context.Context, client *winrm.Client, line string, stdin io
 			_ = cmd.Stdin.Close()
 		}()
 	}
-	go func() { defer wg.Done(); _, _ = io.Copy(&stdout, cmd.Stdout) }()
-	go func() { defer wg.Done(); _, _ = io.Copy(&stderr, cmd.Stderr) }()
+	// The library ends both streams with the error of a Receive that
+	// failed (a connection cut mid-reply) and reports no error of its own:
+	// its exit code is then 0, or its marker 16001 for an EOF.
+	var outErr, errErr error
+	go func() { defer wg.Done(); _, outErr = io.Copy(&stdout, cmd.Stdout) }()
+	go func() { defer wg.Done(); _, errErr = io.Copy(&stderr, cmd.Stderr) }()
 	cmd.Wait()
 	wg.Wait()
 	res := Result{Stdout: stdout.String(), Stderr: stderr.String(), ExitCode: cmd.ExitCode()}
 	if err := ctx.Err(); err != nil {
 		return res, err
+	}
+	if err := cmp.Or(outErr, errErr); err != nil {
+		return Result{Stdout: res.Stdout, Stderr: res.Stderr}, fmt.Errorf("%w: %w", ErrConnectionCut, err)
 	}
 	if stop() {
 		_ = cmd.Close() // tell the host we are done with the command (Signal)

@@ -225,6 +225,15 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		}
 	}
 
+	// A power cycle of an earlier update that failed after its drain left
+	// the node cordoned (and its VM off, when it failed after the
+	// shutdown): power it on, and once it is Ready again let pods back.
+	// Before anything that needs the guest.
+	if err := m.ResumeAfterPowerCycle(ctx, spec.Name, id.VMID); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
+	}
+
 	if rejoin := plan.rejoin(ctx, state, req.Private); rejoin != winnode.NoRejoin {
 		why := "the Node is gone from the cluster; joining again"
 		if rejoin == winnode.RejoinNetworking {
@@ -234,6 +243,10 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			why = "its networking changed; joining again in place"
 		}
 		tflog.Info(ctx, "windows node: "+why, map[string]any{"node": spec.Name})
+		if err := m.PowerOnIfOff(ctx, id.VMID); err != nil {
+			resp.Diagnostics.AddError(summary, err.Error())
+			return
+		}
 		res, err := m.Join(ctx, spec, id)
 		if err != nil {
 			addGuestError(&resp.Diagnostics, summary, fmt.Errorf("joining the node again: %w", err), configuredHostKey(ctx, req.Config), "")
@@ -260,12 +273,6 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 			plan.CNI = types.StringValue(mode)
 		}
 		plan.settleDeprecated()
-	}
-	// A power cycle of an earlier update that failed after its drain left
-	// the node cordoned; now that it is Ready again, let pods back.
-	if err := m.ResumeAfterPowerCycle(ctx, spec.Name); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
 	}
 	if info, err := m.VSphere.ReadVM(ctx, id.VMID); err == nil {
 		plan.fromVM(info)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"time"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/property"
@@ -102,6 +103,25 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 	folder := object.NewFolder(c.Client.Client, spec.Folder.Reference())
 	task, err := object.NewVirtualMachine(c.Client.Client, src).Clone(ctx, folder, spec.Name, *cs)
 	res, err := c.waitTask(ctx, task, err)
+	var interrupted error
+	readCtx := ctx // for reading the new VM's identity
+	if err != nil && task != nil && ctx.Err() != nil {
+		// Interrupted (Ctrl-C, a deadline) while vCenter clones: the task
+		// goes on without us, and the VM it makes must reach the state, not
+		// be left behind untracked. So wait for its end, within a bound.
+		// It is not cancelled: a cancel that crosses the clone's end leaves
+		// a VM all the same, and only the task's outcome tells which.
+		interrupted = err
+		settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskSettleTimeout)
+		defer cancel()
+		readCtx = settle
+		if res, err = c.waitTask(settle, task, nil); err != nil {
+			if settle.Err() != nil {
+				return nil, fmt.Errorf("cloning %s to %s was interrupted (%w) and the clone task %s had not ended %s later: a VM %q may still appear in the folder; delete it or import it", source.Name, spec.Name, interrupted, task.Reference().Value, taskSettleTimeout, spec.Name)
+			}
+			return nil, fmt.Errorf("cloning %s to %s was interrupted (%w), and the clone failed: %w", source.Name, spec.Name, interrupted, err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cloning %s to %s: %w", source.Name, spec.Name, err)
 	}
@@ -110,12 +130,21 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 		return nil, fmt.Errorf("cloning %s to %s: the task returned %T, not a VM", source.Name, spec.Name, res)
 	}
 	vm := &VM{Ref: ref, Name: spec.Name}
-	if err := c.identify(ctx, vm); err != nil {
+	if err := c.identify(readCtx, vm); err != nil {
 		// The clone exists: return its reference so it is not lost.
 		return vm, fmt.Errorf("cloned %s to %s (%s) but could not read its identity: %w", source.Name, spec.Name, ref.Value, err)
 	}
+	if interrupted != nil {
+		// The VM is whole but the operation was cancelled: the caller
+		// tracks it, and stops.
+		return vm, fmt.Errorf("cloning %s to %s was interrupted (%w) after vCenter created %s", source.Name, spec.Name, interrupted, ref.Value)
+	}
 	return vm, nil
 }
+
+// taskSettleTimeout bounds the wait for a task's end after the operation
+// that started it was interrupted, to learn what it made.
+const taskSettleTimeout = 5 * time.Minute
 
 // Identify reads a VM's identity (one round trip).
 func (c *Client) Identify(ctx context.Context, ref mo.Reference) (*VM, error) {

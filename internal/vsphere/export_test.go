@@ -34,3 +34,6 @@ func (c *Client) WatchEntered(obj types.ManagedObjectReference) bool {
 	m := w.members[obj]
 	return m != nil && m.entered
 }
+
+// Relogins counts the logins after the first (a session that ended).
+func (c *Client) Relogins() int { return c.relogin.logins() }

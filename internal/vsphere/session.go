@@ -54,6 +54,7 @@ type Client struct {
 	watch     *watcher
 	lookOnce  sync.Once
 	look      *Lookups
+	relogin   *relogin // nil for a Client not made by NewClient
 }
 
 func (c *Client) watcher() *watcher {
@@ -116,13 +117,17 @@ func NewClient(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, connectError(u, err)
 	}
 	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
-	if err := c.Login(ctx, url.UserPassword(cfg.User, cfg.Password)); err != nil {
+	user := url.UserPassword(cfg.User, cfg.Password)
+	if err := c.Login(ctx, user); err != nil {
 		if isAuthError(err) {
 			return nil, fmt.Errorf("vCenter %s rejected the login of %q: check vsphere.user and vsphere.password (VSPHERE_USER, VSPHERE_PASSWORD)", u.Host, cfg.User)
 		}
 		return nil, fmt.Errorf("logging in to vCenter %s: %w", u.Host, err)
 	}
-	return &Client{Client: c, URL: u}, nil
+	// A session that ends mid-run (idle timeout, terminated) logs in again.
+	rl := &relogin{RoundTripper: vc.RoundTripper, user: user, mgr: c.SessionManager}
+	vc.RoundTripper = rl
+	return &Client{Client: c, URL: u, relogin: rl}, nil
 }
 
 func (cfg Config) rootCAs() (*x509.CertPool, error) {

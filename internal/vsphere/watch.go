@@ -248,6 +248,51 @@ func (w *watcher) close() {
 // ModifyListView, and linger after it: a wait that is about to follow on
 // them (a VM's, after its power-on task) finds them there.
 func (w *watcher) wait(ctx context.Context, obj types.ManagedObjectReference, check func(props) (bool, error), also ...types.ManagedObjectReference) error {
+	for restarts := 0; ; restarts++ {
+		err := w.waitOnce(ctx, obj, check, also...)
+		var lost *lostSessionError
+		if !errors.As(err, &lost) || restarts >= watchRestarts {
+			return err
+		}
+		// The collector died with the vCenter session (the Client logged in
+		// again, relogin.go): wait again on a new one, which reports the
+		// object's current state first.
+	}
+}
+
+// watchRestarts bounds how many times in a row one wait starts over on a
+// new collector after losing its session.
+const watchRestarts = 3
+
+// lostSessionError is a watch session that failed because its vCenter
+// session ended: its collector and view are gone with it.
+type lostSessionError struct{ err error }
+
+func (e *lostSessionError) Error() string {
+	return "waiting on the vSphere property collector: the vCenter session ended: " + e.err.Error()
+}
+func (e *lostSessionError) Unwrap() error { return e.err }
+
+// lostSession reports whether err says s's objects are gone with the
+// vCenter session that made them (vCenter scopes collectors and views to
+// the session), or that the session itself has ended.
+func lostSession(s *watchSession, err error) bool {
+	if isFault(err, &types.NotAuthenticated{}) {
+		return true
+	}
+	obj, ok := managedObjectNotFound(err)
+	return ok && (obj == s.pc || obj == s.view || obj == s.filter)
+}
+
+// failure is the error of a wait whose watch session failed.
+func failure(s *watchSession) error {
+	if lostSession(s, s.err) {
+		return &lostSessionError{err: s.err}
+	}
+	return fmt.Errorf("waiting on the vSphere property collector: %w", s.err)
+}
+
+func (w *watcher) waitOnce(ctx context.Context, obj types.ManagedObjectReference, check func(props) (bool, error), also ...types.ManagedObjectReference) error {
 	objs := append([]types.ManagedObjectReference{obj}, also...)
 	chans := make([]chan struct{}, len(objs))
 	for i := range chans {
@@ -301,7 +346,7 @@ func (w *watcher) wait(ctx context.Context, obj types.ManagedObjectReference, ch
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-s.failed:
-			return fmt.Errorf("waiting on the vSphere property collector: %w", s.err)
+			return failure(s)
 		case <-ch:
 		}
 	}

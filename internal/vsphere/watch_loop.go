@@ -2,6 +2,7 @@ package vsphere
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/vmware/govmomi/vim25/methods"
@@ -24,14 +25,17 @@ func (w *watcher) flush(ctx context.Context, s *watchSession, all bool) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-s.failed:
-		return fmt.Errorf("waiting on the vSphere property collector: %w", s.err)
+		return failure(s)
 	}
 	defer func() { <-w.sem }()
 
 	w.mu.Lock()
 	if w.s != s {
 		w.mu.Unlock()
-		return fmt.Errorf("waiting on the vSphere property collector: %w", s.err)
+		if s.err == nil { // retired, not failed: the next wait starts anew
+			return &lostSessionError{err: errors.New("the watch session was retired")}
+		}
+		return failure(s)
 	}
 	var add, remove, keep []types.ManagedObjectReference
 	for ref, m := range w.members {
@@ -81,6 +85,14 @@ func (w *watcher) flush(ctx context.Context, s *watchSession, all bool) error {
 
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err != nil && lostSession(s, err) {
+		// The view went with the vCenter session: this watch session is
+		// over, and its waits start again on a new one.
+		if w.failLocked(s, err) {
+			go w.destroy(s)
+		}
+		return &lostSessionError{err: err}
+	}
 	if err != nil {
 		s.resync = true
 		return fmt.Errorf("watching vSphere objects: %w", err)
@@ -227,9 +239,21 @@ func (m *member) notify() {
 // fail ends a session: its waits return err, the next wait starts anew.
 func (w *watcher) fail(s *watchSession, err error) {
 	w.mu.Lock()
+	failed := w.failLocked(s, err)
+	w.mu.Unlock()
+	if failed {
+		go w.destroy(s)
+	}
+}
+
+// failLocked is fail with w.mu held; it reports whether s was the watch's
+// session, which the caller then destroys (without w.mu).
+func (w *watcher) failLocked(s *watchSession, err error) bool {
 	if w.s != s {
-		w.mu.Unlock()
-		return
+		return false
+	}
+	if s.loopStop != nil {
+		s.loopStop() // a long poll on a collector that is gone may not end by itself
 	}
 	w.s = nil
 	s.running = false
@@ -242,8 +266,7 @@ func (w *watcher) fail(s *watchSession, err error) {
 			m.inView, m.entered, m.props = false, false, nil
 		}
 	}
-	w.mu.Unlock()
-	go w.destroy(s)
+	return true
 }
 
 // watchStats is the state of the shared watch, for tests.

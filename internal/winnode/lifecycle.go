@@ -148,19 +148,41 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 	if _, err := m.Kube.WaitForNodeReadyAgain(ctx, before); err != nil {
 		return guest.Stage("waiting for the Node to be Ready after the power cycle", err)
 	}
-	return m.ResumeAfterPowerCycle(ctx, nodeName)
+	return m.ResumeAfterPowerCycle(ctx, nodeName, vmID)
 }
 
 // ResumeAfterPowerCycle uncordons a Node this provider cordoned for a power
 // cycle once it is Ready (waiting for that with a watch): the end of a
 // successful power cycle, and the next update after one that failed midway.
-func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) error {
+// A cycle that failed after the shutdown (its reconfigure or power-on task
+// failed) left the VM off: it is powered on first, and the Node waited for
+// until it reports Ready again (the stopped kubelet's last report may still
+// say Ready).
+func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID string) error {
 	node, err := m.Kube.FindNode(ctx, nodeName)
+	if kube.IsNotFound(err) && vmID != "" {
+		return nil // no Node, no cordon: the node joins again
+	}
 	if err != nil {
 		return guest.Stage("reading the Node", err)
 	}
 	if !kube.CordonedForPowerCycle(node) {
 		return nil
+	}
+	if vmID != "" {
+		info, err := m.VSphere.ReadVM(ctx, vmID)
+		if err != nil {
+			return guest.Stage("reading the VM", err)
+		}
+		if info.PowerState == vsphere.PoweredOff {
+			m.progress("power on after an unfinished power cycle", map[string]any{"node": nodeName, "vm": vmID})
+			if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
+				return guest.Stage("powering the VM on", err)
+			}
+			if node, err = m.Kube.WaitForNodeReadyAgain(ctx, node); err != nil {
+				return guest.Stage("waiting for the Node to be Ready after the power cycle", err)
+			}
+		}
 	}
 	if !kube.NodeIsReady(node) {
 		m.progress("wait for Ready before uncordoning", map[string]any{"node": nodeName})
@@ -173,6 +195,25 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName string) er
 	}
 	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, false); err != nil {
 		return guest.Stage("unmarking the Node", err)
+	}
+	return nil
+}
+
+// PowerOnIfOff powers a node's VM on when it is off, before it joins again:
+// a power cycle that failed after its shutdown leaves the VM off, and the
+// Node may be gone meanwhile (nothing then records the cycle); a node
+// joins only on a running VM.
+func (m *Manager) PowerOnIfOff(ctx context.Context, vmID string) error {
+	info, err := m.VSphere.ReadVM(ctx, vmID)
+	if err != nil {
+		return guest.Stage("reading the VM", err)
+	}
+	if info.PowerState != vsphere.PoweredOff {
+		return nil
+	}
+	m.progress("power on before joining", map[string]any{"vm": vmID})
+	if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
+		return guest.Stage("powering the VM on", err)
 	}
 	return nil
 }

@@ -107,14 +107,18 @@ func TestHardware(t *testing.T) {
 			if !c.node.marked {
 				return
 			}
-			// The next update, the fault gone and the VM running again.
+			// The next update, the fault gone: the VM runs again (powered
+			// on when the cycle stopped with it off), then the Node is
+			// let back.
 			w.vs.fail, w.k.fail, w.vs.at, w.k.neverReady = map[string]error{}, map[string]error{}, map[string]func(){}, false
-			_ = w.vs.setPower(id.VMID, vimtypes.VirtualMachinePowerStatePoweredOn)
-			if err := w.m.ResumeAfterPowerCycle(t.Context(), "win-1"); err != nil {
+			if err := w.m.ResumeAfterPowerCycle(t.Context(), "win-1", id.VMID); err != nil {
 				t.Fatalf("resuming: %v", err)
 			}
 			if got := w.nodeState(); got != (nodeState{exists: true}) {
 				t.Errorf("after resuming: Node %+v, want it uncordoned and unmarked", got)
+			}
+			if got := w.vs.power(id.VMID); got != vimtypes.VirtualMachinePowerStatePoweredOn {
+				t.Errorf("after resuming: VM %s, want it powered on", got)
 			}
 		})
 	}
@@ -170,7 +174,7 @@ func TestResumeAfterPowerCycle(t *testing.T) {
 			if c.setup != nil {
 				c.setup(w)
 			}
-			err := w.m.ResumeAfterPowerCycle(t.Context(), "win-1")
+			err := w.m.ResumeAfterPowerCycle(t.Context(), "win-1", "")
 			if c.want == "" && err != nil {
 				t.Fatal(err)
 			} else if c.want != "" {
@@ -302,4 +306,21 @@ func TestUpdateStages(t *testing.T) {
 	w.k.fail["ApplyNodeSettings"] = errBoom
 	_, err = w.m.SetNodeSettings(t.Context(), "win-1", kube.NodeSettings{Taints: []corev1.Taint{}})
 	checkErr(t, err, `^setting labels and taints: boom$`)
+}
+
+// TestPowerOnIfOff: a VM left off (a power cycle that failed after its
+// shutdown) is powered on before the node joins again; a running one is
+// left alone.
+func TestPowerOnIfOff(t *testing.T) {
+	w, id := joined(t)
+	if err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil || w.vs.called("PowerOn") {
+		t.Fatalf("a running VM: %v, powered on again: %v", err, w.vs.called("PowerOn"))
+	}
+	_ = w.vs.setPower(id.VMID, vimtypes.VirtualMachinePowerStatePoweredOff)
+	if err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.vs.power(id.VMID); got != vimtypes.VirtualMachinePowerStatePoweredOn {
+		t.Errorf("VM %s, want powered on", got)
+	}
 }

@@ -117,6 +117,7 @@ type CloneHook func(source *simulator.VirtualMachine, req *types.CloneVM_Task) e
 type methodHooks struct {
 	mu    sync.Mutex
 	clone []CloneHook
+	call  []CallHook // sessions.go
 }
 
 // OnClone adds a hook run for every CloneVM_Task request.
@@ -136,6 +137,7 @@ func (s *Server) OnClone(h CloneHook) {
 func (s *Server) installHandler() {
 	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 		s.calls.add(ctx, m.Name)
+		s.observe(ctx, m)
 		switch m.Name {
 		case "WaitForUpdatesEx":
 			s.waits.add(ctx, m.This)

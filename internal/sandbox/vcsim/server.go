@@ -65,6 +65,7 @@ type Server struct {
 	hooks methodHooks
 	calls calls
 	waits waits
+	roots *x509.CertPool // that verify the server's certificate
 }
 
 // Start creates the simulator, serves it on a free 127.0.0.1 port and builds
@@ -117,6 +118,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		Datacenter: "DC0",
 		Model:      model,
 		HTTP:       httpSrv,
+		roots:      opts.RootCAs,
 	}
 	s.installHandler()
 	logf("vcsim: serving the vSphere API at %s", s.URL)

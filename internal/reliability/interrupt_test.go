@@ -1,0 +1,217 @@
+package reliability_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/vmware/govmomi/simulator"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+)
+
+// TestAccNode_interruptDuringClone presses Ctrl-C (SIGINT to terraform)
+// while vCenter clones a node's VM: once the provider waits on the clone
+// task, which vCenter finishes all the same. Terraform cancels the
+// provider's context; the provider must still learn what the task made, so
+// the state holds the VM (tainted, the create unfinished), and the next
+// plain apply replaces it and converges.
+func TestAccNode_interruptDuringClone(t *testing.T) {
+	start := time.Now()
+	defer func() { t.Logf("Ctrl-C during the clone: %s", time.Since(start).Round(time.Second)) }()
+	image := acctest.Name("img")
+	node := acctest.NodeName("int")
+	const addr = "windows_node.n0"
+	t.Cleanup(func() { // after the CLI's destroy (cleanups run last first)
+		if id, err := acctest.VMAt(t, node); err != nil || id != "" {
+			t.Errorf("the node's VM %q is left (err %v)", id, err)
+		}
+	})
+	cli := acctest.NewCLI(t)
+	if _, err := cli.Apply(acctest.GoldenImageConfig(image, nil)); err != nil {
+		t.Fatal(err)
+	}
+	config := acctest.NodeConfig(image, []string{node}, "")
+
+	// A clone that takes a while, as on vCenter (vcsim's is instant), and
+	// the interrupt the moment the provider, having started it, waits on
+	// the shared watch (its ModifyListView adds the task).
+	simulator.TaskDelay.MethodDelay = map[string]int{"cloneVm": 3000}
+	t.Cleanup(func() { simulator.TaskDelay.MethodDelay = nil })
+	interrupt := make(chan struct{})
+	var cloned, once sync.Once
+	var cloning bool
+	var mu sync.Mutex
+	removeClone := acctest.Sandbox.VSphere.OnCall(func(method, _ string) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case method == "CloneVM_Task":
+			cloned.Do(func() { cloning = true })
+		case cloning && (method == "ModifyListView" || method == "CreateFilter"):
+			once.Do(func() { close(interrupt) })
+		}
+	})
+	t.Cleanup(removeClone)
+	out, err := cli.ApplyInterrupted(config, interrupt)
+	removeClone()
+	simulator.TaskDelay.MethodDelay = nil
+	select {
+	case <-interrupt:
+	default:
+		t.Fatalf("the clone was never waited on; apply: %v\n%s", err, out)
+	}
+	if err == nil || !strings.Contains(out, "Interrupt received") {
+		t.Fatalf("the interrupted apply: %v\n%s", err, out)
+	}
+	if !acctest.Wrapped(`(?s)cloning .* was interrupted .*after vCenter created vm-`).MatchString(out) {
+		t.Errorf("the diagnostic does not say the clone was interrupted and what it made:\n%s", out)
+	}
+
+	// The state holds the VM that exists, tainted.
+	st, err := cli.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmID, err := acctest.VMAt(t, node)
+	if err != nil || vmID == "" {
+		t.Fatalf("no VM at the node's path after the interrupt (%v): the clone should have finished", err)
+	}
+	var stateID string
+	var tainted bool
+	if st.Values != nil && st.Values.RootModule != nil {
+		for _, r := range st.Values.RootModule.Resources {
+			if r.Address == addr {
+				stateID, _ = r.AttributeValues["id"].(string)
+				tainted = r.Tainted
+			}
+		}
+	}
+	if stateID != vmID || !tainted {
+		t.Fatalf("VM %s exists; the state holds %q (tainted %v): want it, tainted", vmID, stateID, tainted)
+	}
+	checkNoToken(t, node)
+
+	// The next plain apply replaces it and converges.
+	if out, err := cli.Apply(config); err != nil {
+		t.Fatalf("the apply after the interrupt: %v\n%s", err, out)
+	}
+	if err := acctest.CheckNodeReady(t, node); err != nil {
+		t.Error(err)
+	}
+	if id, _ := acctest.VMAt(t, node); id == vmID || id == "" {
+		t.Errorf("the VM at the node's path is %q, want a replacement of %s", id, vmID)
+	}
+}
+
+// checkNoToken fails when a bootstrap token of the node is left.
+func checkNoToken(t *testing.T, node string) {
+	t.Helper()
+	var resp plancheck.CheckPlanResponse
+	acctest.NoBootstrapToken{T: t, Node: node}.CheckPlan(t.Context(), plancheck.CheckPlanRequest{}, &resp)
+	if resp.Error != nil {
+		t.Error(resp.Error)
+	}
+}
+
+// TestAccGoldenImage_interruptDuringReboot presses Ctrl-C while the image
+// build's guest restarts (after the Containers feature asked for it): the
+// provider is following the restart. The build stops, its VM is cleaned up
+// (or, when it exists, is in the state), no template is made, and the next
+// plain apply builds the image.
+func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
+	start := time.Now()
+	defer func() { t.Logf("Ctrl-C during the image build's reboot: %s", time.Since(start).Round(time.Second)) }()
+	image := acctest.Name("img")
+	cn := acctest.ComputerNameOf(image)
+	config := acctest.GoldenImageConfig(image, nil)
+	t.Cleanup(func() { // after the CLI's destroy
+		if id, err := acctest.VSphere(t).FindVMByPath(t.Context(), "/DC0/vm/golden/"+image); err == nil {
+			t.Errorf("the image's VM or template %v is left", id)
+		}
+	})
+	cli := acctest.NewCLI(t)
+
+	// The moment: the build VM's host restarts after containers-feature
+	// asked for it (the sandbox reports it to vSphere as VMware Tools
+	// stopping and running again, which the provider waits for, then it
+	// connects again): seen down, or back and answering the provider's
+	// first command of the new connection. (The sandbox's restart is
+	// quick, so a poll may miss the host down.)
+	interrupt := make(chan struct{})
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			h := acctest.Sandbox.Hosts.ByName(cn)
+			if h == nil {
+				continue
+			}
+			if after, ran := afterStep(h.Scripts(), "containers-feature"); ran && (!h.Up() || after > 0) {
+				close(interrupt)
+				return
+			}
+		}
+	}()
+	out, err := cli.ApplyInterrupted(config, interrupt)
+	select {
+	case <-interrupt:
+	default:
+		t.Fatalf("the build never restarted its guest; apply: %v\n%s", err, out)
+	}
+	if err == nil || !strings.Contains(out, "Interrupt received") {
+		t.Fatalf("the interrupted apply: %v\n%s", err, out)
+	}
+	if !acctest.Wrapped(`(?s)creating Windows golden image \(` + image + `\).*(restart|context canceled)`).MatchString(out) {
+		t.Errorf("the diagnostic does not name the restart it interrupted:\n%s", out)
+	}
+	st, err := cli.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stateID string
+	if st.Values != nil && st.Values.RootModule != nil {
+		for _, r := range st.Values.RootModule.Resources {
+			if r.Address == acctest.GoldenImageAddress {
+				stateID, _ = r.AttributeValues["build_vm_id"].(string)
+			}
+		}
+	}
+	ref, ferr := acctest.VSphere(t).FindVMByPath(t.Context(), "/DC0/vm/golden/"+image)
+	switch {
+	case ferr == nil && ref.Reference().Value != stateID:
+		t.Fatalf("the build VM %s exists but the state holds %q", ref.Reference().Value, stateID)
+	case ferr != nil && stateID != "":
+		t.Logf("the state holds the build VM %s, gone from vSphere (the next apply replaces it)", stateID)
+	}
+
+	if out, err := cli.Apply(config); err != nil {
+		t.Fatalf("the apply after the interrupt: %v\n%s", err, out)
+	}
+	if _, err := acctest.VSphere(t).FindVMByPath(t.Context(), "/DC0/vm/golden/"+image); err != nil {
+		t.Errorf("no template after the next apply: %v", err)
+	}
+}
+
+// afterStep reports whether step ran, and how many scripts ran after it.
+func afterStep(scripts []winsim.ScriptRecord, step string) (after int, ran bool) {
+	for _, r := range scripts {
+		switch {
+		case ran:
+			after++
+		case r.Step == step && r.ExitCode == 0:
+			ran = true
+		}
+	}
+	return after, ran
+}
