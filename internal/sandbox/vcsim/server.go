@@ -21,8 +21,13 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 
+	// Registers the storage policy (PBM) endpoint at /pbm: hashicorp/vsphere
+	// opens a PBM client (pbm.NewClient) on every run against a vCenter, and
+	// fails to start without it ("POST "/pbm": 404 Not Found").
+	_ "github.com/vmware/govmomi/pbm/simulator"
 	// Registers the vAPI (REST) endpoints: sessions, tags, content library.
-	// hashicorp/vsphere logs in to them, so users can compose with it.
+	// hashicorp/vsphere logs in to them on every run (tags), so users can
+	// compose with it.
 	_ "github.com/vmware/govmomi/vapi/simulator"
 )
 
@@ -150,16 +155,17 @@ func (s *Server) login(ctx context.Context, roots *x509.CertPool) (*vim25.Client
 	return c, nil
 }
 
-// Close stops serving and removes the simulator's datastore directories.
-// Open connections are cut first: Close would otherwise wait for every
-// outstanding request, and a client's long-poll (WaitForUpdatesEx) can
-// outlive the caller's patience.
+// Close stops serving and removes the simulator's datastore directories,
+// within moments whatever clients left open. httptest.Server.Close waits
+// for every request in flight, and a long poll (WaitForUpdatesEx) with no
+// MaxWaitSeconds never ends on its own in vcsim, even once its client has
+// gone (waits.go).
 func (s *Server) Close() {
 	// No new connection (a client retrying its long poll), then none of
 	// the old ones, then no call still waiting for updates.
 	_ = s.HTTP.Listener.Close()
 	s.HTTP.CloseClientConnections()
-	s.waits.cancel()
+	s.waits.close()
 	s.HTTP.Close()
 	s.Model.Remove()
 }
