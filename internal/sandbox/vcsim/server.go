@@ -124,6 +124,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		HTTP:       httpSrv,
 	}
 	s.installHandler()
+	s.aliasClusters()
 	logf("vcsim: serving the vSphere API at %s", s.URL)
 
 	c, err := s.login(ctx, opts.RootCAs)
