@@ -17,12 +17,17 @@ import (
 // through Get (the simulator's hook for registry objects that stand for
 // another), and echoes the reference as given, as vCenter does: the
 // provider asserts an *object.ComputeResource.
+//
+// The simulator's searches look through every registry object's first
+// field for the managed object it wraps (getManagedObject), so the alias
+// starts with an empty ComputeResource: a named field, not an embedded one,
+// so that the alias is no mo.Entity and no inventory walk counts it.
 type computeResourceAlias struct {
-	self    types.ManagedObjectReference
+	Empty   mo.ComputeResource
 	cluster *simulator.ClusterComputeResource
 }
 
-func (a *computeResourceAlias) Reference() types.ManagedObjectReference { return a.self }
+func (a *computeResourceAlias) Reference() types.ManagedObjectReference { return a.Empty.Self }
 
 // Get is the simulator's hook (property collector's getObject).
 func (a *computeResourceAlias) Get() mo.Reference { return a.cluster }
@@ -35,9 +40,8 @@ func (s *Server) aliasClusters() {
 		if !ok {
 			continue
 		}
-		m.Put(&computeResourceAlias{
-			self:    types.ManagedObjectReference{Type: "ComputeResource", Value: cluster.Self.Value},
-			cluster: cluster,
-		})
+		alias := &computeResourceAlias{cluster: cluster}
+		alias.Empty.Self = types.ManagedObjectReference{Type: "ComputeResource", Value: cluster.Self.Value}
+		m.Put(alias)
 	}
 }

@@ -20,8 +20,8 @@ import (
 // connections"). The polls: one whose client is alive, one whose client
 // has gone (its connection dropped, as a killed process's is), a legacy
 // WaitForUpdates, two concurrent polls on one collector (vcsim keeps the
-// cancel function of the latest only), and polls the client sends while
-// Close runs.
+// cancel function of the latest only: Close gives up waiting for the first
+// after closeWait), and polls the client sends while Close runs.
 func TestCloseEndsOpenWaits(t *testing.T) {
 	s, ca := startServer(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

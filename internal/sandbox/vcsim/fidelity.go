@@ -107,11 +107,7 @@ func (s *Server) installHandler() {
 		}
 		switch m.Name {
 		case "WaitForUpdatesEx", "WaitForUpdates":
-			if pc, ok := ctx.Session.Get(m.This).(*simulator.PropertyCollector); ok {
-				// Dispatched to waitCall, which Close can end (waits.go).
-				m.This = types.ManagedObjectReference{Type: "PropertyCollector", Value: "sandbox-" + m.This.Value}
-				return &waitCall{self: m.This, pc: pc, w: &s.waits}, nil
-			}
+			s.waits.add(ctx, m.This)
 		case "ModifyListView", "ResetListView":
 			if lv, ok := ctx.Session.Get(m.This).(*simulator.ListView); ok {
 				// Dispatched to listViewChange (the registry's object

@@ -15,6 +15,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/url"
+	"sync"
 
 	"github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/simulator"
@@ -70,6 +71,9 @@ type Server struct {
 	hooks methodHooks
 	calls calls
 	waits waits
+	logf  func(format string, args ...any)
+
+	closeOnce sync.Once
 }
 
 // Start creates the simulator, serves it on a free 127.0.0.1 port and builds
@@ -122,6 +126,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		Datacenter: "DC0",
 		Model:      model,
 		HTTP:       httpSrv,
+		logf:       logf,
 	}
 	s.installHandler()
 	s.aliasClusters()
@@ -157,16 +162,19 @@ func (s *Server) login(ctx context.Context, roots *x509.CertPool) (*vim25.Client
 }
 
 // Close stops serving and removes the simulator's datastore directories,
-// within moments whatever clients left open. httptest.Server.Close waits
-// for every request in flight, and a long poll (WaitForUpdatesEx) with no
-// MaxWaitSeconds never ends on its own in vcsim, even once its client has
-// gone (waits.go).
+// within moments whatever clients left open (at most closeWait): a long
+// poll (WaitForUpdatesEx) with no MaxWaitSeconds never ends on its own in
+// vcsim, even once its client has gone, and httptest.Server.Close waits for
+// it (waits.go). It is idempotent.
 func (s *Server) Close() {
-	// No new connection (a client retrying its long poll), then none of
-	// the old ones, then no call still waiting for updates.
-	_ = s.HTTP.Listener.Close()
-	s.HTTP.CloseClientConnections()
-	s.waits.close()
-	s.HTTP.Close()
-	s.Model.Remove()
+	s.closeOnce.Do(func() {
+		// No new connection (a client retrying its long poll), then none of
+		// the old ones, then no call still waiting for updates.
+		_ = s.HTTP.Listener.Close()
+		s.HTTP.CloseClientConnections()
+		if !s.waits.closeServer(s.HTTP.Close) {
+			s.logf("vcsim: a long poll did not end within %s of Close (two polls on one collector?); leaving it behind", closeWait)
+		}
+		s.Model.Remove()
+	})
 }
