@@ -46,13 +46,13 @@ type Kind struct {
 }
 
 var (
-	uuidPattern     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	anyMOIDPattern  = regexp.MustCompile(`^(vm|resgroup|datastore|network|dvportgroup|host|group|domain|datacenter|dvs|vapp)-[a-z]?[0-9]+$`)
-	poolIDPattern   = regexp.MustCompile(`^resgroup-v?[0-9]+$`)
-	dsIDPattern     = regexp.MustCompile(`^datastore-[0-9]+$`)
-	netIDPattern    = regexp.MustCompile(`^(network-[a-z]?[0-9]+|dvportgroup-[0-9]+)$`)
-	hostIDPattern   = regexp.MustCompile(`^host-[0-9]+$`)
-	vmIDPattern     = regexp.MustCompile(`^vm-[0-9]+$`)
+	uuidPattern    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	anyMOIDPattern = regexp.MustCompile(`^(vm|resgroup|datastore|network|dvportgroup|host|group|domain|datacenter|dvs|vapp)-[a-z]?[0-9]+$`)
+	poolIDPattern  = regexp.MustCompile(`^resgroup-v?[0-9]+$`)
+	dsIDPattern    = regexp.MustCompile(`^datastore-[0-9]+$`)
+	netIDPattern   = regexp.MustCompile(`^(network-[a-z]?[0-9]+|dvportgroup-[0-9]+)$`)
+	hostIDPattern  = regexp.MustCompile(`^host-[0-9]+$`)
+	vmIDPattern    = regexp.MustCompile(`^vm-[0-9]+$`)
 	// vCenter's VM folders are "group-v12"; folders vcsim creates are
 	// "group-12", and the sandbox hands those out.
 	folderIDPattern = regexp.MustCompile(`^group-v?[0-9]+$`)

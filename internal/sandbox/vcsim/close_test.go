@@ -28,10 +28,6 @@ func TestCloseEndsOpenWaits(t *testing.T) {
 	defer cancel()
 	before := s.Calls()
 
-	type poll struct {
-		name string
-		call func(context.Context, *vim25.Client, types.ManagedObjectReference) error
-	}
 	waitEx := func(ctx context.Context, c *vim25.Client, pc types.ManagedObjectReference) error {
 		_, err := methods.WaitForUpdatesEx(ctx, c, &types.WaitForUpdatesEx{This: pc, Version: "-"})
 		return err
