@@ -39,12 +39,13 @@ func (a *VSphereAdapter) CloneBuildVM(ctx context.Context, req CloneRequest) (VM
 	}
 	spec := vsphere.CloneSpec{Source: source, Name: req.Name,
 		Annotation: "Windows golden image build VM (terraform-provider-windows); becomes the template " + req.Name}
-	folder, err := a.c.FindFolderByPath(ctx, req.Folder, true)
+	pool, err := a.c.FindResourcePoolByID(ctx, req.ResourcePoolID)
 	if err != nil {
 		return VM{}, err
 	}
-	spec.Folder = folder
-	if spec.ResourcePool, err = a.c.FindResourcePoolByID(ctx, req.ResourcePoolID); err != nil {
+	spec.ResourcePool = pool
+	// After the pool: a relative folder path is relative to its datacenter.
+	if spec.Folder, err = a.c.FindFolder(ctx, req.Folder, pool, true); err != nil {
 		return VM{}, err
 	}
 	if req.DatastoreID != "" {

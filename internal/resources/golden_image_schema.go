@@ -21,6 +21,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
 // The replace modifiers: a template (and a node's placement) is immutable, so
@@ -90,27 +91,33 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"folder": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
-				MarkdownDescription: "Inventory path of the VM folder for the template, for example `/dc1/vm/templates` (created if missing).",
+				MarkdownDescription: "VM folder for the template, for example `/dc1/vm/templates` (created if missing)." + accepts(vsphere.FolderKind),
+				Validators:          []validator.String{vsphereObject(vsphere.FolderKind)},
 			},
 			"source_template": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
-				MarkdownDescription: "Inventory path or managed object id of the base Windows Server 2019, 2022 or 2025 template or VM, with VMware Tools and WinRM (or OpenSSH) reachable with the administrator credentials below.",
+				MarkdownDescription: "The base Windows Server 2019, 2022 or 2025 template or VM, with VMware Tools and WinRM (or OpenSSH) reachable with the administrator credentials below." + accepts(vsphere.VMKind),
+				Validators:          []validator.String{vsphereObject(vsphere.VMKind)},
 			},
 			"resource_pool_id": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
-				MarkdownDescription: "Managed object id of the resource pool of the build VM (for example `data.vsphere_resource_pool.pool.id`).",
+				MarkdownDescription: "Resource pool of the build VM." + accepts(vsphere.ResourcePoolKind),
+				Validators:          []validator.String{vsphereObject(vsphere.ResourcePoolKind)},
 			},
 			"datastore_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "Managed object id of the datastore for the build VM and the template; defaults to the source's.",
+				MarkdownDescription: "Datastore for the build VM and the template; defaults to the source's." + accepts(vsphere.DatastoreKind),
+				Validators:          []validator.String{vsphereObject(vsphere.DatastoreKind)},
 			},
 			"network_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "Managed object id of the network for the build VM's NIC; defaults to the source's.",
+				MarkdownDescription: "Network for the build VM's NIC; defaults to the source's." + accepts(vsphere.NetworkKind),
+				Validators:          []validator.String{vsphereObject(vsphere.NetworkKind)},
 			},
 			"host_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "Managed object id of the ESXi host for the build VM; defaults to one DRS picks.",
+				MarkdownDescription: "ESXi host for the build VM; defaults to one DRS picks." + accepts(vsphere.HostKind),
+				Validators:          []validator.String{vsphereObject(vsphere.HostKind)},
 			},
 			"admin_user": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: imageString,

@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
 
@@ -111,10 +112,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"members (the first listed on a tie). A domain's ids override `resource_pool_id`, `datastore_id` and `host_id`. Changing the list rolls new members in.",
 				Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-					"name":             schema.StringAttribute{Required: true, Validators: []validator.String{dnsLabel()}, MarkdownDescription: "Name of the domain, recorded in `members[*].failure_domain`."},
-					"resource_pool_id": schema.StringAttribute{Optional: true, MarkdownDescription: "Managed object id of the domain's resource pool (or cluster's root pool)."},
-					"datastore_id":     schema.StringAttribute{Optional: true, MarkdownDescription: "Managed object id of the domain's datastore."},
-					"host_id":          schema.StringAttribute{Optional: true, MarkdownDescription: "Managed object id of the domain's ESXi host."},
+					"name": schema.StringAttribute{Required: true, Validators: []validator.String{dnsLabel()}, MarkdownDescription: "Name of the domain, recorded in `members[*].failure_domain`."},
+					"resource_pool_id": schema.StringAttribute{Optional: true, Validators: []validator.String{vsphereObject(vsphere.ResourcePoolKind)},
+						MarkdownDescription: "The domain's resource pool (or cluster's root pool)." + accepts(vsphere.ResourcePoolKind)},
+					"datastore_id": schema.StringAttribute{Optional: true, Validators: []validator.String{vsphereObject(vsphere.DatastoreKind)},
+						MarkdownDescription: "The domain's datastore." + accepts(vsphere.DatastoreKind)},
+					"host_id": schema.StringAttribute{Optional: true, Validators: []validator.String{vsphereObject(vsphere.HostKind)},
+						MarkdownDescription: "The domain's ESXi host." + accepts(vsphere.HostKind)},
 				}},
 			},
 			"anti_affinity": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -22,6 +23,8 @@ import (
 //   - Windows versions and builds: the provider's own release table
 //     (winversion), and an unknown build is a warning, not an error.
 //   - URLs: framework-validators has no URL validator.
+//   - vSphere objects: the forms hashicorp/vsphere hands out for each kind
+//     (vsphere/forms.go), which the finders resolve; the message lists them.
 //   - node_validators.go: IPv4 addresses and CIDRs (nettypes' iptypes and
 //     cidrtypes would serve, but terraform-plugin-framework-nettypes is not
 //     on the Go module proxy this project builds from), positive durations
@@ -148,4 +151,34 @@ func httpURL() validator.String {
 		}
 		return nil
 	}}
+}
+
+// vsphereObject checks that a value names a vSphere object of kind in one of
+// the forms its finders resolve (every form hashicorp/vsphere's data sources
+// and resources hand out for it), and lists them when it does not.
+func vsphereObject(kind vsphere.Kind) validator.String { return vsphereObjectValidator{kind} }
+
+type vsphereObjectValidator struct{ kind vsphere.Kind }
+
+func (v vsphereObjectValidator) Description(context.Context) string {
+	return "a " + v.kind.Noun + ": " + v.kind.Accepted()
+}
+
+func (v vsphereObjectValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (v vsphereObjectValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.kind.Check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+v.kind.Noun, fmt.Sprintf("%s: %v.", req.Path, err))
+	}
+}
+
+// accepts is the sentence of an attribute's documentation that lists kind's
+// forms.
+func accepts(kind vsphere.Kind) string {
+	return " Accepts " + kind.Markdown() + "."
 }

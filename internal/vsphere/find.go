@@ -308,11 +308,74 @@ func (c *Client) inventoryPaths(refs []types.ManagedObjectReference, content []t
 	return out
 }
 
-// FindVM finds a VM or template by inventory path ("/dc/vm/x") or managed
-// object id ("vm-42"), the two ways resources accept one.
-func (c *Client) FindVM(ctx context.Context, pathOrID string) (types.ManagedObjectReference, error) {
-	if strings.Contains(pathOrID, "/") {
-		return c.FindVMByPath(ctx, pathOrID)
+// FindVM finds a VM or template by any form VMKind accepts: inventory path
+// ("/dc/vm/x"), managed object id ("vm-42"), BIOS UUID (hashicorp/vsphere's
+// vsphere_virtual_machine.id) or instance UUID (its instance_uuid). A UUID
+// is looked up as a BIOS UUID first, as hashicorp/vsphere's uuid lookups do,
+// then as an instance UUID.
+func (c *Client) FindVM(ctx context.Context, ref string) (types.ManagedObjectReference, error) {
+	switch {
+	case strings.HasPrefix(ref, "/"):
+		return c.FindVMByPath(ctx, ref)
+	case uuidPattern.MatchString(ref):
+		found, err := c.FindVMByUUID(ctx, ref, false)
+		if !IsNotFound(err) {
+			return found, err
+		}
+		found, err = c.FindVMByUUID(ctx, ref, true)
+		if IsNotFound(err) {
+			return found, &NotFoundError{Kind: "virtual machine with BIOS or instance UUID", ID: ref}
+		}
+		return found, err
+	default:
+		if err := VMKind.Check(ref); err != nil {
+			return types.ManagedObjectReference{}, err
+		}
+		return c.FindVMByID(ctx, ref)
 	}
-	return c.FindVMByID(ctx, pathOrID)
+}
+
+// FindFolder finds a VM folder by any form FolderKind accepts: inventory
+// path ("/dc/vm/x"), managed object id ("group-v4"), or a path relative to
+// the VM folder of pool's datacenter ("x", as hashicorp/vsphere's
+// vsphere_folder and vsphere_virtual_machine resources write it: "relative
+// to the datacenter that the resource pool is in"). With create, a missing
+// folder given by path is created.
+func (c *Client) FindFolder(ctx context.Context, folder string, pool types.ManagedObjectReference, create bool) (types.ManagedObjectReference, error) {
+	switch {
+	case strings.HasPrefix(folder, "/"):
+		return c.FindFolderByPath(ctx, folder, create)
+	case folderIDPattern.MatchString(folder):
+		return c.FindFolderByID(ctx, folder)
+	}
+	if err := FolderKind.Check(folder); err != nil {
+		return types.ManagedObjectReference{}, err
+	}
+	if pool.Value == "" {
+		return types.ManagedObjectReference{}, fmt.Errorf("folder %q is a relative path, and there is no resource pool here to name its datacenter: "+
+			"write the absolute path, /<datacenter>/vm/%s, or the folder's managed object id", folder, folder)
+	}
+	dc, err := c.DatacenterPath(ctx, pool)
+	if err != nil {
+		return types.ManagedObjectReference{}, fmt.Errorf("folder %q is relative to the datacenter of resource pool %s: %w", folder, pool.Value, err)
+	}
+	return c.FindFolderByPath(ctx, path.Join(dc, "vm", folder), create)
+}
+
+// DatacenterPath returns the inventory path of the datacenter ref is in
+// ("/dc1", or "/folder/dc1" for a datacenter in a folder), in one round
+// trip.
+func (c *Client) DatacenterPath(ctx context.Context, ref types.ManagedObjectReference) (string, error) {
+	res, err := c.retrieveWithAncestors(ctx, []types.ManagedObjectReference{ref}, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, oc := range res {
+		if oc.Obj.Type == "Datacenter" {
+			if p, ok := c.inventoryPaths([]types.ManagedObjectReference{oc.Obj}, res)[oc.Obj]; ok {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s %s is in no datacenter this session can read", kindName(ref.Type), ref.Value)
 }

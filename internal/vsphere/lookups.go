@@ -2,7 +2,6 @@ package vsphere
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/vmware/govmomi/vim25/mo"
@@ -29,8 +28,9 @@ type Lookups struct {
 	backings memo[types.ManagedObjectReference, types.BaseVirtualDeviceBackingInfo]
 }
 
-// lookupKey names a lookup: by inventory path (kind "vm", "folder") or by
-// managed object id (kind "id", path the reference's type:value).
+// lookupKey names a lookup: by the form given (kind "vm", "folder"; a
+// relative folder path prefixed with its resource pool's id) or by managed
+// object id (kind "id", path the reference's type:value).
 type lookupKey struct{ kind, path string }
 
 // Lookups returns the Client's placement cache.
@@ -57,18 +57,21 @@ func (l *Lookups) byID(ref types.ManagedObjectReference, find func() (types.Mana
 }
 
 // FindVM is Client.FindVM, remembered.
-func (l *Lookups) FindVM(ctx context.Context, pathOrID string) (types.ManagedObjectReference, error) {
-	if strings.Contains(pathOrID, "/") {
-		return l.ref(lookupKey{"vm", pathOrID}, func() (types.ManagedObjectReference, error) { return l.c.FindVMByPath(ctx, pathOrID) })
+func (l *Lookups) FindVM(ctx context.Context, ref string) (types.ManagedObjectReference, error) {
+	if vmIDPattern.MatchString(ref) {
+		return l.byID(VMRef(ref), func() (types.ManagedObjectReference, error) { return l.c.FindVMByID(ctx, ref) })
 	}
-	return l.byID(VMRef(pathOrID), func() (types.ManagedObjectReference, error) { return l.c.FindVMByID(ctx, pathOrID) })
+	return l.ref(lookupKey{"vm", ref}, func() (types.ManagedObjectReference, error) { return l.c.FindVM(ctx, ref) })
 }
 
-// FindFolderByPath is Client.FindFolderByPath, remembered.
-func (l *Lookups) FindFolderByPath(ctx context.Context, inventoryPath string, create bool) (types.ManagedObjectReference, error) {
-	return l.ref(lookupKey{"folder", inventoryPath}, func() (types.ManagedObjectReference, error) {
-		return l.c.FindFolderByPath(ctx, inventoryPath, create)
-	})
+// FindFolder is Client.FindFolder, remembered (a relative path by the
+// datacenter it is relative to).
+func (l *Lookups) FindFolder(ctx context.Context, folder string, pool types.ManagedObjectReference, create bool) (types.ManagedObjectReference, error) {
+	key := lookupKey{"folder", folder}
+	if isRelativePath(folder) {
+		key.path = pool.Value + ":" + folder
+	}
+	return l.ref(key, func() (types.ManagedObjectReference, error) { return l.c.FindFolder(ctx, folder, pool, create) })
 }
 
 // FindResourcePoolByID is Client.FindResourcePoolByID, remembered.

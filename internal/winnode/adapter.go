@@ -52,10 +52,13 @@ func (a vsphereAdapter) cloneNode(ctx context.Context, req CloneRequest) (Identi
 		Source: source, Name: req.Name, NumCPUs: req.NumCPUs, MemoryMB: req.MemoryMB, DiskSizeGB: req.DiskSizeGB,
 		LinkedClone: req.LinkedClone, Annotation: req.Annotation, Sysprep: &sysprep,
 	}
-	if cs.Folder, err = l.FindFolderByPath(ctx, req.Folder, true); err != nil {
+	pool, err := l.FindResourcePoolByID(ctx, req.ResourcePoolID)
+	if err != nil {
 		return Identity{}, err
 	}
-	if cs.ResourcePool, err = l.FindResourcePoolByID(ctx, req.ResourcePoolID); err != nil {
+	cs.ResourcePool = pool
+	// After the pool: a relative folder path is relative to its datacenter.
+	if cs.Folder, err = l.FindFolder(ctx, req.Folder, pool, true); err != nil {
 		return Identity{}, err
 	}
 	if req.DatastoreID != "" {
@@ -168,7 +171,7 @@ func (a vsphereAdapter) ListVMs(ctx context.Context, folder string) ([]*vsphere.
 	var root vimtypes.ManagedObjectReference
 	if folder != "" {
 		var err error
-		if root, err = a.c.FindFolderByPath(ctx, folder, false); err != nil {
+		if root, err = a.c.FindFolder(ctx, folder, vimtypes.ManagedObjectReference{}, false); err != nil {
 			return nil, err
 		}
 	}

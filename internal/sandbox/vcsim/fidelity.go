@@ -14,40 +14,6 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// waits are the property collectors clients have long-polled
-// (WaitForUpdatesEx). vCenter ends such a call when its client goes away;
-// vcsim's runs until MaxWaitSeconds whatever happens to the connection, and
-// httptest.Server.Close waits for it. Close cancels them
-// (CancelWaitForUpdates) once the connections are closed.
-type waits struct {
-	mu  sync.Mutex
-	pcs map[types.ManagedObjectReference]*simulator.PropertyCollector
-}
-
-func (w *waits) add(ctx *simulator.Context, ref types.ManagedObjectReference) {
-	if ctx.Session == nil {
-		return
-	}
-	pc, ok := ctx.Session.Get(ref).(*simulator.PropertyCollector)
-	if !ok {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.pcs == nil {
-		w.pcs = map[types.ManagedObjectReference]*simulator.PropertyCollector{}
-	}
-	w.pcs[ref] = pc
-}
-
-func (w *waits) cancel() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for ref, pc := range w.pcs {
-		pc.CancelWaitForUpdates(&types.CancelWaitForUpdates{This: ref})
-	}
-}
-
 // listViewChange runs ModifyListView and ResetListView on a ListView the
 // way vCenter can and vcsim cannot: vcsim changes the view and reports the
 // change to its handlers while holding the view's lock, and a
@@ -138,8 +104,11 @@ func (s *Server) installHandler() {
 	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 		s.calls.add(ctx, m.Name)
 		s.observe(ctx, m)
+		if ctx.Session == nil {
+			return nil, nil // the simulator refuses the call (NotAuthenticated) or answers it without a session
+		}
 		switch m.Name {
-		case "WaitForUpdatesEx":
+		case "WaitForUpdatesEx", "WaitForUpdates":
 			s.waits.add(ctx, m.This)
 		case "ModifyListView", "ResetListView":
 			if lv, ok := ctx.Session.Get(m.This).(*simulator.ListView); ok {

@@ -15,14 +15,20 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/url"
+	"sync"
 
 	"github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 
+	// Registers the storage policy (PBM) endpoint at /pbm: hashicorp/vsphere
+	// opens a PBM client (pbm.NewClient) on every run against a vCenter, and
+	// fails to start without it ("POST "/pbm": 404 Not Found").
+	_ "github.com/vmware/govmomi/pbm/simulator"
 	// Registers the vAPI (REST) endpoints: sessions, tags, content library.
-	// hashicorp/vsphere logs in to them, so users can compose with it.
+	// hashicorp/vsphere logs in to them on every run (tags), so users can
+	// compose with it.
 	_ "github.com/vmware/govmomi/vapi/simulator"
 )
 
@@ -66,6 +72,9 @@ type Server struct {
 	calls calls
 	waits waits
 	roots *x509.CertPool // that verify the server's certificate
+	logf  func(format string, args ...any)
+
+	closeOnce sync.Once
 }
 
 // Start creates the simulator, serves it on a free 127.0.0.1 port and builds
@@ -119,8 +128,10 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		Model:      model,
 		HTTP:       httpSrv,
 		roots:      opts.RootCAs,
+		logf:       logf,
 	}
 	s.installHandler()
+	s.aliasClusters()
 	logf("vcsim: serving the vSphere API at %s", s.URL)
 
 	c, err := s.login(ctx, opts.RootCAs)
@@ -152,16 +163,20 @@ func (s *Server) login(ctx context.Context, roots *x509.CertPool) (*vim25.Client
 	return c, nil
 }
 
-// Close stops serving and removes the simulator's datastore directories.
-// Open connections are cut first: Close would otherwise wait for every
-// outstanding request, and a client's long-poll (WaitForUpdatesEx) can
-// outlive the caller's patience.
+// Close stops serving and removes the simulator's datastore directories,
+// within moments whatever clients left open (at most closeWait): a long
+// poll (WaitForUpdatesEx) with no MaxWaitSeconds never ends on its own in
+// vcsim, even once its client has gone, and httptest.Server.Close waits for
+// it (waits.go). It is idempotent.
 func (s *Server) Close() {
-	// No new connection (a client retrying its long poll), then none of
-	// the old ones, then no call still waiting for updates.
-	_ = s.HTTP.Listener.Close()
-	s.HTTP.CloseClientConnections()
-	s.waits.cancel()
-	s.HTTP.Close()
-	s.Model.Remove()
+	s.closeOnce.Do(func() {
+		// No new connection (a client retrying its long poll), then none of
+		// the old ones, then no call still waiting for updates.
+		_ = s.HTTP.Listener.Close()
+		s.HTTP.CloseClientConnections()
+		if !s.waits.closeServer(s.HTTP.Close) {
+			s.logf("vcsim: a long poll did not end within %s of Close (two polls on one collector?); leaving it behind", closeWait)
+		}
+		s.Model.Remove()
+	})
 }
