@@ -276,6 +276,11 @@ func (c *Client) evictPod(ctx context.Context, p corev1.Pod, grace *int64) error
 		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			// Conflict: the UID precondition failed, the pod was replaced.
 			return nil
+		case apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+			// The pod's namespace is being deleted, which deletes the pod:
+			// evicted all the same, and waited for like the others
+			// (kubectl's drain does the same, drain.go evictPods).
+			return nil
 		case apierrors.IsTooManyRequests(err):
 			if !budgetsRead {
 				budgets, budgetsRead = c.budgetsFor(ctx, &p), true

@@ -115,3 +115,20 @@ func TestWaitForNodeReadyDuringOutage(t *testing.T) {
 		t.Errorf("error %q", err)
 	}
 }
+
+// An eviction refused because the pod's namespace is being deleted counts
+// as done: the namespace's deletion removes the pod (kubectl's drain too).
+func TestDrainNodeNamespaceTerminating(t *testing.T) {
+	c, _ := drainWorld(t, 0)
+	c.Interface.(*fake.Clientset).PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "eviction" {
+			return false, nil, nil
+		}
+		err := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("unable to create new content in namespace ns because it is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: "namespace ns is being terminated", Field: "metadata.namespace"}}
+		return true, nil, err
+	})
+	if err := c.DrainNode(t.Context(), "win-0", DrainOptions{Timeout: time.Minute}); err != nil {
+		t.Fatalf("drain: %v", err)
+	}
+}
