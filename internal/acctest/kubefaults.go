@@ -129,7 +129,7 @@ func BlockedWorkload(t *testing.T, node string) (release func()) {
 				NodeSelector: map[string]string{"kubernetes.io/os": "windows", "kubernetes.io/hostname": node},
 				// windows_node's default taint.
 				Tolerations: []corev1.Toleration{{Key: "os", Operator: corev1.TolerationOpEqual, Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
-				Containers:   []corev1.Container{{Name: "app", Image: "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"}},
+				Containers:  []corev1.Container{{Name: "app", Image: "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"}},
 			}},
 		},
 	}
