@@ -2,12 +2,14 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 	"k8s.io/cluster-bootstrap/util/tokens"
@@ -90,6 +92,52 @@ func (c *Client) DeleteBootstrapToken(ctx context.Context, id string) error {
 	err := c.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting bootstrap token Secret kube-system/%s: %w", name, err)
+	}
+	return nil
+}
+
+// RefreshBootstrapToken moves the expiration of the bootstrap token with
+// the given id to ttl from now, as Cluster API's kubeadm bootstrap provider
+// refreshes the token of a machine that has not joined yet
+// (refreshBootstrapTokenIfNeeded): a slow boot does not outlive its join
+// credential. A token already gone (expired and cleaned up, or deleted) is
+// a NotFoundError: it cannot be brought back.
+func (c *Client) RefreshBootstrapToken(ctx context.Context, id string, ttl time.Duration) error {
+	if !bootstraputil.IsValidBootstrapTokenID(id) {
+		return fmt.Errorf("refreshing bootstrap token: %q is not a bootstrap token id (6 characters a-z, 0-9)", id)
+	}
+	name := bootstraputil.BootstrapTokenSecretName(id)
+	expires := time.Now().Add(ttl).UTC().Format(time.RFC3339)
+	patch, err := json.Marshal(map[string]any{"data": map[string][]byte{bootstrapapi.BootstrapTokenExpirationKey: []byte(expires)}})
+	if err != nil {
+		return err
+	}
+	_, err = c.CoreV1().Secrets(metav1.NamespaceSystem).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil {
+		return fmt.Errorf("refreshing bootstrap token Secret kube-system/%s: %w", name, notFoundOr(err, "bootstrap token Secret", "kube-system/"+name))
+	}
+	return nil
+}
+
+// DeleteStaleBootstrapTokens deletes this provider's bootstrap tokens with
+// the given description: those an earlier join of the same node could not
+// delete (the API server away when it failed, or the provider stopped
+// mid-join). They would otherwise live until they expire.
+func (c *Client) DeleteStaleBootstrapTokens(ctx context.Context, description string) error {
+	list, err := c.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
+		LabelSelector: LabelManagedBy + "=" + FieldManager,
+		FieldSelector: "type=" + string(bootstrapapi.SecretTypeBootstrapToken),
+	})
+	if err != nil {
+		return fmt.Errorf("listing bootstrap tokens: %w", err)
+	}
+	for _, s := range list.Items {
+		if string(s.Data[bootstrapapi.BootstrapTokenDescriptionKey]) != description {
+			continue
+		}
+		if err := c.DeleteBootstrapToken(ctx, string(s.Data[bootstrapapi.BootstrapTokenIDKey])); err != nil {
+			return err
+		}
 	}
 	return nil
 }

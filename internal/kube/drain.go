@@ -89,19 +89,32 @@ func (c *Client) DrainNode(ctx context.Context, name string, opts DrainOptions) 
 		ctx, cancel = context.WithTimeoutCause(ctx, opts.Timeout, errDrainTimeout)
 		defer cancel()
 	}
-	node, err := c.FindNode(ctx, name)
-	if err != nil {
+	// Every call below survives an API server away for a moment
+	// (retryTransient; the pods' wait is a watch that resumes).
+	var node *corev1.Node
+	err := retryTransient(ctx, func(ctx context.Context) (err error) {
+		node, err = c.FindNode(ctx, name)
+		return err
+	})
+	if IsNotFound(err) {
 		return err
 	}
-	if err := c.cordon(ctx, node, true); err != nil {
+	if err != nil {
+		return c.drainFailed(ctx, name, opts, fmt.Errorf("reading the Node: %w", err))
+	}
+	if err := retryTransient(ctx, func(ctx context.Context) error { return c.cordon(ctx, node, true) }); err != nil {
 		if IsNotFound(err) {
 			return err
 		}
-		return fmt.Errorf("draining Node %q: %w", name, err)
+		return c.drainFailed(ctx, name, opts, err)
 	}
-	list, err := c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: podsOnNode(name)})
+	var list *corev1.PodList
+	err = retryTransient(ctx, func(ctx context.Context) (err error) {
+		list, err = c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: podsOnNode(name)})
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("draining Node %q: listing its pods: %w", name, err)
+		return c.drainFailed(ctx, name, opts, fmt.Errorf("listing its pods: %w", err))
 	}
 	plan := planDrain(name, list.Items, opts)
 	if err := plan.refused(); err != nil {
@@ -263,19 +276,31 @@ func (c *Client) evictPod(ctx context.Context, p corev1.Pod, grace *int64) error
 		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			// Conflict: the UID precondition failed, the pod was replaced.
 			return nil
-		case !apierrors.IsTooManyRequests(err):
+		case apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+			// The pod's namespace is being deleted, which deletes the pod:
+			// evicted all the same, and waited for like the others
+			// (kubectl's drain does the same, drain.go evictPods).
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			if !budgetsRead {
+				budgets, budgetsRead = c.budgetsFor(ctx, &p), true
+			}
+		case isTransient(err) && ctx.Err() == nil:
+			// The API server is away for a moment: retried like a
+			// budget's refusal, from the same backoff.
+		default:
 			if ctx.Err() != nil {
 				return fmt.Errorf("pod %s: %w", id, ctx.Err())
 			}
 			return fmt.Errorf("evicting pod %s: %w", id, err)
 		}
-		if !budgetsRead {
-			budgets, budgetsRead = c.budgetsFor(ctx, &p), true
-		}
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
+			if !apierrors.IsTooManyRequests(err) {
+				return fmt.Errorf("evicting pod %s: the API server did not answer: %w", id, err)
+			}
 			return &EvictionBlockedError{Pods: []string{id}, Budgets: budgets, Err: err}
 		case <-timer.C:
 		}

@@ -53,10 +53,24 @@ type NodeWaitError struct {
 	Registered bool
 	// Node is the last state seen; nil when it never registered.
 	Node *corev1.Node
-	Err  error
+	// Unreachable, when set, says the API server was not answering when
+	// the wait ended (an *APIUnreachableError): Node and Registered are
+	// what was seen before.
+	Unreachable error
+	Err         error
 }
 
 func (e *NodeWaitError) Error() string {
+	if e.Unreachable != nil {
+		seen := "it had not registered"
+		if e.Registered {
+			seen = "it had registered"
+			if cond := NodeReadyCondition(e.Node); cond != nil {
+				seen += fmt.Sprintf(", Ready %s (%s)", cond.Status, cond.Reason)
+			}
+		}
+		return fmt.Sprintf("Node %q: could not tell whether it is %s (%v): %v. When last seen, %s", e.Name, e.Want, e.Err, e.Unreachable, seen)
+	}
 	if !e.Registered {
 		return fmt.Sprintf("Node %q never registered with the API server (waiting for it to be %s: %v): the kubelet on the host did not start, or could not authenticate with its bootstrap kubeconfig; its log says why", e.Name, e.Want, e.Err)
 	}
@@ -124,7 +138,8 @@ func (c *Client) WaitForNodePodCIDR(ctx context.Context, name string) (string, e
 // watches are resumed) until cond holds for it.
 func (c *Client) waitForNode(ctx context.Context, name, want string, cond func(*corev1.Node) bool) (*corev1.Node, error) {
 	var last *corev1.Node
-	ev, err := watchtools.UntilWithSync(ctx, c.nodeListWatch(name), &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
+	var outage apiOutage
+	ev, err := watchtools.UntilWithSync(ctx, outage.listWatch(c.nodeListWatch(name)), &corev1.Node{}, nil, func(e watch.Event) (bool, error) {
 		n, ok := e.Object.(*corev1.Node)
 		if !ok {
 			return false, nil
@@ -140,12 +155,12 @@ func (c *Client) waitForNode(ctx context.Context, name, want string, cond func(*
 		return ev.Object.(*corev1.Node), nil
 	}
 	if ctx.Err() != nil {
-		return nil, &NodeWaitError{Name: name, Want: want, Registered: last != nil, Node: last, Err: context.Cause(ctx)}
+		return nil, &NodeWaitError{Name: name, Want: want, Registered: last != nil, Node: last, Unreachable: outage.unreachable(), Err: context.Cause(ctx)}
 	}
 	return nil, fmt.Errorf("waiting for Node %q to be %s: %w", name, want, err)
 }
 
-func (c *Client) nodeListWatch(name string) cache.ListerWatcher {
+func (c *Client) nodeListWatch(name string) *cache.ListWatch {
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {

@@ -95,5 +95,6 @@ func HostConfigFor(h *winsim.Host) Config {
 			MemoryMB:     hc.MemoryMB,
 		},
 		NeverReady: h.Faults().KubeletNeverReady,
+		NotReady:   func() bool { return h.Faults().KubeletNotReady },
 	}
 }

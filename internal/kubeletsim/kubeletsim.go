@@ -53,6 +53,10 @@ type Config struct {
 	Checker string
 	// NeverReady is a fault: the Node registers but never reports Ready.
 	NeverReady bool
+	// NotReady, when set, is asked at each readiness check: while it
+	// returns true the Node reports NotReady (a fault held and released at
+	// run time).
+	NotReady func() bool
 }
 
 // Kubelet is a running simulated kubelet.

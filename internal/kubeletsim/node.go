@@ -207,7 +207,7 @@ func (n *nodeAgent) readiness() (bool, string) {
 	switch {
 	case !n.k.runtimeUp():
 		return false, messageRuntimeDown
-	case n.k.cfg.NeverReady:
+	case n.k.cfg.NeverReady, n.k.cfg.NotReady != nil && n.k.cfg.NotReady():
 		return false, messageNetworkNotInit
 	}
 	if err := n.k.networkError(); err != nil {

@@ -61,6 +61,7 @@ func isHostProcess(pod *corev1.Pod) bool {
 type hostProcessPod struct {
 	w      *podWorker
 	pod    *corev1.Pod
+	ctx    context.Context // ends with the pod
 	cancel context.CancelFunc
 
 	mu       sync.Mutex
@@ -82,7 +83,7 @@ func (w *podWorker) startHostProcess(ctx context.Context, pod *corev1.Pod) error
 		return fmt.Errorf("the host cannot run processes for HostProcess pod %s/%s", pod.Namespace, pod.Name)
 	}
 	pctx, cancel := context.WithCancel(ctx)
-	hp := &hostProcessPod{w: w, pod: pod.DeepCopy(), cancel: cancel, statuses: map[string]*corev1.ContainerStatus{}}
+	hp := &hostProcessPod{w: w, pod: pod.DeepCopy(), ctx: pctx, cancel: cancel, statuses: map[string]*corev1.ContainerStatus{}}
 	w.hostPods[string(pod.UID)] = hp
 	for _, c := range pod.Spec.Containers {
 		hp.statuses[c.Name] = &corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image),
@@ -251,8 +252,21 @@ func (hp *hostProcessPod) set(name string, fn func(*corev1.ContainerStatus)) {
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		n.k.log.Error("status_manager.go:1041", err, "Failed to update status for pod", "pod", hp.pod.Namespace+"/"+hp.pod.Name)
+		// The status manager posts it again at its next sync (an API
+		// server that was away, a conflict past the retries).
+		time.AfterFunc(statusSyncPeriod, func() {
+			if hp.ctx.Err() == nil {
+				hp.set(name, func(*corev1.ContainerStatus) {})
+			}
+		})
 	}
 }
+
+// statusSyncPeriod is the kubelet status manager's syncPeriod
+// (pkg/kubelet/status/status_manager.go): every 10 s it posts again each
+// pod status the API server does not have yet (needsReconcile), so a
+// status whose update failed is not lost.
+const statusSyncPeriod = 10 * time.Second
 
 // prepare materialises the container's volumes under its mount point and
 // returns its environment: the container's env (values, downward API

@@ -82,7 +82,9 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"`create_before_destroy`, after the new one is created).\n\n" +
 			"A drain (of a power cycle, a replacement or a destroy) cordons the node and evicts its pods through the eviction API, so " +
 			"PodDisruptionBudgets are honoured: an eviction a budget refuses is retried until `drain.timeout`, after which the apply fails " +
-			"with the node still cordoned (the next apply uncordons a node a power cycle left cordoned). DaemonSet pods stay " +
+			"with the node still cordoned (the next apply uncordons a node a power cycle left cordoned; a destroy interrupted during " +
+			"its drain, by Ctrl-C, uncordons the node it cordoned, which stays in the state). An API server away for a moment " +
+			"(restarting) does not fail the drain: its calls are retried until `drain.timeout`. DaemonSet pods stay " +
 			"(`drain.ignore_daemonsets`); pods with emptyDir volumes and pods no controller manages stop the drain before anything is " +
 			"evicted unless `drain.delete_emptydir_data` or `drain.force` allows them.\n\n" +
 			"Delete cordons and drains the node, deletes the Node, shuts the guest down and destroys the VM. A failure after the clone " +

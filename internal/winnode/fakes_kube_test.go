@@ -150,6 +150,22 @@ func (k *fakeKube) CreateBootstrapToken(ctx context.Context, _ time.Duration, de
 	return id + "." + tokenSecret, id, nil
 }
 
+func (k *fakeKube) RefreshBootstrapToken(ctx context.Context, id string, _ time.Duration) error {
+	if err := k.enter(ctx, "RefreshBootstrapToken", id); err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.tokens[id] {
+		return &kube.NotFoundError{Kind: "bootstrap token Secret", Name: id}
+	}
+	return nil
+}
+
+func (k *fakeKube) DeleteStaleBootstrapTokens(ctx context.Context, description string) error {
+	return k.enter(ctx, "DeleteStaleBootstrapTokens", description)
+}
+
 func (k *fakeKube) DeleteBootstrapToken(ctx context.Context, id string) error {
 	if err := k.enter(ctx, "DeleteBootstrapToken", id); err != nil {
 		return err

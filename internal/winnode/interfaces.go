@@ -75,6 +75,8 @@ type Kube interface {
 
 	// The join credential.
 	CreateBootstrapToken(ctx context.Context, ttl time.Duration, description string) (token, id string, err error)
+	RefreshBootstrapToken(ctx context.Context, id string, ttl time.Duration) error
+	DeleteStaleBootstrapTokens(ctx context.Context, description string) error
 	DeleteBootstrapToken(ctx context.Context, id string) error
 
 	// Nodes.

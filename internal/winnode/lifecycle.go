@@ -52,9 +52,12 @@ func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, er
 // PodDisruptionBudgets), delete the Node, shut the guest down, destroy the
 // VM. Parts already gone are skipped.
 func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.DrainOptions) error {
-	if _, err := m.Kube.FindNode(ctx, nodeName); err == nil {
+	if node, err := m.Kube.FindNode(ctx, nodeName); err == nil {
 		m.progress("drain", map[string]any{"node": nodeName})
 		if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
+			if errors.Is(ctx.Err(), context.Canceled) && !node.Spec.Unschedulable {
+				return guest.Stage("draining the Node", m.uncordonInterrupted(ctx, nodeName, err))
+			}
 			return guest.Stage("draining the Node", err)
 		}
 		m.progress("delete Node", map[string]any{"node": nodeName})
@@ -76,6 +79,25 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 		return guest.Stage("destroying the VM", err)
 	}
 	return nil
+}
+
+// uncordonTimeout bounds the uncordon after an interrupted drain: the run
+// is ending, and Terraform waits for it.
+const uncordonTimeout = 15 * time.Second
+
+// uncordonInterrupted lifts the cordon of a drain that the run's
+// cancellation interrupted (Ctrl-C: Terraform stops the provider): the node
+// stays, in the cluster and in the state, so it goes back into service
+// rather than sit cordoned with nothing left to lift it. A timed-out drain
+// keeps its cordon (its error says so); so does a Node cordoned before the
+// drain, which is not this provider's to lift.
+func (m *Manager) uncordonInterrupted(ctx context.Context, nodeName string, drainErr error) error {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), uncordonTimeout)
+	defer cancel()
+	if err := m.Kube.CordonNode(uctx, nodeName, false); err != nil {
+		return fmt.Errorf("%w; the destroy was interrupted and the Node is left cordoned (uncordoning it failed: %v): run kubectl uncordon %s to keep it, or destroy again", drainErr, err, nodeName)
+	}
+	return fmt.Errorf("%w; the destroy was interrupted, so the Node was uncordoned: it stays in service, in the cluster and in the state; destroy again to drain and remove it", drainErr)
 }
 
 // ForgetNode deletes the Node of a machine that is gone, without a drain:

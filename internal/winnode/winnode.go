@@ -28,10 +28,12 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
-// BootstrapTokenTTL bounds the join credential: long enough for a slow
-// bootstrap, short enough that a leaked token is soon useless. The token is
-// deleted as soon as the node has joined anyway.
-const BootstrapTokenTTL = 30 * time.Minute
+// BootstrapTokenTTL bounds the join credential: short enough that a token
+// leaked by a provider that died mid-join is soon useless. A slow boot does
+// not outlive it: until the node is Ready the token is refreshed every
+// third of it (keepTokenAlive), and it is deleted as soon as the node has
+// joined. A variable so that tests can make the boot outlast it.
+var BootstrapTokenTTL = 30 * time.Minute
 
 // LabelWindowsBuild is the node label pods and RuntimeClasses select on.
 const LabelWindowsBuild = "node.kubernetes.io/windows-build"
@@ -198,6 +200,9 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	}
 
 	m.progress("bootstrap token", nil)
+	if err := m.Kube.DeleteStaleBootstrapTokens(ctx, "windows_node "+spec.Name); err != nil {
+		return res, guest.Stage("deleting an earlier join's bootstrap token", err)
+	}
 	token, tokenID, err := m.Kube.CreateBootstrapToken(ctx, BootstrapTokenTTL, "windows_node "+spec.Name)
 	if err != nil {
 		return res, guest.Stage("creating a bootstrap token", err)
@@ -213,6 +218,11 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	// Also after a failure: an unused join credential must not linger.
 	defer func() { _ = deleteToken() }()
 	join.BootstrapToken = token
+	// Refreshed until the Node is Ready, when the kubelet has used it.
+	keepCtx, stopKeeping := context.WithCancel(ctx)
+	defer stopKeeping()
+	tokenLost := make(chan error, 1)
+	go func() { tokenLost <- m.keepTokenAlive(keepCtx, tokenID, BootstrapTokenTTL) }()
 
 	steps, err := bootstrap.JoinSteps(join)
 	if err != nil {
@@ -243,10 +253,15 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 
 	m.progress("wait for Ready", map[string]any{"node": spec.Name})
 	if _, err := m.Kube.WaitForNodeReady(ctx, spec.Name); err != nil {
+		stopKeeping()
+		if lost := <-tokenLost; lost != nil {
+			err = fmt.Errorf("%w; %w", err, lost)
+		}
 		// The join credential is still valid here: keep it out of the evidence.
 		evidence := redact.New(token).String(g.Tail(ctx, bootstrap.KubeletLogFile, 20))
 		return res, &guest.StageError{Stage: "waiting for the Node to become Ready", Err: err, Evidence: evidence}
 	}
+	stopKeeping()
 	readyAt := time.Now()
 	// The kubelet has its own certificate now: the join credential goes,
 	// while the settings are applied.
@@ -281,6 +296,36 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	res.Node = node
 	res.ReadyToDone = time.Since(readyAt)
 	return res, nil
+}
+
+// keepTokenAlive refreshes the bootstrap token every third of its ttl until
+// ctx ends, as Cluster API's kubeadm bootstrap provider does for a machine
+// that has not joined (refreshBootstrapTokenIfNeeded, requeued every
+// TokenTTL/3: two chances to refresh before it expires, should one fail).
+// It returns nil when stopped, or why the token can no longer be refreshed:
+// it is gone (expired before a refresh, or deleted), so the kubelet's TLS
+// bootstrap is refused (401 Unauthorized).
+func (m *Manager) keepTokenAlive(ctx context.Context, id string, ttl time.Duration) error {
+	tick := time.NewTicker(ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		err := m.Kube.RefreshBootstrapToken(ctx, id, ttl)
+		switch {
+		case err == nil:
+			m.progress("bootstrap token refreshed", map[string]any{"ttl": ttl.String()})
+		case kube.IsNotFound(err):
+			return fmt.Errorf("the bootstrap token expired or was deleted before the kubelet joined with it (the API server then refuses its TLS bootstrap: 401 Unauthorized in its log): apply again, the node is replaced with a fresh token")
+		case ctx.Err() != nil:
+			return nil
+		}
+		// Another error (the API server away): the next tick tries again,
+		// before the token expires.
+	}
 }
 
 // podCIDRWait bounds the wait for the Node's pod CIDR after it is Ready.

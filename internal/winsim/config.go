@@ -96,6 +96,12 @@ type Faults struct {
 	// KubeletNeverReady makes the simulated kubelet register its Node but
 	// never report Ready (read when the kubelet service starts).
 	KubeletNeverReady bool
+	// KubeletNotReady makes the simulated kubelet report its Node NotReady
+	// (network plugin not initialized) while it is set, read at each of its
+	// status checks, so clearing it (Host.SetFaults) turns the Node Ready at
+	// the next one: a join held in its Ready wait for as long as a test
+	// needs, without a sleep.
+	KubeletNotReady bool
 	// ServiceExits makes a service's process exit on its own some time
 	// after it reported Running, as a crashing service does: the SCM sees
 	// the process end without a stop request (recovery actions apply).

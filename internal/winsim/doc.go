@@ -391,7 +391,8 @@
 // fail every authentication, and for a step (or a script matching a regexp)
 // exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
 // host as the step arrives. Faults.KubeletNeverReady makes the simulated
-// kubelet register its Node but never report Ready.
+// kubelet register its Node but never report Ready; Faults.KubeletNotReady
+// holds it NotReady until the fault is cleared.
 //
 // # The service control manager, the registry, sc.exe, nssm and containerd
 //

@@ -103,6 +103,17 @@ func (l *layout) apiserverArgs() []string {
 	}
 }
 
+// The leader election of the controller manager and the scheduler outlasts
+// an API server outage (StopAPIServer): with the defaults (15 s lease, 10 s
+// renew deadline) a component that cannot renew its lease for 10 s exits
+// ("leaderelection lost"), as it must where another member could take over.
+// The sandbox has one member; its API server restarting on a loaded machine
+// takes longer than that, and the component's exit would end the sandbox.
+const (
+	leaseDuration = "120s"
+	renewDeadline = "90s"
+)
+
 func (l *layout) controllerManagerArgs() []string {
 	p := l.pki
 	kc := l.controllerManagerKubeconfig
@@ -113,6 +124,8 @@ func (l *layout) controllerManagerArgs() []string {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(l.controllerManagerPort),
 		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + leaseDuration,
+		"--leader-elect-renew-deadline=" + renewDeadline,
 		"--cluster-name=" + ClusterName,
 		// The sandbox CA is the cluster CA: kubelet certificates it signs
 		// verify with SANDBOX_CA_FILE like everything else.
@@ -146,6 +159,8 @@ func (l *layout) schedulerArgs() []string {
 		"--bind-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(l.schedulerPort),
 		"--leader-elect=true",
+		"--leader-elect-lease-duration=" + leaseDuration,
+		"--leader-elect-renew-deadline=" + renewDeadline,
 		"--profiling=false",
 	}
 }

@@ -51,7 +51,9 @@ type ControlPlane struct {
 	// LogDir holds <component>.log for each component.
 	LogDir string
 
-	procs    []*process // in start order
+	layout   *layout
+	procsMu  sync.Mutex
+	procs    []*process // in start order; an API server restarted by StartAPIServer replaces its predecessor
 	exited   chan *process
 	failed   chan struct{}
 	failErr  error
@@ -108,6 +110,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	cp := &ControlPlane{
 		Server: server, Kubeconfig: kubeconfigPath, Config: cfg, Client: cs,
 		LogDir:  filepath.Join(opts.Dir, "logs"),
+		layout:  l,
 		exited:  make(chan *process, len(Binaries)),
 		failed:  make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -211,23 +214,96 @@ func (cp *ControlPlane) start(l *layout, name string, args []string) error {
 	if err != nil {
 		return fmt.Errorf("controlplane: %w", err)
 	}
+	cp.procsMu.Lock()
+	defer cp.procsMu.Unlock()
+	for i, old := range cp.procs {
+		if old.name == name {
+			cp.procs[i] = p // a restart: the exited predecessor is forgotten
+			return nil
+		}
+	}
 	cp.procs = append(cp.procs, p)
 	return nil
 }
 
-// monitor records the first component exit that Stop did not cause.
+// monitor records the first component exit that neither Stop nor
+// StopAPIServer caused.
 func (cp *ControlPlane) monitor() {
-	var p *process
-	select {
-	case p = <-cp.exited:
-	case <-cp.stopped:
+	for {
+		var p *process
+		select {
+		case p = <-cp.exited:
+		case <-cp.stopped:
+			return
+		}
+		if cp.stopping.Load() {
+			return
+		}
+		if p.expected.Load() {
+			continue // StopAPIServer's outage
+		}
+		cp.failErr = fmt.Errorf("controlplane: %w", p.exitError())
+		close(cp.failed)
 		return
+	}
+}
+
+func (cp *ControlPlane) proc(name string) *process {
+	cp.procsMu.Lock()
+	defer cp.procsMu.Unlock()
+	for _, p := range cp.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// StopAPIServer stops kube-apiserver (SIGTERM, as a kubelet stopping its
+// static pod does) and returns once it has exited: clients then get
+// connection refused, and open watches end. etcd, the controller manager
+// and the scheduler keep running. The exit is expected, so Failed does not
+// report it; StartAPIServer ends the outage.
+func (cp *ControlPlane) StopAPIServer() error {
+	p := cp.proc(APIServer)
+	if p == nil {
+		return fmt.Errorf("controlplane: %s is not running", APIServer)
+	}
+	p.expected.Store(true)
+	if err := p.stop(); err != nil {
+		select {
+		case <-p.done:
+			// Killed after its grace period (a loaded machine): stopped
+			// all the same, which is what an outage needs.
+		default:
+			return fmt.Errorf("controlplane: %w", err)
+		}
+	}
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the
+// same port with the same certificates and etcd (so every client, kubelet
+// and watch of the cluster reconnects to the same server with the same
+// data), and returns once it is ready. Its log is appended to.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	if p := cp.proc(APIServer); p != nil {
+		select {
+		case <-p.done:
+		default:
+			return fmt.Errorf("controlplane: %s is still running: StopAPIServer first", APIServer)
+		}
 	}
 	if cp.stopping.Load() {
-		return
+		return fmt.Errorf("controlplane: stopped")
 	}
-	cp.failErr = fmt.Errorf("controlplane: %w", p.exitError())
-	close(cp.failed)
+	if err := cp.start(cp.layout, APIServer, cp.layout.apiserverArgs()); err != nil {
+		return err
+	}
+	if err := waitForAPIServer(ctx, cp.Client); err != nil {
+		return cp.explain(err)
+	}
+	return nil
 }
 
 // exitReportWait is how long a failed step waits for news of a component
@@ -268,10 +344,12 @@ func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
 		cp.stopping.Store(true)
 		close(cp.stopped)
+		cp.procsMu.Lock()
 		byName := make(map[string]*process, len(cp.procs))
 		for _, p := range cp.procs {
 			byName[p.name] = p
 		}
+		cp.procsMu.Unlock()
 		var errs []error
 		for _, tier := range [][]string{{ControllerManager, Scheduler}, {APIServer}, {Etcd}} {
 			var wg sync.WaitGroup
@@ -291,6 +369,8 @@ func (cp *ControlPlane) Stop() error {
 
 // PIDs returns the process id of each running component.
 func (cp *ControlPlane) PIDs() map[string]int {
+	cp.procsMu.Lock()
+	defer cp.procsMu.Unlock()
 	out := make(map[string]int, len(cp.procs))
 	for _, p := range cp.procs {
 		out[p.name] = p.cmd.Process.Pid

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -29,13 +30,18 @@ type process struct {
 	logPath string
 	done    chan struct{} // closed when the process has exited
 	err     error         // the exit status; read only after done is closed
+	// expected marks an exit the control plane asked for outside Stop
+	// (StopAPIServer), which the monitor does not report as a failure.
+	expected atomic.Bool
 }
 
 // startProcess starts bin with args, writing stdout and stderr to
 // logDir/<name>.log, and reports its exit on exited (buffered by the caller).
 func startProcess(name, bin string, args []string, logDir string, exited chan<- *process) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
-	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	// Appended to: a component started again (StartAPIServer) keeps its
+	// predecessor's log; prepare clears the directory for a new control plane.
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("%s: opening log: %w", name, err)
 	}
