@@ -14,9 +14,26 @@ import (
 // and writes the state. It returns what the CLI printed and its error.
 func (c *CLI) ApplyInterrupted(config string, interrupt <-chan struct{}) (string, error) {
 	c.t.Helper()
+	return c.interrupted(config, interrupt, func(ctx context.Context, r tfexec.ReattachInfo) error {
+		return c.tf.Apply(ctx, tfexec.Reattach(r))
+	})
+}
+
+// DestroyInterrupted is ApplyInterrupted for a destroy of what the
+// directory applied.
+func (c *CLI) DestroyInterrupted(config string, interrupt <-chan struct{}) (string, error) {
+	c.t.Helper()
+	return c.interrupted(config, interrupt, func(ctx context.Context, r tfexec.ReattachInfo) error {
+		return c.tf.Destroy(ctx, tfexec.Reattach(r))
+	})
+}
+
+// interrupted runs a command whose context ends when interrupt is closed
+// (never, when nil): terraform-exec then signals os.Interrupt and waits for
+// the CLI to stop gracefully.
+func (c *CLI) interrupted(config string, interrupt <-chan struct{}, command func(context.Context, tfexec.ReattachInfo) error) (string, error) {
 	c.write(config)
 	return c.run(func(r tfexec.ReattachInfo) error {
-		// terraform-exec signals os.Interrupt when the context ends.
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		done := make(chan struct{})
@@ -28,7 +45,7 @@ func (c *CLI) ApplyInterrupted(config string, interrupt <-chan struct{}) (string
 			case <-done:
 			}
 		}()
-		return c.tf.Apply(ctx, tfexec.Reattach(r))
+		return command(ctx, r)
 	})
 }
 

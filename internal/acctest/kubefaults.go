@@ -1,8 +1,7 @@
 package acctest
 
 // Fixtures of the Kubernetes-side fault matrix (internal/reliability): a
-// destroy the user interrupts (SIGINT, as Ctrl-C sends), the state the CLI
-// holds, nodes cloned from a template built once for several cases, and a
+// resource in the state the CLI holds, nodes cloned from a template built once for several cases, and a
 // workload whose PodDisruptionBudget holds a drain for as long as a test
 // needs.
 
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-exec/tfexec"
 	tfjson "github.com/hashicorp/terraform-json"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,36 +25,6 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 )
-
-// DestroyInterrupted destroys what the directory applied; when interrupt
-// is closed (never, when nil), the CLI gets SIGINT, as from Ctrl-C (tfexec's cancellation
-// sends os.Interrupt and waits for the CLI to stop gracefully: it asks the
-// provider to stop, which cancels the running operation's context). It
-// returns what the CLI printed.
-func (c *CLI) DestroyInterrupted(config string, interrupt <-chan struct{}) (string, error) {
-	c.t.Helper()
-	c.write(config)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-interrupt:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return c.run(func(r tfexec.ReattachInfo) error { return c.tf.Destroy(ctx, tfexec.Reattach(r)) })
-}
-
-// State reads the directory's state.
-func (c *CLI) State() (*tfjson.State, error) {
-	var st *tfjson.State
-	_, err := c.run(func(r tfexec.ReattachInfo) (err error) {
-		st, err = c.tf.Show(context.Background(), tfexec.Reattach(r))
-		return err
-	})
-	return st, err
-}
 
 // StateResource finds addr in the root module of st, or nil.
 func StateResource(st *tfjson.State, addr string) *tfjson.StateResource {
