@@ -237,18 +237,9 @@ func NodeConfigWithout(image string, nodes []string, body string) string {
 resource "windows_node" "n%d" {
   name              = %q
   template          = windows_golden_image.test.template_path
-  folder            = "/DC0/vm/windows"
-  resource_pool_id  = %q
-  network_id        = %q
-  admin_password_wo = var.admin_password
-  transport = {
-    port           = %s
-    ca_certificate = file(%q)
-  }
-%s
+%s%s
 }
-`, i, n, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
-			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
+`, i, n, MachineInSandbox(), body)
 	}
 	return b.String()
 }
@@ -307,4 +298,25 @@ func (c NoBootstrapToken) CheckPlan(ctx context.Context, _ plancheck.CheckPlanRe
 			resp.Error = fmt.Errorf("the bootstrap token %s of %s outlived the failed join", s.Name, c.Node)
 		}
 	}
+}
+
+// MachineInSandbox is the body of a windows_node or windows_node_pool
+// placed in the sandbox (its folder, cluster pool and network), with the
+// administrator password of TF_VAR_admin_password and the transport.
+func MachineInSandbox() string {
+	return fmt.Sprintf(`  folder            = %q
+  resource_pool_id  = %q
+  network_id        = %q
+  admin_password_wo = var.admin_password
+%s`, NodeFolder, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"), TransportInSandbox())
+}
+
+// TransportInSandbox is the transport of a machine in the sandbox: WinRM
+// over HTTPS, verified against the sandbox's CA.
+func TransportInSandbox() string {
+	return fmt.Sprintf(`  transport = {
+    port           = %s
+    ca_certificate = file(%q)
+  }
+`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"))
 }

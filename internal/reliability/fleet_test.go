@@ -118,21 +118,12 @@ resource "windows_node" "n" {
   count             = %d
   name              = "%s-${count.index}"
   template          = windows_golden_image.test.template_path
-  folder            = "/DC0/vm/windows"
-  resource_pool_id  = %q
-  network_id        = %q
   networking_id     = windows_node_networking.test.id
-  admin_password_wo = var.admin_password
-  transport = {
-    port           = %s
-    ca_certificate = file(%q)
-  }
-  timeouts {
+%s  timeouts {
     create = contains(local.slow, "%s-${count.index}") ? "30s" : "10m"
   }
 }
-`, strings.Join(slow, ", "), nodes, prefix, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
-		os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), prefix)
+`, strings.Join(slow, ", "), nodes, prefix, acctest.MachineInSandbox(), prefix)
 
 	t.Cleanup(func() { // after the CLI's destroy (cleanups run last first)
 		for i := range nodes {

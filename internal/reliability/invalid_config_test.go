@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -66,19 +65,10 @@ resource "windows_node_pool" "p" {
   name_prefix       = %q
   replicas          = %d
   template          = windows_golden_image.test.template_path
-  folder            = "/DC0/vm/windows"
-  resource_pool_id  = %q
-  network_id        = %q
   networking_id     = windows_node_networking.test.id
-  admin_password_wo = var.admin_password
-  transport = {
-    port           = %s
-    ca_certificate = file(%q)
-  }
-%s
+%s%s
 }
-`, prefix, replicas, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
-			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
+`, prefix, replicas, acctest.MachineInSandbox(), body)
 	}
 	golden := func(overrides map[string]string) string { return acctest.GoldenImageConfig(image, overrides) }
 	runtimeClass := func(body string) string {

@@ -3,7 +3,6 @@ package resources_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"testing"
 
@@ -69,13 +68,8 @@ resource "windows_node" "n0" {
   network_id        = %q
   networking_id     = windows_node_networking.test.id
   admin_password_wo = var.admin_password
-  transport = {
-    port           = %s
-    ca_certificate = file(%q)
-  }
-}
-`, node, template, peer.FolderID, resourcePool, peer.HostID, peer.NetworkID,
-			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"))
+%s}
+`, node, template, peer.FolderID, resourcePool, peer.HostID, peer.NetworkID, acctest.TransportInSandbox())
 	}
 	var golden acctest.PeerVM
 

@@ -41,22 +41,13 @@ resource "windows_node_pool" "p" {
   name_prefix       = %q
   replicas          = %d
   template          = %s
-  folder            = "/DC0/vm/windows"
-  resource_pool_id  = %q
-  network_id        = %q
   networking_id     = windows_node_networking.test.id
-  admin_password_wo = var.admin_password
-  transport = {
-    port           = %s
-    ca_certificate = file(%q)
-  }
-  drain = {
+%s  drain = {
     timeout = "2m"
   }
 %s
 }
-`, prefix, replicas, template, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"),
-			os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), body)
+`, prefix, replicas, template, acctest.MachineInSandbox(), body)
 }
 
 // secondImage is another golden image, "v2", in the same configuration.
