@@ -113,7 +113,7 @@ func (windowsBuildValidator) ValidateString(_ context.Context, req validator.Str
 }
 
 var (
-	sha256HexPattern  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	sha256HexPattern = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 	// The characters Windows refuses in a path (learn.microsoft.com "Naming
 	// Files, Paths, and Namespaces": < > : " | ? * and 1 through 31; NUL
 	// ends it).
