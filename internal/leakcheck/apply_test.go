@@ -10,12 +10,15 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 // TestAccApply20Nodes applies a golden image and 20 nodes at once (make
-// race runs it under the race detector), destroys them, and then checks
+// race-sandbox runs it under the race detector), destroys them, and then checks
 // that no goroutine of the provider is left: every watch, property
 // collector wait, WinRM connection and worker that the run started has
 // ended with it.
@@ -111,4 +114,30 @@ func providerGoroutines() []string {
 		}
 	}
 	return out
+}
+
+// TestProviderGoroutinesFindsAWatch: the check sees a provider goroutine
+// that is still running (a Node watch, through client-go's goroutines too),
+// and no longer once it has ended. It runs without the sandbox.
+func TestProviderGoroutinesFindsAWatch(t *testing.T) {
+	before := len(providerGoroutines())
+	c := &kube.Client{Interface: fake.NewClientset(), REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.WaitForNodeReady(ctx, "never")
+	}()
+	if err := acctest.Eventually(time.Minute, "the watch's goroutine to be found", func(context.Context) (bool, error) {
+		return len(providerGoroutines()) > before, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if err := acctest.Eventually(time.Minute, "the watch's goroutines to end", func(context.Context) (bool, error) {
+		return len(providerGoroutines()) == before, nil
+	}); err != nil {
+		t.Fatalf("%v:\n%s", err, strings.Join(providerGoroutines(), "\n\n"))
+	}
 }
