@@ -121,11 +121,24 @@ func archiveKind(u string) string {
 	return ""
 }
 
-// DownloadPath is where an archive lands before it is unpacked.
+// DownloadPath is where an archive lands before it is unpacked: the last
+// segment of the URL's path as it is written (not percent-decoded: %00, %5C
+// or %2E%2E would otherwise put a NUL, a backslash or ".." into the path and
+// the file outside DownloadDir), with every character but letters, digits,
+// '.', '-' and '_' replaced by '_'.
 func DownloadPath(u string) string {
 	name := path.Base(u)
 	if parsed, err := url.Parse(u); err == nil {
-		name = path.Base(parsed.Path)
+		name = path.Base(parsed.EscapedPath())
+	}
+	name = strings.Map(func(r rune) rune {
+		if r < 0x80 && (r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, name)
+	if strings.Trim(name, ".") == "" {
+		name = "download"
 	}
 	return DownloadDir + `\` + name
 }

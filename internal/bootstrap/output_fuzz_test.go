@@ -10,7 +10,10 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
-var lowerSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var (
+	lowerSHA256  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	downloadName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
 
 // FuzzGuestOutput: what the provider reads from a guest's output and from
 // the configuration's URLs and checksums never panics, and what it accepts
@@ -23,6 +26,8 @@ func FuzzGuestOutput(f *testing.F) {
 	f.Add("WINDOWS-BUILD=10.0.17763.1234567890123")
 	f.Add("https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz")
 	f.Add(strings.Repeat("aB", 32))
+	f.Add("https://example.com/a%5C..%5C..%5CWindows%5Cx.exe")
+	f.Add("https://example.com/%2E%2E")
 	f.Fuzz(func(t *testing.T, s string) {
 		if build, err := ParseWindowsBuild(s); err == nil {
 			short := winversion.TrimUBR(build)
@@ -39,7 +44,9 @@ func FuzzGuestOutput(f *testing.F) {
 		if v := ContainerdVersion(s); v != "" && !strings.Contains(s, v) {
 			t.Fatalf("ContainerdVersion(%q) = %q", s, v)
 		}
-		_ = DownloadPath(s)
+		if name, ok := strings.CutPrefix(DownloadPath(s), DownloadDir+`\`); !ok || !downloadName.MatchString(name) || strings.Trim(name, ".") == "" {
+			t.Fatalf("DownloadPath(%q) = %q: not a file name in %s", s, DownloadPath(s), DownloadDir)
+		}
 		_ = archiveKind(s)
 	})
 }

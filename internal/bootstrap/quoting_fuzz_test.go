@@ -13,12 +13,12 @@ import (
 // archive member and install path, a prepulled image, the SSH key.
 func hostileImageConfig(v string) ImageConfig {
 	cfg := testImageConfig()
-	u := "https://example.com/" + v + ".tgz"
-	if (Artifact{Name: "a", URL: u, SHA256: strings.Repeat("cd", 32), Path: `C:\k\a`}).Validate() != nil {
-		u = "https://example.com/a.tgz" // a URL the plan refuses: the paths still carry v
+	a := Artifact{Name: "additional-9", URL: "https://example.com/" + v + ".tgz", SHA256: strings.Repeat("cd", 32),
+		Path: `C:\k\` + v, ExtractTo: `C:\k\` + v + `-dir`, Member: "m" + v, InstallAs: `C:\k\` + v + `.exe`}
+	if a.Validate() != nil {
+		a.URL = "https://example.com/a.tgz" // a URL the plan refuses: the paths still carry v
 	}
-	cfg.Additional = append(cfg.Additional, Artifact{Name: "additional-9", URL: u, SHA256: strings.Repeat("cd", 32),
-		Path: `C:\k\` + v, ExtractTo: `C:\k\` + v + `-dir`, Member: v, InstallAs: `C:\k\` + v + `.exe`})
+	cfg.Additional = append(cfg.Additional, a)
 	cfg.PrepullImages = append(cfg.PrepullImages, "example.com/"+v)
 	cfg.SSHAuthorizedKey = "ssh-ed25519 AAAA " + v
 	return cfg
