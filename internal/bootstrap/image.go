@@ -8,6 +8,8 @@ import (
 	"path"
 	"regexp"
 	"strings"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // Windows paths the image and the join agree on.
@@ -119,11 +121,24 @@ func archiveKind(u string) string {
 	return ""
 }
 
-// DownloadPath is where an archive lands before it is unpacked.
+// DownloadPath is where an archive lands before it is unpacked: the last
+// segment of the URL's path as it is written (not percent-decoded: %00, %5C
+// or %2E%2E would otherwise put a NUL, a backslash or ".." into the path and
+// the file outside DownloadDir), with every character but letters, digits,
+// '.', '-' and '_' replaced by '_'.
 func DownloadPath(u string) string {
 	name := path.Base(u)
 	if parsed, err := url.Parse(u); err == nil {
-		name = path.Base(parsed.Path)
+		name = path.Base(parsed.EscapedPath())
+	}
+	name = strings.Map(func(r rune) rune {
+		if r < 0x80 && (r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return r
+		}
+		return '_'
+	}, name)
+	if strings.Trim(name, ".") == "" {
+		name = "download"
 	}
 	return DownloadDir + `\` + name
 }
@@ -245,13 +260,22 @@ func ContainerdSupported(version string) bool {
 
 // ParseWindowsBuild reads the windows-build step's output ("10.0.20348.2340").
 // Its error does not quote the output: the caller has it, as evidence.
+// The build (without its revision) becomes the node's
+// node.kubernetes.io/windows-build label, so what the guest reports must be
+// a build winversion accepts and a revision of at most nine digits (the
+// label value has at most 63 characters).
 func ParseWindowsBuild(stdout string) (string, error) {
-	m := regexp.MustCompile(`WINDOWS-BUILD=(10\.0\.[0-9]+\.[0-9]+)`).FindStringSubmatch(stdout)
+	m := windowsBuildOutput.FindStringSubmatch(stdout)
 	if m == nil {
 		return "", errors.New("the guest did not report its Windows build")
 	}
+	if err := winversion.ValidateBuild(winversion.TrimUBR(m[1])); err != nil || len(m[2]) > 9 {
+		return "", errors.New("the guest reported a Windows build that is not of the form 10.0.<build>.<revision>")
+	}
 	return m[1], nil
 }
+
+var windowsBuildOutput = regexp.MustCompile(`WINDOWS-BUILD=(10\.0\.[0-9]+\.([0-9]+))`)
 
 // ContainerdVersion reads a version from a containerd release URL
 // (".../containerd-1.7.24-windows-amd64.tar.gz" -> "1.7.24").

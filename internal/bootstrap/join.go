@@ -10,9 +10,12 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
+
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // Files the join writes on the node.
@@ -111,6 +114,14 @@ func (c JoinConfig) validate() error {
 		return fmt.Errorf("flannel needs the cluster CIDR")
 	case c.CNI == CNIFlannel && !json.Valid(c.CNIConfList):
 		return fmt.Errorf("flannel needs the node's CNI configuration list")
+	}
+	// The labels go into the kubelet's command line (--node-labels=k=v,...):
+	// the kubelet's own rules keep a comma, an equals sign, a quote or a
+	// line break out of them.
+	for k, v := range c.Labels {
+		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {
+			return fmt.Errorf("node label %q=%q: %s", k, v, strings.Join(errs, "; "))
+		}
 	}
 	return nil
 }
@@ -211,12 +222,12 @@ func (c JoinConfig) KubeletCommand() string {
 		"--kubeconfig=" + quoteArg(NodeKubeconfig),
 		"--config=" + quoteArg(KubeletConfigFile),
 		"--cert-dir=" + quoteArg(KubeletCertDir),
-		"--hostname-override=" + c.NodeName,
-		"--node-ip=" + c.NodeIP,
+		quoteArg("--hostname-override=" + c.NodeName),
+		quoteArg("--node-ip=" + c.NodeIP),
 		"--v=2",
 	}
 	if labels := joinLabels(c.Labels); labels != "" {
-		args = append(args, "--node-labels="+labels)
+		args = append(args, quoteArg("--node-labels="+labels))
 	}
 	return strings.Join(args, " ")
 }
@@ -296,13 +307,10 @@ func joinLabels(labels map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// quoteArg double-quotes a path for a service command line when it has spaces.
-func quoteArg(s string) string {
-	if strings.ContainsAny(s, " \t") {
-		return `"` + s + `"`
-	}
-	return s
-}
+// quoteArg writes one argument of a service command line (binPath) as the
+// services' Go programs read it back (psquote.Arg); validate refused what
+// no command line can hold.
+func quoteArg(s string) string { return psquote.Arg(s) }
 
 // KubeletLogFile is where the node's kubelet log is kept; windows_node reads
 // its last lines from here when a node never becomes Ready.

@@ -147,7 +147,7 @@ func TestKubeletServiceAndNativeExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := joinSteps(steps)
-	for _, want := range []string{"depend= 'containerd'", "sc.exe failure 'kubelet' reset= 86400 actions= restart/10000/restart/10000/restart/30000",
+	for _, want := range []string{"depend= 'containerd'", "sc.exe failure 'kubelet' reset= '86400' actions= 'restart/10000/restart/10000/restart/30000'",
 		"sc.exe delete 'flanneld'", "sc.exe delete 'kube-proxy'", `C:\etc\cni\net.d\10-flannel.conflist`, `C:\opt\cni\bin\flannel.exe`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("join steps lack %q", want)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 	"github.com/wincluster/terraform-provider-windows/internal/redact"
 )
 
@@ -51,7 +52,7 @@ func (s Step) Redactor() *redact.Redactor {
 var templateFS embed.FS
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"ps":    psQuote,
+	"ps":    psquote.Single,
 	"join":  strings.Join,
 	"upper": strings.ToUpper,
 }).ParseFS(templateFS, "templates/*.ps1.tmpl"))
@@ -65,10 +66,4 @@ func render(name, tmpl string, data any) (string, error) {
 		return "", fmt.Errorf("rendering step %s: %w", name, err)
 	}
 	return b.String(), nil
-}
-
-// psQuote makes s a PowerShell single-quoted literal: nothing inside expands,
-// and a quote is written twice.
-func psQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 )
 
@@ -187,7 +188,7 @@ func (s *Session) Tail(ctx context.Context, path string, n int) string {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tailTimeout)
 	defer cancel()
-	r, err := s.t.Run(ctx, "Get-Content -Path '"+strings.ReplaceAll(path, "'", "''")+"' -Raw")
+	r, err := s.t.Run(ctx, "Get-Content -Path "+psquote.Single(path)+" -Raw")
 	if err != nil || strings.TrimSpace(r.Stdout) == "" {
 		return ""
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -104,40 +106,65 @@ func (c *Client) readNetworkSources(ctx context.Context) (*networkSources, error
 	return src, nil
 }
 
+// network derives the facts. The sources are the cluster's objects, which
+// anyone who may edit a kube-system ConfigMap or a static pod controls; the
+// facts go into the node's kubelet configuration and CNI configuration, so a
+// source whose value is not a well-formed CIDR, IP or DNS name is passed
+// over as if it were absent.
 func (s *networkSources) network(host string) *ClusterNetwork {
 	n := &ClusterNetwork{APIEndpoint: host, ServerVersion: s.serverVersion}
+	var kubeadm kubeadmClusterConfiguration
+	if s.kubeadm != nil {
+		kubeadm = *s.kubeadm
+	}
 
 	switch {
-	case len(s.serviceCIDRObject) > 0:
+	case cidrs(s.serviceCIDRObject):
 		n.ServiceCIDRs, n.Sources.ServiceCIDRs = s.serviceCIDRObject, "ServiceCIDR "+defaultServiceCIDR
-	case s.kubeadm != nil && s.kubeadm.Networking.ServiceSubnet != "":
-		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(s.kubeadm.Networking.ServiceSubnet), "kube-system/kubeadm-config networking.serviceSubnet"
-	case s.apiServer["service-cluster-ip-range"] != "":
+	case cidrs(splitCIDRs(kubeadm.Networking.ServiceSubnet)):
+		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(kubeadm.Networking.ServiceSubnet), "kube-system/kubeadm-config networking.serviceSubnet"
+	case cidrs(splitCIDRs(s.apiServer["service-cluster-ip-range"])):
 		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(s.apiServer["service-cluster-ip-range"]), "kube-apiserver --service-cluster-ip-range"
 	}
 
 	switch {
-	case s.kubeadm != nil && s.kubeadm.Networking.PodSubnet != "":
-		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(s.kubeadm.Networking.PodSubnet), "kube-system/kubeadm-config networking.podSubnet"
-	case s.flannel != nil && len(s.flannel.Networks()) > 0:
+	case cidrs(splitCIDRs(kubeadm.Networking.PodSubnet)):
+		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(kubeadm.Networking.PodSubnet), "kube-system/kubeadm-config networking.podSubnet"
+	case s.flannel != nil && cidrs(s.flannel.Networks()):
 		n.ClusterCIDRs, n.Sources.ClusterCIDRs = s.flannel.Networks(), s.flannel.ConfigMap+" net-conf.json Network"
-	case s.controllerManager["cluster-cidr"] != "":
+	case cidrs(splitCIDRs(s.controllerManager["cluster-cidr"])):
 		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(s.controllerManager["cluster-cidr"]), "kube-controller-manager --cluster-cidr"
 	}
 
-	if svc := s.dnsService; svc != nil && svc.Spec.ClusterIP != "" && svc.Spec.ClusterIP != corev1.ClusterIPNone {
+	if svc := s.dnsService; svc != nil && net.ParseIP(svc.Spec.ClusterIP) != nil {
 		n.DNSServiceIP, n.Sources.DNSServiceIP = svc.Spec.ClusterIP, "Service "+svc.Namespace+"/"+svc.Name
 	}
 
 	switch {
-	case s.kubelet != nil && s.kubelet.ClusterDomain != "":
+	case s.kubelet != nil && domain(s.kubelet.ClusterDomain):
 		n.ClusterDomain, n.Sources.ClusterDomain = s.kubelet.ClusterDomain, "kube-system/kubelet-config clusterDomain"
-	case s.kubeadm != nil && s.kubeadm.Networking.DNSDomain != "":
-		n.ClusterDomain, n.Sources.ClusterDomain = s.kubeadm.Networking.DNSDomain, "kube-system/kubeadm-config networking.dnsDomain"
+	case domain(kubeadm.Networking.DNSDomain):
+		n.ClusterDomain, n.Sources.ClusterDomain = kubeadm.Networking.DNSDomain, "kube-system/kubeadm-config networking.dnsDomain"
 	default:
 		n.ClusterDomain, n.Sources.ClusterDomain = defaultDomain, "default (no kubelet-config or kubeadm-config names one)"
 	}
 	return n
+}
+
+// cidrs reports a non-empty list of well-formed CIDRs.
+func cidrs(list []string) bool {
+	for _, c := range list {
+		if _, _, err := net.ParseCIDR(c); err != nil {
+			return false
+		}
+	}
+	return len(list) > 0
+}
+
+// domain reports a well-formed cluster domain: a DNS-1123 subdomain, the
+// suffix of every Service's DNS name.
+func domain(d string) bool {
+	return d != "" && len(validation.IsDNS1123Subdomain(d)) == 0
 }
 
 // ServerVersion returns the API server's git version ("v1.36.3"). It reads

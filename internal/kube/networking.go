@@ -16,6 +16,8 @@ import (
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // Node networking modes: what windows_node_networking installs for the
@@ -213,7 +215,7 @@ func FlannelCNIConfig(clusterCIDR, serviceCIDR string, dns []string, domain stri
 var scriptFS embed.FS
 
 var scripts = template.Must(template.New("").Funcs(template.FuncMap{
-	"ps": func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" },
+	"ps": psquote.Single,
 }).ParseFS(scriptFS, "templates/*.ps1.tmpl"))
 
 func renderScript(name string, data any) (string, error) {
@@ -266,7 +268,7 @@ func hostProcessDaemonSet(s NetworkingSpec, a Agent, serviceAccount, configMap, 
 		podLabels[k] = v
 	}
 	mount := "/etc/" + configMap
-	cmd := fmt.Sprintf("& (Join-Path $env:CONTAINER_SANDBOX_MOUNT_POINT '%s/%s')", mount, script)
+	cmd := "& (Join-Path $env:CONTAINER_SANDBOX_MOUNT_POINT " + psquote.Single(mount+"/"+script) + ")"
 	return appsv1ac.DaemonSet(a.DaemonSet, s.Namespace).WithLabels(ownedLabels(a.Name)).
 		WithSpec(appsv1ac.DaemonSetSpec().
 			WithSelector(metav1ac.LabelSelector().WithMatchLabels(a.Selector)).

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 )
 
 const clixmlMarker = "#< CLIXML"
@@ -27,13 +28,7 @@ func DecodeCLIXML(s string) string {
 	var b strings.Builder
 	b.WriteString(s[:i])
 	for _, m := range clixmlString.FindAllStringSubmatch(s[i:], -1) {
-		text := clixmlEscape.ReplaceAllStringFunc(html.UnescapeString(m[2]), func(e string) string {
-			v, err := strconv.ParseUint(e[2:6], 16, 32)
-			if err != nil {
-				return e
-			}
-			return string(rune(v))
-		})
+		text := decodeEscapes(html.UnescapeString(m[2]))
 		switch strings.ToLower(m[1]) {
 		case "error":
 		case "warning":
@@ -46,4 +41,35 @@ func DecodeCLIXML(s string) string {
 		b.WriteString(text)
 	}
 	return strings.ReplaceAll(b.String(), "\r\n", "\n")
+}
+
+// decodeEscapes turns the _xHHHH_ escapes of PowerShell's serializer back
+// into text. It escapes UTF-16 code units (serialization.cs EncodeString:
+// control characters, each half of a surrogate pair, and a _ before an x),
+// so a character outside the Basic Multilingual Plane (an emoji in an error
+// message) arrives as two escapes that make one character together.
+func decodeEscapes(s string) string {
+	ms := clixmlEscape.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	var units []uint16
+	flush := func() {
+		b.WriteString(string(utf16.Decode(units)))
+		units = units[:0]
+	}
+	pos := 0
+	for _, m := range ms {
+		if m[0] != pos {
+			flush()
+			b.WriteString(s[pos:m[0]])
+		}
+		v, _ := strconv.ParseUint(s[m[2]:m[3]], 16, 16) // four hex digits: the pattern says so
+		units = append(units, uint16(v))
+		pos = m[1]
+	}
+	flush()
+	b.WriteString(s[pos:])
+	return b.String()
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // maxCommandLine is cmd.exe's limit on one command line: both WinRM (through
@@ -36,10 +38,9 @@ func fileCommand(path string) string {
 	return psExe + ` -File "` + path + `"`
 }
 
-// quotePS returns s as a PowerShell single-quoted literal: nothing in it expands.
-func quotePS(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
+// quotePS returns s as a PowerShell single-quoted literal: nothing in it
+// expands, and no quote character PowerShell knows can end it.
+func quotePS(s string) string { return psquote.Single(s) }
 
 // utf8BOM makes Windows PowerShell 5.1 read a .ps1 file as UTF-8 (without it
 // the file is read in the ANSI code page).

@@ -142,7 +142,7 @@ func (hostKeyValidator) ValidateString(_ context.Context, req validator.StringRe
 	}
 	if _, err := remote.ParseHostKey(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid SSH host key",
-			"ssh_host_key: "+err.Error()+". Give the guest's public host key as its .pub file has it, for example the content of C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub.")
+			req.Path.String()+": "+err.Error()+". Give the guest's public host key as its .pub file has it, for example the content of C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub.")
 	}
 }
 

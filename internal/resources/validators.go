@@ -123,8 +123,11 @@ func (windowsBuildValidator) ValidateString(_ context.Context, req validator.Str
 }
 
 var (
-	sha256HexPattern  = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
-	windowsPathRegexp = regexp.MustCompile(`^[A-Za-z]:\\[^"*?<>|]*$`)
+	sha256HexPattern = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+	// The characters Windows refuses in a path (learn.microsoft.com "Naming
+	// Files, Paths, and Namespaces": < > : " | ? * and 1 through 31; NUL
+	// ends it).
+	windowsPathRegexp = regexp.MustCompile(`^[A-Za-z]:\\[^"*?<>|:\x00-\x1f]*$`)
 )
 
 // sha256Hex and windowsPath are pattern rules: framework-validators'
@@ -137,7 +140,7 @@ func sha256Hex() validator.String {
 
 func windowsPath() validator.String {
 	return stringvalidator.RegexMatches(windowsPathRegexp,
-		`must be an absolute Windows path such as C:\k\tool.exe (drive letter, backslashes, no quotes or wildcards)`)
+		`must be an absolute Windows path such as C:\k\tool.exe (drive letter, backslashes, none of " * ? < > | : and no control characters)`)
 }
 
 func httpURL() validator.String {

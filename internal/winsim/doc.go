@@ -53,7 +53,14 @@
 //     (kubelet.exe --config=C:\k\c.yaml) is a syntax error: quote it;
 //   - a range that starts a pipeline (1..5 | ..., $r = 1..5) parses as a
 //     command named "1..5": the engine refuses it rather than fail as an
-//     unknown command; write @(1, 2, 3, 4, 5).
+//     unknown command; write @(1, 2, 3, 4, 5);
+//   - the grammar knows only the ASCII quotes, PowerShell also the
+//     typographic ones, U+2018 to U+201B as single quotes and U+201C to
+//     U+201E as double quotes (CharTraits.cs IsSingleQuote/IsDoubleQuote,
+//     github.com/PowerShell/PowerShell): pwsh/quotes.go reads every token of
+//     a script that has one as Windows does, evaluates a doubled one inside a
+//     single-quoted string as one quote, and refuses the script where
+//     Windows would end or start a string the grammar does not see.
 //
 // The refusal rule. Unknown means failure. A command the host does not model
 // fails as an unknown command fails on Windows (CommandNotFoundException);

@@ -15,13 +15,6 @@ func stepName(script string) string {
 	return strings.TrimSpace(rest)
 }
 
-// QuotePS returns s as a PowerShell single-quoted literal. Single-quoted
-// strings expand nothing, which is why scripts should pass paths and values
-// this way.
-func QuotePS(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
-}
-
 func boolExit(failed bool) int {
 	if failed {
 		return 1

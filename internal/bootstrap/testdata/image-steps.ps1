@@ -23,146 +23,174 @@ if ((Get-WindowsFeature -Name 'Containers').Installed) {
 ########## install-containerd
 # step: install-containerd
 $ErrorActionPreference = 'Stop'
-# Download containerd, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'containerd'
+$url = 'https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('containerd already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for containerd from https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
   New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd' | Out-Null
   # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
   $out = tar.exe -xzf $target -C 'C:\Program Files\containerd'
   if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
-  Write-Output ('containerd installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-kubelet
 # step: install-kubelet
 $ErrorActionPreference = 'Stop'
-# Download kubelet, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'kubelet'
+$url = 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kubelet.exe'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\kubelet.exe'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('kubelet already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kubelet.exe.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kubelet.exe' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for kubelet from https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kubelet.exe: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
-  Write-Output ('kubelet installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-kube-proxy
 # step: install-kube-proxy
 $ErrorActionPreference = 'Stop'
-# Download kube-proxy, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'kube-proxy'
+$url = 'http://artifacts.internal:8080/k8s/v1.36.3/bin/windows/amd64/kube-proxy.exe'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\kube-proxy.exe'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('kube-proxy already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kube-proxy.exe.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'http://artifacts.internal:8080/k8s/v1.36.3/bin/windows/amd64/kube-proxy.exe' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for kube-proxy from http://artifacts.internal:8080/k8s/v1.36.3/bin/windows/amd64/kube-proxy.exe: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
-  Write-Output ('kube-proxy installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-kube-log-runner
 # step: install-kube-log-runner
 $ErrorActionPreference = 'Stop'
-# Download kube-log-runner, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'kube-log-runner'
+$url = 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kube-log-runner.exe'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\kube-log-runner.exe'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('kube-log-runner already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kube-log-runner.exe.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kube-log-runner.exe' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for kube-log-runner from https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kube-log-runner.exe: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
-  Write-Output ('kube-log-runner installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-cni-plugins
 # step: install-cni-plugins
 $ErrorActionPreference = 'Stop'
-# Download cni-plugins, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'cni-plugins'
+$url = 'https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('cni-plugins already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for cni-plugins from https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
   New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
   # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
   $out = tar.exe -xzf $target -C 'C:\opt\cni\bin'
   if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
-  Write-Output ('cni-plugins installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-flanneld
 # step: install-flanneld
 $ErrorActionPreference = 'Stop'
-# Download flanneld, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'flanneld'
+$url = 'https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\flanneld.exe'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('flanneld already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\flanneld.exe.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for flanneld from https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
-  Write-Output ('flanneld installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-flannel-cni-plugin
 # step: install-flannel-cni-plugin
 $ErrorActionPreference = 'Stop'
-# Download flannel-cni-plugin, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'flannel-cni-plugin'
+$url = 'https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('flannel-cni-plugin already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for flannel-cni-plugin from https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
   New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
@@ -170,27 +198,31 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   $out = tar.exe -xzf $target -C 'C:\opt\cni\bin'
   if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
   Move-Item -LiteralPath 'C:\opt\cni\bin\flannel-amd64.exe' -Destination 'C:\opt\cni\bin\flannel.exe' -Force
-  Write-Output ('flannel-cni-plugin installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## install-wins
 # step: install-wins
 $ErrorActionPreference = 'Stop'
-# Download wins, verify its SHA-256, and only then put it in place.
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'wins'
+$url = 'https://example.com/wins.exe'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $target = 'C:\k\wins.exe'
 if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
-  Write-Output ('wins already installed: ' + $target)
+  Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\wins.exe.download'
-  Invoke-WebRequest -UseBasicParsing -Uri 'https://example.com/wins.exe' -OutFile $download
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
-    throw "checksum mismatch for wins from https://example.com/wins.exe: expected $want, got $got"
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
   }
   Move-Item -LiteralPath $download -Destination $target -Force
-  Write-Output ('wins installed: ' + $target)
+  Write-Output ($name + ' installed: ' + $target)
 }
 
 ########## containerd-service
@@ -268,15 +300,15 @@ Write-Output 'OpenSSH configured'
 $ErrorActionPreference = 'Stop'
 # Check the finished image before sysprep: every artifact in place with the
 # checksum it was verified with, and containerd running.
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: containerd at C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kubelet.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: kubelet at C:\k\kubelet.exe does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-proxy.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: kube-proxy at C:\k\kube-proxy.exe does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-log-runner.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: kube-log-runner at C:\k\kube-log-runner.exe does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: cni-plugins at C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\flanneld.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: flanneld at C:\k\flanneld.exe does not have the expected checksum' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: flannel-cni-plugin at C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz does not have the expected checksum' }
-if (-not (Test-Path -Path 'C:\opt\cni\bin\flannel.exe' -PathType Leaf)) { throw 'verify: flannel-cni-plugin did not install C:\opt\cni\bin\flannel.exe (is flannel-amd64.exe in the archive?)' }
-if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\wins.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw 'verify: wins at C:\k\wins.exe does not have the expected checksum' }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: containerd at C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kubelet.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: kubelet at C:\k\kubelet.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-proxy.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: kube-proxy at C:\k\kube-proxy.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-log-runner.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: kube-log-runner at C:\k\kube-log-runner.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: cni-plugins at C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\flanneld.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: flanneld at C:\k\flanneld.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: flannel-cni-plugin at C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz does not have the expected checksum') }
+if (-not (Test-Path -Path 'C:\opt\cni\bin\flannel.exe' -PathType Leaf)) { throw ('verify: flannel-cni-plugin did not install C:\opt\cni\bin\flannel.exe (is flannel-amd64.exe in the archive?)') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\wins.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: wins at C:\k\wins.exe does not have the expected checksum') }
 if ((Get-Service -Name 'containerd').Status -ne 'Running') { throw 'verify: the containerd service is not running' }
 Write-Output 'image verified'
 

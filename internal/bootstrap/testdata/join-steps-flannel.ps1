@@ -63,7 +63,7 @@ if (Get-Service -Name 'kubelet' -ErrorAction SilentlyContinue) {
   $out = sc.exe create 'kubelet' binPath= $bin start= auto depend= 'containerd' DisplayName= 'Kubernetes kubelet'
   if ($LASTEXITCODE) { throw ('sc.exe create ' + 'kubelet' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
 }
-$out = sc.exe failure 'kubelet' reset= 86400 actions= restart/10000/restart/10000/restart/30000
+$out = sc.exe failure 'kubelet' reset= '86400' actions= 'restart/10000/restart/10000/restart/30000'
 if ($LASTEXITCODE) { throw ('sc.exe failure ' + 'kubelet' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
 Start-Service -Name 'kubelet'
 Write-Output ('kubelet' + ' ' + (Get-Service -Name 'kubelet').Status)

@@ -42,7 +42,7 @@ if (-not (Test-Path -Path $vipFile)) {
   }
   $network = ([Net.IPAddress]::new($bytes)).ToString() + '/' + $prefix
   New-Item -ItemType Directory -Force -Path 'C:\sourcevip' | Out-Null
-  $request = '{"cniVersion":"0.3.0","name":"flannel.4096","ipam":{"type":"host-local","ranges":[[{"subnet":"' + $network + '"}]],"dataDir":"/var/lib/cni/networks"}}'
+  $request = '{"cniVersion":"0.3.0","name":"' + 'flannel.4096' + '","ipam":{"type":"host-local","ranges":[[{"subnet":"' + $network + '"}]],"dataDir":"/var/lib/cni/networks"}}'
   $env:CNI_COMMAND = 'ADD'
   $env:CNI_CONTAINERID = 'kube-proxy-source-vip'
   $env:CNI_NETNS = 'none'

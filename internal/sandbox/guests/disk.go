@@ -59,7 +59,7 @@ func (h *Hosts) prepareDisk(st *vmState) error {
 		if err := os.Rename(st.dir, want); err != nil {
 			return fmt.Errorf("moving the disk to %s: %w", want, err)
 		}
-		st.dir = want
+		h.setDir(st, want)
 		return writeOwner(want, st)
 	}
 	if o, err := readOwner(want); err == nil && o.VM != st.ref.Value {
@@ -81,8 +81,18 @@ func (h *Hosts) prepareDisk(st *vmState) error {
 			}
 		}
 	}
-	st.dir = want
+	h.setDir(st, want)
 	return writeOwner(want, st)
+}
+
+// setDir records a VM's directory. Only the VM's own serial goroutine writes
+// it (and reads it unlocked), but the others read it under h.mu to keep
+// their directories apart (prepareDisk): the write holds h.mu too. The race
+// detector found this in the 20-node apply (internal/leakcheck).
+func (h *Hosts) setDir(st *vmState, dir string) {
+	h.mu.Lock()
+	st.dir = dir
+	h.mu.Unlock()
 }
 
 func readOwner(dir string) (owner, error) {

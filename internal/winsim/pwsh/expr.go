@@ -265,14 +265,15 @@ func (r *Runtime) hashLiteral(n *Node) (any, error) {
 	return h, nil
 }
 
-// stringLiteral evaluates a string token: single-quoted text is literal
-// (” is '); double-quoted text and here-strings expand $var, $env:X,
-// $(...) and backtick escapes.
+// stringLiteral evaluates a string token: single-quoted text is literal (a
+// doubled quote is one quote, typographic ones too: quotes.go); double-quoted
+// text and here-strings expand $var, $env:X, $(...) and backtick escapes.
 func (r *Runtime) stringLiteral(n *Node) (any, error) {
 	t := n.Text
 	switch n.Kind {
 	case "verbatim_string_characters":
-		return strings.ReplaceAll(t[1:len(t)-1], "''", "'"), nil
+		v, _ := verbatimValue(t) // Parse refused a string Windows reads otherwise
+		return v, nil
 	case "verbatim_here_string_characters":
 		return hereBody(t), nil
 	}

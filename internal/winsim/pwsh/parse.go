@@ -85,6 +85,12 @@ func Parse(src string) (*Script, error) {
 		return nil, pe
 	}
 	s.Root = convert(root, "", src)
+	if strings.ContainsAny(src, typographicQuotes) {
+		if pe := checkQuotes(s.Root); pe != nil {
+			pe.Source = s.line(pe.Line)
+			return nil, pe
+		}
+	}
 	return s, nil
 }
 
