@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -25,41 +26,50 @@ const BootstrapTokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 // Secrets), so sweepers and users can tell them apart from kubeadm's.
 const LabelManagedBy = "app.kubernetes.io/managed-by"
 
-// bootstrapTokenAttempts bounds retries on a token ID collision (one in
-// 36^6 per existing token, so a second attempt is already rare).
-const bootstrapTokenAttempts = 3
-
 // CreateBootstrapToken creates a bootstrap token in kubeadm's format: the
 // Secret kube-system/bootstrap-token-<id> of type
 // bootstrap.kubernetes.io/token, usable for authentication and signing,
 // authenticating as BootstrapTokenGroup and expiring after ttl (the
-// controller manager's tokencleaner deletes it then). It returns the token
+// controller manager's tokencleaner deletes it then). Its id is
+// BootstrapTokenID(description); its secret is random. It returns the token
 // ("<id>.<secret>", a credential: never log it) and its id, which
-// DeleteBootstrapToken takes.
+// DeleteBootstrapToken takes. A token of the same description that still
+// exists is an error: DeleteStaleBootstrapTokens first.
 func (c *Client) CreateBootstrapToken(ctx context.Context, ttl time.Duration, description string) (token, id string, err error) {
 	if ttl <= 0 {
 		return "", "", fmt.Errorf("creating a bootstrap token: the lifetime must be positive, got %s", ttl)
 	}
-	for range bootstrapTokenAttempts {
-		token, err = bootstraputil.GenerateBootstrapToken()
-		if err != nil {
-			return "", "", fmt.Errorf("creating a bootstrap token: %w", err)
-		}
-		var secret string
-		if id, secret, err = tokens.ParseToken(token); err != nil {
-			return "", "", fmt.Errorf("creating a bootstrap token: %w", err)
-		}
-		_, err = c.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrapTokenSecret(id, secret, time.Now().Add(ttl), description), metav1.CreateOptions{FieldManager: FieldManager})
-		switch {
-		case err == nil:
-			return token, id, nil
-		case apierrors.IsAlreadyExists(err):
-			continue // an id collision: draw another token
-		default:
-			return "", "", fmt.Errorf("creating bootstrap token Secret kube-system/%s: %w", bootstraputil.BootstrapTokenSecretName(id), err)
-		}
+	random, err := bootstraputil.GenerateBootstrapToken()
+	if err != nil {
+		return "", "", fmt.Errorf("creating a bootstrap token: %w", err)
 	}
-	return "", "", fmt.Errorf("creating a bootstrap token: %d generated token ids all existed already", bootstrapTokenAttempts)
+	_, secret, err := tokens.ParseToken(random)
+	if err != nil {
+		return "", "", fmt.Errorf("creating a bootstrap token: %w", err)
+	}
+	id = BootstrapTokenID(description)
+	_, err = c.CoreV1().Secrets(metav1.NamespaceSystem).Create(ctx, bootstrapTokenSecret(id, secret, time.Now().Add(ttl), description), metav1.CreateOptions{FieldManager: FieldManager})
+	if err != nil {
+		return "", "", fmt.Errorf("creating bootstrap token Secret kube-system/%s: %w", bootstraputil.BootstrapTokenSecretName(id), err)
+	}
+	return id + "." + secret, id, nil
+}
+
+// BootstrapTokenID is the id of the bootstrap token of a join described by
+// description (one per node): derived from it, so that a later join finds
+// the token an earlier one could not delete (the API server away when it
+// failed) by its name, with no list of Secrets, which would read every
+// Secret of kube-system. The id is public by design (kubeadm: "the token-id
+// part is considered public information"); the secret part stays random.
+// Two descriptions share an id about once in 36^6.
+func BootstrapTokenID(description string) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	sum := sha256.Sum256([]byte(description))
+	id := make([]byte, 6)
+	for i := range id {
+		id[i] = alphabet[int(sum[i])%len(alphabet)]
+	}
+	return string(id)
 }
 
 func bootstrapTokenSecret(id, secret string, expires time.Time, description string) *corev1.Secret {
@@ -119,25 +129,10 @@ func (c *Client) RefreshBootstrapToken(ctx context.Context, id string, ttl time.
 	return nil
 }
 
-// DeleteStaleBootstrapTokens deletes this provider's bootstrap tokens with
-// the given description: those an earlier join of the same node could not
-// delete (the API server away when it failed, or the provider stopped
-// mid-join). They would otherwise live until they expire.
+// DeleteStaleBootstrapTokens deletes the bootstrap token of the given
+// description that an earlier join of the same node could not delete (the
+// API server away when it failed, or the provider stopped mid-join), found
+// by its name (BootstrapTokenID). It would otherwise live until it expires.
 func (c *Client) DeleteStaleBootstrapTokens(ctx context.Context, description string) error {
-	list, err := c.CoreV1().Secrets(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
-		LabelSelector: LabelManagedBy + "=" + FieldManager,
-		FieldSelector: "type=" + string(bootstrapapi.SecretTypeBootstrapToken),
-	})
-	if err != nil {
-		return fmt.Errorf("listing bootstrap tokens: %w", err)
-	}
-	for _, s := range list.Items {
-		if string(s.Data[bootstrapapi.BootstrapTokenDescriptionKey]) != description {
-			continue
-		}
-		if err := c.DeleteBootstrapToken(ctx, string(s.Data[bootstrapapi.BootstrapTokenIDKey])); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.DeleteBootstrapToken(ctx, BootstrapTokenID(description))
 }

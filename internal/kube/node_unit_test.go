@@ -13,8 +13,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 )
 
 func taint(s string) corev1.Taint {
@@ -184,6 +186,38 @@ func TestCreateBootstrapTokenRejectsNoLifetime(t *testing.T) {
 	token, id, err := c.CreateBootstrapToken(context.Background(), time.Minute, "d")
 	if err != nil || len(token) != 23 || token[:6] != id {
 		t.Errorf("token %q id %q err %v", token, id, err)
+	}
+}
+
+// TestStaleBootstrapTokenByName: the token an earlier join of a node left is
+// found by the name its description derives, without a list, and deleted;
+// another node's token stays.
+func TestStaleBootstrapTokenByName(t *testing.T) {
+	c := fakeClient(t)
+	ctx := context.Background()
+	if a, b := BootstrapTokenID("windows_node win-1"), BootstrapTokenID("windows_node win-1"); a != b || !bootstraputil.IsValidBootstrapTokenID(a) {
+		t.Fatalf("ids %q, %q: want one valid id per description", a, b)
+	}
+	_, left, err := c.CreateBootstrapToken(ctx, time.Minute, "windows_node win-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, err := c.CreateBootstrapToken(ctx, time.Minute, "windows_node win-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.CreateBootstrapToken(ctx, time.Minute, "windows_node win-1"); !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("a second token of the same join: %v, want AlreadyExists", err)
+	}
+	if err := c.DeleteStaleBootstrapTokens(ctx, "windows_node win-1"); err != nil {
+		t.Fatal(err)
+	}
+	secrets := c.CoreV1().Secrets("kube-system")
+	if _, err := secrets.Get(ctx, bootstraputil.BootstrapTokenSecretName(left), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the stale token: %v, want it deleted", err)
+	}
+	if _, err := secrets.Get(ctx, bootstraputil.BootstrapTokenSecretName(other), metav1.GetOptions{}); err != nil {
+		t.Errorf("another node's token: %v, want it kept", err)
 	}
 }
 

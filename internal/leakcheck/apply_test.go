@@ -18,8 +18,8 @@ import (
 )
 
 // TestAccApply20Nodes applies a golden image and 20 nodes at once (make
-// race-sandbox runs it under the race detector), destroys them, and then checks
-// that no goroutine of the provider is left: every watch, property
+// race-apply runs such an apply with the provider built with the race
+// detector), destroys them, and then checks that no goroutine of the provider is left: every watch, property
 // collector wait, WinRM connection and worker that the run started has
 // ended with it.
 func TestAccApply20Nodes(t *testing.T) {

@@ -110,7 +110,7 @@ func stopAPIServerWhenNotReady(t *testing.T, node string) error {
 // keepAPIServer starts the API server again when t ends, should the row
 // have failed during its outage: the rows after it need the cluster.
 func keepAPIServer(t *testing.T) {
-	t.Cleanup(func() { _ = startAPIServer() }) // "still running" when the row restarted it
+	t.Cleanup(func() { _ = startAPIServer() }) // waits for it when the row restarted it
 }
 
 func startAPIServer() error {

@@ -61,6 +61,8 @@ type ControlPlane struct {
 	stopping atomic.Bool
 	stopOnce sync.Once
 	stopErr  error
+
+	restartMu sync.Mutex // StopAPIServer and StartAPIServer, one at a time
 }
 
 // Component names, which are also their log file names and, for the
@@ -265,6 +267,8 @@ func (cp *ControlPlane) proc(name string) *process {
 // and the scheduler keep running. The exit is expected, so Failed does not
 // report it; StartAPIServer ends the outage.
 func (cp *ControlPlane) StopAPIServer() error {
+	cp.restartMu.Lock()
+	defer cp.restartMu.Unlock()
 	p := cp.proc(APIServer)
 	if p == nil {
 		return fmt.Errorf("controlplane: %s is not running", APIServer)
@@ -285,13 +289,17 @@ func (cp *ControlPlane) StopAPIServer() error {
 // StartAPIServer starts kube-apiserver again after StopAPIServer, on the
 // same port with the same certificates and etcd (so every client, kubelet
 // and watch of the cluster reconnects to the same server with the same
-// data), and returns once it is ready. Its log is appended to.
+// data), and returns once it is ready. Its log is appended to. An API
+// server already running (started again by another caller: a test and its
+// cleanup may both) is waited for, not started twice.
 func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	cp.restartMu.Lock()
+	defer cp.restartMu.Unlock()
 	if p := cp.proc(APIServer); p != nil {
 		select {
 		case <-p.done:
 		default:
-			return fmt.Errorf("controlplane: %s is still running: StopAPIServer first", APIServer)
+			return waitForAPIServer(ctx, cp.Client)
 		}
 	}
 	if cp.stopping.Load() {
