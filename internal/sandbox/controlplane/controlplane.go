@@ -311,6 +311,13 @@ func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
 	if err := waitForAPIServer(ctx, cp.Client); err != nil {
 		return cp.explain(err)
 	}
+	// /readyz can pass before the RBAC authorizer's caches have the roles
+	// again: until then it refuses every identity but system:masters (seen
+	// in CI: an eviction by the provider's ServiceAccount Forbidden just
+	// after the restart). Ready means authorizing as before the outage.
+	if err := waitForRBAC(ctx, cp.Client); err != nil {
+		return cp.explain(err)
+	}
 	return nil
 }
 

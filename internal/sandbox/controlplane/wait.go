@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -151,4 +152,27 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// waitForRBAC returns once the API server authorizes a non-admin identity
+// by its RBAC bindings again: kube-scheduler's bootstrap ClusterRoleBinding
+// lets system:kube-scheduler list pods.
+func waitForRBAC(ctx context.Context, cs kubernetes.Interface) error {
+	ticker := time.NewTicker(apiserverReadyInterval)
+	defer ticker.Stop()
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:kube-scheduler",
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods"},
+	}}
+	for {
+		r, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err == nil && r.Status.Allowed {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kube-apiserver does not authorize by RBAC yet (last: %v, %+v): %w", err, r, context.Cause(ctx))
+		case <-ticker.C:
+		}
+	}
 }
