@@ -47,6 +47,9 @@ import (
 const (
 	evictionRetryFirst = 500 * time.Millisecond
 	evictionRetryMax   = 5 * time.Second
+	// authorizerWarmup is how long after an outage a Forbidden eviction
+	// is taken for an API server still filling its RBAC caches.
+	authorizerWarmup = 30 * time.Second
 )
 
 // mirrorPodAnnotation marks the API server's copy of a static pod, which
@@ -269,9 +272,13 @@ func (c *Client) evictPod(ctx context.Context, p corev1.Pod, grace *int64) error
 	var (
 		budgets     string // the budgets covering the pod, read at the first refusal
 		budgetsRead bool
+		outageSeen  time.Time // the last time the API server did not answer
 	)
 	for {
 		err := c.CoreV1().Pods(p.Namespace).EvictV1(ctx, eviction)
+		if isTransient(err) || apierrors.IsInternalError(err) {
+			outageSeen = time.Now()
+		}
 		switch {
 		case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
 			// Conflict: the UID precondition failed, the pod was replaced.
@@ -281,6 +288,12 @@ func (c *Client) evictPod(ctx context.Context, p corev1.Pod, grace *int64) error
 			// evicted all the same, and waited for like the others
 			// (kubectl's drain does the same, drain.go evictPods).
 			return nil
+		case apierrors.IsForbidden(err) && !outageSeen.IsZero() && time.Since(outageSeen) < authorizerWarmup:
+			// An API server just back from an outage serves before its
+			// RBAC caches hold the roles again, and refuses for a moment
+			// what it granted before (seen in the sandbox's restart): a
+			// Forbidden right after an outage is retried; any other
+			// fails at once, as a missing permission must.
 		case apierrors.IsTooManyRequests(err):
 			if !budgetsRead {
 				budgets, budgetsRead = c.budgetsFor(ctx, &p), true
