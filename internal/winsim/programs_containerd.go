@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/BurntSushi/toml"
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // containerd.exe, as containerd's Windows build behaves (containerd/containerd
@@ -169,9 +170,9 @@ func registerContainerd(p *Process, name string) int {
 			args = append(args, a)
 		}
 	}
-	cmd := []string{escapeArg(p.Path)}
+	cmd := []string{psquote.Arg(p.Path)}
 	for _, a := range args {
-		cmd = append(cmd, escapeArg(a))
+		cmd = append(cmd, psquote.Arg(a))
 	}
 	err := p.Host.svcs.create(Service{Name: name, DisplayName: "Containerd", Description: "Container runtime",
 		BinaryPathName: strings.Join(cmd, " "), StartupType: StartupAutomatic})
@@ -186,35 +187,6 @@ func registerContainerd(p *Process, name string) int {
 		return 1
 	}
 	return 0
-}
-
-// escapeArg quotes an argument as Go's syscall.EscapeArg does (what
-// mgr.CreateService uses to build the service's command line).
-func escapeArg(s string) string {
-	if s == "" {
-		return `""`
-	}
-	if !strings.ContainsAny(s, " \t\"") {
-		return s
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	slashes := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			slashes++
-		case '"':
-			b.WriteString(strings.Repeat(`\`, slashes+1))
-			slashes = 0
-		default:
-			slashes = 0
-		}
-		b.WriteByte(s[i])
-	}
-	b.WriteString(strings.Repeat(`\`, slashes))
-	b.WriteByte('"')
-	return b.String()
 }
 
 // scMessage is a service error as a Win32 API caller prints it.

@@ -3,6 +3,8 @@ package winsim
 import (
 	"context"
 	"strings"
+
+	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // powershell.exe started as a process rather than as a WinRM or SSH command:
@@ -23,34 +25,11 @@ func runPowerShellProcess(ctx context.Context, p *Process) int {
 }
 
 // windowsCommandLine joins arguments as Go's syscall.EscapeArg does for
-// CreateProcess (the rules CommandLineToArgvW reverses): an argument with a
-// space, a tab or a quote, or an empty one, is quoted, its quotes and the
-// backslashes before them escaped.
+// CreateProcess (psquote.Arg: the rules CommandLineToArgvW reverses).
 func windowsCommandLine(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		if a != "" && !strings.ContainsAny(a, " \t\"") {
-			out[i] = a
-			continue
-		}
-		var b strings.Builder
-		b.WriteByte('"')
-		slashes := 0
-		for _, r := range a {
-			switch r {
-			case '\\':
-				slashes++
-			case '"':
-				b.WriteString(strings.Repeat(`\`, slashes+1))
-				slashes = 0
-			default:
-				slashes = 0
-			}
-			b.WriteRune(r)
-		}
-		b.WriteString(strings.Repeat(`\`, slashes))
-		b.WriteByte('"')
-		out[i] = b.String()
+		out[i] = psquote.Arg(a)
 	}
 	return strings.Join(out, " ")
 }
