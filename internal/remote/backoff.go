@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -21,10 +22,16 @@ func retry(ctx context.Context, b Backoff, fn func() error) error {
 	attempts := 0
 	err := schedule.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
 		attempts++
-		last = fn()
-		if last == nil {
+		err := fn()
+		if err == nil {
 			return true, nil
 		}
+		if last != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// ctx ended during this attempt: its error says only that, and
+			// the attempt before says why the host was not reached.
+			return false, nil
+		}
+		last = err
 		if !retryable(last) {
 			return false, last
 		}
@@ -33,8 +40,8 @@ func retry(ctx context.Context, b Backoff, fn func() error) error {
 	if err == nil || err == last { //nolint:errorlint // wait returns the condition's error itself, unwrapped
 		return err
 	}
-	// ctx ended between attempts: the last attempt's error says why the
-	// host was not reached.
+	// ctx ended between or during attempts: the last complete attempt's
+	// error says why the host was not reached.
 	if ce, ok := asConnectError(last); ok {
 		ce.Attempts = attempts
 	}
