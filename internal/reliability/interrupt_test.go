@@ -1,8 +1,10 @@
 package reliability_test
 
 import (
+	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,21 +22,8 @@ import (
 // the state holds the VM (tainted, the create unfinished), and the next
 // plain apply replaces it and converges.
 func TestAccNode_interruptDuringClone(t *testing.T) {
-	start := time.Now()
-	defer func() { t.Logf("Ctrl-C during the clone: %s", time.Since(start).Round(time.Second)) }()
-	image := acctest.Name("img")
-	node := acctest.NodeName("int")
-	const addr = "windows_node.n0"
-	t.Cleanup(func() { // after the CLI's destroy (cleanups run last first)
-		if id, err := acctest.VMAt(t, node); err != nil || id != "" {
-			t.Errorf("the node's VM %q is left (err %v)", id, err)
-		}
-	})
-	cli := acctest.NewCLI(t)
-	if _, err := cli.Apply(acctest.GoldenImageConfig(image, nil)); err != nil {
-		t.Fatal(err)
-	}
-	config := acctest.NodeConfig(image, []string{node}, "")
+	defer logDuration(t, "Ctrl-C during the clone", time.Now())
+	cli, node, config := nodeToInterrupt(t, "int")
 
 	// A clone that takes a while, as on vCenter (vcsim's is instant), and
 	// the interrupt the moment the provider, having started it, waits on
@@ -64,6 +53,89 @@ func TestAccNode_interruptDuringClone(t *testing.T) {
 	default:
 		t.Fatalf("the clone was never waited on; apply: %v\n%s", err, out)
 	}
+	checkInterruptedClone(t, cli, config, node, out, err)
+}
+
+// TestAccNode_interruptDuringCloneRequest presses Ctrl-C while the
+// provider's CloneVM_Task request itself is in flight, before vCenter has
+// answered with the task: a moment in which the provider does not know the
+// task yet, and vCenter, which received the request, clones all the same.
+// A client that abandons the request on Ctrl-C never learns of that VM; the
+// provider must wait for the reply, then for the task, and track the VM.
+func TestAccNode_interruptDuringCloneRequest(t *testing.T) {
+	defer logDuration(t, "Ctrl-C during the clone request", time.Now())
+	cli, node, config := nodeToInterrupt(t, "req")
+
+	// The request is held in the sandbox's HTTP server, as a busy vCenter
+	// holds it, while the interrupt goes out; it is let through once the
+	// provider gives up on it (the bug) or after requestHold, far longer
+	// than Terraform takes to pass the interrupt on to the provider
+	// (StopProvider, milliseconds).
+	const requestHold = 3 * time.Second
+	interrupt := make(chan struct{})
+	var once sync.Once
+	var abandoned atomic.Bool
+	remove := acctest.Sandbox.VSphere.OnRequest(func(ctx context.Context, method string) {
+		if method != "CloneVM_Task" {
+			return
+		}
+		first := false
+		once.Do(func() { first = true; close(interrupt) })
+		if !first {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			abandoned.Store(true)
+		case <-time.After(requestHold):
+		}
+	})
+	t.Cleanup(remove)
+	out, err := cli.ApplyInterrupted(config, interrupt)
+	remove()
+	select {
+	case <-interrupt:
+	default:
+		t.Fatalf("the clone was never requested; apply: %v\n%s", err, out)
+	}
+	if abandoned.Load() {
+		t.Error("the provider abandoned its CloneVM_Task request on Ctrl-C: vCenter clones all the same, and the VM it makes is known to no one")
+	}
+	checkInterruptedClone(t, cli, config, node, out, err)
+}
+
+// nodeToInterrupt builds a golden image and returns the CLI and the
+// configuration of one node of it, named with prefix, not yet applied; the
+// test fails if the node's VM is left after the CLI's destroy.
+func nodeToInterrupt(t *testing.T, prefix string) (cli *acctest.CLI, node, config string) {
+	t.Helper()
+	image := acctest.Name("img")
+	node = acctest.NodeName(prefix)
+	t.Cleanup(func() { // after the CLI's destroy (cleanups run last first)
+		if id, err := acctest.VMAt(t, node); err != nil || id != "" {
+			t.Errorf("the node's VM %q is left (err %v)", id, err)
+		}
+	})
+	cli = acctest.NewCLI(t)
+	if _, err := cli.Apply(acctest.GoldenImageConfig(image, nil)); err != nil {
+		t.Fatal(err)
+	}
+	return cli, node, acctest.NodeConfig(image, []string{node}, "")
+}
+
+// logDuration logs how long a test took since start, under what.
+func logDuration(t *testing.T, what string, start time.Time) {
+	t.Helper()
+	t.Logf("%s: %s", what, time.Since(start).Round(time.Second))
+}
+
+// checkInterruptedClone checks what an apply interrupted during a node's
+// clone leaves: a diagnostic that says what vCenter made, that VM in the
+// state, tainted, no bootstrap token; and that the next plain apply
+// replaces it and converges.
+func checkInterruptedClone(t *testing.T, cli *acctest.CLI, config, node, out string, err error) {
+	t.Helper()
+	const addr = "windows_node.n0"
 	if err == nil || !strings.Contains(out, "Interrupt received") {
 		t.Fatalf("the interrupted apply: %v\n%s", err, out)
 	}

@@ -101,7 +101,15 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 		return nil, err
 	}
 	folder := object.NewFolder(c.Client.Client, spec.Folder.Reference())
-	task, err := object.NewVirtualMachine(c.Client.Client, src).Clone(ctx, folder, spec.Name, *cs)
+	// The request is not abandoned when ctx ends: vCenter clones once it
+	// has received it, and the task its reply names is the only way to
+	// learn of that VM. An interrupt is heeded right after the reply.
+	reqCtx, cancelReq := context.WithTimeout(context.WithoutCancel(ctx), cloneRequestTimeout)
+	task, err := object.NewVirtualMachine(c.Client.Client, src).Clone(reqCtx, folder, spec.Name, *cs)
+	cancelReq()
+	if err != nil && errors.Is(reqCtx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("cloning %s to %s: vCenter did not answer the clone request within %s: a VM %q may still appear in the folder; delete it or import it", source.Name, spec.Name, cloneRequestTimeout, spec.Name)
+	}
 	res, err := c.waitTask(ctx, task, err)
 	var interrupted error
 	readCtx := ctx // for reading the new VM's identity
@@ -141,6 +149,10 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 	}
 	return vm, nil
 }
+
+// cloneRequestTimeout bounds the CloneVM_Task request itself, which is not
+// cancelled with the operation: vCenter answers it with a task in moments.
+const cloneRequestTimeout = time.Minute
 
 // taskSettleTimeout bounds the wait for a task's end after the operation
 // that started it was interrupted, to learn what it made.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -451,18 +452,61 @@ func TestCloneErrors(t *testing.T) {
 	}
 	e.srv.Model.Service.ClearFaultRules()
 
-	// A slow vCenter: the caller's deadline ends the clone. (A fault rule's
-	// delay, not simulator.TaskDelay: that global cannot be reset without a
-	// data race against the simulator's task goroutines.)
+	// A slow vCenter answering past the caller's deadline: the request is
+	// not abandoned (vCenter acts on a request it has received), so its
+	// answer, here a fault, is what the caller learns.
 	e.srv.Model.Service.AddFaultRule(&simulator.FaultInjectionRule{
-		MethodName: "CloneVM_Task", ObjectType: "*", ObjectName: "*", Probability: 1, Delay: 2000,
+		MethodName: "CloneVM_Task", ObjectType: "*", ObjectName: "*", Probability: 1, Delay: 1000,
 		FaultType: simulator.FaultTypeTimeout, Message: "too slow", Enabled: true,
 	})
 	defer e.srv.Model.Service.ClearFaultRules()
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	_, err = e.c.Clone(short, e.cloneSpec(t, "win-slow", "127.0.95.5"))
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("slow clone past the deadline: %v", err)
+	if err == nil || !strings.Contains(err.Error(), "too slow") {
+		t.Errorf("slow clone past the deadline: %v, want vCenter's fault", err)
+	}
+}
+
+// TestCloneInterruptedInFlight cancels a clone while its CloneVM_Task
+// request is in flight, before vCenter has answered with the task. vCenter
+// clones all the same, so Clone must not abandon the request: it waits for
+// the reply and the task, and returns the VM with an error saying it was
+// interrupted, for the caller to track.
+func TestCloneInterruptedInFlight(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	spec := e.cloneSpec(t, "win-held", "127.0.96.1")
+	var abandoned atomic.Bool
+	var once sync.Once
+	e.srv.OnRequest(func(rctx context.Context, method string) {
+		if method != "CloneVM_Task" {
+			return
+		}
+		once.Do(func() {
+			cancel() // the interrupt, while the request waits for its reply
+			// A client that gives up on the request closes its connection
+			// at once; one that does not is let through after a second.
+			select {
+			case <-rctx.Done():
+				abandoned.Store(true)
+			case <-time.After(time.Second):
+			}
+		})
+	})
+	vm, err := e.c.Clone(ctx, spec)
+	if abandoned.Load() {
+		t.Error("Clone abandoned its CloneVM_Task request when its context ended")
+	}
+	if err == nil || !strings.Contains(err.Error(), "was interrupted") || !errors.Is(err, context.Canceled) {
+		t.Errorf("the interrupted clone's error: %v", err)
+	}
+	found, ferr := e.c.FindVMByPath(t.Context(), e.folder+"/win-held")
+	if ferr != nil {
+		t.Fatalf("vCenter made no clone: %v", ferr)
+	}
+	if vm == nil || vm.Ref != found {
+		t.Errorf("Clone returned %v; vCenter made %s", vm, found.Value)
 	}
 }

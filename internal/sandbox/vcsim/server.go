@@ -6,7 +6,8 @@
 // Clones behave as on vCenter where vcsim differs (fidelity.go): they carry
 // the source's extraConfig (the template's Windows build), get fresh BIOS and
 // instance UUIDs, and linked clones get child disks of the source's disk.
-// OnClone lets the sandbox see (and refuse) clone requests.
+// OnClone lets the sandbox see (and refuse) clone requests; OnRequest holds
+// a request in flight.
 package vcsim
 
 import (
@@ -68,11 +69,12 @@ type Server struct {
 	Model *simulator.Model
 	HTTP  *simulator.Server
 
-	hooks methodHooks
-	calls calls
-	waits waits
-	roots *x509.CertPool // that verify the server's certificate
-	logf  func(format string, args ...any)
+	hooks    methodHooks
+	requests *requestHooks
+	calls    calls
+	waits    waits
+	roots    *x509.CertPool // that verify the server's certificate
+	logf     func(format string, args ...any)
 
 	closeOnce sync.Once
 }
@@ -110,6 +112,8 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	// With a user in Listen the simulator accepts only these credentials
 	// (its default accepts any non-empty ones).
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(opts.User, opts.Password)}
+	requests := &requestHooks{}
+	requests.install(model.Service, model.Map().Path)
 	httpSrv := model.Service.NewServer()
 	defer func() {
 		if err != nil {
@@ -127,6 +131,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		Datacenter: "DC0",
 		Model:      model,
 		HTTP:       httpSrv,
+		requests:   requests,
 		roots:      opts.RootCAs,
 		logf:       logf,
 	}

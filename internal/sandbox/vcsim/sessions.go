@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/session"
@@ -51,14 +52,21 @@ type CallHook func(method, obj string)
 
 // OnCall adds a hook run for every call; the returned func removes it.
 func (s *Server) OnCall(h CallHook) (remove func()) {
-	s.hooks.mu.Lock()
-	defer s.hooks.mu.Unlock()
-	s.hooks.call = append(s.hooks.call, h)
-	i := len(s.hooks.call) - 1
+	return addHook(&s.hooks.mu, &s.hooks.call, h)
+}
+
+// addHook appends h to *list, guarded by mu, and returns a func that
+// removes it (sets it to nil: running calls hold copies of the list, and
+// their indexes stay valid).
+func addHook[H ~func(A, B), A, B any](mu *sync.Mutex, list *[]H, h H) (remove func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	*list = append(*list, h)
+	i := len(*list) - 1
 	return func() {
-		s.hooks.mu.Lock()
-		defer s.hooks.mu.Unlock()
-		s.hooks.call[i] = nil
+		mu.Lock()
+		defer mu.Unlock()
+		(*list)[i] = nil
 	}
 }
 
