@@ -85,7 +85,7 @@ func Parse(src string) (*Script, error) {
 		return nil, pe
 	}
 	s.Root = convert(root, "", src)
-	if strings.ContainsAny(src, typographicQuotes) {
+	if strings.ContainsAny(src, typography) {
 		if pe := checkQuotes(s.Root); pe != nil {
 			pe.Source = s.line(pe.Line)
 			return nil, pe

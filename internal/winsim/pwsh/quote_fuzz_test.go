@@ -95,7 +95,8 @@ func statements(root *Node) int {
 // TestTypographicQuotes: what Windows does with the typographic quotes
 // (CharTraits.cs IsSingleQuote/IsDoubleQuote): the simulator reads a doubled
 // one inside a single-quoted string as one quote, and refuses a script in
-// which one would end a string or start one, as tree-sitter alone would not.
+// which one would end a string or start one, as tree-sitter alone would not;
+// and with the typographic dashes (IsDash), refused outside strings.
 func TestTypographicQuotes(t *testing.T) {
 	for _, tc := range []struct{ script, stdout, stderr string }{
 		{"Write-Output 'it\u2019\u2019s'", "it\u2019s\r\n", ""},
@@ -109,6 +110,14 @@ func TestTypographicQuotes(t *testing.T) {
 		{"Write-Output \"a\u201d; calc; \u201c\"", "", "ParserError"},
 		{"$s = @'\n\u2019@\nWrite-Output 1\n'@\n$s", "", "ParserError"},
 		{"# it\u2019s a comment\nWrite-Output 1", "1\r\n", ""},
+		// Dashes (CharTraits.cs IsDash): plain text in strings and comments;
+		// elsewhere Windows reads them as '-', tree-sitter as letters.
+		{"Write-Output 'a\u2013b\u2014c\u2015d'", "a\u2013b\u2014c\u2015d\r\n", ""},
+		{"Write-Output \"a\u2013b $(1)\"", "a\u2013b 1\r\n", ""},
+		{"# a \u2013 comment\nWrite-Output 1", "1\r\n", ""},
+		{"Write-Output \u2013InputObject x", "", "ParserError"},
+		{"Write-Output (1 \u2014eq 1)", "", "ParserError"},
+		{"Write-Output \"$(1 \u2013eq 1)\"", "", "ParserError"},
 	} {
 		stdout, stderr, _ := runFake(t, newFakeHost(), tc.script, "")
 		if stdout != tc.stdout || (tc.stderr == "") != (stderr == "") || !strings.Contains(stderr, tc.stderr) {

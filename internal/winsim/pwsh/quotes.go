@@ -31,10 +31,13 @@ import (
 const (
 	typographicQuotes       = "\u2018\u2019\u201a\u201b\u201c\u201d\u201e"
 	typographicDoubleQuotes = "\u201c\u201d\u201e"
+	typographicDashes       = "\u2013\u2014\u2015"
+	// typography is every character checkQuotes looks for.
+	typography = typographicQuotes + typographicDashes
 )
 
 // checkQuotes returns the first token that PowerShell and the grammar read
-// differently, or nil.
+// differently (by their quotes or dashes), or nil.
 func checkQuotes(n *Node) *ParseError {
 	refuse := func() *ParseError { return &ParseError{Line: n.Line, Col: n.Col, Token: n.Text} }
 	switch n.Kind {
@@ -65,7 +68,7 @@ func checkQuotes(n *Node) *ParseError {
 			return refuse()
 		}
 	default:
-		if len(n.Kids) == 0 && strings.ContainsAny(n.Text, typographicQuotes) {
+		if len(n.Kids) == 0 && strings.ContainsAny(n.Text, typography) {
 			return refuse()
 		}
 	}
