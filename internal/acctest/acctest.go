@@ -80,12 +80,23 @@ func runWithSandbox(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
 			return 1
 		}
+		// And every method a resource called lists that resource (the
+		// guide's per-resource privileges): the provider tags each
+		// operation's calls with an operationID naming its resource.
+		byResource, err := vsphere.CheckResourcePrivileges(sb.VSphere.CallsByOperation(vsphere.UserAgent))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+			return 1
+		}
 		var n int64
 		for _, c := range calls {
 			n += c
 		}
 		fmt.Fprintf(os.Stderr, "vSphere: the provider called %d methods (%d calls), each with its privileges documented: %s\n",
 			len(calls), n, strings.Join(slices.Sorted(maps.Keys(calls)), " "))
+		for _, r := range slices.Sorted(maps.Keys(byResource)) {
+			fmt.Fprintf(os.Stderr, "vSphere: %s called %d methods, each listing it: %s\n", r, len(byResource[r]), strings.Join(byResource[r], " "))
+		}
 	}
 	return code
 }

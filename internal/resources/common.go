@@ -5,10 +5,23 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
+
+// vsphereOperation tags ctx so that every vSphere call of one operation of
+// a resource carries one operationID, which vCenter logs beside each call
+// (vsphere.WithOperation), and puts the id on the provider's own log lines
+// of the operation (TF_LOG=debug): an administrator matches the two.
+func vsphereOperation(ctx context.Context, resource, action string) context.Context {
+	ctx, id := vsphere.WithOperation(ctx, resource, action)
+	ctx = tflog.SetField(ctx, "vsphere_operation_id", id)
+	tflog.Debug(ctx, "vSphere operation")
+	return ctx
+}
 
 // clientsFrom unwraps the provider data handed to Configure. It is nil while
 // the provider itself is not configured yet (validation, early plan).

@@ -50,6 +50,7 @@ func (r *goldenImageResource) Configure(_ context.Context, req resource.Configur
 // a Windows Server release Kubernetes supports, and that the cluster accepts
 // the kubelet version (golden_image_checks.go).
 func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	ctx = vsphereOperation(ctx, "windows_golden_image", "plan")
 	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() {
 		return // destroy, or an existing image (inputs force replacement anyway)
 	}
@@ -83,6 +84,7 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 }
 
 func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	ctx = vsphereOperation(ctx, "windows_golden_image", "create")
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
@@ -140,6 +142,7 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 }
 
 func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	ctx = vsphereOperation(ctx, "windows_golden_image", "read")
 	var state goldenImageModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, goldenImageIdentity{ID: state.ID}, &resp.Diagnostics)
@@ -178,6 +181,7 @@ func (r *goldenImageResource) Read(ctx context.Context, req resource.ReadRequest
 // skip_checks), and, on the first apply after an import, the configuration's
 // inputs, which vCenter could not tell.
 func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	ctx = vsphereOperation(ctx, "windows_golden_image", "update")
 	var plan goldenImageModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	plan.Transport = withHostKey(plan.Transport, "")
@@ -187,6 +191,7 @@ func (r *goldenImageResource) Update(ctx context.Context, req resource.UpdateReq
 }
 
 func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	ctx = vsphereOperation(ctx, "windows_golden_image", "delete")
 	var state goldenImageModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	timeout, diags := state.Timeouts.Delete(ctx, goldenImageDeleteTimeout)
@@ -219,6 +224,7 @@ func (r *goldenImageResource) Delete(ctx context.Context, req resource.DeleteReq
 // ImportState takes the template's inventory path or managed object id, or
 // the identity's id (the managed object id).
 func (r *goldenImageResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ctx = vsphereOperation(ctx, "windows_golden_image", "import")
 	ref := req.ID
 	var id goldenImageIdentity
 	if importedIdentity(ctx, req, &id, "id", &resp.Diagnostics) {

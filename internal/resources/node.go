@@ -70,6 +70,7 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 // new node — the cluster readiness checks the known facts allow
 // (node_checks.go), which stop the plan with the failing check's remedy.
 func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	ctx = vsphereOperation(ctx, "windows_node", "plan")
 	if req.Plan.Raw.IsNull() {
 		r.warnDestroy(ctx, req, resp)
 		return
@@ -119,6 +120,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 }
 
 func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	ctx = vsphereOperation(ctx, "windows_node", "create")
 	var plan nodeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
@@ -160,6 +162,7 @@ func tainted(vmID string) string {
 }
 
 func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	ctx = vsphereOperation(ctx, "windows_node", "read")
 	var state nodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: state.InstanceUUID}, &resp.Diagnostics)
@@ -191,6 +194,7 @@ func staleNode(exists bool, name string) string {
 }
 
 func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	ctx = vsphereOperation(ctx, "windows_node", "update")
 	var plan, state nodeModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -289,6 +293,7 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 }
 
 func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	ctx = vsphereOperation(ctx, "windows_node", "delete")
 	var state nodeModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	timeout, diags := state.Timeouts.Delete(ctx, nodeDeleteTimeout)
@@ -308,6 +313,7 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 // ImportState takes the VM's inventory path, its instance UUID or the Node's
 // providerID (vsphere://<BIOS UUID>); by identity, the instance UUID.
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ctx = vsphereOperation(ctx, "windows_node", "import")
 	ref := req.ID
 	var id nodeIdentity
 	if importedIdentity(ctx, req, &id, "instance_uuid", &resp.Diagnostics) {

@@ -72,6 +72,7 @@ func (r *nodeListResource) ListResourceConfigSchema(_ context.Context, _ list.Li
 }
 
 func (r *nodeListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	ctx = vsphereOperation(ctx, "windows_node", "list")
 	var diags diag.Diagnostics
 	var cfg nodeListConfig
 	diags.Append(req.Config.Get(ctx, &cfg)...)

@@ -56,6 +56,7 @@ func (r *nodePoolResource) manager(ctx context.Context, diags diagAdder) *winnod
 }
 
 func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	ctx = vsphereOperation(ctx, "windows_node_pool", "create")
 	var plan nodePoolModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
@@ -127,6 +128,7 @@ func (r *nodePoolResource) options(ctx context.Context, model *nodePoolModel, st
 }
 
 func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	ctx = vsphereOperation(ctx, "windows_node_pool", "read")
 	var state nodePoolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, nodePoolIdentity{NamePrefix: state.NamePrefix}, &resp.Diagnostics)
@@ -152,6 +154,7 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 }
 
 func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	ctx = vsphereOperation(ctx, "windows_node_pool", "update")
 	var plan, state nodePoolModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -202,6 +205,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 }
 
 func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	ctx = vsphereOperation(ctx, "windows_node_pool", "delete")
 	var state nodePoolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	timeout, diags := state.Timeouts.Delete(ctx, poolDeleteTimeout)
@@ -233,6 +237,7 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 // ImportState takes the name prefix (every Windows node named
 // <prefix>-...), or a comma-separated list of node names sharing one.
 func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ctx = vsphereOperation(ctx, "windows_node_pool", "import")
 	ref := req.ID
 	var id nodePoolIdentity
 	if importedIdentity(ctx, req, &id, "name_prefix", &resp.Diagnostics) {

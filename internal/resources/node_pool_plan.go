@@ -19,6 +19,7 @@ import (
 // them, why, in what order and how the roll keeps capacity. A new pool runs
 // the readiness checks of a windows_node at plan.
 func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	ctx = vsphereOperation(ctx, "windows_node_pool", "plan")
 	if req.Plan.Raw.IsNull() {
 		var state nodePoolModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)

@@ -16,7 +16,10 @@ type Privilege struct {
 	Privileges []string
 	// On says which object the privileges are checked on.
 	On string
-	// Resources are the provider's resources and data sources that call it.
+	// Resources are the provider's resources and data sources that call it;
+	// "provider" stands for any. The acceptance tests record the calls of
+	// each resource (by operationID, WithOperation) and fail on a resource
+	// missing here (CheckResourcePrivileges).
 	Resources []string
 }
 
@@ -24,7 +27,6 @@ type Privilege struct {
 var (
 	allResources  = []string{"provider"}
 	machines      = []string{"windows_node", "windows_node_pool", "windows_golden_image"}
-	nodes         = []string{"windows_node", "windows_node_pool"}
 	goldenImage   = []string{"windows_golden_image"}
 	readsMachines = []string{"windows_node", "windows_node_pool", "windows_golden_image", "windows_node (list)"}
 )
@@ -63,8 +65,8 @@ var MethodPrivileges = map[string]Privilege{
 	"ModifyListView":           {Privileges: []string{"System.View"}, On: "the list view", Resources: machines},
 	"ResetListView":            {Privileges: []string{"System.View"}, On: "the list view", Resources: machines},
 	"DestroyView":              {Privileges: []string{"System.View"}, On: "the view", Resources: readsMachines},
-	"FindByInventoryPath":      {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
-	"FindByUuid":               {Privileges: []string{"System.View"}, On: "the search index", Resources: nodes},
+	"FindByInventoryPath":      {Privileges: []string{"System.View"}, On: "the search index", Resources: readsMachines},
+	"FindByUuid":               {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
 
 	// Machines.
 	"CreateFolder": {Privileges: []string{"Folder.Create"}, On: "the parent folder of a VM folder that does not exist yet", Resources: machines},
@@ -121,6 +123,48 @@ func CheckPrivileges(recorded map[string]int64) error {
 		"add each to MethodPrivileges in %s (its \"Required Privilege\" in the vSphere Web Services API reference), "+
 		"then run `go test ./internal/vsphere -run TestPrivilegesGuide -update` to regenerate the guide",
 		strings.Join(missing, ", "), PrivilegesFile)
+}
+
+// CheckResourcePrivileges fails when a resource called a method whose
+// MethodPrivileges entry does not name it among its Resources (the guide
+// would leave the method's privileges out of that resource's row).
+// byOperation is the provider's calls by operationID (WithOperation); calls
+// without one are the provider's own, not one resource's (its login, its
+// shared watch of tasks and VMs), and CheckPrivileges covers them. It
+// returns the methods each resource was seen calling, sorted.
+func CheckResourcePrivileges(byOperation map[string]map[string]int64) (map[string][]string, error) {
+	called := map[string]map[string]bool{}
+	for id, methods := range byOperation {
+		label, ok := OperationResource(id)
+		if !ok {
+			continue
+		}
+		if called[label] == nil {
+			called[label] = map[string]bool{}
+		}
+		for m := range methods {
+			called[label][m] = true
+		}
+	}
+	seen := map[string][]string{}
+	var undocumented []string
+	for label, methods := range called {
+		for m := range methods {
+			seen[label] = append(seen[label], m)
+			p, ok := MethodPrivileges[m]
+			if ok && !slices.Contains(p.Resources, label) && !slices.Contains(p.Resources, "provider") {
+				undocumented = append(undocumented, label+" calls "+m)
+			}
+		}
+		sort.Strings(seen[label])
+	}
+	if len(undocumented) == 0 {
+		return seen, nil
+	}
+	sort.Strings(undocumented)
+	return seen, fmt.Errorf("%s, which MethodPrivileges in %s does not list among the method's Resources: "+
+		"add the resource there, then run `go test ./internal/vsphere -run TestPrivilegesGuide -update` to regenerate the guide",
+		strings.Join(undocumented, "; "), PrivilegesFile)
 }
 
 // RolePrivileges is every privilege of MethodPrivileges, sorted: the role.

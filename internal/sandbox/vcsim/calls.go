@@ -16,6 +16,9 @@ type calls struct {
 	// byAgent is n by the session's user agent, which tells the
 	// provider's calls from the tests' own.
 	byAgent map[string]map[string]int64
+	// byOperation is byAgent by the calls' SOAP operationID, which vCenter
+	// logs beside each call ("opID="); calls without one are left out.
+	byOperation map[string]map[string]map[string]int64
 }
 
 func (c *calls) add(ctx *simulator.Context, method string) {
@@ -32,6 +35,7 @@ func (c *calls) add(ctx *simulator.Context, method string) {
 	if c.n == nil {
 		c.n = map[string]int64{}
 		c.byAgent = map[string]map[string]int64{}
+		c.byOperation = map[string]map[string]map[string]int64{}
 	}
 	c.n[method]++
 	agent := ""
@@ -42,6 +46,27 @@ func (c *calls) add(ctx *simulator.Context, method string) {
 		c.byAgent[agent] = map[string]int64{}
 	}
 	c.byAgent[agent][method]++
+	if id := ctx.Header.ID; id != "" {
+		if c.byOperation[agent] == nil {
+			c.byOperation[agent] = map[string]map[string]int64{}
+		}
+		if c.byOperation[agent][id] == nil {
+			c.byOperation[agent][id] = map[string]int64{}
+		}
+		c.byOperation[agent][id][method]++
+	}
+}
+
+// CallsByOperation returns CallsBy(userAgent) by the calls' SOAP
+// operationID (calls without one are left out).
+func (s *Server) CallsByOperation(userAgent string) map[string]map[string]int64 {
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	out := make(map[string]map[string]int64, len(s.calls.byOperation[userAgent]))
+	for id, methods := range s.calls.byOperation[userAgent] {
+		out[id] = maps.Clone(methods)
+	}
+	return out
 }
 
 // CallsBy returns Calls of the sessions whose user agent is userAgent; ""

@@ -1,6 +1,7 @@
 package vcsim
 
 import (
+	"context"
 	"maps"
 	"net/url"
 	"testing"
@@ -69,5 +70,31 @@ func TestCallsCountsHTTPRequestsByMethod(t *testing.T) {
 	}
 	if by := s.CallsBy("terraform-provider-windows"); len(by) != 0 {
 		t.Errorf("calls of another user agent: %v, want none", by)
+	}
+}
+
+// TestCallsByOperation: calls that carry a SOAP operationID (govmomi sends
+// the types.ID context value) are counted under it; calls without one are
+// not.
+func TestCallsByOperation(t *testing.T) {
+	s, ca := startServer(t)
+	c, err := connect(t.Context(), t, s, ca, url.UserPassword(s.User, s.Password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := property.DefaultCollector(c)
+	read := func(ctx context.Context) {
+		if err := pc.RetrieveOne(ctx, c.ServiceContent.RootFolder, []string{"name"}, &mo.Folder{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read(context.WithValue(t.Context(), types.ID{}, "op-1"))
+	read(context.WithValue(t.Context(), types.ID{}, "op-1"))
+	read(context.WithValue(t.Context(), types.ID{}, "op-2"))
+	read(t.Context())
+	got := s.CallsByOperation(c.UserAgent)
+	want := map[string]map[string]int64{"op-1": {"RetrievePropertiesEx": 2}, "op-2": {"RetrievePropertiesEx": 1}}
+	if len(got) != len(want) || !maps.Equal(got["op-1"], want["op-1"]) || !maps.Equal(got["op-2"], want["op-2"]) {
+		t.Errorf("calls by operation: %v, want %v", got, want)
 	}
 }
