@@ -47,6 +47,19 @@ func Eventually(timeout time.Duration, what string, cond func(ctx context.Contex
 	return nil
 }
 
+// CheckNodesReady is a step check that every Node named is Ready and
+// schedulable (CheckNodeReady).
+func CheckNodesReady(t *testing.T, names ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, n := range names {
+			if err := CheckNodeReady(t, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // CheckNodeReady checks that the Node exists, is Ready and schedulable.
 func CheckNodeReady(t *testing.T, name string) error {
 	n, err := Kube(t).FindNode(context.Background(), name)

@@ -9,12 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/rest"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 // TestAccApply20Nodes applies a golden image and 20 nodes at once (make
@@ -36,14 +32,7 @@ func TestAccApply20Nodes(t *testing.T) {
 		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{{
 			Config: config,
-			Check: func(*terraform.State) error {
-				for _, n := range nodes {
-					if err := acctest.CheckNodeReady(t, n); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
+			Check:  acctest.CheckNodesReady(t, nodes...),
 		}},
 	})
 	// The provider served Terraform in this process (ProtoV6ProviderFactories):
@@ -117,11 +106,11 @@ func providerGoroutines() []string {
 }
 
 // TestProviderGoroutinesFindsAWatch: the check sees a provider goroutine
-// that is still running (a Node watch, through client-go's goroutines too),
-// and no longer once it has ended. It runs without the sandbox.
+// that is still running (a Node watch on the sandbox's API server, through
+// client-go's goroutines too), and no longer once it has ended.
 func TestProviderGoroutinesFindsAWatch(t *testing.T) {
+	c := acctest.Kube(t)
 	before := len(providerGoroutines())
-	c := &kube.Client{Interface: fake.NewClientset(), REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -40,10 +40,8 @@ resource "windows_runtime_class" "rc" {
 		Steps: []resource.TestStep{{
 			Config: config,
 			Check: func(s *terraform.State) error {
-				for _, n := range nodes {
-					if err := acctest.CheckNodeReady(t, n); err != nil {
-						return err
-					}
+				if err := acctest.CheckNodesReady(t, nodes...)(s); err != nil {
+					return err
 				}
 				k := acctest.Kube(t)
 				ns := createNamespace(t, k, "sched")
