@@ -12,7 +12,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/guests"
 )
 
 // TestAccNode_interruptDuringClone presses Ctrl-C (SIGINT to terraform)
@@ -195,8 +195,7 @@ func checkNoToken(t *testing.T, node string) {
 // (or, when it exists, is in the state), no template is made, and the next
 // plain apply builds the image.
 func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
-	start := time.Now()
-	defer func() { t.Logf("Ctrl-C during the image build's reboot: %s", time.Since(start).Round(time.Second)) }()
+	defer logDuration(t, "Ctrl-C during the image build's reboot", time.Now())
 	image := acctest.Name("img")
 	cn := acctest.ComputerNameOf(image)
 	config := acctest.GoldenImageConfig(image, nil)
@@ -210,31 +209,22 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	// The moment: the build VM's host restarts after containers-feature
 	// asked for it (the sandbox reports it to vSphere as VMware Tools
 	// stopping and running again, which the provider waits for, then it
-	// connects again): seen down, or back and answering the provider's
-	// first command of the new connection. (The sandbox's restart is
-	// quick, so a poll may miss the host down.)
+	// connects again): the host going down, or, should the restart happen
+	// before the step's record, the first command of the new connection.
 	interrupt := make(chan struct{})
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			h := acctest.Sandbox.Hosts.ByName(cn)
-			if h == nil {
-				continue
-			}
-			if after, ran := afterStep(h.Scripts(), "containers-feature"); ran && (!h.Up() || after > 0) {
-				close(interrupt)
-				return
-			}
+	var featureDone atomic.Bool
+	var once sync.Once
+	defer acctest.Sandbox.Hosts.OnEvent(func(ev guests.Event) {
+		if !strings.EqualFold(ev.ComputerName, cn) {
+			return
 		}
-	}()
+		switch {
+		case ev.Script != nil && ev.Script.Step == "containers-feature" && ev.Script.ExitCode == 0:
+			featureDone.Store(true)
+		case featureDone.Load() && (ev.Down || ev.Script != nil):
+			once.Do(func() { close(interrupt) })
+		}
+	})()
 	out, err := cli.ApplyInterrupted(config, interrupt)
 	select {
 	case <-interrupt:
@@ -273,17 +263,4 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	if _, err := acctest.VSphere(t).FindVMByPath(t.Context(), "/DC0/vm/golden/"+image); err != nil {
 		t.Errorf("no template after the next apply: %v", err)
 	}
-}
-
-// afterStep reports whether step ran, and how many scripts ran after it.
-func afterStep(scripts []winsim.ScriptRecord, step string) (after int, ran bool) {
-	for _, r := range scripts {
-		switch {
-		case ran:
-			after++
-		case r.Step == step && r.ExitCode == 0:
-			ran = true
-		}
-	}
-	return after, ran
 }

@@ -138,6 +138,9 @@ func (h *Host) execute(ctx context.Context, req execRequest) int {
 	})
 	rec.ExitCode, rec.Duration = code, time.Since(start)
 	h.log.add(rec)
+	if h.cfg.OnScript != nil {
+		h.cfg.OnScript(h, rec)
+	}
 	return code
 }
 

@@ -83,6 +83,10 @@ type HostConfig struct {
 	// to vSphere there, which is how vCenter sees a guest reboot. It runs on
 	// the goroutine that changed the state and must not block.
 	OnStateChange func(h *Host, up bool)
+	// OnScript runs when a script (or command line) has finished, with the
+	// record Scripts lists: tests act at a step's end without polling the
+	// log. It runs on the goroutine that ran the script and must not block.
+	OnScript func(h *Host, r ScriptRecord)
 }
 
 // Faults injects failures; change them at run time with Host.SetFaults.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -257,5 +258,25 @@ func TestShutdownCommands(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Error("cmd sysprep /shutdown did not shut the host down")
+	}
+}
+
+// OnScript hands the hook each script's record as the script ends, the
+// record Scripts lists, with its step and exit code.
+func TestOnScript(t *testing.T) {
+	var mu sync.Mutex
+	var seen []ScriptRecord
+	h := startTestHost(t, func(c *HostConfig) {
+		c.OnScript = func(_ *Host, r ScriptRecord) { mu.Lock(); seen = append(seen, r); mu.Unlock() }
+	})
+	run(t, h, encoded("# step: first\nWrite-Output 'one'"))
+	run(t, h, encoded("# step: second\nexit 3"))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 2 || seen[0].Step != "first" || seen[0].ExitCode != 0 || seen[1].Step != "second" || seen[1].ExitCode != 3 {
+		t.Fatalf("OnScript saw %+v", seen)
+	}
+	if logged := h.Scripts(); len(logged) != 2 || logged[1].Text != seen[1].Text {
+		t.Errorf("Scripts lists %+v, OnScript saw %+v", logged, seen)
 	}
 }

@@ -77,7 +77,11 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		// tests of that failure do not spend the full timeout.
 		ServiceStartTimeout: sandboxServiceStartTimeout,
 		OnShutdown:          func(*winsim.Host) { h.guestShutdown(st) },
-		OnStateChange:       func(_ *winsim.Host, up bool) { h.reportGuest(st, up, !customizedName) },
+		OnStateChange: func(w *winsim.Host, up bool) {
+			h.reportGuest(st, up, !customizedName)
+			h.emit(Event{ComputerName: w.ComputerName(), Up: up, Down: !up})
+		},
+		OnScript: func(w *winsim.Host, r winsim.ScriptRecord) { h.emit(Event{ComputerName: w.ComputerName(), Script: &r}) },
 	}
 	host, err := winsim.Start(context.Background(), cfg)
 	for attempt := 0; err != nil && !st.static && errors.Is(err, syscall.EADDRINUSE) && attempt < 16; attempt++ {

@@ -105,6 +105,8 @@ type Hosts struct {
 	defaultFaults winsim.Faults
 	faults        map[string]winsim.Faults // by upper-case computer name
 	changed       chan struct{}            // closed and replaced on every host change
+	hooksMu       sync.Mutex               // apart from mu: hooks run while mu is free
+	hooks         []func(Event)
 	closed        bool
 	wg            sync.WaitGroup
 }
