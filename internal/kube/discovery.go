@@ -118,23 +118,20 @@ func (s *networkSources) network(host string) *ClusterNetwork {
 		kubeadm = *s.kubeadm
 	}
 
-	switch {
-	case cidrs(s.serviceCIDRObject):
-		n.ServiceCIDRs, n.Sources.ServiceCIDRs = s.serviceCIDRObject, "ServiceCIDR "+defaultServiceCIDR
-	case cidrs(splitCIDRs(kubeadm.Networking.ServiceSubnet)):
-		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(kubeadm.Networking.ServiceSubnet), "kube-system/kubeadm-config networking.serviceSubnet"
-	case cidrs(splitCIDRs(s.apiServer["service-cluster-ip-range"])):
-		n.ServiceCIDRs, n.Sources.ServiceCIDRs = splitCIDRs(s.apiServer["service-cluster-ip-range"]), "kube-apiserver --service-cluster-ip-range"
+	n.ServiceCIDRs, n.Sources.ServiceCIDRs = firstCIDRs(
+		cidrSource{s.serviceCIDRObject, "ServiceCIDR " + defaultServiceCIDR},
+		cidrSource{splitCIDRs(kubeadm.Networking.ServiceSubnet), "kube-system/kubeadm-config networking.serviceSubnet"},
+		cidrSource{splitCIDRs(s.apiServer["service-cluster-ip-range"]), "kube-apiserver --service-cluster-ip-range"},
+	)
+	var flannel cidrSource
+	if s.flannel != nil {
+		flannel = cidrSource{s.flannel.Networks(), s.flannel.ConfigMap + " net-conf.json Network"}
 	}
-
-	switch {
-	case cidrs(splitCIDRs(kubeadm.Networking.PodSubnet)):
-		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(kubeadm.Networking.PodSubnet), "kube-system/kubeadm-config networking.podSubnet"
-	case s.flannel != nil && cidrs(s.flannel.Networks()):
-		n.ClusterCIDRs, n.Sources.ClusterCIDRs = s.flannel.Networks(), s.flannel.ConfigMap+" net-conf.json Network"
-	case cidrs(splitCIDRs(s.controllerManager["cluster-cidr"])):
-		n.ClusterCIDRs, n.Sources.ClusterCIDRs = splitCIDRs(s.controllerManager["cluster-cidr"]), "kube-controller-manager --cluster-cidr"
-	}
+	n.ClusterCIDRs, n.Sources.ClusterCIDRs = firstCIDRs(
+		cidrSource{splitCIDRs(kubeadm.Networking.PodSubnet), "kube-system/kubeadm-config networking.podSubnet"},
+		flannel,
+		cidrSource{splitCIDRs(s.controllerManager["cluster-cidr"]), "kube-controller-manager --cluster-cidr"},
+	)
 
 	if svc := s.dnsService; svc != nil && net.ParseIP(svc.Spec.ClusterIP) != nil {
 		n.DNSServiceIP, n.Sources.DNSServiceIP = svc.Spec.ClusterIP, "Service "+svc.Namespace+"/"+svc.Name
@@ -149,6 +146,23 @@ func (s *networkSources) network(host string) *ClusterNetwork {
 		n.ClusterDomain, n.Sources.ClusterDomain = defaultDomain, "default (no kubelet-config or kubeadm-config names one)"
 	}
 	return n
+}
+
+// cidrSource is one place a list of CIDRs may be read, and its name.
+type cidrSource struct {
+	list   []string
+	source string
+}
+
+// firstCIDRs returns the first source, in the order given (most trusted
+// first), whose list is well-formed; none: nil and "".
+func firstCIDRs(sources ...cidrSource) ([]string, string) {
+	for _, c := range sources {
+		if cidrs(c.list) {
+			return c.list, c.source
+		}
+	}
+	return nil, ""
 }
 
 // cidrs reports a non-empty list of well-formed CIDRs.

@@ -47,9 +47,6 @@ import (
 const (
 	evictionRetryFirst = 500 * time.Millisecond
 	evictionRetryMax   = 5 * time.Second
-	// authorizerWarmup is how long after an outage a Forbidden eviction
-	// is taken for an API server still filling its RBAC caches.
-	authorizerWarmup = 30 * time.Second
 )
 
 // mirrorPodAnnotation marks the API server's copy of a static pod, which
@@ -288,12 +285,9 @@ func (c *Client) evictPod(ctx context.Context, p corev1.Pod, grace *int64) error
 			// evicted all the same, and waited for like the others
 			// (kubectl's drain does the same, drain.go evictPods).
 			return nil
-		case apierrors.IsForbidden(err) && !outageSeen.IsZero() && time.Since(outageSeen) < authorizerWarmup:
-			// An API server just back from an outage serves before its
-			// RBAC caches hold the roles again, and refuses for a moment
-			// what it granted before (seen in the sandbox's restart): a
-			// Forbidden right after an outage is retried; any other
-			// fails at once, as a missing permission must.
+		case forbiddenAfterOutage(err, outageSeen):
+			// The API server's RBAC caches are filling again after an
+			// outage: retried, as the drain's other calls are.
 		case apierrors.IsTooManyRequests(err):
 			if !budgetsRead {
 				budgets, budgetsRead = c.budgetsFor(ctx, &p), true

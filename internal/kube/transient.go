@@ -36,6 +36,20 @@ func isTransient(err error) bool {
 	return false
 }
 
+// authorizerWarmup is how long after an outage a Forbidden answer is taken
+// for an API server still filling its RBAC caches.
+const authorizerWarmup = 30 * time.Second
+
+// forbiddenAfterOutage reports a Forbidden within authorizerWarmup of the
+// API server last not answering (outageSeen; zero: no outage seen). A
+// kube-apiserver just back serves before its RBAC authorizer's informers
+// hold the roles again, and refuses for a moment what it granted before
+// (seen in the sandbox's restart, under load): that is retried; any other
+// Forbidden fails at once, as a missing permission must.
+func forbiddenAfterOutage(err error, outageSeen time.Time) bool {
+	return apierrors.IsForbidden(err) && !outageSeen.IsZero() && time.Since(outageSeen) < authorizerWarmup
+}
+
 // transientRetry spaces the attempts of a call the API server could not
 // answer: client-go's exponential backoff, from a quarter second up to the
 // eviction retries' 5 s, until the caller's context ends. The watches
@@ -48,12 +62,17 @@ var transientRetry = wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, J
 
 // retryTransient calls fn until it returns nil or an error that is not
 // transient, or ctx ends; it returns fn's last error (the API server's last
-// answer, not the context's end, when ctx ends during an outage).
+// answer, not the context's end, when ctx ends during an outage). A
+// Forbidden soon after an outage is retried too (forbiddenAfterOutage).
 func retryTransient(ctx context.Context, fn func(context.Context) error) error {
 	var last error
+	var outageSeen time.Time
 	err := wait.ExponentialBackoffWithContext(ctx, transientRetry, func(ctx context.Context) (bool, error) {
 		last = fn(ctx)
-		if isTransient(last) && ctx.Err() == nil {
+		if isTransient(last) {
+			outageSeen = time.Now()
+		}
+		if (isTransient(last) || forbiddenAfterOutage(last, outageSeen)) && ctx.Err() == nil {
 			return false, nil
 		}
 		return true, last

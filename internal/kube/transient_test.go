@@ -45,6 +45,33 @@ func TestIsTransient(t *testing.T) {
 	}
 }
 
+// A Forbidden right after the API server did not answer is its RBAC caches
+// filling again after a restart, and retried; without an outage before it,
+// a Forbidden is a missing permission and ends the call at once.
+func TestRetryTransientForbiddenAfterOutage(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "win-0", errors.New("RBAC: not yet"))
+	for _, c := range []struct {
+		name    string
+		answers []error
+		want    error
+		calls   int
+	}{
+		{"after an outage", []error{refused, forbidden, forbidden, nil}, nil, 4},
+		{"no outage before", []error{forbidden, nil}, forbidden, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			calls := 0
+			err := retryTransient(t.Context(), func(context.Context) error {
+				calls++
+				return c.answers[calls-1]
+			})
+			if !errors.Is(err, c.want) || calls != c.calls {
+				t.Errorf("retryTransient = %v after %d calls, want %v after %d", err, calls, c.want, c.calls)
+			}
+		})
+	}
+}
+
 // drainWorld is a NotReady Node with one managed pod (no kubelet confirms
 // deletions, so the drain ends once the eviction is accepted), whose API
 // server refuses connections for the first `down` calls of each kind.
