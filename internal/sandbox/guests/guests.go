@@ -39,6 +39,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -105,8 +106,7 @@ type Hosts struct {
 	defaultFaults winsim.Faults
 	faults        map[string]winsim.Faults // by upper-case computer name
 	changed       chan struct{}            // closed and replaced on every host change
-	hooksMu       sync.Mutex               // apart from mu: hooks run while mu is free
-	hooks         []func(Event)
+	observers     hooks.List[func(Event)]  // OnEvent; apart from mu: they run while mu is free
 	closed        bool
 	wg            sync.WaitGroup
 }

@@ -1,10 +1,6 @@
 package guests
 
-import (
-	"slices"
-
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
-)
+import "github.com/wincluster/terraform-provider-windows/internal/winsim"
 
 // Event is something a guest did: a script finished (Script set), or its
 // host started serving (Up) or went down (Down), as VMware Tools reports to
@@ -19,24 +15,11 @@ type Event struct {
 // removes it. A hook runs on the goroutine of the script or state change
 // and must not block.
 func (h *Hosts) OnEvent(hook func(Event)) (remove func()) {
-	h.hooksMu.Lock()
-	defer h.hooksMu.Unlock()
-	h.hooks = append(h.hooks, hook)
-	i := len(h.hooks) - 1
-	return func() {
-		h.hooksMu.Lock()
-		defer h.hooksMu.Unlock()
-		h.hooks[i] = nil // running events hold copies of the list: indexes stay valid
-	}
+	return h.observers.Add(hook)
 }
 
 func (h *Hosts) emit(ev Event) {
-	h.hooksMu.Lock()
-	hooks := slices.Clone(h.hooks)
-	h.hooksMu.Unlock()
-	for _, hook := range hooks {
-		if hook != nil {
-			hook(ev)
-		}
+	for _, hook := range h.observers.All() {
+		hook(ev)
 	}
 }

@@ -2,6 +2,7 @@ package vcsim
 
 import (
 	"fmt"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"regexp"
 	"strings"
 	"sync"
@@ -83,7 +84,7 @@ type CloneHook func(source *simulator.VirtualMachine, req *types.CloneVM_Task) e
 type methodHooks struct {
 	mu    sync.Mutex
 	clone []CloneHook
-	call  []CallHook // sessions.go
+	call  hooks.List[CallHook] // sessions.go
 }
 
 // OnClone adds a hook run for every CloneVM_Task request.

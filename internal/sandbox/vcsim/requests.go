@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"io"
 	"net/http"
-	"slices"
-	"sync"
 
 	"github.com/vmware/govmomi/simulator"
 )
@@ -23,15 +22,12 @@ type RequestHook func(ctx context.Context, method string)
 
 // requestHooks wraps the simulator's SOAP endpoint. It is made before the
 // simulator's HTTP server, whose mux it must join before serving starts.
-type requestHooks struct {
-	mu    sync.Mutex
-	hooks []RequestHook
-}
+type requestHooks struct{ hooks.List[RequestHook] }
 
 // OnRequest adds a hook run for every SOAP request; the returned func
 // removes it.
 func (s *Server) OnRequest(h RequestHook) (remove func()) {
-	return addHook(&s.requests.mu, &s.requests.hooks, h)
+	return s.requests.Add(h)
 }
 
 // install registers the wrapper for POST sdkPath on the service's mux; the
@@ -42,10 +38,7 @@ func (rh *requestHooks) install(svc *simulator.Service, sdkPath string) {
 		svc.ServeMux = http.NewServeMux()
 	}
 	svc.ServeMux.HandleFunc(http.MethodPost+" "+sdkPath, func(w http.ResponseWriter, r *http.Request) {
-		rh.mu.Lock()
-		hooks := slices.DeleteFunc(slices.Clone(rh.hooks), func(h RequestHook) bool { return h == nil })
-		rh.mu.Unlock()
-		if len(hooks) > 0 {
+		if hooks := rh.All(); len(hooks) > 0 {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)

@@ -3,8 +3,6 @@ package vcsim
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/vmware/govmomi/property"
 	"github.com/vmware/govmomi/session"
@@ -52,28 +50,11 @@ type CallHook func(method, obj string)
 
 // OnCall adds a hook run for every call; the returned func removes it.
 func (s *Server) OnCall(h CallHook) (remove func()) {
-	return addHook(&s.hooks.mu, &s.hooks.call, h)
-}
-
-// addHook appends h to *list, guarded by mu, and returns a func that
-// removes it (sets it to nil: running calls hold copies of the list, and
-// their indexes stay valid).
-func addHook[H ~func(A, B), A, B any](mu *sync.Mutex, list *[]H, h H) (remove func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	*list = append(*list, h)
-	i := len(*list) - 1
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		(*list)[i] = nil
-	}
+	return s.hooks.call.Add(h)
 }
 
 func (s *Server) observe(ctx *simulator.Context, m *simulator.Method) {
-	s.hooks.mu.Lock()
-	hooks := slices.Clone(s.hooks.call)
-	s.hooks.mu.Unlock()
+	hooks := s.hooks.call.All()
 	if len(hooks) == 0 {
 		return
 	}
