@@ -39,7 +39,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -50,6 +49,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )

@@ -2,7 +2,6 @@ package vcsim
 
 import (
 	"fmt"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"regexp"
 	"strings"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 )
 
 // listViewChange runs ModifyListView and ResetListView on a ListView the

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"io"
 	"net/http"
 
 	"github.com/vmware/govmomi/simulator"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 )
 
 // RequestHook sees a vSphere API request as it arrives over HTTP, before
