@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prints the CGO_CFLAGS that building internal/winsim needs, for running go
+# Prints the CGO_CFLAGS that building internal/sandbox/winsim needs, for running go
 # build/test/vet outside make:  export CGO_CFLAGS="$(tools/cgo-cflags.sh)"
 #
 # The PowerShell grammar (github.com/airbus-cert/tree-sitter-powershell) has a

@@ -6,6 +6,6 @@
 // Every step is idempotent (check, then act) so a failed apply can simply run
 // again, names itself with a "# step: <name>" line (the simulated host's
 // fault injection and scripts.log key on it), and uses only the statement
-// shapes of the contract in internal/winsim's package documentation, so that
+// shapes of the contract in internal/sandbox/winsim's package documentation, so that
 // what the bootstrap expects of a host is exactly what the simulator does.
 package bootstrap

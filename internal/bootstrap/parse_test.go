@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/pwsh"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
 )
 
 // TestScriptsParse runs every golden script and every rendered step through

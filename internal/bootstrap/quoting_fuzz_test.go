@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/pwsh"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
 )
 
 // hostileImageConfig puts v into every value of an image build that comes
@@ -69,7 +69,7 @@ func FuzzImageStepsQuoting(f *testing.F) {
 	base := stepShapes(f, mustImageSteps(f, hostileImageConfig("x")))
 	f.Fuzz(func(t *testing.T, v string) {
 		if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-			t.Skip() // see FuzzSingleQuote (internal/winsim/pwsh)
+			t.Skip() // see FuzzSingleQuote (internal/sandbox/winsim/pwsh)
 		}
 		steps, err := ImageSteps(hostileImageConfig(v))
 		if err != nil {

@@ -18,11 +18,11 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
-	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim/kubeletsimtest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim/kubeletsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // The tests in package kube_test run against the sandbox's real control

@@ -13,7 +13,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // fleetSeed chooses the failing nodes and their faults; a failure names it,

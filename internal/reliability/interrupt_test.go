@@ -12,7 +12,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/guests"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
 
 // TestAccNode_interruptDuringClone presses Ctrl-C (SIGINT to terraform)
@@ -214,7 +214,7 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	interrupt := make(chan struct{})
 	var featureDone atomic.Bool
 	var once sync.Once
-	defer acctest.Sandbox.Hosts.OnEvent(func(ev guests.Event) {
+	defer acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
 		if !strings.EqualFold(ev.ComputerName, cn) {
 			return
 		}

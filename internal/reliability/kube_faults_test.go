@@ -16,8 +16,8 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
 // TestAccKube_faults is the Kubernetes side of the fault matrix: each row

@@ -15,7 +15,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // The fault matrix of a node's create: one fault per row, injected during

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
 // benchRun measures sequential commands per second (Create, Command,

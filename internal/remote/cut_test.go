@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
 // TestRunConnectionCut: a host that restarts while a command's reply is

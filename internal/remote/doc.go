@@ -31,7 +31,7 @@
 // bootstrap tokens) never leave the call.
 //
 // The scripts here are plain Windows PowerShell 5.1; the simulated hosts of
-// internal/winsim run them with their PowerShell engine (Get-FileHash,
+// internal/sandbox/winsim run them with their PowerShell engine (Get-FileHash,
 // Test-Path, New-Item, Move-Item, Remove-Item, if, exit, and the stdin upload's
 // $input, [Convert]::FromBase64String and FileStream members).
 package remote

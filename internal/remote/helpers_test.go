@@ -8,7 +8,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
 // variant is one way of reaching a host.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim/winsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
 func TestRunScript(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // TestAccNode_hardware changes CPUs and memory in place: the template has no

@@ -24,9 +24,9 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
 )
 
 const poolAddr = "windows_node_pool.p"

@@ -18,7 +18,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // TestAccSecrets_failingSensitiveSteps makes each step that carries a

@@ -1,7 +1,7 @@
 // Package sandbox brings up the embedded world that `make demo` and the
 // acceptance tests run against, on loopback only: govmomi's vCenter
 // simulator with Windows Server base templates, a real Kubernetes control
-// plane, and a simulated Windows host (internal/sandbox/guests) for every VM
+// plane, and a simulated Windows host (internal/sandbox/vmtools) for every VM
 // that powers on, each on its own 127.x.y.z with a simulated kubelet; every
 // endpoint signed by one generated CA.
 //
@@ -18,12 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wincluster/terraform-provider-windows/internal/kubeletsim"
-	"github.com/wincluster/terraform-provider-windows/internal/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/guests"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
 
 // VSphereUser is the simulator's only account.
@@ -73,7 +73,7 @@ type Sandbox struct {
 	// Hosts are the simulated Windows hosts of powered-on VMs: find one with
 	// Hosts.ByName / ByIP / ByVM / WaitFor, inject faults before it boots
 	// with Hosts.SetFaults / SetDefaultFaults.
-	Hosts *guests.Hosts
+	Hosts *vmtools.Hosts
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
@@ -175,7 +175,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err := s.issueProviderKubeconfig(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
-	s.Hosts, err = guests.Start(ctx, guests.Options{
+	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay,
 		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf}), Logf: logf,

@@ -4,7 +4,7 @@
 # directory keyed by the Kubernetes version and this module's go.sum, and does
 # nothing when that directory is already complete. It also builds kubeletcheck
 # (./kubeletcheck), which judges a simulated Windows kubelet's command line
-# and KubeletConfiguration with the kubelet's own code (internal/kubeletsim
+# and KubeletConfiguration with the kubelet's own code (internal/sandbox/kubeletsim
 # runs it from this directory).
 #
 #   build.sh            prints the bin directory (building it first if needed)

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // startHost boots a simulated Windows host on its own loopback address with

@@ -1,6 +1,6 @@
 // Package guesttest is an in-memory Windows guest for the orchestrators'
 // unit tests: a remote.Transport that answers each bootstrap step by its
-// name and records what ran. It models no PowerShell (internal/winsim does,
+// name and records what ran. It models no PowerShell (internal/sandbox/winsim does,
 // for the acceptance tests): a step does what its Reply says.
 package guesttest
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/wincluster/terraform-provider-windows/internal/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
 // Cluster settings, the values kubeadm uses by default (pod CIDR: flannel's).

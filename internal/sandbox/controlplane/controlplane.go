@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/wincluster/terraform-provider-windows/internal/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
 // Options configure a control plane.

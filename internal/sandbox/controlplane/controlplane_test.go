@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wincluster/terraform-provider-windows/internal/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
 // fakeBinaries writes shell scripts standing in for the components.

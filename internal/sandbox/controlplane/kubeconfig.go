@@ -7,7 +7,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/wincluster/terraform-provider-windows/internal/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
 // ContextName is the context (and cluster) name in the admin kubeconfig.

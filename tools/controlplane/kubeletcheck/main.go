@@ -1,6 +1,6 @@
 // Command kubeletcheck judges a Windows kubelet's command line and
 // KubeletConfiguration with the kubelet's own code, for the sandbox's
-// simulated kubelet (internal/kubeletsim), which must not hand-write what
+// simulated kubelet (internal/sandbox/kubeletsim), which must not hand-write what
 // kubelet.exe accepts.
 //
 // It reads one JSON request on stdin:

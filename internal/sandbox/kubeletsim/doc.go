@@ -1,0 +1,91 @@
+// Package kubeletsim is the kubelet of the simulated Windows hosts
+// (internal/sandbox/winsim): when a host's "kubelet" service starts, it reads what
+// the provider wrote on that host and joins the sandbox's real control plane
+// the way kubelet.exe v1.36 does, failing where kubelet.exe fails.
+//
+// Wire it into hosts with Programs (winsim.HostConfig.Programs: the host runs
+// it for its kubelet.exe, as a service, under nssm or from a script), or run
+// one directly with Start.
+//
+// # What it reads
+//
+//   - The service command line (BinaryPathName): the executable must exist on
+//     the host and contain a line "kubelet vX.Y.Z" (the sandbox's artifact
+//     server serves such files); that is the kubeletVersion. Arguments are
+//     judged by the kubelet's own code: kubeletcheck
+//     (tools/controlplane/kubeletcheck, built by tools/controlplane/build.sh
+//     next to the control plane; without it the kubelet does not start) runs
+//     NewKubeletCommand's checks of k8s.io/kubernetes v1.36.3: the flag set
+//     (options.NewKubeletFlags().AddFlags, AddKubeletConfigFlags,
+//     AddGlobalFlags), ValidateKubeletFlags, the --config loader
+//     (configfiles: strict decoding, then lenient with a warning), flags over
+//     the file (kubeletConfigFlagPrecedence) and
+//     validation.ValidateKubeletConfiguration. Hand-kept, because the helper
+//     is a Linux build: --windows-service and --windows-priorityclass
+//     (cmd/kubelet/app/options/osflags_windows.go), no cadvisor flags
+//     (globalflags_linux.go), eviction defaults (pkg/kubelet/eviction/
+//     defaults_windows.go) and validation_windows.go's rules in place of
+//     validation_linux.go's (whose cgroup v1 check fails every default
+//     configuration on a cgroup v1 machine).
+//   - Network readiness: containerd's CNI directories from its service's
+//     --config (version 2 [plugins."io.containerd.grpc.v1.cri".cni]
+//     bin_dir/conf_dir, version 3 [plugins."io.containerd.cri.v1.runtime".cni]
+//     bin_dirs/conf_dir) or its Windows defaults; go-cni loads the first
+//     .conf/.conflist/.json of conf_dir. Until it loads and every plugin type
+//     exists as <type>.exe the Node is NotReady ("container runtime network
+//     not ready: NetworkReady=false reason:NetworkPluginNotReady message:
+//     Network plugin returns error: cni plugin not initialized") and pods off
+//     the host network wait (event NetworkNotReady); delegate and IPAM
+//     plugins are needed at the first sandbox (FailedCreatePodSandBox).
+//   - HostProcess pods (pods_hostprocess.go) run their command on the host
+//     through winsim's Host.Run with the container's env, downward API,
+//     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and
+//     projected volumes (TokenRequest bound to the pod, with the node's
+//     credentials) under it; exits restart with CrashLoopBackOff
+//     (CrashLoopBackOff knob), logs go to C:\var\log\pods.
+//   - Node agents (AgentPrograms, for winsim.HostConfig.Programs): kube-proxy
+//     (cmd/kube-proxy/app, pkg/proxy/winkernel: GET its Node, wait for the HNS
+//     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node)
+//     and flanneld (flannel main.go, pkg/subnet/kube, vxlan_windows.go: node
+//     name, net-conf, list+watch all Nodes, lease annotations and
+//     NetworkUnavailable through nodes/status, HNS network in
+//     C:\ProgramData\winsim\hns.json, subnet.env) with exactly the
+//     credentials their kubeconfig names; a refusal exits 1 with the
+//     reflector's error on stderr.
+//   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
+//     unexpired client certificate is used as is; otherwise
+//     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)
+//     requests a client certificate with a real CertificateSigningRequest
+//     (signer kubernetes.io/kube-apiserver-client-kubelet, CN
+//     system:node:<name>, O system:nodes, ECDSA key) that the real
+//     kube-controller-manager approves and signs; the certificate and key go
+//     to --cert-dir\kubelet-client-current.pem and --kubeconfig is written to
+//     point at it, all on the host's disk.
+//   - The container runtime: the endpoint must be containerd's named pipe and
+//     the host's "containerd" service Running; its executable's "containerd
+//     vX.Y.Z" line gives containerRuntimeVersion containerd://X.Y.Z.
+//
+// # What it does
+//
+// With its node credentials it registers the Node (name: --hostname-override
+// or the computer name, lower-cased; labels from --node-labels plus
+// kubernetes.io/os=windows, kubernetes.io/arch=amd64, kubernetes.io/hostname
+// and node.kubernetes.io/windows-build=<major.minor.build>; taints from
+// --register-with-taints; nodeInfo with the Windows build, osImage, kubelet
+// and containerd versions and the BIOS UUID; capacity from the VM), keeps its
+// Lease in kube-node-lease renewed every 10 s, posts status (Ready, or
+// NotReady when containerd stops or the NeverReady fault is set), and runs
+// the pods bound to it: Running with an address from the Node's
+// spec.podCIDR, and deleted (grace 0, UID precondition) once marked for
+// deletion, so drains complete.
+//
+// # How it fails
+//
+// Errors kubelet.exe exits with at once (flags, executable, config file)
+// make Start return an error, so Start-Service fails. Errors after that (an
+// unreachable server, a wrong token, a missing CA, no container runtime) are
+// logged as "command failed" and the kubelet is restarted with back-off, as
+// the service's recovery actions do; the Node never appears. Everything is
+// logged in klog's text format to Config.Log (the guest's C:\var\log\kubelet\kubelet.log with
+// the hooks).
+package kubeletsim

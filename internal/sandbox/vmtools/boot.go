@@ -1,0 +1,173 @@
+package vmtools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
+)
+
+// stop takes a VM's host down (power-off, destroy, Close).
+func (h *Hosts) stop(st *vmState) {
+	h.mu.Lock()
+	host := st.host
+	st.host = nil
+	h.notifyLocked()
+	h.mu.Unlock()
+	if host != nil {
+		_ = host.Stop()
+		h.logf("guests: %s (%s) stopped", st.computer, st.ref.Value)
+	}
+}
+
+// boot starts a VM's host.
+func (h *Hosts) boot(st *vmState, ev powerEvent) {
+	if err := h.bootHost(st, ev); err != nil {
+		err = fmt.Errorf("sandbox: booting the simulated Windows host of VM %s (%s): %w", ev.name, ev.ref.Value, err)
+		h.logf("guests: %v", err)
+		h.mu.Lock()
+		st.bootErr = err
+		h.notifyLocked()
+		h.mu.Unlock()
+	}
+}
+
+func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
+	if st.host != nil {
+		return nil // already up (a repeated event)
+	}
+	h.identify(st, ev)
+	if err := h.prepareDisk(st); err != nil {
+		return err
+	}
+	certPEM, tlsKeyPEM, err := h.opts.CA.IssueServing(st.ip, st.computer, strings.ToLower(st.computer))
+	if err != nil {
+		return fmt.Errorf("issuing the WinRM certificate: %w", err)
+	}
+	customizedName := ev.guestName != ""
+	build := ev.build
+	if build == "" {
+		build = DefaultWindowsBuild
+	}
+	ports := h.ports
+	cfg := winsim.HostConfig{
+		ComputerName:  st.computer,
+		IP:            st.ip,
+		AdminPassword: st.password,
+		WindowsBuild:  build,
+		BIOSUUID:      ev.uuid,
+		NumCPU:        ev.numCPU,
+		MemoryMB:      ev.memoryMB,
+		Dir:           st.dir,
+		TLSCertPEM:    certPEM,
+		TLSKeyPEM:     tlsKeyPEM,
+		Ports:         &ports,
+		BootDelay:     h.opts.BootDelay,
+		RebootDelay:   h.opts.RebootDelay,
+		Faults:        h.faultsFor(st.computer),
+		Programs:      h.opts.Programs,
+		// Windows waits 30 s for a service to report Running; the sandbox
+		// fails a service program that never does (error 1053) sooner, so
+		// tests of that failure do not spend the full timeout.
+		ServiceStartTimeout: sandboxServiceStartTimeout,
+		OnShutdown:          func(*winsim.Host) { h.guestShutdown(st) },
+		OnStateChange: func(w *winsim.Host, up bool) {
+			h.reportGuest(st, up, !customizedName)
+			h.emit(Event{ComputerName: w.ComputerName(), Up: up, Down: !up})
+		},
+		OnScript: func(w *winsim.Host, r winsim.ScriptRecord) { h.emit(Event{ComputerName: w.ComputerName(), Script: &r}) },
+	}
+	host, err := winsim.Start(context.Background(), cfg)
+	for attempt := 0; err != nil && !st.static && errors.Is(err, syscall.EADDRINUSE) && attempt < 16; attempt++ {
+		// Another process (a sandbox in another test package) holds the
+		// leased address: take the next one.
+		h.mu.Lock()
+		h.release(st.ref)
+		st.ip = h.leaseLocked(st.ref)
+		h.mu.Unlock()
+		cfg.IP = st.ip
+		if cfg.TLSCertPEM, cfg.TLSKeyPEM, err = h.opts.CA.IssueServing(st.ip, st.computer, strings.ToLower(st.computer)); err != nil {
+			return fmt.Errorf("issuing the WinRM certificate: %w", err)
+		}
+		host, err = winsim.Start(context.Background(), cfg)
+	}
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	st.host, st.bootErr, st.booted = host, nil, true
+	h.notifyLocked()
+	h.mu.Unlock()
+	h.logf("guests: %s booted for VM %s (%s) on %s (build %s)", st.computer, ev.name, ev.ref.Value, st.ip, build)
+	return nil
+}
+
+// identify settles a VM's computer name, address and password at power-on:
+// from its clone request the first time, as before afterwards.
+func (h *Hosts) identify(st *vmState, ev powerEvent) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clone, cloned := h.clones[strings.ToLower(ev.uuid)]
+	delete(h.clones, strings.ToLower(ev.uuid))
+	if cloned {
+		st.source = clone.source
+		src := h.vms[clone.source]
+		st.password = h.opts.AdminPassword
+		if src != nil && src.password != "" {
+			st.password = src.password
+		}
+		st.computer = computerName(ev.name)
+		if c := clone.custom; c != nil {
+			if s, ok := c.Identity.(*types.CustomizationSysprep); ok {
+				if p := s.GuiUnattended.Password; p != nil && p.PlainText && p.Value != "" {
+					st.password = p.Value
+				}
+				if n, ok := s.UserData.ComputerName.(*types.CustomizationFixedName); ok && n.Name != "" {
+					st.computer = n.Name
+				}
+			}
+			if len(c.NicSettingMap) > 0 {
+				if ip, ok := c.NicSettingMap[0].Adapter.Ip.(*types.CustomizationFixedIp); ok {
+					h.release(st.ref)
+					st.ip, st.static = ip.IpAddress, true
+				} else if st.static {
+					st.ip, st.static = "", false
+				}
+			}
+		}
+	}
+	if st.computer == "" {
+		st.computer = computerName(ev.name)
+		if ev.guestName != "" {
+			st.computer = ev.guestName
+		}
+	}
+	if st.password == "" {
+		st.password = h.opts.AdminPassword
+	}
+	if st.ip == "" {
+		st.ip = h.leaseLocked(st.ref)
+	}
+}
+
+// invalidNetBIOS matches characters a NetBIOS computer name cannot have.
+var invalidNetBIOS = regexp.MustCompile(`[^A-Za-z0-9-]`)
+
+// computerName derives a computer name from a VM name, as Windows setup
+// would from a host name: upper case, at most 15 characters.
+func computerName(vmName string) string {
+	n := strings.ToUpper(invalidNetBIOS.ReplaceAllString(vmName, "-"))
+	if len(n) > 15 {
+		n = n[:15]
+	}
+	if n == "" {
+		n = "WIN-SANDBOX"
+	}
+	return n
+}

@@ -1,0 +1,489 @@
+// Package winsim simulates Windows Server hosts at the protocol level, the way
+// govmomi's vcsim simulates vCenter, so the provider's bootstrap can be tested
+// without Windows.
+//
+// A Host serves WinRM (WS-Management, WinRS shell: Create, Command, Send,
+// Receive, Signal, Delete) on HTTP and HTTPS with Basic and NTLMv2 (Negotiate)
+// authentication that really checks the password, and SSH (password and
+// public-key authentication; exec runs a command line, subsystem sftp serves
+// the disk). It keeps a virtual filesystem, mirrored on disk under
+// <Dir>/fs/<drive>/ (case-insensitive lookups, names kept as created), a
+// registry (HKLM, <Dir>/registry.json, which also holds the services) and a
+// log of every script it received (<Dir>/scripts.log: time, transport, user,
+// step, exit code, text).
+//
+// # Command lines
+//
+// WinRM commands and SSH exec requests are command lines as cmd.exe sees them
+// (each line, also in .cmd files, has its %NAME% references expanded first):
+//
+//   - powershell[.exe] [-NoProfile] [-NonInteractive] [-ExecutionPolicy X]
+//     -EncodedCommand <base64 UTF-16LE> | -File <path.ps1> | -Command <text>
+//     (PowerShellCmdRE), run as described under PowerShell below.
+//   - echo <text> >> "<path>" and echo <text> > "<path>" (EchoRedirectRE): how
+//     Terraform's and Packer's WinRM communicator (packer-community/winrmcp)
+//     uploads base64 chunks to %TEMP%\winrmcp-<uuid>.tmp.
+//   - echo <text>, exit [/b] <n>, hostname, type <path>, mkdir <path>, del <path>,
+//     cmd /c <line>, and a path to a .cmd/.bat file (run line by line with
+//     cmd's "echo on" prompt lines) or a .ps1 file (run as PowerShell).
+//   - a program (a path, or a name on PATH): run as native programs are below.
+//     Anything else is what cmd.exe says of an unknown name ("'x' is not
+//     recognized as an internal or external command, operable program or
+//     batch file.", exit code 9009).
+//
+// # PowerShell
+//
+// powershell.exe runs scripts with the engine in internal/sandbox/winsim/pwsh, which
+// walks the syntax tree of the tree-sitter PowerShell grammar
+// (github.com/airbus-cert/tree-sitter-powershell v0.25.10 through
+// github.com/tree-sitter/go-tree-sitter v0.25.0, cgo). Nothing is matched as
+// text: a command inside a comment or a string is not a statement.
+//
+// The gate. Every script is parsed before it runs; a syntax error fails the
+// whole script as a ParserError (exit code 1) and none of it runs. The
+// grammar's src/scanner.c includes <tree_sitter/parser.h> with angle
+// brackets, so building this package needs CGO_CFLAGS=-I<module dir>/src:
+// the GNUmakefile exports it, and outside make
+// `export CGO_CFLAGS="$(tools/cgo-cflags.sh)"` sets it for go build/test/vet.
+//
+// Grammar gaps found (scripts must be written in the form both accept; the
+// gate is not weakened for them):
+//
+//   - an unquoted native argument with '=' and a path
+//     (kubelet.exe --config=C:\k\c.yaml) is a syntax error: quote it;
+//   - a range that starts a pipeline (1..5 | ..., $r = 1..5) parses as a
+//     command named "1..5": the engine refuses it rather than fail as an
+//     unknown command; write @(1, 2, 3, 4, 5);
+//   - the grammar knows only the ASCII quotes, PowerShell also the
+//     typographic ones, U+2018 to U+201B as single quotes and U+201C to
+//     U+201E as double quotes (CharTraits.cs IsSingleQuote/IsDoubleQuote,
+//     github.com/PowerShell/PowerShell): pwsh/quotes.go reads every token of
+//     a script that has one as Windows does, evaluates a doubled one inside a
+//     single-quoted string as one quote, and refuses the script where
+//     Windows would end or start a string the grammar does not see.
+//
+// The refusal rule. Unknown means failure. A command the host does not model
+// fails as an unknown command fails on Windows (CommandNotFoundException);
+// an unknown parameter, an ambiguous prefix, a missing argument, a missing
+// mandatory parameter (powershell.exe -NonInteractive cannot prompt), a
+// value outside an enum or ValidateSet fail with the ParameterBindingException
+// texts of Windows PowerShell 5.1; a misspelt .NET method is MethodNotFound,
+// an unknown type TypeNotFound, an impossible cast InvalidCastFromStringToInteger,
+// a .NET exception "Exception calling ...". A real command, parameter, member
+// or construct that exists on Windows but is not modelled here is refused
+// with the simulator's own error (FullyQualifiedErrorId SimulatorNotModelled,
+// NotSupportedException), never "recorded, succeeds". A native program the
+// host has no implementation of writes "winsim: the simulated host has no
+// implementation of <program>" on stderr and exits 1.
+//
+// The language modelled: strings ('...' literal, "..." and here-strings
+// expanding $var, $env:X, $(...) and backtick escapes), numbers, $true/$false/
+// $null, arrays (@(), a, b), hashtables (@{}, [ordered]@{}), [pscustomobject]@{},
+// script blocks; + - * / %, -eq -ne -lt -gt -le -ge -like -notlike -match
+// -notmatch ($Matches) -contains -notcontains -in -notin -is -isnot -replace
+// -split -join -f -and -or -xor -not ! (case-insensitive; -c and -i variants);
+// casts to [string] [int] [long] [double] [bool] [array] [object[]] [string[]]
+// [byte[]] [hashtable] [scriptblock] [void]; member access (member
+// enumeration on arrays), indexing, method calls; assignment (= += -= *= /=
+// %=, $null = ..., $env:X = ...); if/elseif/else, foreach, for, while, break,
+// continue, return, exit, throw, try/catch (type filters)/finally with $_;
+// pipelines with Where-Object/ForEach-Object script blocks ($_/$PSItem);
+// & 'path' args and bare native invocation; | Out-Null, > $null, 2>$null,
+// 2>&1, > file (UTF-16LE, as Out-File in 5.1); $input (stdin, read lazily
+// line by line), $?, $LASTEXITCODE, $Error, $Matches, $PSVersionTable.
+//
+// The error model is Windows PowerShell 5.1's: non-terminating errors (a
+// cmdlet's WriteError) print and set $? false; statement-terminating errors
+// (unknown command, parameter binding, .NET exceptions) end their statement
+// and the script goes on; throw and any error under $ErrorActionPreference =
+// 'Stop' (or -ErrorAction Stop) end the script unless caught. try catches
+// terminating errors only. Native programs set $LASTEXITCODE and $? and never
+// stop a script, not even under Stop; their stderr goes straight through
+// unless redirected (2>&1, 2>$null), when each line becomes a
+// NativeCommandError record, which under Stop terminates, as in 5.1. Error
+// records print as powershell.exe prints them ("<Command> : <message>",
+// "At line:L char:C" or "At <file>:L char:C", the source line and ~ marks,
+// CategoryInfo, FullyQualifiedErrorId); under -EncodedCommand they reach
+// stderr as CLIXML ("#< CLIXML" then <Objs> with <S S="Error"> lines).
+// Exit codes: -EncodedCommand and -Command exit 1 when the last statement
+// failed ($? false, also under -ErrorAction SilentlyContinue) or the script
+// ended on an error, -File exits 0 unless the script calls exit or ends on an
+// error (1).
+//
+// Providers: the FileSystem on drive C: (the virtual filesystem; any other
+// drive is "Cannot find drive. A drive with the name 'Q' does not exist.") and
+// the Registry's HKLM: for the keys the host models: CurrentVersionKey and
+// HKLM:\SYSTEM\CurrentControlSet\Services\<name> from the service table. A
+// missing path or key is "Cannot find path '...' because it does not exist."
+// Set-Content, New-Item -ItemType File and Invoke-WebRequest -OutFile need
+// the parent directory, as on Windows.
+//
+// Native programs are found as PowerShell and cmd.exe find them (a path, else
+// PATH with PATHEXT; C:\Windows\System32 holds the programs Windows ships) and
+// run as a Process (process.go) by identity: System32 programs by name,
+// anything else by its content (ExecutableIdentity); a file that is not an
+// executable fails with "The specified executable is not a valid application
+// for this OS platform." Programs here: cmd.exe (/c <line>, run as cmd.exe
+// lines below), tar.exe (-x[z]f <archive> -C <dir>), icacls.exe (<file>
+// /inheritance:e|d|r /grant[:r] <principal>:[(OI)(CI)...]<F|M|RX|R|W|D|N>; a
+// malformed grant is "Invalid parameter", exit 87), hostname.exe,
+// shutdown.exe (/s, /p: power off; /r: restart), sysprep.exe (/generalize
+// /oobe /quiet /mode:vm /unattend:<existing file> with /shutdown or /reboot),
+// ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
+// Host.Images). sc.exe and nssm belong to the service control manager's files.
+// Each refuses any form it does not document.
+//
+// Uploads. internal/remote streams base64 lines on stdin to a script that
+// reads $input with foreach, decodes each line with [Convert]::FromBase64String
+// and writes it through [IO.File]::Create's FileStream (Write, Close); Terraform's
+// WinRM communicator (packer-community/winrmcp) appends base64 chunks with
+// cmd.exe's echo-redirect, then its restore script reads them with
+// [IO.File]::OpenText/ReadLine in a for(;;) loop and writes with
+// [IO.File]::OpenWrite. Both run on the engine like any script. Over SSH files
+// arrive by SFTP ("/C:/k/file" paths).
+//
+// Starting a service runs its program (see "The service control manager"
+// below); Automatic services start again after every boot. The cmdlets call
+// the SCM's h.startService / h.stopService (errors are *ServiceError with
+// the Win32 code; stopService refuses a service with running dependents,
+// h.stopServiceWithDependents is -Force) and the table h.svcs.
+// [Environment]::SetEnvironmentVariable(n, v, 'Machine') is Host.SetMachineEnv
+// (and GetEnvironmentVariable(n, 'Machine') is Host.MachineEnv): it writes the
+// registry only; services see it after the next reboot.
+// Restart-Computer: the script
+// finishes, then the host goes down (connections drop) and comes back after
+// RebootDelay. Stop-Computer, shutdown.exe /s|/p and sysprep.exe /shutdown:
+// the command finishes, then the host goes down for good and
+// HostConfig.OnShutdown runs (the sandbox powers the VM off: how sysprep ends
+// an image build). Install-WindowsFeature: RestartNeeded is Yes until the next
+// boot completes the install (features.json keeps the state across reboots
+// and into clones).
+//
+// # Command table
+//
+// Every modelled cmdlet with the parameters it binds (position in [ ],
+// enum or ValidateSet values in { }), the real parameters it refuses, what the
+// host does, and Microsoft's reference; then the .NET types. TestCommandTable
+// fails when this table and the registry differ.
+//
+// BEGIN COMMAND TABLE (generated from the cmdlet registry: go test ./internal/sandbox/winsim -run TestCommandTable -update-doc)
+//
+//	Add-Content
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
+//	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding (Default/Ascii/Oem/String raw, UTF8 with BOM, Unicode UTF-16LE)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/add-content?view=powershell-5.1
+//	Add-WindowsCapability
+//	    parameters: -Name <String>, -Online <SwitchParameter>, -LimitAccess <SwitchParameter>, -NoRestart <SwitchParameter>
+//	    refused (real, not modelled): -Path, -Source, -WindowsDirectory, -SystemDrive, -LogPath, -ScratchDirectory, -LogLevel
+//	    does: records a known capability (OpenSSH.Server/Client) as installed; it does not create the sshd service
+//	    source: https://learn.microsoft.com/en-us/powershell/module/dism/add-windowscapability
+//	ConvertFrom-Json
+//	    parameters: [-InputObject <String>] (mandatory)
+//	    does: JSON to PSCustomObject/object[]/Int32/Int64/String/Boolean; a top-level array is one object (5.1); fractional numbers (Decimal in 5.1) refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/convertfrom-json?view=powershell-5.1
+//	Copy-Item (aliases cp, copy, cpi)
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>, -Recurse <SwitchParameter>
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Container, -FromSession, -ToSession
+//	    does: moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/copy-item?view=powershell-5.1
+//	Expand-Archive
+//	    parameters: [-Path <String>], -LiteralPath <String>, [-DestinationPath <String>], -Force <SwitchParameter>
+//	    does: unzips a .zip into the destination directory
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.archive/expand-archive?view=powershell-5.1
+//	ForEach-Object (aliases %, foreach)
+//	    parameters: [-Process <ScriptBlock>], -InputObject <PSObject>
+//	    refused (real, not modelled): -Begin, -End, -RemainingScripts, -MemberName, -ArgumentList
+//	    does: runs the script block for each input object ($_ the object) and writes its output
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/foreach-object?view=powershell-5.1
+//	Get-Content (aliases cat, gc, type)
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Raw <SwitchParameter>, -Force <SwitchParameter>
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Encoding, -TotalCount, -Tail, -ReadCount, -Delimiter, -Wait, -Stream
+//	    does: the file's lines (CRLF or LF), or with -Raw the whole text; a BOM is dropped
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-content?view=powershell-5.1
+//	Get-FileHash
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Algorithm <String> {SHA1|SHA256|SHA384|SHA512|MACTripleDES|MD5|RIPEMD160}
+//	    refused (real, not modelled): -InputStream
+//	    does: an object with Algorithm, Hash (upper-case hex of the real bytes) and Path; SHA1, SHA256, SHA384, SHA512, MD5
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/get-filehash?view=powershell-5.1
+//	Get-ItemProperty (aliases gp)
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Name <String[]>]
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
+//	    does: the values of a modelled registry key (HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion, HKLM:\SYSTEM\CurrentControlSet\Services\<name>); a missing key is PathNotFound
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itemproperty?view=powershell-5.1
+//	Get-ItemPropertyValue (aliases gpv)
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Name <String[]>] (mandatory)
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
+//	    does: one value of a modelled registry key; a missing value is an error
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itempropertyvalue?view=powershell-5.1
+//	Get-NetFirewallRule
+//	    parameters: [-Name <String[]>], -All <SwitchParameter>
+//	    refused (real, not modelled): -DisplayName, -Direction, -Enabled, -PolicyStore, -CimSession, -AsJob
+//	    does: the rules New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name
+//	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule
+//	Get-Service (aliases gsv)
+//	    parameters: [-Name <String[]>]
+//	    refused (real, not modelled): -DisplayName, -Include, -Exclude, -InputObject, -ComputerName, -DependentServices, -RequiredServices
+//	    does: the services of the host's service control manager (wildcards); a missing name is an error (NoServiceFoundForGivenName)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-service?view=powershell-5.1
+//	Get-WindowsFeature
+//	    parameters: [-Name <String[]>]
+//	    refused (real, not modelled): -Vhd, -ComputerName, -Credential, -LogPath
+//	    does: the feature with Name, InstallState and Installed (InstallPending until the next boot); an unknown name outputs nothing
+//	    source: https://learn.microsoft.com/en-us/powershell/module/servermanager/get-windowsfeature
+//	Install-WindowsFeature (aliases Add-WindowsFeature)
+//	    parameters: [-Name <Feature[]>] (mandatory), -IncludeAllSubFeature <SwitchParameter>, -IncludeManagementTools <SwitchParameter>
+//	    refused (real, not modelled): -Restart, -Source, -Vhd, -ComputerName, -Credential, -LogPath, -ConfigurationFilePath
+//	    does: installs a known feature; RestartNeeded is Yes until the next boot completes it; an unknown name is an error
+//	    source: https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature
+//	Invoke-WebRequest (aliases iwr, wget, curl)
+//	    parameters: [-Uri <Uri>] (mandatory), -OutFile <String>, -UseBasicParsing <SwitchParameter>, -Method <WebRequestMethod> {Default|Get|Head|Post|Put|Delete|Trace|Options|Merge|Patch}, -TimeoutSec <Int32>
+//	    refused (real, not modelled): -Headers, -Body, -UserAgent, -Credential, -Proxy, -PassThru, -InFile, -ContentType, -MaximumRedirection
+//	    does: a real HTTP GET from this machine; -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/invoke-webrequest?view=powershell-5.1
+//	Join-Path
+//	    parameters: [-Path <String[]>] (mandatory), [-ChildPath <String>] (mandatory)
+//	    refused (real, not modelled): -Resolve, -Credential
+//	    does: each -Path joined with -ChildPath by the FileSystem provider: '/' read as '\', one '\' between the parts (Join-Path 'C:\C\abc\' '/etc/x' is C:\C\abc\etc\x); the drive must exist
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/join-path?view=powershell-5.1
+//	Move-Item (aliases mv, move, mi)
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru
+//	    does: moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/move-item?view=powershell-5.1
+//	New-Item (aliases ni)
+//	    parameters: [-Path <String[]>], -Name <String>, -ItemType <String>, -Value <Object>, -Force <SwitchParameter>
+//	    refused (real, not modelled): -Credential
+//	    does: -ItemType Directory (parents created; an existing one is an error without -Force) or File (with -Value); outputs the item
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-item?view=powershell-5.1
+//	New-NetFirewallRule
+//	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>
+//	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -RemoteAddress, -PolicyStore, -CimSession, -AsJob
+//	    does: stores the rule (firewall.json); an existing -Name is an error
+//	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule
+//	New-Service
+//	    parameters: [-Name <String>] (mandatory), [-BinaryPathName <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}
+//	    refused (real, not modelled): -Credential, -DependsOn
+//	    does: creates a stopped service in the service control manager; Boot and System start modes are refused by the SCM for a Win32 service
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-service?view=powershell-5.1
+//	Out-Null
+//	    parameters: -InputObject <PSObject>
+//	    does: discards its input
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/out-null?view=powershell-5.1
+//	Out-String
+//	    parameters: -InputObject <PSObject>, -Stream <SwitchParameter>
+//	    refused (real, not modelled): -Width
+//	    does: the input's text as one string (each object's lines, CRLF-terminated); -Stream: one string per line
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/out-string?view=powershell-5.1
+//	Remove-Item (aliases rm, del, erase, ri, rd, rmdir)
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Recurse <SwitchParameter>, -Force <SwitchParameter>
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Stream
+//	    does: deletes a file, or a directory (its contents with -Recurse); a missing path is an error
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/remove-item?view=powershell-5.1
+//	Restart-Computer
+//	    parameters: -Force <SwitchParameter>
+//	    refused (real, not modelled): -ComputerName, -Wait, -Credential, -Timeout
+//	    does: the script finishes, then the host goes down and comes back after RebootDelay
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/restart-computer?view=powershell-5.1
+//	Restart-Service
+//	    parameters: [-Name <String[]>] (mandatory), -Force <SwitchParameter>
+//	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude
+//	    does: stops then starts the service
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/restart-service?view=powershell-5.1
+//	Select-Object (aliases select)
+//	    parameters: [-Property <Object[]>], -InputObject <PSObject>, -ExpandProperty <String>, -First <Int32>, -Last <Int32>
+//	    refused (real, not modelled): -ExcludeProperty, -Unique, -Skip, -SkipLast, -Wait, -Index
+//	    does: -ExpandProperty (a missing property is an error), -Property (new objects with those properties), -First, -Last
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/select-object?view=powershell-5.1
+//	Set-Content
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
+//	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding (Default/Ascii/Oem/String raw, UTF8 with BOM, Unicode UTF-16LE)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-content?view=powershell-5.1
+//	Set-Service
+//	    parameters: [-Name <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}, -Status <String> {Running|Stopped|Paused}
+//	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
+//	    does: changes -StartupType, -DisplayName; -Status Running/Stopped starts or stops it
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-service?view=powershell-5.1
+//	Start-Process (aliases saps, start)
+//	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
+//	    refused (real, not modelled): -PassThru, -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment
+//	    does: runs the program (to completion) with -ArgumentList split at spaces
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-process?view=powershell-5.1
+//	Start-Service (aliases sasv)
+//	    parameters: [-Name <String[]>] (mandatory)
+//	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude
+//	    does: starts the service through the service control manager; a failure is CouldNotStartService with the SCM's reason
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-service?view=powershell-5.1
+//	Start-Sleep (aliases sleep)
+//	    parameters: [-Seconds <Int32>], -Milliseconds <Int32>
+//	    does: sleeps (cancelled with the command)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/start-sleep?view=powershell-5.1
+//	Stop-Computer
+//	    parameters: -Force <SwitchParameter>
+//	    refused (real, not modelled): -ComputerName, -Credential
+//	    does: the command finishes, then the host goes down for good (HostConfig.OnShutdown)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/stop-computer?view=powershell-5.1
+//	Stop-Service (aliases spsv)
+//	    parameters: [-Name <String[]>] (mandatory), -Force <SwitchParameter>
+//	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude, -NoWait
+//	    does: stops the service
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/stop-service?view=powershell-5.1
+//	Test-Path
+//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -PathType <TestPathType> {Any|Container|Leaf}
+//	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -IsValid, -OlderThan, -NewerThan
+//	    does: True or False; -PathType Leaf/Container; registry keys the host models
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/test-path?view=powershell-5.1
+//	Where-Object (aliases ?, where)
+//	    parameters: [-FilterScript <ScriptBlock>], -InputObject <PSObject>
+//	    refused (real, not modelled): -Property, -Value, -EQ, -CEQ, -NE, -CNE, -GT, -CGT, -LT, -CLT, -GE, -CGE, -LE, -CLE, -Like, -CLike, -NotLike, -CNotLike, -Match, -CMatch, -NotMatch, -CNotMatch, -Contains, -CContains, -NotContains, -CNotContains, -In, -CIn, -NotIn, -CNotIn, -Is, -IsNot
+//	    does: passes the input objects for which the script block ($_ the object) is true
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/where-object?view=powershell-5.1
+//	Write-Error
+//	    parameters: [-Message <String>] (mandatory), -ErrorId <String>, -TargetObject <Object>
+//	    refused (real, not modelled): -Category, -RecommendedAction, -CategoryActivity, -CategoryReason, -CategoryTargetName, -CategoryTargetType, -Exception, -ErrorRecord
+//	    does: writes a non-terminating error record (WriteErrorException)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-error?view=powershell-5.1
+//	Write-Host
+//	    parameters: [-Object <Object>], -NoNewline <SwitchParameter>, -Separator <Object>, -ForegroundColor <ConsoleColor> {Black|DarkBlue|DarkGreen|DarkCyan|DarkRed|DarkMagenta|DarkYellow|Gray|DarkGray|Blue|Green|Cyan|Red|Magenta|Yellow|White}, -BackgroundColor <ConsoleColor> {Black|DarkBlue|DarkGreen|DarkCyan|DarkRed|DarkMagenta|DarkYellow|Gray|DarkGray|Blue|Green|Cyan|Red|Magenta|Yellow|White}
+//	    does: writes text to the host (stdout), not to the pipeline; colours are accepted and ignored
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-host?view=powershell-5.1
+//	Write-Output (aliases echo, write)
+//	    parameters: [-InputObject <PSObject[]>] (mandatory), -NoEnumerate <SwitchParameter>
+//	    does: writes its objects to the pipeline (arrays enumerated)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-output?view=powershell-5.1
+//	Write-Verbose
+//	    parameters: [-Message <String>] (mandatory)
+//	    does: nothing ($VerbosePreference is SilentlyContinue)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-verbose?view=powershell-5.1
+//
+//	.NET types (casts, -is, static members):
+//	    [System.Array]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Boolean]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Byte[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Collections.Hashtable]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Collections.Specialized.OrderedDictionary]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Console] ::error, ::out  https://learn.microsoft.com/en-us/dotnet/api/system.console
+//	    [System.Convert] ::frombase64string(), ::tobase64string()  https://learn.microsoft.com/en-us/dotnet/api/system.convert
+//	    [System.Double]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Environment] ::getenvironmentvariable(), ::is64bitoperatingsystem, ::machinename, ::newline, ::osversion, ::setenvironmentvariable()  https://learn.microsoft.com/en-us/dotnet/api/system.environment
+//	    [System.Exception]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.IO.Directory] ::createdirectory(), ::exists()  https://learn.microsoft.com/en-us/dotnet/api/system.io.directory
+//	    [System.IO.FileSystemWatcher] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.io.filesystemwatcher
+//	    [System.IO.File] ::create(), ::exists(), ::opentext(), ::openwrite(), ::readallbytes(), ::readalltext(), ::writeallbytes(), ::writealltext()  https://learn.microsoft.com/en-us/dotnet/api/system.io.file
+//	    [System.IO.Path] ::combine(), ::getdirectoryname(), ::getfilename(), ::getfullpath()  https://learn.microsoft.com/en-us/dotnet/api/system.io.path
+//	    [System.IO.WatcherChangeTypes] ::created, ::renamed  https://learn.microsoft.com/en-us/dotnet/api/system.io.watcherchangetypes
+//	    [System.Int32]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Int64]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Management.Automation.ErrorRecord]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Management.Automation.PSCustomObject]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Management.Automation.PSObject]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Management.Automation.RuntimeException]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Management.Automation.ScriptBlock]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Math] ::max(), ::min(), ::pow()  https://learn.microsoft.com/en-us/dotnet/api/system.math
+//	    [System.Net.IPAddress] ::any, ::loopback, ::new(), ::parse()  https://learn.microsoft.com/en-us/dotnet/api/system.net.ipaddress
+//	    [System.Object[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.String]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Text.Encoding] ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
+//	    [System.Void]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//
+// End of the command table.
+//
+// # Named steps and faults
+//
+// A script names its step with a comment line "# step: <name>" (StepComment).
+// HostConfig.Faults (and Host.SetFaults at run time) can refuse connections,
+// fail every authentication, and for a step (or a script matching a regexp)
+// exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
+// host as the step arrives. Faults.KubeletNeverReady makes the simulated
+// kubelet register its Node but never report Ready; Faults.KubeletNotReady
+// holds it NotReady until the fault is cleared.
+//
+// # The service control manager, the registry, sc.exe, nssm and containerd
+//
+// (Behaviours modelled by the SCM work; merge into the package's table of
+// modelled behaviours as a separate group.)
+//
+// The registry (registry.go) is HKEY_LOCAL_MACHINE with REG_SZ,
+// REG_EXPAND_SZ, REG_MULTI_SZ, REG_DWORD and REG_BINARY values, saved to
+// <Dir>/registry.json: it survives reboots and clones copy it with the disk
+// (internal/sandbox/vmtools/disk.go). It holds
+// HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion (the configured build,
+// rewritten at every boot), HKLM\SYSTEM\CurrentControlSet\Control\Session
+// Manager\Environment (the machine environment) and
+// HKLM\SYSTEM\CurrentControlSet\Services\<name> (ImagePath, Start 2/3/4,
+// DelayedAutostart, DisplayName, Description, DependOnService, Environment,
+// ObjectName, FailureActions as SERVICE_FAILURE_ACTIONS bytes, nssm's
+// Parameters subkey). The engine's HKLM: provider reads and writes h.reg.
+//
+//	Behaviour                                              Upstream source
+//	start: dependencies first, any start type; one          learn.microsoft.com/windows/win32/services/service-startup
+//	  failing -> 1068, a missing one -> 1075
+//	ImagePath: REG_EXPAND_SZ expanded; quoted module, or    CreateProcessW lpCommandLine (learn.microsoft.com)
+//	  unquoted tried at each space; args by C runtime rules  "Parsing C command-line arguments" (learn.microsoft.com)
+//	no file -> 2, not an executable -> 193                  CreateProcess errors (system error codes)
+//	no Running report within ServiceStartTimeout (30 s)     ServicesPipeTimeout; error 1053
+//	  -> 1053, process ended
+//	process ends before Running -> 1067                     ERROR_PROCESS_ABORTED (event 7034)
+//	Disabled -> 1058; marked for deletion -> 1072            system error codes; DeleteService docs
+//	program the simulator does not model -> refused         (simulator rule: never pretend)
+//	environment: machine env captured at boot + the          services.exe builds its block at boot; Environment
+//	  service's Environment; no stdout/stderr                value (REG_MULTI_SZ) of the service key
+//	stop: refused with running dependents (1051, PS         Stop-Service docs (-Force), ControlService docs
+//	  "It can only be stopped if the Force flag is set.")
+//	recovery (FailureActions): restart after the delay;     SERVICE_FAILURE_ACTIONS, sc-failure docs
+//	  failure count picks the action, reset= zeroes it;
+//	  reboot/run actions refused
+//	boot: Automatic services, dependencies first,           "Automatically starting services" (learn.microsoft.com)
+//	  delayed ones last
+//	sc.exe create/config/description/failure/delete/start/  learn.microsoft.com/windows-server/administration/
+//	  stop/query/queryex/qc, "[SC] <API> FAILED <code>:",     windows-commands/sc-*; 1639 on a bad command line:
+//	  exit = Win32 code (1060, 1073, 1056, 1062, 1051,        OctopusDeploy/Issues#1787
+//	  1072, 87); "name= value" pairs, else 1639
+//	nssm 2.24 install/set/get/reset/remove/start/stop/      nssm.cc 2.24 (commit 220d2b0): service.cpp,
+//	  restart/status, messages and exit codes                 settings.cpp, messages.mc
+//	nssm service: Application + AppParameters               service.cpp start_service, throttle_restart,
+//	  (CommandLineToArgvW), AppDirectory, AppEnvironment[Extra],  end_service; io.cpp get_output_handles,
+//	  AppStdout/AppStderr appended (no directory created;    rotate_file, rotated_filename, write_to_file
+//	  2.24 runs the app without output), AppRotateFiles/
+//	  Bytes/Seconds/Online, AppExit Restart/Ignore/Exit,
+//	  AppRestartDelay, AppThrottle back-off; missing app ->
+//	  service stops (exit 3)
+//	containerd --register-service / --unregister-service /  containerd cmd/containerd/command/service_windows.go
+//	  --run-service / console; config version rules of 1.7   services/server/config (1.7.24), cmd/containerd/
+//	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go
+//	sshd service program; creates missing host keys in      PowerShell/openssh-portable (install-sshd.ps1,
+//	  C:\ProgramData\ssh at start and at boot (SSHHostKeyFile) contrib/win32/win32compat/wmain_sshd.c)
+//	SSH connections: each loads the host key from the disk; v9.5.0.0 sshd.c (main, "load host keys")
+//	  none there, the connection closes before key exchange
+//	kubelet (internal/sandbox/kubeletsim): Running only with        kubernetes cmd/kubelet/app/options/osflags_windows.go,
+//	  --windows-service; fails under nssm with it            cmd/kubelet/app/server.go (initForOS)
+//	kube-log-runner: Go flags up to the program, -log-file   k8s.io/component-base/logs/kube-log-runner (v1.36.3)
+//	  (O_APPEND|O_CREATE: no directory -> log.Fatal),         kube-log-runner.go, internal/logrotation; the
+//	  -log-file-size rotation, -redirect-stderr; the child    service layout of kubernetes-sigs/image-builder
+//	  reports to the SCM                                      roles/kubernetes/tasks/sc.yml (98cbbbfe)
+//	host-local (CNI IPAM): VERSION/ADD/DEL, ranges or         containernetworking/plugins plugins/ipam/host-local
+//	  subnet, dataDir reservations, host bits refused         (range.go, allocator.go, disk/backend.go)
+//	powershell.exe as a process: -Command/-File parsed as    about_PowerShell_exe (5.1); kubernetes.io "Create a
+//	  powershell.exe does, the process's environment          Windows HostProcess Pod"
+//	kube-proxy, flanneld (internal/sandbox/kubeletsim, agents)       see internal/sandbox/kubeletsim/doc.go
+//
+// Faults: Faults.ServiceExits makes a service's process exit After it
+// reported Running (a crash: recovery actions apply); Faults.RebootMidReply
+// cuts the WinRM Receive reply of a matching command mid-body and reboots
+// the host.
+//
+// # WinRM details
+//
+// Receive is a long poll bounded by the request's OperationTimeout (at most
+// 60s); on expiry the w:TimedOut fault (code 2150858793, text containing
+// "OperationTimeout") tells the client to poll again. Unknown shells get
+// w:InvalidSelectors, requests over MaxEnvelopeSizeKB get w:EncodingLimit,
+// bad credentials HTTP 401 with "WWW-Authenticate: Negotiate" and
+// "Basic realm=\"WSMAN\"". NTLM authenticates the TCP connection: a connection
+// that completed the handshake is served without an Authorization header, and
+// an AUTHENTICATE message sent on another connection than its CHALLENGE fails,
+// as on Windows. An empty POST only authenticates (200).
+package winsim

@@ -1,0 +1,395 @@
+package winsim
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
+)
+
+// downloadTimeout bounds one Invoke-WebRequest of the simulated guest.
+const downloadTimeout = 2 * time.Minute
+
+// knownFeatures are Windows Server features Install-WindowsFeature knows
+// (Get-WindowsFeature's names); any other name is invalid there.
+var knownFeatures = []string{"Containers", "Hyper-V", "Hyper-V-PowerShell", "Web-Server", "NET-Framework-45-Core", "Windows-Defender", "RSAT-AD-PowerShell", "Telnet-Client", "FS-SMB1", "Failover-Clustering"}
+
+// knownCapabilities are Add-WindowsCapability names the host knows.
+var knownCapabilities = []string{"OpenSSH.Server~~~~0.0.1.0", "OpenSSH.Client~~~~0.0.1.0"}
+
+func systemCmdlets() []*Cmdlet {
+	return []*Cmdlet{
+		{Name: "Invoke-WebRequest", Class: "Microsoft.PowerShell.Commands.InvokeWebRequestCommand", Aliases: []string{"iwr", "wget", "curl"},
+			Source: util + "invoke-webrequest?view=powershell-5.1", Behaviour: "a real HTTP GET from this machine; -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException",
+			Params: []*Param{P("Uri", "System.Uri", 0, Mandatory), P("OutFile", "System.String", -1), P("UseBasicParsing", "SwitchParameter", -1),
+				P("Method", "Microsoft.PowerShell.Commands.WebRequestMethod", -1, Enum("Default", "Get", "Head", "Post", "Put", "Delete", "Trace", "Options", "Merge", "Patch")),
+				P("TimeoutSec", "System.Int32", -1), P("Headers", "System.Collections.IDictionary", -1, Unmodelled), P("Body", "System.Object", -1, Unmodelled),
+				P("UserAgent", "System.String", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
+				P("Proxy", "System.Uri", -1, Unmodelled), P("PassThru", "SwitchParameter", -1, Unmodelled), P("InFile", "System.String", -1, Unmodelled),
+				P("ContentType", "System.String", -1, Unmodelled), P("MaximumRedirection", "System.Int32", -1, Unmodelled)},
+			Run: runInvokeWebRequest},
+		{Name: "Expand-Archive", Class: "Expand-Archive", ShouldProcess: true,
+			Source: "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.archive/expand-archive?view=powershell-5.1", Behaviour: "unzips a .zip into the destination directory",
+			Params: []*Param{P("Path", "System.String", 0), P("LiteralPath", "System.String", -1, Alias("PSPath")), P("DestinationPath", "System.String", 1), P("Force", "SwitchParameter", -1)},
+			Run: func(c *Call) error {
+				p, _, err := itemPath(c)
+				if err != nil || p == "" {
+					return err
+				}
+				fs := ps(c).h.fs
+				data, rerr := fs.ReadFile(p)
+				if rerr != nil {
+					return c.Throw(c.Fail(fmt.Sprintf("The path '%s' either does not exist or is not a valid file system path.", p), "InvalidArgument", p, "InvalidOperationException", "ArchiveCmdletPathNotFound,Expand-Archive", "System.InvalidOperationException"))
+				}
+				if xerr := extractArchive(fs, data, c.Str("DestinationPath"), "zip"); xerr != nil {
+					return c.Throw(c.Fail(fmt.Sprintf(".zip is the only supported archive file format. %s is not a valid archive.", fs.Clean(p)), "InvalidArgument", p, "IOException", "NotSupportedArchiveFileExtension,Expand-Archive", "System.IO.IOException"))
+				}
+				return nil
+			}},
+		{Name: "Get-WindowsFeature", Class: "Microsoft.Windows.ServerManager.Commands.GetWindowsFeatureCommand",
+			Source: "https://learn.microsoft.com/en-us/powershell/module/servermanager/get-windowsfeature", Behaviour: "the feature with Name, InstallState and Installed (InstallPending until the next boot); an unknown name outputs nothing",
+			Params: []*Param{P("Name", "System.String[]", 0), P("Vhd", "System.String", -1, Unmodelled), P("ComputerName", "System.String", -1, Alias("Cn"), Unmodelled),
+				P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled), P("LogPath", "System.String", -1, Unmodelled)},
+			Run: func(c *Call) error {
+				names := c.Strs("Name")
+				if !c.Has("Name") {
+					names = knownFeatures
+				}
+				for _, n := range names {
+					canon, ok := pwshEnum(knownFeatures, n)
+					if !ok {
+						continue
+					}
+					state := ps(c).h.features.get(canon)
+					if state == "" {
+						state = "Available"
+					}
+					o := NewObject("Microsoft.Windows.ServerManager.Commands.Feature")
+					o.Str = fmt.Sprintf("[%s] %s", map[bool]string{true: "X", false: " "}[state == FeatureInstalled], canon)
+					c.Write(o.Set("Name", canon).Set("DisplayName", canon).Set("InstallState", state).Set("Installed", state == FeatureInstalled))
+				}
+				return nil
+			}},
+		{Name: "Install-WindowsFeature", Class: "Microsoft.Windows.ServerManager.Commands.AddWindowsFeatureCommand", Aliases: []string{"Add-WindowsFeature"}, ShouldProcess: true,
+			Source: "https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature", Behaviour: "installs a known feature; RestartNeeded is Yes until the next boot completes it; an unknown name is an error",
+			Params: []*Param{P("Name", "Microsoft.Windows.ServerManager.Commands.Feature[]", 0, Mandatory), P("Restart", "SwitchParameter", -1, Unmodelled),
+				P("IncludeAllSubFeature", "SwitchParameter", -1), P("IncludeManagementTools", "SwitchParameter", -1), P("Source", "System.String[]", -1, Unmodelled),
+				P("Vhd", "System.String", -1, Unmodelled), P("ComputerName", "System.String", -1, Alias("Cn"), Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
+				P("LogPath", "System.String", -1, Unmodelled), P("ConfigurationFilePath", "System.String", -1, Unmodelled)},
+			Run: func(c *Call) error {
+				restart := false
+				for _, n := range itemsOf(c.Value("Name")) {
+					canon, ok := pwshEnum(knownFeatures, Text(n))
+					if !ok {
+						return c.Throw(c.Fail(fmt.Sprintf("ArgumentNotValid: The role, role service, or feature name is not valid: '%s'. The name was not found.", Text(n)),
+							"InvalidArgument", Text(n), "Exception", "NameDoesNotExist", "System.Exception"))
+					}
+					r, err := ps(c).h.features.install(canon)
+					if err != nil {
+						return c.Throw(c.Fail(err.Error(), "NotSpecified", canon, "Exception", "InstallFailed", "System.Exception"))
+					}
+					restart = restart || r
+				}
+				o := NewObject("Microsoft.Windows.ServerManager.Commands.FeatureOperationResult")
+				needed := map[bool]string{true: "Yes", false: "No"}[restart]
+				o.Str = "True    " + needed
+				c.Write(o.Set("Success", true).Set("RestartNeeded", needed).Set("ExitCode", map[bool]string{true: "SuccessRestartRequired", false: "NoChangeNeeded"}[restart]))
+				return nil
+			}},
+		{Name: "Add-WindowsCapability", Class: "Microsoft.Dism.Commands.AddWindowsCapabilityCommand",
+			Source: "https://learn.microsoft.com/en-us/powershell/module/dism/add-windowscapability", Behaviour: "records a known capability (OpenSSH.Server/Client) as installed; it does not create the sshd service",
+			Params: []*Param{P("Name", "System.String", -1), P("Online", "SwitchParameter", -1), P("Path", "System.String", -1, Unmodelled),
+				P("Source", "System.String[]", -1, Unmodelled), P("LimitAccess", "SwitchParameter", -1), P("NoRestart", "SwitchParameter", -1),
+				P("WindowsDirectory", "System.String", -1, Unmodelled), P("SystemDrive", "System.String", -1, Unmodelled), P("LogPath", "System.String", -1, Unmodelled),
+				P("ScratchDirectory", "System.String", -1, Unmodelled), P("LogLevel", "Microsoft.Dism.Commands.LogLevel", -1, Unmodelled)},
+			Run: func(c *Call) error {
+				if !c.Switch("Online") {
+					return c.Unmodelled("offline images (-Path)")
+				}
+				name, ok := pwshEnum(knownCapabilities, c.Str("Name"))
+				if !ok {
+					return c.Unmodelled("the capability " + c.Str("Name"))
+				}
+				o := NewObject("Microsoft.Dism.Commands.ImageObject")
+				o.Str = "Path :\r\nOnline : True\r\nRestartNeeded : False"
+				c.Write(o.Set("Path", "").Set("Online", true).Set("RestartNeeded", false).Set("Name", name))
+				return nil
+			}},
+		firewallGet(), firewallNew(),
+		{Name: "Restart-Computer", Class: "Microsoft.PowerShell.Commands.RestartComputerCommand", ShouldProcess: true,
+			Source: mgmt + "restart-computer?view=powershell-5.1", Behaviour: "the script finishes, then the host goes down and comes back after RebootDelay",
+			Params: []*Param{P("Force", "SwitchParameter", -1, Alias("f")), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
+				P("Wait", "SwitchParameter", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled), P("Timeout", "System.Int32", -1, Unmodelled)},
+			Run: func(c *Call) error { ps(c).reboot = true; return nil }},
+		{Name: "Stop-Computer", Class: "Microsoft.PowerShell.Commands.StopComputerCommand", ShouldProcess: true,
+			Source: mgmt + "stop-computer?view=powershell-5.1", Behaviour: "the command finishes, then the host goes down for good (HostConfig.OnShutdown)",
+			Params: []*Param{P("Force", "SwitchParameter", -1), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
+				P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled)},
+			Run: func(c *Call) error { ps(c).shutdown = true; return nil }},
+		{Name: "Start-Process", Class: "Microsoft.PowerShell.Commands.StartProcessCommand", Aliases: []string{"saps", "start"},
+			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "runs the program (to completion) with -ArgumentList split at spaces",
+			Params: []*Param{P("FilePath", "System.String", 0, Mandatory, Alias("PSPath")), P("ArgumentList", "System.String[]", 1, Alias("Args")),
+				P("Wait", "SwitchParameter", -1), P("NoNewWindow", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled),
+				P("WorkingDirectory", "System.String", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
+				P("RedirectStandardOutput", "System.String", -1, Unmodelled), P("RedirectStandardError", "System.String", -1, Unmodelled),
+				P("RedirectStandardInput", "System.String", -1, Unmodelled), P("WindowStyle", "System.Diagnostics.ProcessWindowStyle", -1, Enum("Normal", "Hidden", "Minimized", "Maximized")),
+				P("Verb", "System.String", -1, Unmodelled), P("LoadUserProfile", "SwitchParameter", -1, Unmodelled), P("UseNewEnvironment", "SwitchParameter", -1, Unmodelled)},
+			Run: func(c *Call) error {
+				h := ps(c)
+				p, ok := h.ResolveNative(c.Str("FilePath"))
+				if !ok {
+					return c.Throw(c.Fail("This command cannot be run due to the error: The system cannot find the file specified.", "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+				}
+				var args []string
+				for _, a := range c.Strs("ArgumentList") {
+					args = append(args, strings.Fields(a)...)
+				}
+				if _, err := h.RunNative(c.Ctx, &pwsh.NativeRun{Path: p, Args: args, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+					return c.Throw(c.Fail("This command cannot be run due to the error: "+err.Error(), "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+				}
+				return nil
+			}},
+	}
+}
+
+func pwshEnum(names []string, s string) (string, bool) {
+	for _, n := range names {
+		if strings.EqualFold(n, strings.TrimSpace(s)) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+func runInvokeWebRequest(c *Call) error {
+	uri := c.Str("Uri")
+	webErr := func(msg string) error {
+		return c.Error(c.Fail(msg, "InvalidOperation", "System.Net.HttpWebRequest", "WebException",
+			"WebCmdletWebResponseException", "System.Net.WebException"))
+	}
+	if m := c.Str("Method"); m != "" && m != "Default" && m != "Get" {
+		return c.Unmodelled("-Method " + m)
+	}
+	timeout := downloadTimeout
+	if c.Has("TimeoutSec") {
+		timeout = time.Duration(c.Value("TimeoutSec").(int)) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(c.Ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, uri, nil)
+	if err != nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return c.Throw(c.Fail(fmt.Sprintf("Cannot bind parameter 'Uri'. Cannot convert value \"%s\" to type \"System.Uri\". Error: \"Invalid URI: The format of the URI could not be determined.\"", uri),
+			"InvalidArgument", "", "ParameterBindingException", "CannotConvertArgumentNoMessage", "System.Management.Automation.ParameterBindingException"))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return webErr("Unable to connect to the remote server")
+	}
+	defer func() { _ = resp.Body.Close() }() // read in full below
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return webErr(fmt.Sprintf("The remote server returned an error: (%d) %s.", resp.StatusCode, http.StatusText(resp.StatusCode)))
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return webErr("The underlying connection was closed: " + err.Error())
+	}
+	if c.Has("OutFile") {
+		fs := ps(c).h.fs
+		out := fs.Clean(c.Str("OutFile"))
+		if ok, _ := fs.Stat(parentOf(out)); !ok {
+			return c.Error(c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", out), "NotSpecified", "", "DirectoryNotFoundException",
+				"System.IO.DirectoryNotFoundException", "System.IO.DirectoryNotFoundException"))
+		}
+		return fs.WriteFile(out, body, false)
+	}
+	o := NewObject("Microsoft.PowerShell.Commands.BasicHtmlWebResponseObject")
+	c.Write(o.Set("StatusCode", resp.StatusCode).Set("StatusDescription", http.StatusText(resp.StatusCode)).Set("Content", string(body)))
+	return nil
+}
+
+// extractArchive unpacks a .zip or .tar.gz into dir of the virtual filesystem.
+func extractArchive(fs *vfs, data []byte, dir, kind string) error {
+	write := func(name string, body []byte) error {
+		name = strings.TrimPrefix(path.Clean("/"+strings.ReplaceAll(name, `\`, "/")), "/")
+		if name == "" || name == "." {
+			return nil
+		}
+		return fs.WriteFile(strings.TrimRight(dir, `\`)+`\`+strings.ReplaceAll(name, "/", `\`), body, false)
+	}
+	if kind == "zip" {
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return err
+		}
+		for _, f := range zr.File {
+			if f.FileInfo().IsDir() {
+				continue
+			}
+			rc, err := f.Open()
+			if err != nil {
+				return err
+			}
+			body, err := io.ReadAll(rc)
+			_ = rc.Close() // read in full above
+			if err != nil {
+				return err
+			}
+			if err := write(f.Name, body); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var r io.Reader = bytes.NewReader(data)
+	if gz, err := gzip.NewReader(bytes.NewReader(data)); err == nil {
+		r = gz
+	}
+	tr := tar.NewReader(r)
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if hdr.Typeflag != tar.TypeReg {
+			continue
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			return err
+		}
+		if err := write(hdr.Name, body); err != nil {
+			return err
+		}
+	}
+}
+
+// firewallRule is one rule of <Dir>/firewall.json.
+type firewallRule struct {
+	Name, DisplayName, Direction, Action, Protocol string
+	LocalPort                                      []string
+	Enabled                                        string
+}
+
+func (h *Host) firewall() []firewallRule {
+	var rules []firewallRule
+	if b, err := os.ReadFile(filepath.Join(h.cfg.Dir, "firewall.json")); err == nil {
+		_ = json.Unmarshal(b, &rules)
+	}
+	return rules
+}
+
+func ruleObject(r firewallRule) *pwsh.Object {
+	o := NewObject("Microsoft.Management.Infrastructure.CimInstance#root/standardcimv2/MSFT_NetFirewallRule")
+	o.Str = "Name : " + r.Name + "\r\nDisplayName : " + r.DisplayName
+	return o.Set("Name", r.Name).Set("DisplayName", r.DisplayName).Set("Direction", r.Direction).Set("Action", r.Action).Set("Enabled", r.Enabled)
+}
+
+const netsec = "https://learn.microsoft.com/en-us/powershell/module/netsecurity/"
+
+func firewallGet() *Cmdlet {
+	return &Cmdlet{Name: "Get-NetFirewallRule", Class: "Get-NetFirewallRule",
+		Source: netsec + "get-netfirewallrule", Behaviour: "the rules New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name",
+		Params: []*Param{P("Name", "System.String[]", 0, Alias("ID")), P("DisplayName", "System.String[]", -1, Unmodelled), P("All", "SwitchParameter", -1),
+			P("Direction", "Direction[]", -1, Unmodelled), P("Enabled", "Enabled[]", -1, Unmodelled), P("PolicyStore", "System.String", -1, Unmodelled),
+			P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled), P("AsJob", "SwitchParameter", -1, Unmodelled)},
+		Run: func(c *Call) error {
+			rules := ps(c).h.firewall()
+			if !c.Has("Name") {
+				for _, r := range rules {
+					c.Write(ruleObject(r))
+				}
+				return nil
+			}
+			for _, n := range c.Strs("Name") {
+				found := false
+				for _, r := range rules {
+					if strings.EqualFold(r.Name, n) {
+						c.Write(ruleObject(r))
+						found = true
+					}
+				}
+				if !found {
+					if err := c.Error(c.Fail(fmt.Sprintf("No MSFT_NetFirewallRule objects found with property 'Name' equal to '%s'.  Verify the value of the property and retry.", n),
+						"ObjectNotFound", n, "CimJobException", "CmdletizationQuery_NotFound_Name", "Microsoft.PowerShell.Cmdletization.Cim.CimJobException")); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}}
+}
+
+func firewallNew() *Cmdlet {
+	gen := "Microsoft.PowerShell.Cmdletization.GeneratedTypes.NetSecurity."
+	return &Cmdlet{Name: "New-NetFirewallRule", Class: "New-NetFirewallRule", ShouldProcess: true,
+		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json); an existing -Name is an error",
+		Params: []*Param{P("DisplayName", "System.String", -1, Mandatory), P("Name", "System.String", -1, Alias("ID")),
+			P("Direction", gen+"Direction", -1, Enum("Inbound", "Outbound")), P("Action", gen+"Action", -1, Enum("NotConfigured", "Allow", "Block")),
+			P("Protocol", "System.String", -1), P("LocalPort", "System.String[]", -1), P("RemotePort", "System.String[]", -1, Unmodelled),
+			P("Enabled", gen+"Enabled", -1, Enum("True", "False")), P("Profile", gen+"Profile", -1, Enum("Any", "Domain", "Private", "Public", "NotApplicable")),
+			P("Description", "System.String", -1), P("Group", "System.String", -1), P("Program", "System.String", -1, Unmodelled),
+			P("LocalAddress", "System.String[]", -1, Unmodelled), P("RemoteAddress", "System.String[]", -1, Unmodelled),
+			P("PolicyStore", "System.String", -1, Unmodelled), P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled),
+			P("AsJob", "SwitchParameter", -1, Unmodelled)},
+		Run: func(c *Call) error {
+			h := ps(c).h
+			h.fwMu.Lock()
+			defer h.fwMu.Unlock()
+			rules := h.firewall()
+			r := firewallRule{Name: c.Str("Name"), DisplayName: c.Str("DisplayName"), Direction: c.Str("Direction"), Action: c.Str("Action"),
+				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled")}
+			if r.Name == "" {
+				r.Name = fmt.Sprintf("{%08x-0000-0000-0000-000000000000}", len(rules)+1)
+			}
+			if r.Direction == "" {
+				r.Direction = "Inbound"
+			}
+			if r.Action == "" {
+				r.Action = "Allow"
+			}
+			if r.Enabled == "" {
+				r.Enabled = "True"
+			}
+			for _, e := range rules {
+				if strings.EqualFold(e.Name, r.Name) {
+					return c.Error(c.Fail("Cannot create a file when that file already exists.", "ResourceExists", "MSFT_NetFirewallRule", "CimException",
+						"Windows System Error 183", "Microsoft.Management.Infrastructure.CimException"))
+				}
+			}
+			rules = append(rules, r)
+			b, _ := json.MarshalIndent(rules, "", "  ")
+			if err := os.WriteFile(filepath.Join(h.cfg.Dir, "firewall.json"), b, 0o644); err != nil {
+				return c.Throw(c.Fail(err.Error(), "WriteError", r.Name, "IOException", "FirewallStore", "System.IO.IOException"))
+			}
+			c.Write(ruleObject(r))
+			return nil
+		}}
+}
+
+// hostCommands is every cmdlet the simulated host runs: the engine's own and
+// the host's.
+// (Filled in init: the cmdlets call back into the host's command runner.)
+var hostCommands *pwsh.Registry
+
+func init() {
+	hostCommands = pwsh.NewRegistry(append(append(append(append(pwsh.BuiltinCmdlets(), fileCmdlets()...), serviceCmdlets()...), registryCmdlets()...), append(systemCmdlets(), pathCmdlets()...)...)...)
+}
+
+// Commands lists the modelled cmdlets (for the package documentation).
+func Commands() []*Cmdlet { return hostCommands.All() }

@@ -1,0 +1,123 @@
+package winsim_test
+
+import (
+	"context"
+	"html"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/masterzen/winrm"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
+)
+
+const (
+	about = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/"
+	mgmt  = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/"
+)
+
+// decodeCLIXML turns powershell.exe's CLIXML error stream back into text.
+func decodeCLIXML(s string) string {
+	if !strings.HasPrefix(s, "#< CLIXML") {
+		return s
+	}
+	var b strings.Builder
+	for _, m := range regexp.MustCompile(`(?s)<S S="Error">(.*?)</S>`).FindAllStringSubmatch(s, -1) {
+		t := strings.NewReplacer("_x000D_", "\r", "_x000A_", "\n", "_x005F_", "_").Replace(m[1])
+		b.WriteString(html.UnescapeString(t))
+	}
+	return b.String()
+}
+
+// TestWindowsRejects runs scripts that Windows PowerShell 5.1 rejects or
+// answers in a known way through an outside WinRM client (masterzen/winrm,
+// NTLM over HTTPS, -EncodedCommand as Terraform and the provider send it).
+// Every case must behave as Windows does or be refused; none may pass where
+// Windows fails.
+func TestWindowsRejects(t *testing.T) {
+	f := winsimtest.StartHost(t, nil)
+	endpoint := winrm.NewEndpoint("127.0.0.1", f.Host.Ports().WinRMHTTPS, true, false, f.CA.CertPEM, nil, nil, 30*time.Second)
+	params := *winrm.DefaultParameters
+	params.TransportDecorator = func() winrm.Transporter { return &winrm.ClientNTLM{} }
+	client, err := winrm.NewClientWithParameters(endpoint, "Administrator", f.Password, &params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const setup = "New-Item -ItemType Directory -Force -Path 'C:\\k' | Out-Null\n"
+	for _, tc := range []struct {
+		name, script   string
+		code           int
+		stdout, stderr string // fragments ("" checks nothing)
+		source         string
+	}{
+		// Unknown commands, parameters, members, values.
+		{"misspelt-cmdlet", "Star-Service -Name 'x'", 1, "", "The term 'Star-Service' is not recognized as the name of a cmdlet, function, script file, or operable program.", about + "about_command_precedence"},
+		{"remove-service-not-in-5.1", "Remove-Service -Name 'x'", 1, "", "The term 'Remove-Service' is not recognized", "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/remove-service?view=powershell-7.4 (added in PowerShell 6.0)"},
+		{"unknown-parameter", "Get-Service -Nme 'x'", 1, "", "A parameter cannot be found that matches parameter name 'Nme'.", about + "about_parameters"},
+		{"ambiguous-parameter", "Get-FileHash -P 'C:\\x'", 1, "", "Parameter cannot be processed because the parameter name 'P' is ambiguous.", about + "about_parameters"},
+		{"positional-overflow", "Get-Content 'C:\\a' 'C:\\b' 'C:\\c'", 1, "", "A positional parameter cannot be found that accepts argument", about + "about_parameters"},
+		{"missing-argument", "Get-Service -Name", 1, "", "Missing an argument for parameter 'Name'.", about + "about_parameters"},
+		{"missing-mandatory", "New-Service -Name 'x'", 1, "", "Cannot process command because of one or more missing mandatory parameters: BinaryPathName.", mgmt + "new-service?view=powershell-5.1"},
+		{"bad-direction-enum", "New-NetFirewallRule -DisplayName 'x' -Direction Inbund -Action Allow", 1, "", `Cannot convert value "Inbund" to type "Microsoft.PowerShell.Cmdletization.GeneratedTypes.NetSecurity.Direction"`, "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule"},
+		{"bad-action-enum", "New-NetFirewallRule -DisplayName 'x' -Direction Inbound -Action Permit", 1, "", "NotConfigured, Allow, Block", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule"},
+		{"bad-startuptype", "New-Service -Name 'x' -BinaryPathName 'C:\\x.exe' -StartupType Sometimes", 1, "", "Boot, System, Automatic, Manual, Disabled", mgmt + "new-service?view=powershell-5.1"},
+		{"bad-hash-algorithm", "Get-FileHash -Algorithm SHA999 -LiteralPath 'C:\\x'", 1, "", `does not belong to the set "SHA1,SHA256,SHA384,SHA512,MACTripleDES,MD5,RIPEMD160"`, "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/get-filehash?view=powershell-5.1"},
+		{"bad-erroraction", "Get-Service -ErrorAction Sometimes", 1, "", "Unable to match the identifier name Sometimes", about + "about_commonparameters"},
+		{"misspelt-method", "'abc'.ToLowr()", 1, "", "does not contain a method named 'ToLowr'", about + "about_methods"},
+		{"misspelt-static-method", "[IO.File]::WriteAlBytes('C:\\x', [byte[]]@())", 1, "", "does not contain a method named 'WriteAlBytes'", "https://learn.microsoft.com/en-us/dotnet/api/system.io.file"},
+		{"unknown-type", "[System.Nope]::Go()", 1, "", "Unable to find type [System.Nope].", about + "about_type_accelerators"},
+		{"impossible-cast", "[int]'ten'", 1, "", `Cannot convert value "ten" to type "System.Int32".`, about + "about_type_conversion"},
+		{"null-method", "$undefined.Trim()", 1, "", "You cannot call a method on a null-valued expression.", about + "about_automatic_variables"},
+		{"bad-base64", "[Convert]::FromBase64String('%%%')", 1, "", "The input is not a valid Base-64 string", "https://learn.microsoft.com/en-us/dotnet/api/system.convert.frombase64string"},
+		{"expand-missing-property", "Get-Service | Select-Object -First 0\n[pscustomobject]@{ A = 1 } | Select-Object -ExpandProperty Hash", 1, "", `Property "Hash" cannot be found.`, "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/select-object?view=powershell-5.1"},
+		// Providers.
+		{"missing-drive", "Get-Content -Path 'Q:\\x.txt'", 1, "", "Cannot find drive. A drive with the name 'Q' does not exist.", about + "about_providers"},
+		{"missing-file", "Get-Content -Path 'C:\\nope.txt'", 1, "", "Cannot find path 'C:\\nope.txt' because it does not exist.", mgmt + "get-content?view=powershell-5.1"},
+		{"missing-registry-key", "Get-ItemProperty -Path 'HKLM:\\SOFTWARE\\Nope'", 1, "", "Cannot find path 'HKLM:\\SOFTWARE\\Nope' because it does not exist.", about + "about_registry_provider"},
+		{"registry-current-build", "(Get-ItemProperty -Path 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion').CurrentBuild", 0, "20348", "", about + "about_registry_provider"},
+		{"set-content-missing-dir", "Set-Content -Path 'C:\\nodir\\x.txt' -Value 'x'", 1, "", "Could not find a part of the path", mgmt + "set-content?view=powershell-5.1"},
+		// Services and features.
+		{"get-service-missing", "Get-Service nosuch", 1, "", "Cannot find any service with service name 'nosuch'.", mgmt + "get-service?view=powershell-5.1"},
+		{"start-service-missing", "Start-Service -Name 'nosuch'", 1, "", "Cannot find any service with service name 'nosuch'.", mgmt + "start-service?view=powershell-5.1"},
+		{"start-disabled-service", "New-Service -Name 'dis' -BinaryPathName 'C:\\x.exe' -DisplayName 'Dis' -StartupType Disabled | Out-Null\nStart-Service -Name 'dis'", 1, "", "Service 'Dis (dis)' cannot be started due to the following error: Cannot start service dis on computer '.'.", mgmt + "start-service?view=powershell-5.1"},
+		{"install-unknown-feature", "Install-WindowsFeature -Name 'No-Such-Feature'", 1, "", "The role, role service, or feature name is not valid: 'No-Such-Feature'.", "https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature"},
+		{"firewall-rule-missing", "Get-NetFirewallRule -Name 'nope'", 1, "", "No MSFT_NetFirewallRule objects found with property 'Name' equal to 'nope'.", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule"},
+		// Code, not text.
+		{"comment-does-nothing", "# Restart-Computer -Force\nWrite-Output 'still here'", 0, "still here", "", about + "about_comments"},
+		{"string-is-just-a-string", "$s = 'Stop-Service x'\n$s", 0, "Stop-Service x", "", about + "about_quoting_rules"},
+		{"syntax-error-runs-nothing", "Write-Output 'first'\nif ($true {", 1, "", "ParserError", about + "about_parsing"},
+		// The language the bootstrap uses, answered correctly.
+		{"subexpression", "$n = 3\n\"n+1=$($n + 1) on $env:COMPUTERNAME\"", 0, "n+1=4 on WIN-TEST", "", about + "about_quoting_rules"},
+		{"lastexitcode-under-stop", "$ErrorActionPreference = 'Stop'\ncmd /c exit 3\nWrite-Output \"exit=$LASTEXITCODE\"", 0, "exit=3", "", about + "about_automatic_variables#lastexitcode (native exit codes do not stop 5.1)"},
+		{"dollar-question-native", "cmd /c exit 3\n$?", 0, "False", "", about + "about_automatic_variables"},
+		{"where-object", "@(1, 2, 3, 4) | Where-Object { $_ -gt 2 } | ForEach-Object { \"v$_\" }", 0, "v3\r\nv4", "", "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/where-object?view=powershell-5.1"},
+		{"foreach", "$t = 0\nforeach ($i in @(1, 2, 3)) { $t += $i }\n$t", 0, "6", "", about + "about_foreach"},
+		{"hashtable", "$h = @{ port = 10250 }\n$h['Port'] + 1", 0, "10251", "", about + "about_hash_tables"},
+		{"join", "@('a', 'b', 'c') -join '-'", 0, "a-b-c", "", about + "about_join"},
+		{"format", "'{0}:{1}' -f 'node', 10250", 0, "node:10250", "", about + "about_operators#format-operator--f"},
+		{"try-catch-underscore", "try { Get-Service -Name 'nosuch' -ErrorAction Stop } catch { \"caught: $($_.Exception.Message)\" }", 0, "caught: Cannot find any service with service name 'nosuch'.", "", about + "about_try_catch_finally"},
+		{"try-does-not-catch-nonterminating", "try { Get-Service -Name 'nosuch' } catch { 'caught' }\n'after'", 0, "after", "Cannot find any service", about + "about_try_catch_finally"},
+		{"throw-exit-1", "throw 'boom'", 1, "", "boom", about + "about_throw"},
+		{"exit-code", "exit 7", 7, "", "", about + "about_language_keywords#exit"},
+		{"native-not-executable", setup + "Set-Content -Path 'C:\\k\\fake.exe' -Value 'not a program'\n& 'C:\\k\\fake.exe'", 1, "", "The specified executable is not a valid application for this OS platform.", "https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499- (ERROR_BAD_EXE_FORMAT 193)"},
+		{"native-missing", "& 'C:\\k\\missing.exe' --version", 1, "", "The term 'C:\\k\\missing.exe' is not recognized", about + "about_command_precedence"},
+		{"icacls-bad-grant", setup + "Set-Content -Path 'C:\\k\\f.txt' -Value 'x'\nicacls.exe 'C:\\k\\f.txt' /grant 'Administrators=F'\n$LASTEXITCODE", 0, "87", "Invalid parameter", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"},
+		{"tar-missing-archive", "tar.exe -xzf 'C:\\nope.tgz' -C 'C:\\Windows\\Temp'\n$LASTEXITCODE", 0, "1", "Failed to open", "https://learn.microsoft.com/en-us/virtualization/community/team-blog/2017/20171219-tar-and-curl-come-to-windows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// source: tc.source
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			stdout, stderr, code, err := client.RunPSWithContext(ctx, tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr = decodeCLIXML(stderr)
+			if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d stdout %q stderr %q\nwant exit %d, stdout containing %q, stderr containing %q (source: %s)", code, stdout, stderr, tc.code, tc.stdout, tc.stderr, tc.source)
+			}
+		})
+	}
+}
