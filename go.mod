@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/Azure/go-ntlmssp v0.0.0-20221128193559-754e69321358
 	github.com/BurntSushi/toml v1.2.1
-	github.com/airbus-cert/tree-sitter-powershell v0.25.10
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.7.0

@@ -35,16 +35,13 @@
 //
 // powershell.exe runs scripts with the engine in internal/sandbox/winsim/pwsh, which
 // walks the syntax tree of the tree-sitter PowerShell grammar
-// (github.com/airbus-cert/tree-sitter-powershell v0.25.10 through
+// (github.com/airbus-cert/tree-sitter-powershell v0.25.10, its C sources
+// vendored in internal/sandbox/winsim/pwsh/grammar, through
 // github.com/tree-sitter/go-tree-sitter v0.25.0, cgo). Nothing is matched as
 // text: a command inside a comment or a string is not a statement.
 //
 // The gate. Every script is parsed before it runs; a syntax error fails the
-// whole script as a ParserError (exit code 1) and none of it runs. The
-// grammar's src/scanner.c includes <tree_sitter/parser.h> with angle
-// brackets, so building this package needs CGO_CFLAGS=-I<module dir>/src:
-// the GNUmakefile exports it, and outside make
-// `export CGO_CFLAGS="$(tools/cgo-cflags.sh)"` sets it for go build/test/vet.
+// whole script as a ParserError (exit code 1) and none of it runs.
 //
 // Grammar gaps found (scripts must be written in the form both accept; the
 // gate is not weakened for them):

@@ -7,7 +7,7 @@ import (
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
-	grammar "github.com/airbus-cert/tree-sitter-powershell/bindings/go"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh/grammar"
 )
 
 // Node is one node of a parsed script: the tree-sitter PowerShell grammar's
