@@ -185,6 +185,50 @@ func (m *nodeModel) rejoin(ctx context.Context, state nodeModel, private private
 	return winnode.PlanRejoin(state.Joined.ValueBool(), !m.NetworkingID.Equal(state.NetworkingID), imported(ctx, private))
 }
 
+// updateRequest converts an update of the node from state to this plan.
+func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private privateGetter, password, sshKey string,
+	diags *diag.Diagnostics) winnode.UpdateRequest {
+	return winnode.UpdateRequest{
+		Spec: m.spec(ctx, password, sshKey, diags),
+		Identity: winnode.Identity{VMID: state.ID.ValueString(), InstanceUUID: state.InstanceUUID.ValueString(),
+			BIOSUUID: state.BIOSUUID.ValueString(), InventoryPath: state.VMPath.ValueString()},
+		Hardware:            winnode.PlanHardware(state.sizing(), m.sizing()),
+		Drain:               m.drainOptions(ctx, diags),
+		Rejoin:              m.rejoin(ctx, state, private),
+		WindowsBuild:        state.WindowsBuild.ValueString(),
+		AdoptNetworkingMode: m.adoptsNetworkingMode(),
+	}
+}
+
+// adoptsNetworkingMode says whether the node takes the mode its networking
+// runs: an imported node adopting its networking.
+func (m *nodeModel) adoptsNetworkingMode() bool { return m.CNI.IsUnknown() && !m.NetworkingID.IsNull() }
+
+// setUpdated records an updated node.
+func (m *nodeModel) setUpdated(res winnode.UpdateResult) {
+	plannedReady := m.Ready
+	if res.Joined != nil {
+		m.setJoined(*res.Joined)
+	} else {
+		adopts := m.adoptsNetworkingMode()
+		m.fromNode(res.Node, false)
+		if adopts {
+			// The mode is what the networking resource runs.
+			m.CNI = types.StringValue(res.NetworkingMode)
+		}
+		m.settleDeprecated()
+	}
+	if res.VM != nil {
+		m.fromVM(res.VM)
+	}
+	m.Transport = withHostKey(m.Transport, "") // null unless a re-join recorded a host key
+	if !plannedReady.IsUnknown() {
+		// Planned from the state (no re-join, no power cycle): the value
+		// the plan promised; the next refresh reads the Node again.
+		m.Ready = plannedReady
+	}
+}
+
 // setIdentity records the VM the moment it exists; every computed value must
 // be known in a state saved mid-create, so the rest start empty.
 func (m *nodeModel) setIdentity(id winnode.Identity) {
