@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -49,6 +50,11 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 	if vc == nil {
 		return nil
 	}
+	return r.managerOf(ctx, vc, diags)
+}
+
+// managerOf is the manager of a vCenter session and the run's cluster.
+func (r *nodeResource) managerOf(ctx context.Context, vc *vsphere.Client, diags diagAdder) *winnode.Manager {
 	k, err := r.clients.Kubernetes(ctx)
 	if err != nil {
 		diags.AddError(clientErrorSummary("Kubernetes", err), err.Error())
