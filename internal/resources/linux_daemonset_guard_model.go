@@ -9,6 +9,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
+type linuxDaemonSetGuardModel struct {
+	ID        types.String `tfsdk:"id"`
+	Namespace types.String `tfsdk:"namespace"`
+	Names     types.Set    `tfsdk:"names"`
+	Selected  types.Set    `tfsdk:"selected"`
+	Guarded   types.Set    `tfsdk:"guarded"`
+}
+
 // setStrings returns the elements of a set of strings, sorted; nil for a
 // null or unknown set.
 func setStrings(ctx context.Context, set types.Set, diags *diag.Diagnostics) []string {

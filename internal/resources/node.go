@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -263,17 +261,4 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 	resp.Diagnostics.Append(setImported(ctx, found, &resp.State)...)
 	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: types.StringValue(found.VM.InstanceUUID)}, &resp.Diagnostics)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
-}
-
-// writeOnlySecrets reads the write-only password and SSH key from the
-// configuration (they are never in the plan or state).
-func writeOnlySecrets(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (password, sshKey string) {
-	var p, k types.String
-	diags.Append(config.GetAttribute(ctx, path.Root("admin_password_wo"), &p)...)
-	var transport types.Object
-	diags.Append(config.GetAttribute(ctx, path.Root("transport"), &transport)...)
-	if !transport.IsNull() && !transport.IsUnknown() {
-		diags.Append(config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &k)...)
-	}
-	return p.ValueString(), k.ValueString()
 }

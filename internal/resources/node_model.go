@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
@@ -358,4 +360,17 @@ func (m *nodeModel) settleDeprecated() {
 	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
 		m.FlannelBackend = types.StringValue(flannelBackend)
 	}
+}
+
+// writeOnlySecrets reads the write-only password and SSH key from the
+// configuration (they are never in the plan or state).
+func writeOnlySecrets(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (password, sshKey string) {
+	var p, k types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("admin_password_wo"), &p)...)
+	var transport types.Object
+	diags.Append(config.GetAttribute(ctx, path.Root("transport"), &transport)...)
+	if !transport.IsNull() && !transport.IsUnknown() {
+		diags.Append(config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &k)...)
+	}
+	return p.ValueString(), k.ValueString()
 }
