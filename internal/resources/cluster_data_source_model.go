@@ -2,17 +2,31 @@ package resources
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	utilversion "k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
+
+type clusterModel struct {
+	KubernetesVersion  types.String `tfsdk:"kubernetes_version"`
+	WindowsBuild       types.String `tfsdk:"windows_build"`
+	SkipChecks         types.Set    `tfsdk:"skip_checks"`
+	APIEndpoint        types.String `tfsdk:"api_endpoint"`
+	ServerVersion      types.String `tfsdk:"server_version"`
+	ServiceCIDRs       types.List   `tfsdk:"service_cidrs"`
+	ClusterCIDRs       types.List   `tfsdk:"cluster_cidrs"`
+	DNSServiceIP       types.String `tfsdk:"dns_service_ip"`
+	ClusterDomain      types.String `tfsdk:"cluster_domain"`
+	Sources            types.Map    `tfsdk:"sources"`
+	NodeCIDRAllocation types.Bool   `tfsdk:"node_cidr_allocation"`
+	CNI                types.Object `tfsdk:"cni"`
+	WindowsNodes       types.List   `tfsdk:"windows_nodes"`
+	Checks             types.List   `tfsdk:"checks"`
+	Ready              types.Bool   `tfsdk:"ready"`
+}
 
 type cniModel struct {
 	Name    types.String `tfsdk:"name"`
@@ -121,38 +135,4 @@ func stringList(in []string) types.List {
 		values = append(values, types.StringValue(s))
 	}
 	return types.ListValueMust(types.StringType, values)
-}
-
-// kubernetesRelease accepts a full release version, with or without the
-// leading "v" ("v1.36.3", "1.36.3", "v1.37.0-rc.1").
-func kubernetesRelease() validator.String {
-	return stringCheck{"Kubernetes version", func(s string) []string {
-		if _, err := utilversion.ParseSemantic(s); err != nil {
-			return []string{"write a release version such as v1.36.3"}
-		}
-		return nil
-	}}
-}
-
-// checkID accepts a check family ID or a family ID with an object
-// ("linux-daemonset:kube-system/kube-proxy").
-func checkID() validator.String {
-	return stringCheck{"readiness check ID", func(s string) []string {
-		family, object, hasObject := strings.Cut(s, ":")
-		if !slices.Contains(kube.CheckFamilies, family) {
-			return []string{"known check IDs are " + strings.Join(kube.CheckFamilies, ", ") + " (optionally followed by :<object>)"}
-		}
-		if hasObject && object == "" {
-			return []string{"name the object after the colon, or leave the colon out to skip the whole family"}
-		}
-		return nil
-	}}
-}
-
-func checkFamiliesMarkdown() string {
-	quoted := make([]string, 0, len(kube.CheckFamilies))
-	for _, f := range kube.CheckFamilies {
-		quoted = append(quoted, "`"+f+"`")
-	}
-	return strings.Join(quoted, ", ")
 }

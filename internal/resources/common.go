@@ -62,3 +62,20 @@ func clientErrorSummary(client string, err error) string {
 	}
 	return "Cannot connect to " + client
 }
+
+// vsphereClient returns the vCenter session or adds one diagnostic saying why
+// there is none.
+func vsphereClient(ctx context.Context, c *clients.Clients, diags diagAdder) *vsphere.Client {
+	if c == nil {
+		diags.AddError("Provider not configured", "The windows provider was not configured before use. This is a bug in the provider; please report it.")
+		return nil
+	}
+	vc, err := c.VSphere(ctx)
+	if err != nil {
+		diags.AddError(clientErrorSummary("vSphere", err), err.Error())
+		return nil
+	}
+	return vc
+}
+
+type diagAdder interface{ AddError(summary, detail string) }

@@ -129,3 +129,16 @@ func importedIdentity(ctx context.Context, req resource.ImportStateRequest, valu
 	}
 	return !diags.HasError()
 }
+
+// nodePoolIdentity is the name prefix: every member's name starts with it,
+// and it never changes while the pool lives.
+type nodePoolIdentity struct {
+	NamePrefix types.String `tfsdk:"name_prefix"`
+}
+
+func (r *nodePoolResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+		"name_prefix": identityschema.StringAttribute{RequiredForImport: true,
+			Description: "The pool's name prefix: its members are the Windows nodes named <name_prefix>-<suffix>."},
+	}}
+}

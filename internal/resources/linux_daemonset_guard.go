@@ -6,20 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/linuxguard"
 )
 
 func NewLinuxDaemonSetGuard() resource.Resource { return &linuxDaemonSetGuardResource{} }
@@ -34,70 +29,10 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*linuxDaemonSetGuardResource)(nil)
 )
 
-type linuxDaemonSetGuardModel struct {
-	ID        types.String `tfsdk:"id"`
-	Namespace types.String `tfsdk:"namespace"`
-	Names     types.Set    `tfsdk:"names"`
-	Selected  types.Set    `tfsdk:"selected"`
-	Guarded   types.Set    `tfsdk:"guarded"`
-}
-
 func (r *linuxDaemonSetGuardResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_linux_daemonset_guard"
 	// The identity lists the guarded DaemonSets, which change in place.
 	resp.ResourceBehavior.MutableIdentity = true
-}
-
-func (r *linuxDaemonSetGuardResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "Keeps Linux-only DaemonSets (kube-proxy, flannel, node exporters) off Windows nodes by adding " +
-			"`kubernetes.io/os: linux` to the node selector of their pod template: what the Windows guides do by hand with `kubectl patch`. " +
-			"The selector is written by server-side apply under its own field manager (`" + kube.GuardFieldManager + "`), and no other field " +
-			"is touched. Kubernetes treats `nodeSelector` as one atomic value, so the guard applies the whole map (the DaemonSet's own " +
-			"entries plus `kubernetes.io/os`) and owns it, shared with the DaemonSet's manifest when that already sets the same map.\n\n" +
-			"Destroying the guard gives the selector back: it disappears when the guard added it to an empty selector, stays when the " +
-			"manifest sets it too, and otherwise returns to the manager of the DaemonSet's pod template without `kubernetes.io/os`, " +
-			"so the DaemonSet ends up exactly as before. Changing a node selector changes the pod template, so the DaemonSet rolls its pods.\n\n" +
-			"A tool that later re-applies the DaemonSet (Helm, `kubectl apply`) may drop the entry: the next plan shows it in `guarded` and " +
-			"the apply sets it again. Do not let two guards select the same DaemonSet: they share the field manager.\n\n" +
-			"A `windows_node` that depends on the guard (`depends_on`) is planned and created after it: its plan-time readiness checks count " +
-			"the DaemonSets the guard will select as guarded, and its create checks them again once the guard has applied.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "`<namespace>` when `names` is omitted, else `<namespace>/<name>,<name>...` (sorted): the import ID.",
-			},
-			"namespace": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Namespace of the DaemonSets, for example `kube-system`. Changing it replaces the guard.",
-				Validators:          []validator.String{dnsLabel()},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"names": schema.SetAttribute{
-				ElementType: types.StringType,
-				Optional:    true,
-				MarkdownDescription: "DaemonSets to guard. Omit to guard every DaemonSet of the namespace that, when the guard is created, has no " +
-					"`kubernetes.io/os` node selector or OS node affinity; DaemonSets created later are not added. Naming a DaemonSet that " +
-					"does not exist is an error at apply.",
-				Validators: []validator.Set{
-					setvalidator.SizeAtLeast(1),
-					setvalidator.ValueStringsAre(dnsSubdomain()),
-				},
-			},
-			"selected": schema.SetAttribute{
-				ElementType: types.StringType,
-				Computed:    true,
-				MarkdownDescription: "The DaemonSets this guard manages: `names`, or the DaemonSets found at creation when `names` is omitted. " +
-					"A DaemonSet deleted outside Terraform is dropped with a warning.",
-			},
-			"guarded": schema.SetAttribute{
-				ElementType: types.StringType,
-				Computed:    true,
-				MarkdownDescription: "The selected DaemonSets whose pod template currently has `kubernetes.io/os: linux`. The plan expects all of " +
-					"`selected`: a selector removed or changed outside Terraform shows up here as drift, and the apply sets it again.",
-			},
-		},
-	}
 }
 
 func (r *linuxDaemonSetGuardResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -157,23 +92,17 @@ func (r *linuxDaemonSetGuardResource) ModifyPlan(ctx context.Context, req resour
 func (r *linuxDaemonSetGuardResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan linuxDaemonSetGuardModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	g := r.guard(ctx, plan.Namespace, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	namespace := plan.Namespace.ValueString()
-	summary := fmt.Sprintf("creating Windows Linux DaemonSet guard (%s)", namespace)
-	var selected []string
-	if plan.Names.IsNull() {
-		var err error
-		if selected, err = k.UnconstrainedDaemonSets(ctx, namespace); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-	} else {
-		selected = setStrings(ctx, plan.Names, &resp.Diagnostics)
+	summary := fmt.Sprintf("creating Windows Linux DaemonSet guard (%s)", g.Namespace)
+	selected, err := g.Select(ctx, setStrings(ctx, plan.Names, &resp.Diagnostics), !plan.Names.IsNull())
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
-	r.guardAndRecord(ctx, k, &plan, selected, summary, &resp.State, &resp.Diagnostics)
+	r.guardAndRecord(ctx, g, &plan, selected, summary, &resp.State, &resp.Diagnostics)
 	setIdentity(ctx, resp.Identity, guardIdentity(ctx, plan.Namespace, plan.Names, &resp.Diagnostics), &resp.Diagnostics)
 }
 
@@ -181,45 +110,25 @@ func (r *linuxDaemonSetGuardResource) Read(ctx context.Context, req resource.Rea
 	var state linuxDaemonSetGuardModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, guardIdentity(ctx, state.Namespace, state.Names, &resp.Diagnostics), &resp.Diagnostics)
-	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	g := r.guard(ctx, state.Namespace, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	namespace := state.Namespace.ValueString()
+	namespace := g.Namespace
 	summary := fmt.Sprintf("reading Windows Linux DaemonSet guard (%s)", namespace)
-	var selected []string
-	switch {
-	case !state.Selected.IsNull():
-		selected = setStrings(ctx, state.Selected, &resp.Diagnostics)
-	case !state.Names.IsNull(): // imported with names
-		selected = setStrings(ctx, state.Names, &resp.Diagnostics)
-	default: // imported without names: what the guard's field manager owns
-		var err error
-		if selected, err = k.GuardedDaemonSets(ctx, namespace); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
+	selected, known := state.selection(ctx, &resp.Diagnostics)
+	obs, err := g.Observe(ctx, selected, known)
+	for _, name := range obs.Missing {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows Linux DaemonSet guard (%s): DaemonSet %s/%s not found", namespace, namespace, name),
+			"The DaemonSet was deleted outside Terraform; the guard no longer selects it. If `names` lists it, the next apply fails until it exists again or is removed from `names`.")
 	}
-	var present, guarded []string
-	for _, name := range selected {
-		ds, err := k.FindDaemonSet(ctx, namespace, name)
-		if kube.IsNotFound(err) {
-			resp.Diagnostics.AddWarning(fmt.Sprintf("Windows Linux DaemonSet guard (%s): DaemonSet %s/%s not found", namespace, namespace, name),
-				"The DaemonSet was deleted outside Terraform; the guard no longer selects it. If `names` lists it, the next apply fails until it exists again or is removed from `names`.")
-			continue
-		}
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		present = append(present, name)
-		if kube.LinuxOnly(ds) {
-			guarded = append(guarded, name)
-		}
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
 	state.ID = types.StringValue(guardID(namespace, setStrings(ctx, state.Names, &resp.Diagnostics)))
-	state.Selected = stringSet(present)
-	state.Guarded = stringSet(guarded)
+	state.Selected = stringSet(obs.Present)
+	state.Guarded = stringSet(obs.Guarded)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -227,36 +136,21 @@ func (r *linuxDaemonSetGuardResource) Update(ctx context.Context, req resource.U
 	var plan, state linuxDaemonSetGuardModel
 	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	g := r.guard(ctx, plan.Namespace, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	namespace := plan.Namespace.ValueString()
-	summary := fmt.Sprintf("updating Windows Linux DaemonSet guard (%s)", namespace)
+	summary := fmt.Sprintf("updating Windows Linux DaemonSet guard (%s)", g.Namespace)
 	previous := setStrings(ctx, state.Selected, &resp.Diagnostics)
-	var selected []string
-	if !plan.Selected.IsUnknown() {
-		selected = setStrings(ctx, plan.Selected, &resp.Diagnostics)
-	} else {
-		// names was removed: keep what is guarded and add what is unconstrained.
-		unconstrained, err := k.UnconstrainedDaemonSets(ctx, namespace)
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		selected = union(previous, unconstrained)
+	// Unknown when names was removed: the guard keeps what it guards and
+	// adds what is unconstrained.
+	planned := setStrings(ctx, plan.Selected, &resp.Diagnostics)
+	selected, err := g.Reselect(ctx, previous, planned, !plan.Selected.IsUnknown())
+	if err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
-	for _, name := range previous {
-		if slices.Contains(selected, name) {
-			continue
-		}
-		tflog.Info(ctx, "releasing DaemonSet node selector", map[string]any{"namespace": namespace, "name": name})
-		if err := k.UnguardDaemonSet(ctx, namespace, name); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-	}
-	r.guardAndRecord(ctx, k, &plan, selected, summary, &resp.State, &resp.Diagnostics)
+	r.guardAndRecord(ctx, g, &plan, selected, summary, &resp.State, &resp.Diagnostics)
 	setIdentity(ctx, resp.Identity, guardIdentity(ctx, plan.Namespace, plan.Names, &resp.Diagnostics), &resp.Diagnostics)
 }
 
@@ -264,11 +158,13 @@ func (r *linuxDaemonSetGuardResource) Update(ctx context.Context, req resource.U
 // after a failure: the state then names every DaemonSet that may carry the
 // selector, the resource is tainted, and its replacement starts by giving
 // the field back.
-func (r *linuxDaemonSetGuardResource) guardAndRecord(ctx context.Context, k *kube.Client, plan *linuxDaemonSetGuardModel,
+func (r *linuxDaemonSetGuardResource) guardAndRecord(ctx context.Context, g *linuxguard.Guard, plan *linuxDaemonSetGuardModel,
 	selected []string, summary string, state *tfsdk.State, diags *diag.Diagnostics) {
-	namespace := plan.Namespace.ValueString()
-	guarded := r.guard(ctx, k, namespace, selected, summary, diags)
-	plan.ID = types.StringValue(guardID(namespace, setStrings(ctx, plan.Names, diags)))
+	guarded, errs := g.Apply(ctx, selected)
+	for _, err := range errs {
+		diags.AddError(summary, err.Error())
+	}
+	plan.ID = types.StringValue(guardID(g.Namespace, setStrings(ctx, plan.Names, diags)))
 	plan.Selected = stringSet(selected)
 	plan.Guarded = stringSet(guarded)
 	diags.Append(state.Set(ctx, plan)...)
@@ -277,16 +173,12 @@ func (r *linuxDaemonSetGuardResource) guardAndRecord(ctx context.Context, k *kub
 func (r *linuxDaemonSetGuardResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state linuxDaemonSetGuardModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
+	g := r.guard(ctx, state.Namespace, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	namespace := state.Namespace.ValueString()
-	for _, name := range setStrings(ctx, state.Selected, &resp.Diagnostics) {
-		tflog.Info(ctx, "releasing DaemonSet node selector", map[string]any{"namespace": namespace, "name": name})
-		if err := k.UnguardDaemonSet(ctx, namespace, name); err != nil {
-			resp.Diagnostics.AddError(fmt.Sprintf("deleting Windows Linux DaemonSet guard (%s)", namespace), err.Error())
-		}
+	for _, err := range g.Release(ctx, setStrings(ctx, state.Selected, &resp.Diagnostics)) {
+		resp.Diagnostics.AddError(fmt.Sprintf("deleting Windows Linux DaemonSet guard (%s)", g.Namespace), err.Error())
 	}
 }
 
@@ -326,23 +218,16 @@ func (r *linuxDaemonSetGuardResource) ImportState(ctx context.Context, req resou
 	setIdentity(ctx, resp.Identity, guardIdentity(ctx, types.StringValue(namespace), namesValue, &resp.Diagnostics), &resp.Diagnostics)
 }
 
-// guard applies the selector to each DaemonSet and returns those it guards,
-// adding one error per DaemonSet that could not be guarded.
-func (r *linuxDaemonSetGuardResource) guard(ctx context.Context, k *kube.Client, namespace string, names []string, summary string, diags *diag.Diagnostics) []string {
-	var guarded []string
-	for _, name := range names {
-		tflog.Info(ctx, "applying DaemonSet node selector", map[string]any{"namespace": namespace, "name": name})
-		_, err := k.GuardDaemonSet(ctx, namespace, name)
-		switch {
-		case kube.IsNotFound(err):
-			diags.AddError(summary, fmt.Sprintf("DaemonSet %s/%s does not exist: create it first, or remove it from names.", namespace, name))
-		case err != nil:
-			diags.AddError(summary, err.Error())
-		default:
-			guarded = append(guarded, name)
-		}
+// guard is the guard of a namespace, over the run's cluster; nil with a
+// diagnostic when there is no cluster.
+func (r *linuxDaemonSetGuardResource) guard(ctx context.Context, namespace types.String, diags *diag.Diagnostics) *linuxguard.Guard {
+	k := kubeClient(ctx, r.clients, diags)
+	if k == nil {
+		return nil
 	}
-	return guarded
+	return &linuxguard.Guard{Kube: k, Namespace: namespace.ValueString(), Progress: func(msg string, fields map[string]any) {
+		tflog.Info(ctx, msg, fields)
+	}}
 }
 
 // guardID is the import ID: the namespace, plus the sorted names when given.

@@ -9,6 +9,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
+type linuxDaemonSetGuardModel struct {
+	ID        types.String `tfsdk:"id"`
+	Namespace types.String `tfsdk:"namespace"`
+	Names     types.Set    `tfsdk:"names"`
+	Selected  types.Set    `tfsdk:"selected"`
+	Guarded   types.Set    `tfsdk:"guarded"`
+}
+
 // setStrings returns the elements of a set of strings, sorted; nil for a
 // null or unknown set.
 func setStrings(ctx context.Context, set types.Set, diags *diag.Diagnostics) []string {
@@ -31,9 +39,15 @@ func stringSet(in []string) types.Set {
 	return types.SetValueMust(types.StringType, values)
 }
 
-// union returns the sorted, de-duplicated elements of a and b.
-func union(a, b []string) []string {
-	out := slices.Concat(a, b)
-	slices.Sort(out)
-	return slices.Compact(out)
+// selection is what a refresh reads: the DaemonSets the guard selected, or
+// those names lists (imported with names); not known for an import without
+// names (the guard's field manager tells).
+func (m *linuxDaemonSetGuardModel) selection(ctx context.Context, diags *diag.Diagnostics) (selected []string, known bool) {
+	switch {
+	case !m.Selected.IsNull():
+		return setStrings(ctx, m.Selected, diags), true
+	case !m.Names.IsNull():
+		return setStrings(ctx, m.Names, diags), true
+	}
+	return nil, false
 }

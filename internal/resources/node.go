@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
@@ -51,6 +48,11 @@ func (r *nodeResource) manager(ctx context.Context, diags diagAdder) *winnode.Ma
 	if vc == nil {
 		return nil
 	}
+	return r.managerOf(ctx, vc, diags)
+}
+
+// managerOf is the manager of a vCenter session and the run's cluster.
+func (r *nodeResource) managerOf(ctx context.Context, vc *vsphere.Client, diags diagAdder) *winnode.Manager {
 	k, err := r.clients.Kubernetes(ctx)
 	if err != nil {
 		diags.AddError(clientErrorSummary("Kubernetes", err), err.Error())
@@ -202,91 +204,19 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	password, sshKey := writeOnlySecrets(ctx, req.Config, &resp.Diagnostics)
 	timeout, diags := plan.Timeouts.Update(ctx, nodeUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
-	spec := plan.spec(ctx, password, sshKey, &resp.Diagnostics)
-	drain := plan.drainOptions(ctx, &resp.Diagnostics)
+	update := plan.updateRequest(ctx, state, req.Private, password, sshKey, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	summary := fmt.Sprintf("updating Windows node (%s)", spec.Name)
-	plannedReady := plan.Ready
-	id := winnode.Identity{VMID: state.ID.ValueString(), InstanceUUID: state.InstanceUUID.ValueString(),
-		BIOSUUID: state.BIOSUUID.ValueString(), InventoryPath: state.VMPath.ValueString()}
-
-	hardware := winnode.PlanHardware(state.sizing(), plan.sizing())
-	if hw := hardware.Hardware(); hw != (vsphere.Hardware{}) {
-		if err := m.Hardware(ctx, spec.Name, id.VMID, hw, drain); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-	}
-	if grow := hardware.GrowDisk; grow != nil {
-		if err := m.GrowDisk(ctx, id.VMID, grow.To.Value); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-	}
-
-	// A power cycle of an earlier update that failed after its drain left
-	// the node cordoned (and its VM off, when it failed after the
-	// shutdown): power it on, and once it is Ready again let pods back.
-	// Before anything that needs the guest.
-	if err := m.ResumeAfterPowerCycle(ctx, spec.Name, id.VMID); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+	res, err := m.Update(ctx, update)
+	if err != nil {
+		addGuestError(&resp.Diagnostics, fmt.Sprintf("updating Windows node (%s)", update.Spec.Name), err, configuredHostKey(ctx, req.Config), "")
 		return
 	}
-
-	if rejoin := plan.rejoin(ctx, state, req.Private); rejoin != winnode.NoRejoin {
-		why := "the Node is gone from the cluster; joining again"
-		if rejoin == winnode.RejoinNetworking {
-			// The join removes the flanneld and kube-proxy services of the
-			// earlier design, writes the CNI configuration of the networking
-			// mode and waits for its agents.
-			why = "its networking changed; joining again in place"
-		}
-		tflog.Info(ctx, "windows node: "+why, map[string]any{"node": spec.Name})
-		if err := m.PowerOnIfOff(ctx, id.VMID); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		res, err := m.Join(ctx, spec, id)
-		if err != nil {
-			addGuestError(&resp.Diagnostics, summary, fmt.Errorf("joining the node again: %w", err), configuredHostKey(ctx, req.Config), "")
-			return
-		}
-		plan.setJoined(res)
-	} else {
-		node, err := m.SetNodeSettings(ctx, spec.Name, kube.NodeSettings{
-			ProviderID: id.ProviderID(), Labels: winnode.NodeLabels(spec.Labels, state.WindowsBuild.ValueString()), Taints: spec.Taints,
-		})
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		plan.fromNode(node, false)
-		if plan.CNI.IsUnknown() && !plan.NetworkingID.IsNull() {
-			// An imported node adopting its networking: the mode is what
-			// the networking resource runs.
-			mode, err := m.Kube.ObservedNetworkingMode(ctx, plan.NetworkingID.ValueString())
-			if err != nil {
-				resp.Diagnostics.AddError(summary, err.Error())
-				return
-			}
-			plan.CNI = types.StringValue(mode)
-		}
-		plan.settleDeprecated()
-	}
-	if info, err := m.VSphere.ReadVM(ctx, id.VMID); err == nil {
-		plan.fromVM(info)
-	}
-	plan.Transport = withHostKey(plan.Transport, "") // null unless a re-join recorded a host key
-	if !plannedReady.IsUnknown() {
-		// Planned from the state (no re-join, no power cycle): the value
-		// the plan promised; the next refresh reads the Node again.
-		plan.Ready = plannedReady
-	}
+	plan.setUpdated(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	// The configuration's create-only inputs are in the state now.
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)
@@ -331,17 +261,4 @@ func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportState
 	resp.Diagnostics.Append(setImported(ctx, found, &resp.State)...)
 	setIdentity(ctx, resp.Identity, nodeIdentity{InstanceUUID: types.StringValue(found.VM.InstanceUUID)}, &resp.Diagnostics)
 	resp.Diagnostics.Append(markImported(ctx, resp.Private)...)
-}
-
-// writeOnlySecrets reads the write-only password and SSH key from the
-// configuration (they are never in the plan or state).
-func writeOnlySecrets(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (password, sshKey string) {
-	var p, k types.String
-	diags.Append(config.GetAttribute(ctx, path.Root("admin_password_wo"), &p)...)
-	var transport types.Object
-	diags.Append(config.GetAttribute(ctx, path.Root("transport"), &transport)...)
-	if !transport.IsNull() && !transport.IsUnknown() {
-		diags.Append(config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &k)...)
-	}
-	return p.ValueString(), k.ValueString()
 }

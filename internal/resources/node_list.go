@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
-	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -29,46 +28,12 @@ type nodeListResource struct {
 
 var _ list.ListResourceWithConfigure = (*nodeListResource)(nil)
 
-type nodeListConfig struct {
-	Folder          types.String `tfsdk:"folder"`
-	NamePrefix      types.String `tfsdk:"name_prefix"`
-	IncludeUnjoined types.Bool   `tfsdk:"include_unjoined"`
-}
-
 func (r *nodeListResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_node"
 }
 
 func (r *nodeListResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.clients = clientsFrom(req.ProviderData, &resp.Diagnostics)
-}
-
-func (r *nodeListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
-	resp.Schema = listschema.Schema{
-		MarkdownDescription: "Finds the Windows nodes of the cluster among the vSphere VMs, to import them as `windows_node`: " +
-			"every VM (never a template) that backs a Node labelled `kubernetes.io/os=windows` — the Node's `spec.providerID` is " +
-			"`vsphere://<the VM's BIOS UUID>` (set by this provider or by the vSphere cloud provider), or, for a Node without a " +
-			"providerID (joined by hand), the Node is named like the VM or like its guest's host name. With `include_unjoined`, " +
-			"also the clones of a `windows_golden_image` that back no Node. Each result's identity is the VM's instance UUID; " +
-			"its resource is the state an import yields (the node is named after its Node). Needs Terraform 1.14 or later.",
-		Attributes: map[string]listschema.Attribute{
-			"folder": listschema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Inventory path of a VM folder, for example `/dc1/vm/k8s-windows`: only VMs in it and its " +
-					"subfolders. Defaults to the whole inventory.",
-			},
-			"name_prefix": listschema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Only nodes whose name (the Node's, else the VM's in lower case) starts with it.",
-			},
-			"include_unjoined": listschema.BoolAttribute{
-				Optional: true,
-				MarkdownDescription: "Also list VMs cloned from a `windows_golden_image` (they carry its " +
-					"`" + winnode.ImageBuildKey + "` record) that back no Node: nodes that never joined, or whose Node was " +
-					"deleted (the first apply after their import joins them). Defaults to `false`.",
-			},
-		},
-	}
 }
 
 func (r *nodeListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
@@ -110,41 +75,4 @@ func (r *nodeListResource) List(ctx context.Context, req list.ListRequest, strea
 			}
 		}
 	}
-}
-
-// displayName says which VM and why it was found.
-func displayName(f winnode.Found) string {
-	switch f.MatchedBy {
-	case winnode.MatchedByProviderID:
-		return fmt.Sprintf("%s (VM %s, Node providerID %s)", f.Name(), f.InventoryPath, f.Node.Spec.ProviderID)
-	case winnode.MatchedByName:
-		return fmt.Sprintf("%s (VM %s, Node without providerID)", f.Name(), f.InventoryPath)
-	default:
-		return fmt.Sprintf("%s (VM %s, no Node: not joined)", f.Name(), f.InventoryPath)
-	}
-}
-
-// stateData is a list result's resource (*tfsdk.Resource).
-type stateData interface {
-	attributeSetter
-	Get(ctx context.Context, target any) diag.Diagnostics
-	Set(ctx context.Context, v any) diag.Diagnostics
-}
-
-// listedNodeState is the state an import of the VM yields followed by its
-// first Read: the import's attributes, then what the Read records of the
-// VM and the Node (which Discover has just read).
-func listedNodeState(ctx context.Context, f winnode.Found, res stateData) diag.Diagnostics {
-	diags := setImported(ctx, f, res)
-	if diags.HasError() {
-		return diags
-	}
-	var m nodeModel
-	diags.Append(res.Get(ctx, &m)...)
-	if diags.HasError() {
-		return diags
-	}
-	m.refresh(winnode.Observed{VM: f.VM, Node: f.Node})
-	diags.Append(res.Set(ctx, &m)...)
-	return diags
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
@@ -185,6 +187,50 @@ func (m *nodeModel) rejoin(ctx context.Context, state nodeModel, private private
 	return winnode.PlanRejoin(state.Joined.ValueBool(), !m.NetworkingID.Equal(state.NetworkingID), imported(ctx, private))
 }
 
+// updateRequest converts an update of the node from state to this plan.
+func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private privateGetter, password, sshKey string,
+	diags *diag.Diagnostics) winnode.UpdateRequest {
+	return winnode.UpdateRequest{
+		Spec: m.spec(ctx, password, sshKey, diags),
+		Identity: winnode.Identity{VMID: state.ID.ValueString(), InstanceUUID: state.InstanceUUID.ValueString(),
+			BIOSUUID: state.BIOSUUID.ValueString(), InventoryPath: state.VMPath.ValueString()},
+		Hardware:            winnode.PlanHardware(state.sizing(), m.sizing()),
+		Drain:               m.drainOptions(ctx, diags),
+		Rejoin:              m.rejoin(ctx, state, private),
+		WindowsBuild:        state.WindowsBuild.ValueString(),
+		AdoptNetworkingMode: m.adoptsNetworkingMode(),
+	}
+}
+
+// adoptsNetworkingMode says whether the node takes the mode its networking
+// runs: an imported node adopting its networking.
+func (m *nodeModel) adoptsNetworkingMode() bool { return m.CNI.IsUnknown() && !m.NetworkingID.IsNull() }
+
+// setUpdated records an updated node.
+func (m *nodeModel) setUpdated(res winnode.UpdateResult) {
+	plannedReady := m.Ready
+	if res.Joined != nil {
+		m.setJoined(*res.Joined)
+	} else {
+		adopts := m.adoptsNetworkingMode()
+		m.fromNode(res.Node, false)
+		if adopts {
+			// The mode is what the networking resource runs.
+			m.CNI = types.StringValue(res.NetworkingMode)
+		}
+		m.settleDeprecated()
+	}
+	if res.VM != nil {
+		m.fromVM(res.VM)
+	}
+	m.Transport = withHostKey(m.Transport, "") // null unless a re-join recorded a host key
+	if !plannedReady.IsUnknown() {
+		// Planned from the state (no re-join, no power cycle): the value
+		// the plan promised; the next refresh reads the Node again.
+		m.Ready = plannedReady
+	}
+}
+
 // setIdentity records the VM the moment it exists; every computed value must
 // be known in a state saved mid-create, so the rest start empty.
 func (m *nodeModel) setIdentity(id winnode.Identity) {
@@ -314,4 +360,17 @@ func (m *nodeModel) settleDeprecated() {
 	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
 		m.FlannelBackend = types.StringValue(flannelBackend)
 	}
+}
+
+// writeOnlySecrets reads the write-only password and SSH key from the
+// configuration (they are never in the plan or state).
+func writeOnlySecrets(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (password, sshKey string) {
+	var p, k types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("admin_password_wo"), &p)...)
+	var transport types.Object
+	diags.Append(config.GetAttribute(ctx, path.Root("transport"), &transport)...)
+	if !transport.IsNull() && !transport.IsUnknown() {
+		diags.Append(config.GetAttribute(ctx, path.Root("transport").AtName("ssh_private_key_wo"), &k)...)
+	}
+	return p.ValueString(), k.ValueString()
 }

@@ -6,17 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -44,88 +36,8 @@ var (
 	_ resource.ResourceWithModifyPlan  = (*nodeNetworkingResource)(nil)
 )
 
-type nodeNetworkingModel struct {
-	ID                    types.String   `tfsdk:"id"`
-	CNI                   types.String   `tfsdk:"cni"`
-	Namespace             types.String   `tfsdk:"namespace"`
-	HostProcessImage      types.String   `tfsdk:"host_process_image"`
-	APIServer             types.String   `tfsdk:"api_server"`
-	ClusterCIDR           types.String   `tfsdk:"cluster_cidr"`
-	ServiceCIDR           types.String   `tfsdk:"service_cidr"`
-	AllowDestroyWithNodes types.Bool     `tfsdk:"allow_destroy_with_nodes"`
-	FlannelVNI            types.Int64    `tfsdk:"flannel_vni"`
-	FlannelPort           types.Int64    `tfsdk:"flannel_port"`
-	Objects               types.List     `tfsdk:"objects"`
-	Drift                 types.List     `tfsdk:"drift"`
-	Agents                types.Map      `tfsdk:"agents"`
-	Timeouts              timeouts.Value `tfsdk:"timeouts"`
-}
-
 func (r *nodeNetworkingResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_node_networking"
-}
-
-func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	discovered := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "The cluster-level pieces Windows nodes need for their Services and pod network, one per cluster: the node " +
-			"agents' DaemonSets, ServiceAccounts, RBAC and ConfigMaps. Every agent runs with an identity of its own, never the node's: " +
-			"on a v1.36 API server the Node authorizer lets `system:node:<name>` read only its own Node and no EndpointSlices, so " +
-			"kube-proxy and flannel cannot work with the kubelet's credentials.\n\n" +
-			"With `cni = \"flannel\"` it installs two HostProcess DaemonSets (stable since Kubernetes v1.26) for the nodes labelled " +
-			"`kubernetes.io/os=windows`: `kube-proxy-windows` (ServiceAccount bound to `system:node-proxier`, as kubeadm binds the " +
-			"Linux kube-proxy; winkernel proxier on the `flannel.4096` overlay with a source VIP reserved per node) and " +
-			"`kube-flannel-ds-windows` (flannel's own ClusterRole). Both run the programs the golden image installed and verified " +
-			"(`C:\\k\\kube-proxy.exe`, `C:\\k\\flanneld.exe`) from the HostProcess base image, so credentials rotate, the pods restart " +
-			"on failure and `kubectl logs` works. With `cni = \"none\"` it installs nothing: the cluster's own CNI (Calico, Antrea) " +
-			"brings its Windows agent and kube-proxy (or its replacement).\n\n" +
-			"Objects are written by server-side apply under the field manager `" + kube.FieldManager + "`; a change made outside " +
-			"Terraform to a field it owns, or a deleted object, shows in `drift` at the next plan and is put back by the apply.\n\n" +
-			"`windows_node` references it through `networking_id`, so Terraform creates it before the nodes and destroys the nodes " +
-			"first. Destroying it while Windows nodes still exist is refused, naming them (their Services and DNS would stop " +
-			"working), unless `allow_destroy_with_nodes` is set. Import takes the namespace.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{Computed: true, PlanModifiers: discovered,
-				MarkdownDescription: "The namespace: the import ID, and what `windows_node.networking_id` takes."},
-			"cni": schema.StringAttribute{Required: true, PlanModifiers: replace,
-				MarkdownDescription: "How Windows nodes get their pod network: `flannel` (VXLAN overlay, VNI 4096 and UDP port 4789, " +
-					"kube-proxy and flanneld as HostProcess DaemonSets) or `none` (the cluster's CNI installs itself on Windows). " +
-					"Changing it replaces the resource, which is refused while Windows nodes exist.",
-				Validators: []validator.String{stringvalidator.OneOf(kube.NetworkingModes()...)}},
-			"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("kube-system"), PlanModifiers: replace,
-				MarkdownDescription: "Namespace of the agents' DaemonSets, ServiceAccounts and ConfigMaps. Defaults to `kube-system`, " +
-					"where the cluster's own node agents run (the agents use the `system-node-critical` priority class).",
-				Validators: []validator.String{dnsLabel()}},
-			"host_process_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kube.DefaultHostProcessImage),
-				MarkdownDescription: "Image of the agents' HostProcess containers: an empty base layer (the agents run the host's own, " +
-					"checksum-verified programs). Defaults to `" + kube.DefaultHostProcessImage + "`, which `windows_golden_image` " +
-					"prepulls; set a mirror's copy for air-gapped sites (and `prepull_images` on the image)."},
-			"api_server": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: discovered, Validators: []validator.String{httpsURL()},
-				MarkdownDescription: "API server URL the agents connect to; defaults to the provider's. Never the `kubernetes` Service's " +
-					"ClusterIP: that address works on a node only once kube-proxy runs there."},
-			"cluster_cidr": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: discovered, Validators: []validator.String{cidr()},
-				MarkdownDescription: "Pod network flannel hands out node subnets from; discovered (flannel's `net-conf.json`, kubeadm-config, controller manager) by default."},
-			"service_cidr": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: discovered, Validators: []validator.String{cidr()},
-				MarkdownDescription: "Service CIDR; discovered (ServiceCIDR API, kubeadm-config) by default."},
-			"allow_destroy_with_nodes": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				MarkdownDescription: "Remove the agents even while Windows nodes exist (their Services, DNS and new pods' network stop " +
-					"working). Defaults to `false`: destroy is refused and names the nodes."},
-			"flannel_vni": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "VXLAN VNI of the flannel overlay: 4096, the only one Windows accepts (flannel `vxlan_windows.go`); 0 without flannel."},
-			"flannel_port": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "VXLAN UDP port of the flannel overlay: 4789, the only one Windows accepts; 0 without flannel."},
-			"objects": schema.ListAttribute{ElementType: types.StringType, Computed: true,
-				MarkdownDescription: "The objects this resource owns, as `Kind namespace/name`."},
-			"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
-				MarkdownDescription: "Objects missing or changed outside Terraform, found by refresh; the plan expects none, so the apply puts them back."},
-			"agents": schema.MapAttribute{ElementType: types.StringType, Computed: true,
-				MarkdownDescription: "Each agent's DaemonSet status at the last refresh: `<ready>/<desired> ready`."},
-		},
-		Blocks: map[string]schema.Block{
-			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
-		},
-	}
 }
 
 func (r *nodeNetworkingResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -212,13 +124,6 @@ func (r *nodeNetworkingResource) checkCluster(ctx context.Context, resp *resourc
 	c := cluster.CNICheck()
 	if c.Status == kube.StatusFail {
 		resp.Diagnostics.AddAttributeError(path.Root("cni"), "The cluster's flannel cannot carry Windows nodes", c.Message+"\n\n"+c.Remedy)
-	}
-}
-
-func (r *nodeNetworkingResource) spec(m *nodeNetworkingModel) kube.NetworkingSpec {
-	return kube.NetworkingSpec{
-		Namespace: m.Namespace.ValueString(), Mode: m.CNI.ValueString(), HostProcessImage: m.HostProcessImage.ValueString(),
-		APIServer: m.APIServer.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
 	}
 }
 
@@ -399,17 +304,4 @@ func (r *nodeNetworkingResource) fillFacts(ctx context.Context, m *nodeNetworkin
 		}
 	}
 	return nil
-}
-
-// setOverlay records the VXLAN overlay of the networking mode.
-func (m *nodeNetworkingModel) setOverlay(mode string) {
-	vni, port := kube.ModeVXLAN(mode)
-	m.FlannelVNI, m.FlannelPort = types.Int64Value(int64(vni)), types.Int64Value(int64(port))
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return s[0]
 }

@@ -12,10 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
-	vimtypes "github.com/vmware/govmomi/vim25/types"
-
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
@@ -50,9 +47,14 @@ func (r *nodePoolResource) Configure(_ context.Context, req resource.ConfigureRe
 	r.clients = clientsFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// manager is a windows_node's: the members are nodes.
-func (r *nodePoolResource) manager(ctx context.Context, diags diagAdder) *winnode.Manager {
-	return (&nodeResource{clients: r.clients}).manager(ctx, diags)
+// manager is a windows_node's: the members are nodes. hosts is the same
+// vCenter, where the pool's DRS rule lives.
+func (r *nodePoolResource) manager(ctx context.Context, diags diagAdder) (m *winnode.Manager, hosts winpool.Hosts) {
+	vc := vsphereClient(ctx, r.clients, diags)
+	if vc == nil {
+		return nil, nil
+	}
+	return (&nodeResource{clients: r.clients}).managerOf(ctx, vc, diags), winpool.NewHosts(vc)
 }
 
 func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -63,7 +65,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	timeout, diags := plan.Timeouts.Create(ctx, poolCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	pool := plan.pool(ctx, password, sshKey, &resp.Diagnostics)
-	m := r.manager(ctx, &resp.Diagnostics)
+	m, hosts := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -76,7 +78,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	plan.setMembers(ctx, members, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err == nil {
-		err = r.spreadOverHosts(ctx, plan, members, plan.AntiAffinity.ValueBool())
+		err = winpool.SpreadOverHosts(ctx, hosts, pool, members, true)
 	}
 	if err != nil {
 		more := ""
@@ -87,30 +89,6 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 		}
 		addGuestError(&resp.Diagnostics, fmt.Sprintf("creating Windows node pool (%s)", pool.Prefix), err, false, more)
 	}
-}
-
-// poolRulePrefix names a pool's DRS anti-affinity rule: <prefix><name_prefix>.
-const poolRulePrefix = "windows-node-pool-"
-
-// spreadOverHosts keeps the pool's DRS VM anti-affinity rule listing the
-// members' VMs; off, it removes the rule.
-func (r *nodePoolResource) spreadOverHosts(ctx context.Context, model nodePoolModel, members []winpool.Member, on bool) error {
-	var diags diag.Diagnostics
-	vc := vsphereClient(ctx, r.clients, &diags)
-	if diags.HasError() {
-		return fmt.Errorf("%s", diags.Errors()[0].Detail())
-	}
-	var vms []vimtypes.ManagedObjectReference
-	for _, m := range members {
-		if on && m.VMID != "" && m.Health != winpool.VMMissing {
-			vms = append(vms, vsphere.VMRef(m.VMID))
-		}
-	}
-	pool := vimtypes.ManagedObjectReference{Type: "ResourcePool", Value: model.ResourcePoolID.ValueString()}
-	if err := vc.SetVMAntiAffinity(ctx, pool, poolRulePrefix+model.NamePrefix.ValueString(), vms); err != nil {
-		return fmt.Errorf("anti_affinity: %w", err)
-	}
-	return nil
 }
 
 // options saves the members into the state whenever they change (Converge
@@ -132,7 +110,7 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 	var state nodePoolModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	setIdentity(ctx, resp.Identity, nodePoolIdentity{NamePrefix: state.NamePrefix}, &resp.Diagnostics)
-	m := r.manager(ctx, &resp.Diagnostics)
+	m, _ := r.manager(ctx, &resp.Diagnostics)
 	members := state.members(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -164,7 +142,7 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	resp.Diagnostics.Append(diags...)
 	pool := plan.pool(ctx, password, sshKey, &resp.Diagnostics)
 	members := state.members(ctx, &resp.Diagnostics)
-	m := r.manager(ctx, &resp.Diagnostics)
+	m, hosts := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -188,11 +166,9 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 			"\n\nEvery member whose VM exists is in the state; the next apply resumes from there (members whose create did not finish are replaced).")
 		return
 	}
-	if plan.AntiAffinity.ValueBool() || state.AntiAffinity.ValueBool() {
-		if err := r.spreadOverHosts(ctx, plan, members, plan.AntiAffinity.ValueBool()); err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
+	if err := winpool.SpreadOverHosts(ctx, hosts, pool, members, state.AntiAffinity.ValueBool()); err != nil {
+		resp.Diagnostics.AddError(summary, err.Error())
+		return
 	}
 	if !plan.Labels.Equal(state.Labels) || !plan.Taints.Equal(state.Taints) {
 		// New members joined with them; the others change in place.
@@ -211,10 +187,8 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	timeout, diags := state.Timeouts.Delete(ctx, poolDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	members := state.members(ctx, &resp.Diagnostics)
-	pool := winpool.Pool{Prefix: state.NamePrefix.ValueString(), Revision: state.Revision.ValueString(),
-		Policy: winpool.Policy{MaxParallel: int(state.MaxParallel.ValueInt64()), MaxUnavailable: len(members)},
-		Drain:  state.drainOptions(ctx, &resp.Diagnostics)}
-	m := r.manager(ctx, &resp.Diagnostics)
+	pool := state.emptied(ctx, len(members), &resp.Diagnostics)
+	m, hosts := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -224,8 +198,8 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	// member is drained, its Node deleted and its VM destroyed. A failure
 	// leaves the members not yet removed in the state.
 	left, err := winpool.Converge(ctx, m, pool, members, r.options(ctx, &state, &resp.State, &resp.Diagnostics))
-	if err == nil && state.AntiAffinity.ValueBool() {
-		err = r.spreadOverHosts(ctx, state, nil, false)
+	if err == nil {
+		err = winpool.SpreadOverHosts(ctx, hosts, pool, nil, state.AntiAffinity.ValueBool())
 	}
 	if err != nil {
 		// The state holds the members left: Save recorded each removal.
@@ -243,7 +217,7 @@ func (r *nodePoolResource) ImportState(ctx context.Context, req resource.ImportS
 	if importedIdentity(ctx, req, &id, "name_prefix", &resp.Diagnostics) {
 		ref = id.NamePrefix.ValueString()
 	}
-	m := r.manager(ctx, &resp.Diagnostics)
+	m, _ := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

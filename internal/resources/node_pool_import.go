@@ -9,26 +9,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
-
-// nodePoolIdentity is the name prefix: every member's name starts with it,
-// and it never changes while the pool lives.
-type nodePoolIdentity struct {
-	NamePrefix types.String `tfsdk:"name_prefix"`
-}
-
-func (r *nodePoolResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
-	resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
-		"name_prefix": identityschema.StringAttribute{RequiredForImport: true,
-			Description: "The pool's name prefix: its members are the Windows nodes named <name_prefix>-<suffix>."},
-	}}
-}
 
 // discoverPool finds the members of an imported pool: every Windows node
 // named <prefix>-... (ref is the prefix), or the nodes ref lists

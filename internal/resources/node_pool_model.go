@@ -70,11 +70,21 @@ func (m *nodePoolModel) pool(ctx context.Context, password, sshKey string, diags
 	p := winpool.Pool{
 		Prefix: m.NamePrefix.ValueString(), Template: machine.spec(ctx, password, sshKey, diags), Revision: m.Revision.ValueString(),
 		Policy: m.policy(), Domains: m.domains(ctx, diags), Drain: machine.drainOptions(ctx, diags),
+		AntiAffinity: m.AntiAffinity.ValueBool(),
 	}
 	if p.MaxParallel == 0 {
 		p.MaxParallel = poolDefaultMaxParallel
 	}
 	return p
+}
+
+// emptied is the pool a destroy leaves: no members, all of its n members
+// may go at once (max_parallel at a time), and no DRS rule.
+func (m *nodePoolModel) emptied(ctx context.Context, n int, diags *diag.Diagnostics) winpool.Pool {
+	return winpool.Pool{Prefix: m.NamePrefix.ValueString(), Revision: m.Revision.ValueString(),
+		Template: winnode.Spec{ResourcePoolID: m.ResourcePoolID.ValueString()},
+		Policy:   winpool.Policy{MaxParallel: int(m.MaxParallel.ValueInt64()), MaxUnavailable: n},
+		Drain:    m.drainOptions(ctx, diags)}
 }
 
 // domains are the configured failure domains.

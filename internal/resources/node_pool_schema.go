@@ -123,7 +123,7 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			},
 			"anti_affinity": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				Validators: []validator.Bool{boolvalidator.ConflictsWith(path.MatchRoot("failure_domains"))},
-				MarkdownDescription: "Keep the members on different ESXi hosts where DRS can: a DRS VM anti-affinity rule `" + poolRulePrefix + "<name_prefix>` " +
+				MarkdownDescription: "Keep the members on different ESXi hosts where DRS can: a DRS VM anti-affinity rule `" + winpool.RulePrefix + "<name_prefix>` " +
 					"on the cluster of `resource_pool_id`, kept listing exactly the members' VMs (removed while fewer than two are left). Not " +
 					"mandatory: DRS never refuses a power-on for it, so a pool larger than the cluster's hosts still runs. Changes in place " +
 					"(DRS migrates running members). Conflicts with `failure_domains`, which may span clusters. Defaults to `false`."},

@@ -4,20 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -51,115 +40,8 @@ var (
 	_ resource.ResourceWithConfigValidators = (*runtimeClassResource)(nil)
 )
 
-type runtimeClassModel struct {
-	ID                    types.String `tfsdk:"id"`
-	Name                  types.String `tfsdk:"name"`
-	WindowsBuild          types.String `tfsdk:"windows_build"`
-	WindowsVersion        types.String `tfsdk:"windows_version"`
-	Handler               types.String `tfsdk:"handler"`
-	Arch                  types.String `tfsdk:"arch"`
-	NodeSelector          types.Map    `tfsdk:"node_selector"`
-	Tolerations           types.List   `tfsdk:"tolerations"`
-	Overhead              types.Object `tfsdk:"overhead"`
-	EffectiveNodeSelector types.Map    `tfsdk:"effective_node_selector"`
-}
-
 func (r *runtimeClassResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_runtime_class"
-}
-
-func (r *runtimeClassResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "A `node.k8s.io/v1` RuntimeClass that sends pods to Windows nodes of one Windows build. " +
-			"Pods name it in `runtimeClassName` instead of repeating node selectors and tolerations: the RuntimeClass " +
-			"selects `kubernetes.io/os=windows`, `kubernetes.io/arch` and `node.kubernetes.io/windows-build`, and " +
-			"tolerates the `os=windows:NoSchedule` taint that `windows_node` sets by default.",
-		Attributes: map[string]schema.Attribute{
-			"id": schema.StringAttribute{
-				Computed:            true,
-				MarkdownDescription: "The RuntimeClass name.",
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			},
-			"name": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "Name of the RuntimeClass, which pods set as `runtimeClassName`. Changing it replaces the RuntimeClass.",
-				Validators:          []validator.String{dnsSubdomain()},
-				PlanModifiers:       []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"windows_build": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "Windows build of the nodes to select, as in their `node.kubernetes.io/windows-build` label, for example `10.0.20348` " +
-					"(for example from `windows_golden_image.<name>.windows_build`). Exactly one of `windows_build` and `windows_version` is required; " +
-					"when `windows_version` is set this is computed from it.",
-				Validators: []validator.String{windowsBuild()},
-			},
-			"windows_version": schema.StringAttribute{
-				Optional: true,
-				MarkdownDescription: "Windows Server release of the nodes to select: `2019` (`1809`, `ltsc2019`), `2022` (`21h2`, `ltsc2022`) or `2025` (`24h2`, `ltsc2025`). " +
-					"Exactly one of `windows_build` and `windows_version` is required.",
-				Validators: []validator.String{windowsVersion()},
-			},
-			"handler": schema.StringAttribute{
-				Optional: true,
-				Computed: true,
-				Default:  stringdefault.StaticString(defaultHandler),
-				MarkdownDescription: "Container runtime handler. Defaults to `" + defaultHandler + "`, the handler containerd 1.7 and 2.x configure for " +
-					"process-isolated Windows containers. The handler is immutable in Kubernetes: changing it replaces the RuntimeClass.",
-				Validators:    []validator.String{dnsLabel()},
-				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			},
-			"arch": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString(defaultArch),
-				MarkdownDescription: "CPU architecture of the nodes to select (`kubernetes.io/arch`). Defaults to `" + defaultArch + "`.",
-				Validators:          []validator.String{stringvalidator.OneOf("amd64", "arm64")},
-			},
-			"node_selector": schema.MapAttribute{
-				ElementType: types.StringType,
-				Optional:    true,
-				MarkdownDescription: "Extra node labels to select, merged over the computed ones (`kubernetes.io/os`, `kubernetes.io/arch`, " +
-					"`node.kubernetes.io/windows-build`).",
-				Validators: []validator.Map{
-					mapvalidator.KeysAre(labelKey()),
-					mapvalidator.ValueStringsAre(labelValue()),
-				},
-			},
-			"tolerations": schema.ListNestedAttribute{
-				Optional: true,
-				Computed: true,
-				MarkdownDescription: "Tolerations added to pods of this RuntimeClass. Defaults to one toleration of the `os=windows:NoSchedule` taint " +
-					"that `windows_node` sets; set `[]` for none.",
-				Default:      listdefault.StaticValue(types.ListValueMust(tolerationObjectType, []attr.Value{defaultToleration()})),
-				NestedObject: tolerationSchema(),
-				Validators:   []validator.List{listvalidator.UniqueValues()},
-			},
-			"overhead": schema.SingleNestedAttribute{
-				Optional:            true,
-				MarkdownDescription: "Resources a pod of this RuntimeClass uses beyond its containers' requests (the Windows container's utility VM or job object), added by the scheduler.",
-				Attributes: map[string]schema.Attribute{
-					"cpu": quantityAttribute("CPU overhead, a Kubernetes quantity, for example `100m` or `0.1` (the same amount: the API " +
-						"server stores `100m`, and either spelling plans no change against the other)."),
-					"memory": quantityAttribute("Memory overhead, a Kubernetes quantity, for example `128Mi`."),
-				},
-			},
-			"effective_node_selector": schema.MapAttribute{
-				ElementType:         types.StringType,
-				Computed:            true,
-				MarkdownDescription: "The complete node selector of the RuntimeClass: the computed labels merged with `node_selector`. A change made outside Terraform shows up here as drift.",
-			},
-		},
-	}
-}
-
-func (r *runtimeClassResource) ConfigValidators(context.Context) []resource.ConfigValidator {
-	return []resource.ConfigValidator{
-		// At the resource, not on windows_build: the attribute-level form
-		// names only the other attribute when neither is set.
-		resourcevalidator.ExactlyOneOf(path.MatchRoot("windows_build"), path.MatchRoot("windows_version")),
-		tolerationsValidator{},
-	}
 }
 
 func (r *runtimeClassResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -284,31 +166,4 @@ func (r *runtimeClassResource) ImportState(ctx context.Context, req resource.Imp
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	setIdentity(ctx, resp.Identity, runtimeClassIdentity{Name: types.StringValue(name)}, &resp.Diagnostics)
-}
-
-// nodeSelector is the complete selector the configuration asks for; known is
-// false while any input is unknown.
-func (m runtimeClassModel) nodeSelector(ctx context.Context, diags *diag.Diagnostics) (map[string]string, bool) {
-	if m.WindowsBuild.IsUnknown() || m.Arch.IsUnknown() || m.NodeSelector.IsUnknown() {
-		return nil, false
-	}
-	var extra map[string]string
-	diags.Append(m.NodeSelector.ElementsAs(ctx, &extra, false)...)
-	return kube.WindowsSelector(m.WindowsBuild.ValueString(), m.Arch.ValueString(), extra), true
-}
-
-func (m runtimeClassModel) spec(ctx context.Context, diags *diag.Diagnostics) kube.RuntimeClassSpec {
-	selector, _ := m.nodeSelector(ctx, diags)
-	spec := kube.RuntimeClassSpec{
-		Name:         m.Name.ValueString(),
-		Handler:      m.Handler.ValueString(),
-		NodeSelector: selector,
-		Tolerations:  tolerationsToAPI(ctx, m.Tolerations, diags),
-	}
-	overhead, err := kube.ParseQuantities(overheadToMap(ctx, m.Overhead, diags))
-	if err != nil {
-		diags.AddAttributeError(path.Root("overhead"), "Invalid overhead", err.Error())
-	}
-	spec.Overhead = overhead
-	return spec
 }

@@ -4,15 +4,9 @@ import (
 	"cmp"
 	"context"
 
-	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +14,19 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
+
+type runtimeClassModel struct {
+	ID                    types.String `tfsdk:"id"`
+	Name                  types.String `tfsdk:"name"`
+	WindowsBuild          types.String `tfsdk:"windows_build"`
+	WindowsVersion        types.String `tfsdk:"windows_version"`
+	Handler               types.String `tfsdk:"handler"`
+	Arch                  types.String `tfsdk:"arch"`
+	NodeSelector          types.Map    `tfsdk:"node_selector"`
+	Tolerations           types.List   `tfsdk:"tolerations"`
+	Overhead              types.Object `tfsdk:"overhead"`
+	EffectiveNodeSelector types.Map    `tfsdk:"effective_node_selector"`
+}
 
 type tolerationModel struct {
 	Key               types.String `tfsdk:"key"`
@@ -49,77 +56,6 @@ func defaultToleration() attr.Value {
 		"key": types.StringValue(defaultTaint.Key), "operator": types.StringValue(string(corev1.TolerationOpEqual)),
 		"value": types.StringValue(defaultTaint.Value), "effect": types.StringValue(string(defaultTaint.Effect)), "toleration_seconds": types.Int64Null(),
 	})
-}
-
-func tolerationSchema() schema.NestedAttributeObject {
-	return schema.NestedAttributeObject{
-		Attributes: map[string]schema.Attribute{
-			"key": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Taint key to tolerate; omit (with `operator = \"Exists\"`) to tolerate every taint.",
-				Validators:          []validator.String{labelKey()},
-			},
-			"operator": schema.StringAttribute{
-				Optional:            true,
-				Computed:            true,
-				Default:             stringdefault.StaticString("Equal"),
-				MarkdownDescription: "`Equal` (the default) or `Exists`.",
-				Validators:          []validator.String{stringvalidator.OneOf("Equal", "Exists")},
-			},
-			"value": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Taint value to tolerate, with `operator = \"Equal\"`.",
-				Validators:          []validator.String{labelValue()},
-			},
-			"effect": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "Taint effect to tolerate: `NoSchedule`, `PreferNoSchedule` or `NoExecute`; omit for all effects.",
-				Validators:          []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")},
-			},
-			"toleration_seconds": schema.Int64Attribute{
-				Optional:            true,
-				MarkdownDescription: "How long a pod stays bound after a `NoExecute` taint appears.",
-				Validators:          []validator.Int64{int64validator.AtLeast(0)},
-			},
-		},
-	}
-}
-
-// tolerationsValidator checks the rules that span a toleration's fields, the
-// same ones the API server would reject at apply time.
-type tolerationsValidator struct{}
-
-func (tolerationsValidator) Description(context.Context) string {
-	return "tolerations are consistent (operator, key, value, effect)"
-}
-func (v tolerationsValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (tolerationsValidator) ValidateResource(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var list types.List
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("tolerations"), &list)...)
-	if list.IsNull() || list.IsUnknown() {
-		return
-	}
-	var tolerations []tolerationModel
-	resp.Diagnostics.Append(list.ElementsAs(ctx, &tolerations, false)...)
-	for i, t := range tolerations {
-		at := path.Root("tolerations").AtListIndex(i)
-		exists := t.Operator.ValueString() == "Exists"
-		switch {
-		case exists && t.Value.ValueString() != "":
-			resp.Diagnostics.AddAttributeError(at.AtName("value"), "Invalid toleration",
-				at.AtName("value").String()+`: a toleration with operator = "Exists" matches any value: remove value, or use operator = "Equal".`)
-		case !exists && !t.Operator.IsUnknown() && !t.Key.IsUnknown() && t.Key.ValueString() == "":
-			resp.Diagnostics.AddAttributeError(at.AtName("key"), "Invalid toleration",
-				at.AtName("key").String()+`: a toleration without a key must use operator = "Exists" (it then tolerates every taint): set key, or set operator = "Exists".`)
-		}
-		if !t.TolerationSeconds.IsNull() && !t.Effect.IsUnknown() && t.Effect.ValueString() != "NoExecute" {
-			resp.Diagnostics.AddAttributeError(at.AtName("toleration_seconds"), "Invalid toleration",
-				at.AtName("toleration_seconds").String()+`: toleration_seconds applies only to effect = "NoExecute": remove it, or set effect = "NoExecute".`)
-		}
-	}
 }
 
 func tolerationsToAPI(ctx context.Context, list types.List, diags *diag.Diagnostics) []corev1.Toleration {
@@ -250,4 +186,31 @@ func nullIfEmpty(s string) types.String {
 		return types.StringNull()
 	}
 	return types.StringValue(s)
+}
+
+// nodeSelector is the complete selector the configuration asks for; known is
+// false while any input is unknown.
+func (m runtimeClassModel) nodeSelector(ctx context.Context, diags *diag.Diagnostics) (map[string]string, bool) {
+	if m.WindowsBuild.IsUnknown() || m.Arch.IsUnknown() || m.NodeSelector.IsUnknown() {
+		return nil, false
+	}
+	var extra map[string]string
+	diags.Append(m.NodeSelector.ElementsAs(ctx, &extra, false)...)
+	return kube.WindowsSelector(m.WindowsBuild.ValueString(), m.Arch.ValueString(), extra), true
+}
+
+func (m runtimeClassModel) spec(ctx context.Context, diags *diag.Diagnostics) kube.RuntimeClassSpec {
+	selector, _ := m.nodeSelector(ctx, diags)
+	spec := kube.RuntimeClassSpec{
+		Name:         m.Name.ValueString(),
+		Handler:      m.Handler.ValueString(),
+		NodeSelector: selector,
+		Tolerations:  tolerationsToAPI(ctx, m.Tolerations, diags),
+	}
+	overhead, err := kube.ParseQuantities(overheadToMap(ctx, m.Overhead, diags))
+	if err != nil {
+		diags.AddAttributeError(path.Root("overhead"), "Invalid overhead", err.Error())
+	}
+	spec.Overhead = overhead
+	return spec
 }

@@ -134,6 +134,9 @@ type Pool struct {
 	Revision string
 	Policy
 	Drain kube.DrainOptions
+	// AntiAffinity keeps the members on different ESXi hosts where DRS can
+	// (SpreadOverHosts).
+	AntiAffinity bool
 }
 
 // spec is the spec of a new member named name in the given domain.

@@ -1,0 +1,54 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+)
+
+type nodeListConfig struct {
+	Folder          types.String `tfsdk:"folder"`
+	NamePrefix      types.String `tfsdk:"name_prefix"`
+	IncludeUnjoined types.Bool   `tfsdk:"include_unjoined"`
+}
+
+// displayName says which VM and why it was found.
+func displayName(f winnode.Found) string {
+	switch f.MatchedBy {
+	case winnode.MatchedByProviderID:
+		return fmt.Sprintf("%s (VM %s, Node providerID %s)", f.Name(), f.InventoryPath, f.Node.Spec.ProviderID)
+	case winnode.MatchedByName:
+		return fmt.Sprintf("%s (VM %s, Node without providerID)", f.Name(), f.InventoryPath)
+	default:
+		return fmt.Sprintf("%s (VM %s, no Node: not joined)", f.Name(), f.InventoryPath)
+	}
+}
+
+// stateData is a list result's resource (*tfsdk.Resource).
+type stateData interface {
+	attributeSetter
+	Get(ctx context.Context, target any) diag.Diagnostics
+	Set(ctx context.Context, v any) diag.Diagnostics
+}
+
+// listedNodeState is the state an import of the VM yields followed by its
+// first Read: the import's attributes, then what the Read records of the
+// VM and the Node (which Discover has just read).
+func listedNodeState(ctx context.Context, f winnode.Found, res stateData) diag.Diagnostics {
+	diags := setImported(ctx, f, res)
+	if diags.HasError() {
+		return diags
+	}
+	var m nodeModel
+	diags.Append(res.Get(ctx, &m)...)
+	if diags.HasError() {
+		return diags
+	}
+	m.refresh(winnode.Observed{VM: f.VM, Node: f.Node})
+	diags.Append(res.Set(ctx, &m)...)
+	return diags
+}

@@ -1,0 +1,45 @@
+package resources
+
+import (
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
+)
+
+type nodeNetworkingModel struct {
+	ID                    types.String   `tfsdk:"id"`
+	CNI                   types.String   `tfsdk:"cni"`
+	Namespace             types.String   `tfsdk:"namespace"`
+	HostProcessImage      types.String   `tfsdk:"host_process_image"`
+	APIServer             types.String   `tfsdk:"api_server"`
+	ClusterCIDR           types.String   `tfsdk:"cluster_cidr"`
+	ServiceCIDR           types.String   `tfsdk:"service_cidr"`
+	AllowDestroyWithNodes types.Bool     `tfsdk:"allow_destroy_with_nodes"`
+	FlannelVNI            types.Int64    `tfsdk:"flannel_vni"`
+	FlannelPort           types.Int64    `tfsdk:"flannel_port"`
+	Objects               types.List     `tfsdk:"objects"`
+	Drift                 types.List     `tfsdk:"drift"`
+	Agents                types.Map      `tfsdk:"agents"`
+	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+}
+
+func (r *nodeNetworkingResource) spec(m *nodeNetworkingModel) kube.NetworkingSpec {
+	return kube.NetworkingSpec{
+		Namespace: m.Namespace.ValueString(), Mode: m.CNI.ValueString(), HostProcessImage: m.HostProcessImage.ValueString(),
+		APIServer: m.APIServer.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
+	}
+}
+
+// setOverlay records the VXLAN overlay of the networking mode.
+func (m *nodeNetworkingModel) setOverlay(mode string) {
+	vni, port := kube.ModeVXLAN(mode)
+	m.FlannelVNI, m.FlannelPort = types.Int64Value(int64(vni)), types.Int64Value(int64(port))
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
