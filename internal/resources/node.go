@@ -84,8 +84,8 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	var configCNI types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("cni"), &configCNI)...)
 	if mode, ok := networking.Lookup(configCNI.ValueString()); ok && plan.NetworkingID.IsNull() {
-		if r := mode.WithoutNetworking(); r != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("cni"), r.Summary, r.Detail)
+		if refusal := mode.WithoutNetworking(); refusal != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("cni"), refusal.Summary, refusal.Detail)
 			return
 		}
 	}

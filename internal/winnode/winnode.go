@@ -432,8 +432,8 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 func (m *Manager) networkingMode(ctx context.Context, spec Spec) (networking.Mode, error) {
 	if spec.Networking == "" {
 		if mode, ok := networking.Lookup(spec.CNI); ok {
-			if r := mode.WithoutNetworking(); r != nil {
-				return nil, errors.New(r.Join)
+			if refusal := mode.WithoutNetworking(); refusal != nil {
+				return nil, errors.New(refusal.Join)
 			}
 		}
 		return networking.Default(), nil
