@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -19,10 +20,10 @@ const (
 	ContainerdDir   = `C:\Program Files\containerd`
 	ContainerdExe   = `C:\Program Files\containerd\bin\containerd.exe`
 	ContainerdConf  = `C:\Program Files\containerd\config.toml`
-	CNIBinDir       = `C:\opt\cni\bin`
-	CNIConfDir      = `C:\etc\cni\net.d`
+	CNIBinDir       = networking.CNIBinDir
+	CNIConfDir      = networking.CNIConfDir
 	KubeletExe      = `C:\k\kubelet.exe`
-	KubeProxyExe    = `C:\k\kube-proxy.exe`
+	KubeProxyExe    = networking.KubeProxyExe
 	ToolsConf       = `C:\ProgramData\VMware\VMware Tools\tools.conf`
 	ManifestFile    = `C:\k\image-manifest.json`
 	UnattendFile    = `C:\Windows\System32\Sysprep\unattend.xml`

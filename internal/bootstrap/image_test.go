@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 func testImageConfig() ImageConfig {
@@ -18,7 +20,7 @@ func testImageConfig() ImageConfig {
 		KubeLogRunner: Artifact{Name: "kube-log-runner", URL: KubernetesArtifactURL("", "v1.36.3", "kube-log-runner.exe"), SHA256: sum, Path: KubeLogRunnerExe},
 		CNIPlugins:    Artifact{Name: "cni-plugins", URL: "https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz", SHA256: sum, Path: DownloadPath("https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz"), ExtractTo: CNIBinDir},
 		Additional: []Artifact{
-			{Name: "flanneld", URL: "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe", SHA256: sum, Path: FlannelExe},
+			{Name: "flanneld", URL: "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe", SHA256: sum, Path: networking.FlanneldExe},
 			{Name: "flannel-cni-plugin", URL: "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz", SHA256: sum,
 				Path: DownloadPath("https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"), ExtractTo: CNIBinDir,
 				Member: "flannel-amd64.exe", InstallAs: CNIBinDir + `\flannel.exe`},

@@ -15,6 +15,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/yaml"
 
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
@@ -25,8 +26,6 @@ const (
 	KubeletConfigFile   = `C:\k\kubelet-config.yaml`
 	ClusterCAFile       = `C:\k\ca.crt`
 	KubeletCertDir      = `C:\k\pki`
-	FlannelExe          = `C:\k\flanneld.exe`
-	FlannelCNIConf      = `C:\etc\cni\net.d\10-flannel.conflist`
 	KubeLogRunnerExe    = `C:\k\kube-log-runner.exe`
 	KubeletLogDir       = `C:\var\log\kubelet`
 )
@@ -44,19 +43,6 @@ const (
 // agents run as HostProcess pods of windows_node_networking now.
 var LegacyServices = []string{"flanneld", "kube-proxy"}
 
-// Flannel on Windows: VXLAN needs VNI 4096 and UDP port 4789 (the Windows
-// overlay network's fixed values), so the cluster's flannel must use them too.
-const (
-	FlannelWindowsVNI  = 4096
-	FlannelWindowsPort = 4789
-)
-
-// CNI modes of a node (windows_node_networking's cni).
-const (
-	CNIFlannel = "flannel" // flanneld and kube-proxy as HostProcess pods; the join writes the CNI configuration
-	CNINone    = "none"    // the cluster's CNI installs its Windows agent and configuration itself
-)
-
 // JoinConfig is everything a node needs to join, discovered from the cluster
 // (never typed in by hand) except what the user chose.
 type JoinConfig struct {
@@ -69,16 +55,16 @@ type JoinConfig struct {
 
 	ClusterDNS    []string
 	ClusterDomain string
-	ClusterCIDR   string // for flannel and kube-proxy
+	ClusterCIDR   string // for a mode that hands out pod subnets (NeedsClusterCIDR)
 	ServiceCIDR   string
 
 	Labels map[string]string
 	// Taints the kubelet registers the Node with (registerWithTaints).
 	Taints []corev1.Taint
 
-	CNI string // CNIFlannel or CNINone
-	// CNIConfList is the node's CNI configuration list for CNIFlannel
-	// (kube.FlannelCNIConfig, rendered as JSON).
+	CNI string // the networking mode's name (networking.Names)
+	// CNIConfList is the node's CNI configuration list, for a mode whose
+	// join writes one (networking.Mode.CNIConfig).
 	CNIConfList []byte
 
 	// MaxPods and reservations shape the kubelet's allocatable.
@@ -108,12 +94,15 @@ func (c JoinConfig) validate() error {
 		return fmt.Errorf("the bootstrap token is not in the <6>.<16> format")
 	case len(c.ClusterDNS) == 0:
 		return fmt.Errorf("no cluster DNS service IP")
-	case c.CNI != CNIFlannel && c.CNI != CNINone:
+	}
+	mode, ok := networking.Lookup(c.CNI)
+	switch {
+	case !ok:
 		return fmt.Errorf("unknown CNI %q", c.CNI)
-	case c.CNI == CNIFlannel && c.ClusterCIDR == "":
-		return fmt.Errorf("flannel needs the cluster CIDR")
-	case c.CNI == CNIFlannel && !json.Valid(c.CNIConfList):
-		return fmt.Errorf("flannel needs the node's CNI configuration list")
+	case mode.NeedsClusterCIDR() && c.ClusterCIDR == "":
+		return fmt.Errorf("%s needs the cluster CIDR", c.CNI)
+	case mode.CNIConfPath() != "" && !json.Valid(c.CNIConfList):
+		return fmt.Errorf("%s needs the node's CNI configuration list", c.CNI)
 	}
 	// The labels go into the kubelet's command line (--node-labels=k=v,...):
 	// the kubelet's own rules keep a comma, an equals sign, a quote or a
@@ -161,15 +150,13 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		{Path: BootstrapKubeconfig, Base64: kubeconfigBase64},
 		{Path: KubeletConfigFile, Base64: base64.StdEncoding.EncodeToString(kubeletConfig)},
 	}
-	if cfg.CNI == CNIFlannel {
-		files = append(files, fileData{Path: FlannelCNIConf, Base64: base64.StdEncoding.EncodeToString(cfg.CNIConfList)})
+	mode, _ := networking.Lookup(cfg.CNI)
+	if path := mode.CNIConfPath(); path != "" {
+		files = append(files, fileData{Path: path, Base64: base64.StdEncoding.EncodeToString(cfg.CNIConfList)})
 	}
 	// What this node mode runs, installed by the golden image: a node cloned
 	// from an image of the earlier design lacks some, and is told so.
-	needs := []string{KubeletExe, KubeLogRunnerExe}
-	if cfg.CNI == CNIFlannel {
-		needs = append(needs, KubeProxyExe, FlannelExe, CNIBinDir+`\flannel.exe`, CNIBinDir+`\win-overlay.exe`, CNIBinDir+`\host-local.exe`)
-	}
+	needs := append([]string{KubeletExe, KubeLogRunnerExe}, mode.HostPrograms()...)
 	if err := add("join-files", "join-files", map[string]any{
 		"Dirs": []string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, "Files": files, "Needs": needs,
 	}, joinSecrets...); err != nil {

@@ -19,7 +19,7 @@ func testJoinConfig() JoinConfig {
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12",
 		Labels: map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
 		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
-		CNI:    CNIFlannel, CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
+		CNI:    "flannel", CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
 	}
 }
 
@@ -38,7 +38,7 @@ func TestJoinStepsGolden(t *testing.T) {
 		}
 	}
 	cfg := testJoinConfig()
-	cfg.CNI = CNINone
+	cfg.CNI = "none"
 	steps, err = JoinSteps(cfg)
 	if err != nil {
 		t.Fatal(err)

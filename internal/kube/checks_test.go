@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 func node(name string, labels map[string]string, podCIDR string) corev1.Node {
@@ -75,7 +77,7 @@ func TestCheckNodeCIDRAllocation(t *testing.T) {
 			StatusFail, []string{"2 of 3 nodes", "b, c", "--allocate-node-cidrs=true --cluster-cidr=10.244.0.0/16", "podSubnet"},
 		},
 		"missing with calico": {
-			Cluster{CNI: CNI{Name: CNICalico}, Nodes: []corev1.Node{node("b", nil, "")}}, StatusWarn, []string{"Calico"},
+			Cluster{CNI: CNI{Name: networking.PluginCalico}, Nodes: []corev1.Node{node("b", nil, "")}}, StatusWarn, []string{"Calico"},
 		},
 		"no nodes": {Cluster{}, StatusWarn, []string{"no nodes yet", "--allocate-node-cidrs=true"}},
 		"no nodes, flag on": {
@@ -94,12 +96,12 @@ func TestCheckNodeCIDRAllocation(t *testing.T) {
 
 func TestCheckCNI(t *testing.T) {
 	flannel := func(netConf string) Cluster {
-		f, err := ParseFlannelNetConf(netConf)
+		f, err := networking.ParseFlannelNetConf(netConf)
 		if err != nil {
 			t.Fatal(err)
 		}
 		f.ConfigMap = "kube-flannel/kube-flannel-cfg"
-		return Cluster{CNI: CNI{Name: CNIFlannel, Flannel: f}, DaemonSets: []appsv1.DaemonSet{daemonSet("kube-flannel", "kube-flannel-ds", corev1.PodSpec{})}}
+		return Cluster{CNI: CNI{Name: networking.PluginFlannel, Flannel: f}, DaemonSets: []appsv1.DaemonSet{daemonSet("kube-flannel", "kube-flannel-ds", corev1.PodSpec{})}}
 	}
 	cases := map[string]struct {
 		cl        Cluster
@@ -114,8 +116,8 @@ func TestCheckCNI(t *testing.T) {
 		"wrong port only": {flannel(`{"Backend":{"Type":"vxlan","VNI":4096}}`), StatusFail, []string{"port 8472"}},
 		"host-gw":         {flannel(`{"Backend":{"Type":"host-gw"}}`), StatusPass, []string{"l2bridge"}},
 		"no backend":      {flannel(`{"Network":"10.244.0.0/16"}`), StatusFail, []string{"udp backend"}},
-		"calico":          {Cluster{CNI: CNI{Name: CNICalico, Source: "DaemonSet calico-system/calico-node"}}, StatusPass, []string{"Calico"}},
-		"unknown":         {Cluster{CNI: CNI{Name: CNIUnknown}}, StatusWarn, []string{"unknown"}},
+		"calico":          {Cluster{CNI: CNI{Name: networking.PluginCalico, Source: "DaemonSet calico-system/calico-node"}}, StatusPass, []string{"Calico"}},
+		"unknown":         {Cluster{CNI: CNI{Name: networking.PluginUnknown}}, StatusWarn, []string{"unknown"}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/version"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 // Well-known objects discovery reads. kubeadm creates the ConfigMaps; most
@@ -70,7 +72,7 @@ type networkSources struct {
 	serviceCIDRObject []string
 	kubeadm           *kubeadmClusterConfiguration
 	kubelet           *kubeletConfiguration
-	flannel           *FlannelConfig
+	flannel           *networking.FlannelConfig
 	controllerManager map[string]string // flags of the kube-controller-manager static pod
 	apiServer         map[string]string // flags of the kube-apiserver static pod
 	dnsService        *corev1.Service

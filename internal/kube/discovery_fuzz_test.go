@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 // FuzzDiscoverNetwork: whatever the cluster's kubeadm-config and
@@ -26,7 +28,7 @@ func FuzzDiscoverNetwork(f *testing.F) {
 		c := fakeClient(t,
 			configMap("kube-system", kubeadmConfigMap, map[string]string{"ClusterConfiguration": kubeadm}),
 			configMap("kube-system", kubeletConfigMap, map[string]string{"kubelet": kubelet}),
-			configMap("kube-flannel", flannelConfigMap, map[string]string{flannelNetConf: netConf}),
+			configMap("kube-flannel", networking.FlannelConfigMap, map[string]string{networking.FlannelNetConf: netConf}),
 			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kcm", Labels: map[string]string{"component": "kube-controller-manager"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "kcm", Command: strings.Fields(flags)}}}},
 			&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "apiserver", Labels: map[string]string{"component": "kube-apiserver"}},
@@ -48,7 +50,7 @@ func FuzzDiscoverNetwork(f *testing.F) {
 		if errs := validation.IsDNS1123Subdomain(n.ClusterDomain); len(errs) > 0 {
 			t.Fatalf("discovered cluster domain %q: %v", n.ClusterDomain, errs)
 		}
-		_, _ = ParseFlannelNetConf(netConf)
+		_, _ = networking.ParseFlannelNetConf(netConf)
 		_ = parseFlags(strings.Fields(flags))
 	})
 }

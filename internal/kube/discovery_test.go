@@ -14,6 +14,8 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 const kubeadmYAML = `apiVersion: kubeadm.k8s.io/v1beta4
@@ -131,11 +133,11 @@ func TestDetectCNI(t *testing.T) {
 		objects []runtime.Object
 		name    string
 	}{
-		"flannel in kube-system": {[]runtime.Object{configMap("kube-system", "kube-flannel-cfg", map[string]string{"net-conf.json": `{"Backend":{"Type":"vxlan","VNI":4096,"Port":4789}}`})}, CNIFlannel},
-		"calico operator":        {[]runtime.Object{ds("calico-system", "calico-node")}, CNICalico},
-		"calico manifest":        {[]runtime.Object{ds("kube-system", "calico-node")}, CNICalico},
-		"antrea":                 {[]runtime.Object{ds("kube-system", "antrea-agent")}, CNIAntrea},
-		"nothing":                {nil, CNIUnknown},
+		"flannel in kube-system": {[]runtime.Object{configMap("kube-system", "kube-flannel-cfg", map[string]string{"net-conf.json": `{"Backend":{"Type":"vxlan","VNI":4096,"Port":4789}}`})}, networking.PluginFlannel},
+		"calico operator":        {[]runtime.Object{ds("calico-system", "calico-node")}, networking.PluginCalico},
+		"calico manifest":        {[]runtime.Object{ds("kube-system", "calico-node")}, networking.PluginCalico},
+		"antrea":                 {[]runtime.Object{ds("kube-system", "antrea-agent")}, networking.PluginAntrea},
+		"nothing":                {nil, networking.PluginUnknown},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -146,7 +148,7 @@ func TestDetectCNI(t *testing.T) {
 			if cni.Name != tc.name {
 				t.Errorf("DetectCNI = %+v, want %s", cni, tc.name)
 			}
-			if tc.name == CNIFlannel && (cni.Flannel.ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel.VNI != 4096 || cni.Flannel.Port != 4789) {
+			if tc.name == networking.PluginFlannel && (cni.Flannel.ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel.VNI != 4096 || cni.Flannel.Port != 4789) {
 				t.Errorf("flannel config = %+v", cni.Flannel)
 			}
 		})
@@ -154,14 +156,14 @@ func TestDetectCNI(t *testing.T) {
 }
 
 func TestParseFlannelNetConf(t *testing.T) {
-	cases := map[string]FlannelConfig{
+	cases := map[string]networking.FlannelConfig{
 		`{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan"}}`:                        {Network: "10.244.0.0/16", Backend: "vxlan", VNI: 1, Port: 8472},
 		`{"Network":"10.244.0.0/16","Backend":{"Type":"vxlan","VNI":4096,"Port":4789}}`: {Network: "10.244.0.0/16", Backend: "vxlan", VNI: 4096, Port: 4789},
 		`{"Network":"10.244.0.0/16"}`:                                                   {Network: "10.244.0.0/16", Backend: "udp"},
 		`{"IPv6Network":"fd00::/56","Backend":{"Type":"host-gw"}}`:                      {IPv6Network: "fd00::/56", Backend: "host-gw"},
 	}
 	for raw, want := range cases {
-		got, err := ParseFlannelNetConf(raw)
+		got, err := networking.ParseFlannelNetConf(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
@@ -170,8 +172,8 @@ func TestParseFlannelNetConf(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "{", `{"Backend": "vxlan"}`} {
-		if _, err := ParseFlannelNetConf(bad); err == nil {
-			t.Errorf("ParseFlannelNetConf(%q) accepted it", bad)
+		if _, err := networking.ParseFlannelNetConf(bad); err == nil {
+			t.Errorf("networking.ParseFlannelNetConf(%q) accepted it", bad)
 		}
 	}
 }

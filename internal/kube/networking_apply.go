@@ -17,6 +17,8 @@ import (
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 // networkingSelector selects every object windows_node_networking owns.
@@ -30,22 +32,22 @@ func (c *Client) ApplyNetworking(ctx context.Context, objs *NetworkingObjects) e
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
 	ns := objs.Spec.Namespace
 	for _, a := range objs.agents {
-		if _, err := c.CoreV1().ServiceAccounts(ns).Apply(ctx, a.serviceAccount, opts); err != nil {
-			return fmt.Errorf("applying ServiceAccount %s/%s: %w", ns, *a.serviceAccount.Name, err)
+		if _, err := c.CoreV1().ServiceAccounts(ns).Apply(ctx, a.ServiceAccount, opts); err != nil {
+			return fmt.Errorf("applying ServiceAccount %s/%s: %w", ns, *a.ServiceAccount.Name, err)
 		}
-		if a.clusterRole != nil {
-			if _, err := c.RbacV1().ClusterRoles().Apply(ctx, a.clusterRole, opts); err != nil {
-				return fmt.Errorf("applying ClusterRole %s: %w", *a.clusterRole.Name, err)
+		if a.ClusterRole != nil {
+			if _, err := c.RbacV1().ClusterRoles().Apply(ctx, a.ClusterRole, opts); err != nil {
+				return fmt.Errorf("applying ClusterRole %s: %w", *a.ClusterRole.Name, err)
 			}
 		}
-		if _, err := c.RbacV1().ClusterRoleBindings().Apply(ctx, a.clusterRoleBinding, opts); err != nil {
-			return fmt.Errorf("applying ClusterRoleBinding %s: %w", *a.clusterRoleBinding.Name, err)
+		if _, err := c.RbacV1().ClusterRoleBindings().Apply(ctx, a.ClusterRoleBinding, opts); err != nil {
+			return fmt.Errorf("applying ClusterRoleBinding %s: %w", *a.ClusterRoleBinding.Name, err)
 		}
-		if _, err := c.CoreV1().ConfigMaps(ns).Apply(ctx, a.configMap, opts); err != nil {
-			return fmt.Errorf("applying ConfigMap %s/%s: %w", ns, *a.configMap.Name, err)
+		if _, err := c.CoreV1().ConfigMaps(ns).Apply(ctx, a.ConfigMap, opts); err != nil {
+			return fmt.Errorf("applying ConfigMap %s/%s: %w", ns, *a.ConfigMap.Name, err)
 		}
-		if _, err := c.AppsV1().DaemonSets(ns).Apply(ctx, a.daemonSet, opts); err != nil {
-			return fmt.Errorf("applying DaemonSet %s/%s: %w", ns, *a.daemonSet.Name, err)
+		if _, err := c.AppsV1().DaemonSets(ns).Apply(ctx, a.DaemonSet, opts); err != nil {
+			return fmt.Errorf("applying DaemonSet %s/%s: %w", ns, *a.DaemonSet.Name, err)
 		}
 	}
 	return c.deleteNetworkingObjects(ctx, ns, objs.names())
@@ -56,13 +58,13 @@ func (o *NetworkingObjects) names() map[string]bool {
 	out := map[string]bool{}
 	ns := o.Spec.Namespace
 	for _, a := range o.agents {
-		out["ServiceAccount "+ns+"/"+*a.serviceAccount.Name] = true
-		if a.clusterRole != nil {
-			out["ClusterRole "+*a.clusterRole.Name] = true
+		out["ServiceAccount "+ns+"/"+*a.ServiceAccount.Name] = true
+		if a.ClusterRole != nil {
+			out["ClusterRole "+*a.ClusterRole.Name] = true
 		}
-		out["ClusterRoleBinding "+*a.clusterRoleBinding.Name] = true
-		out["ConfigMap "+ns+"/"+*a.configMap.Name] = true
-		out["DaemonSet "+ns+"/"+*a.daemonSet.Name] = true
+		out["ClusterRoleBinding "+*a.ClusterRoleBinding.Name] = true
+		out["ConfigMap "+ns+"/"+*a.ConfigMap.Name] = true
+		out["DaemonSet "+ns+"/"+*a.DaemonSet.Name] = true
 	}
 	return out
 }
@@ -109,49 +111,49 @@ func (c *Client) ObserveNetworking(ctx context.Context, objs *NetworkingObjects)
 		return nil
 	}
 	for _, a := range objs.agents {
-		sa, cm, ds, crb := *a.serviceAccount.Name, *a.configMap.Name, *a.daemonSet.Name, *a.clusterRoleBinding.Name
+		sa, cm, ds, crb := *a.ServiceAccount.Name, *a.ConfigMap.Name, *a.DaemonSet.Name, *a.ClusterRoleBinding.Name
 		steps := []struct {
 			name    string
 			want    any
 			extract func() (any, error)
 		}{
-			{"ServiceAccount " + ns + "/" + sa, a.serviceAccount, func() (any, error) {
+			{"ServiceAccount " + ns + "/" + sa, a.ServiceAccount, func() (any, error) {
 				o, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})
 				if err != nil {
 					return nil, notFoundOr(err, "ServiceAccount", ns+"/"+sa)
 				}
 				return corev1ac.ExtractServiceAccount(o, FieldManager)
 			}},
-			{"ClusterRoleBinding " + crb, a.clusterRoleBinding, func() (any, error) {
+			{"ClusterRoleBinding " + crb, a.ClusterRoleBinding, func() (any, error) {
 				o, err := c.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
 				if err != nil {
 					return nil, notFoundOr(err, "ClusterRoleBinding", crb)
 				}
 				return rbacv1ac.ExtractClusterRoleBinding(o, FieldManager)
 			}},
-			{"ConfigMap " + ns + "/" + cm, a.configMap, func() (any, error) {
+			{"ConfigMap " + ns + "/" + cm, a.ConfigMap, func() (any, error) {
 				o, err := c.CoreV1().ConfigMaps(ns).Get(ctx, cm, metav1.GetOptions{})
 				if err != nil {
 					return nil, notFoundOr(err, "ConfigMap", ns+"/"+cm)
 				}
 				return corev1ac.ExtractConfigMap(o, FieldManager)
 			}},
-			{"DaemonSet " + ns + "/" + ds, a.daemonSet, func() (any, error) {
+			{"DaemonSet " + ns + "/" + ds, a.DaemonSet, func() (any, error) {
 				o, err := c.AppsV1().DaemonSets(ns).Get(ctx, ds, metav1.GetOptions{})
 				if err != nil {
 					return nil, notFoundOr(err, "DaemonSet", ns+"/"+ds)
 				}
-				st.Agents[a.agent.Name] = daemonSetReady(o)
+				st.Agents[a.Agent.Name] = daemonSetReady(o)
 				return appsv1ac.ExtractDaemonSet(o, FieldManager)
 			}},
 		}
-		if a.clusterRole != nil {
-			cr := *a.clusterRole.Name
+		if a.ClusterRole != nil {
+			cr := *a.ClusterRole.Name
 			steps = append(steps, struct {
 				name    string
 				want    any
 				extract func() (any, error)
-			}{"ClusterRole " + cr, a.clusterRole, func() (any, error) {
+			}{"ClusterRole " + cr, a.ClusterRole, func() (any, error) {
 				o, err := c.RbacV1().ClusterRoles().Get(ctx, cr, metav1.GetOptions{})
 				if err != nil {
 					return nil, notFoundOr(err, "ClusterRole", cr)
@@ -262,18 +264,18 @@ func bindsInto(subjects []rbacv1.Subject, ns string) bool {
 }
 
 // ObservedNetworkingMode reads which mode's objects a namespace holds, for
-// import: the mode whose DaemonSets exist, or NetworkingNone when none do.
+// import and for a node's join: the name of the mode whose agents'
+// DaemonSets exist, or networking.Default's when none do.
 func (c *Client) ObservedNetworkingMode(ctx context.Context, namespace string) (string, error) {
 	dss, err := c.AppsV1().DaemonSets(namespace).List(ctx, metav1.ListOptions{LabelSelector: networkingSelector})
 	if err != nil {
 		return "", fmt.Errorf("listing DaemonSets in %s: %w", namespace, err)
 	}
+	names := make([]string, 0, len(dss.Items))
 	for _, ds := range dss.Items {
-		if ds.Name == FlannelWindowsDS {
-			return NetworkingFlannel, nil
-		}
+		names = append(names, ds.Name)
 	}
-	return NetworkingNone, nil
+	return networking.ByDaemonSets(names).Name(), nil
 }
 
 // WindowsNodeNames lists the Nodes labelled kubernetes.io/os=windows, sorted.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 // TestNetworkingLifecycle applies the flannel mode's objects to the real
@@ -26,7 +27,7 @@ func TestNetworkingLifecycle(t *testing.T) {
 	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := kube.NetworkingSpec{Namespace: ns, Mode: kube.NetworkingFlannel, APIServer: c.Host(),
+	objs, err := kube.NetworkingSpec{Namespace: ns, Mode: "flannel", APIServer: c.Host(),
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12"}.Render()
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func TestNetworkingLifecycle(t *testing.T) {
 		t.Errorf("agent summary %v lacks kube-proxy or flannel", st.Agents)
 	}
 
-	ds, err := c.AppsV1().DaemonSets(ns).Get(ctx, kube.KubeProxyWindows, metav1.GetOptions{})
+	ds, err := c.AppsV1().DaemonSets(ns).Get(ctx, networking.KubeProxyWindows, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,14 +54,14 @@ func TestNetworkingLifecycle(t *testing.T) {
 	if _, err := c.AppsV1().DaemonSets(ns).Update(ctx, ds, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.CoreV1().ConfigMaps(ns).Delete(ctx, kube.FlannelWindows, metav1.DeleteOptions{}); err != nil {
+	if err := c.CoreV1().ConfigMaps(ns).Delete(ctx, networking.FlannelWindows, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	st, err = c.ObserveNetworking(ctx, objs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ConfigMap " + ns + "/" + kube.FlannelWindows + ": missing", "DaemonSet " + ns + "/" + kube.KubeProxyWindows + ": changed outside Terraform"}
+	want := []string{"ConfigMap " + ns + "/" + networking.FlannelWindows + ": missing", "DaemonSet " + ns + "/" + networking.KubeProxyWindows + ": changed outside Terraform"}
 	if strings.Join(st.Drift, "|") != strings.Join(want, "|") {
 		t.Fatalf("drift = %q, want %q", st.Drift, want)
 	}
@@ -70,16 +71,16 @@ func TestNetworkingLifecycle(t *testing.T) {
 	if st, err = c.ObserveNetworking(ctx, objs); err != nil || len(st.Drift) != 0 {
 		t.Fatalf("after re-apply: drift %v, err %v", st.Drift, err)
 	}
-	if mode, err := c.ObservedNetworkingMode(ctx, ns); err != nil || mode != kube.NetworkingFlannel {
+	if mode, err := c.ObservedNetworkingMode(ctx, ns); err != nil || mode != "flannel" {
 		t.Errorf("observed mode %q, %v; want flannel", mode, err)
 	}
 
 	// A mode change removes what the new mode does not own.
-	none, _ := kube.NetworkingSpec{Namespace: ns, Mode: kube.NetworkingNone}.Render()
+	none, _ := kube.NetworkingSpec{Namespace: ns, Mode: "none"}.Render()
 	if err := c.ApplyNetworking(ctx, none); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{kube.KubeProxyWindows, kube.FlannelWindowsDS} {
+	for _, name := range []string{networking.KubeProxyWindows, networking.FlannelWindowsDS} {
 		if _, err := c.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			t.Errorf("DaemonSet %s survived the change to none", name)
 		}
@@ -130,7 +131,7 @@ func TestWaitForAgentsReady(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	objs, err := kube.NetworkingSpec{Namespace: ns, Mode: kube.NetworkingFlannel, APIServer: c.Host(),
+	objs, err := kube.NetworkingSpec{Namespace: ns, Mode: "flannel", APIServer: c.Host(),
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12"}.Render()
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestWaitForAgentsReady(t *testing.T) {
 	}
 	for _, p := range pods() {
 		p := p
-		running := strings.HasPrefix(p.Name, kube.FlannelWindowsDS)
+		running := strings.HasPrefix(p.Name, networking.FlannelWindowsDS)
 		st := corev1.ContainerStatus{Name: p.Spec.Containers[0].Name, Image: p.Spec.Containers[0].Image, RestartCount: 3}
 		p.Status.Phase = corev1.PodRunning
 		if running {
@@ -201,7 +202,7 @@ func TestWaitForAgentsReady(t *testing.T) {
 		done <- err
 	}()
 	for _, p := range pods() {
-		if !strings.HasPrefix(p.Name, kube.KubeProxyWindows) {
+		if !strings.HasPrefix(p.Name, networking.KubeProxyWindows) {
 			continue
 		}
 		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}

@@ -16,7 +16,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func testSpec() NetworkingSpec {
-	return NetworkingSpec{Namespace: "kube-system", Mode: NetworkingFlannel, APIServer: "https://10.0.0.10:6443",
+	return NetworkingSpec{Namespace: "kube-system", Mode: "flannel", APIServer: "https://10.0.0.10:6443",
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12"}
 }
 
@@ -29,7 +29,7 @@ func TestNetworkingFlannelManifests(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, a := range objs.agents {
-		for _, o := range []any{a.serviceAccount, a.clusterRole, a.clusterRoleBinding, a.configMap, a.daemonSet} {
+		for _, o := range []any{a.ServiceAccount, a.ClusterRole, a.ClusterRoleBinding, a.ConfigMap, a.DaemonSet} {
 			y, err := yaml.Marshal(o)
 			if err != nil {
 				t.Fatal(err)
@@ -39,7 +39,7 @@ func TestNetworkingFlannelManifests(t *testing.T) {
 			}
 			b.WriteString("---\n" + string(y))
 		}
-		golden(t, a.agent.DaemonSet+"-start.ps1", a.configMap.Data["start.ps1"])
+		golden(t, a.Agent.DaemonSet+"-start.ps1", a.ConfigMap.Data["start.ps1"])
 	}
 	golden(t, "networking-flannel.yaml", b.String())
 	if got := objs.Names(); len(got) != 9 {
@@ -53,7 +53,7 @@ func TestNetworkingScriptsCheckExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range objs.agents {
-		script := a.configMap.Data["start.ps1"]
+		script := a.ConfigMap.Data["start.ps1"]
 		lines := strings.Split(script, "\n")
 		for i, l := range lines {
 			// A native program run with & must be followed by a check of
@@ -63,11 +63,11 @@ func TestNetworkingScriptsCheckExitCodes(t *testing.T) {
 			}
 			rest := strings.Join(lines[i:min(i+2, len(lines))], "\n")
 			if !strings.Contains(rest, "$LASTEXITCODE") {
-				t.Errorf("%s line %d runs a native program without checking $LASTEXITCODE: %s", a.agent.DaemonSet, i+1, l)
+				t.Errorf("%s line %d runs a native program without checking $LASTEXITCODE: %s", a.Agent.DaemonSet, i+1, l)
 			}
 		}
 		if strings.Contains(script, "Remove-Service") {
-			t.Errorf("%s uses Remove-Service, which Windows PowerShell 5.1 lacks", a.agent.DaemonSet)
+			t.Errorf("%s uses Remove-Service, which Windows PowerShell 5.1 lacks", a.Agent.DaemonSet)
 		}
 	}
 }
@@ -81,7 +81,7 @@ func TestNetworkingValidate(t *testing.T) {
 		{"unknown mode", func(s *NetworkingSpec) { s.Mode = "weave" }, `unknown CNI mode "weave"`},
 		{"flannel without cluster CIDR", func(s *NetworkingSpec) { s.ClusterCIDR = "" }, "needs the cluster (pod) CIDR"},
 		{"http API server", func(s *NetworkingSpec) { s.APIServer = "http://x" }, "not an https URL"},
-		{"none needs nothing", func(s *NetworkingSpec) { *s = NetworkingSpec{Namespace: "kube-system", Mode: NetworkingNone} }, ""},
+		{"none needs nothing", func(s *NetworkingSpec) { *s = NetworkingSpec{Namespace: "kube-system", Mode: "none"} }, ""},
 	} {
 		s := testSpec()
 		tc.edit(&s)
@@ -90,7 +90,7 @@ func TestNetworkingValidate(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	objs, err := NetworkingSpec{Namespace: "kube-system", Mode: NetworkingNone}.Render()
+	objs, err := NetworkingSpec{Namespace: "kube-system", Mode: "none"}.Render()
 	if err != nil || len(objs.Agents()) != 0 || len(objs.Names()) != 0 {
 		t.Errorf("none mode: %v, %v, %v; want no agents and no objects", err, objs.Agents(), objs.Names())
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -95,19 +95,19 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		PauseImage: m.PauseImage.ValueString(),
 		// The node agents' HostProcess base image first (air-gapped sites
 		// list their mirror's copy too).
-		PrepullImages:    append([]string{kube.DefaultHostProcessImage}, prepull...),
+		PrepullImages:    append([]string{networking.DefaultHostProcessImage}, prepull...),
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
 	}
 	if u := m.FlanneldURL.ValueString(); u != "" {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
-			Name: "flanneld", URL: u, SHA256: m.FlanneldSHA256.ValueString(), Path: bootstrap.FlannelExe,
+			Name: "flanneld", URL: u, SHA256: m.FlanneldSHA256.ValueString(), Path: networking.FlanneldExe,
 		})
 	}
 	if u := m.FlannelCNIPluginURL.ValueString(); u != "" {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
 			Name: "flannel-cni-plugin", URL: u, SHA256: m.FlannelCNIPluginSHA256.ValueString(),
 			Path: bootstrap.DownloadPath(u), ExtractTo: bootstrap.CNIBinDir,
-			Member: "flannel-amd64.exe", InstallAs: bootstrap.CNIBinDir + `\flannel.exe`,
+			Member: "flannel-amd64.exe", InstallAs: networking.FlannelCNIPluginExe,
 		})
 	}
 	for i, e := range extra {

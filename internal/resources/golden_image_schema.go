@@ -21,6 +21,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -203,7 +204,7 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			"prepull_images": schema.ListAttribute{
 				ElementType: types.StringType, Optional: true, PlanModifiers: imageList,
 				MarkdownDescription: "Images pulled into the template, so the first pods on new nodes start without waiting. The HostProcess base image " +
-					"of the node agents (`" + kube.DefaultHostProcessImage + "`, see `windows_node_networking.host_process_image`) is always pulled " +
+					"of the node agents (`" + networking.DefaultHostProcessImage + "`, see `windows_node_networking.host_process_image`) is always pulled " +
 					"first; for an air-gapped site, list your mirror's copy here too.",
 			},
 			"additional_executables": schema.ListNestedAttribute{

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
@@ -84,12 +85,11 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	var configCNI types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("cni"), &configCNI)...)
-	if configCNI.ValueString() == "flannel" && plan.NetworkingID.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("cni"), "flannel needs windows_node_networking",
-			"cni = \"flannel\" no longer runs flanneld and kube-proxy as Windows services: with the node's own credentials a v1.36 API server "+
-				"lets them read neither EndpointSlices nor other Nodes. Add resource \"windows_node_networking\" { cni = \"flannel\" } once per "+
-				"cluster and set networking_id = windows_node_networking.<name>.id here (then remove cni). See the upgrade guide.")
-		return
+	if mode, ok := networking.Lookup(configCNI.ValueString()); ok && plan.NetworkingID.IsNull() {
+		if refusal := mode.WithoutNetworking(); refusal != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("cni"), refusal.Summary, refusal.Detail)
+			return
+		}
 	}
 	if !req.State.Raw.IsNull() {
 		var state nodeModel

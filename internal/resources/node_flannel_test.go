@@ -20,6 +20,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 // flannelNodeConfig is a flannel windows_node_networking in namespace ns, a
@@ -39,7 +40,11 @@ func checkAgentsRunning(t *testing.T, ns, node string) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range kube.ModeAgents(kube.NetworkingFlannel) {
+	flannel, ok := networking.Lookup("flannel")
+	if !ok {
+		return fmt.Errorf("no flannel networking mode registered")
+	}
+	for _, a := range flannel.Agents() {
 		var found *corev1.Pod
 		for i := range pods.Items {
 			if strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") {

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
@@ -22,7 +23,7 @@ import (
 func importDefaults() map[string]any {
 	return map[string]any{
 		"admin_user": bootstrap.DefaultAdminUser, "time_zone": int64(vsphere.DefaultTimeZone), "drain": drainObject(drainDefault),
-		"cni": bootstrap.CNINone, "flannel_backend": flannelBackend,
+		"cni": networking.Default().Name(), "flannel_backend": flannelBackend,
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
@@ -355,7 +355,7 @@ const flannelBackend = "vxlan"
 // importDefaults).
 func (m *nodeModel) settleDeprecated() {
 	if m.CNI.IsUnknown() || m.CNI.IsNull() {
-		m.CNI = types.StringValue(bootstrap.CNINone)
+		m.CNI = types.StringValue(networking.Default().Name())
 	}
 	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
 		m.FlannelBackend = types.StringValue(flannelBackend)

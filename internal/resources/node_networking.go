@@ -14,6 +14,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 // Default timeouts of the networking resource: server-side applies and
@@ -64,8 +65,8 @@ func (r *nodeNetworkingResource) ModifyPlan(ctx context.Context, req resource.Mo
 	if r.clients != nil && !plan.CNI.IsUnknown() {
 		if _, err := r.clients.Kubernetes(ctx); err == nil {
 			r.discover(ctx, &plan, resp)
-			if plan.CNI.ValueString() == kube.NetworkingFlannel && req.State.Raw.IsNull() {
-				r.checkCluster(ctx, resp)
+			if mode, ok := networking.Lookup(plan.CNI.ValueString()); ok && mode.Plugin() != "" && req.State.Raw.IsNull() {
+				r.checkCluster(ctx, mode, resp)
 			}
 		} else if clients.IsUnknownConfig(err) {
 			// Not a failure: the cluster facts are discovered at apply.
@@ -97,33 +98,27 @@ func (r *nodeNetworkingResource) discover(ctx context.Context, m *nodeNetworking
 	if len(net.ServiceCIDRs) > 0 {
 		fill(&m.ServiceCIDR, net.ServiceCIDRs[0])
 	}
-	if m.CNI.ValueString() == kube.NetworkingFlannel && m.ClusterCIDR.IsUnknown() {
+	if mode, ok := networking.Lookup(m.CNI.ValueString()); ok && mode.NeedsClusterCIDR() && m.ClusterCIDR.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("cluster_cidr"), "Pod network not found",
-			"flannel needs the cluster (pod) CIDR and no source names it (flannel's net-conf.json, kubeadm-config networking.podSubnet, "+
+			mode.Name()+" needs the cluster (pod) CIDR and no source names it (flannel's net-conf.json, kubeadm-config networking.podSubnet, "+
 				"the controller manager's --cluster-cidr): set cluster_cidr.")
 	}
 }
 
-// checkCluster runs the CNI readiness check: the cluster's flannel must use
-// VXLAN with VNI 4096 on port 4789 (the Linux nodes' flannel and the Windows
-// one form one overlay), and a cluster running Calico or Antrea needs
-// cni = "none".
-func (r *nodeNetworkingResource) checkCluster(ctx context.Context, resp *resource.ModifyPlanResponse) {
+// checkCluster runs the CNI readiness check for a mode that extends the
+// cluster's network plugin (networking.CheckMode): for flannel, the
+// cluster's flannel must use VXLAN with VNI 4096 on port 4789 (the Linux
+// nodes' flannel and the Windows one form one overlay), and a cluster
+// running Calico or Antrea needs cni = "none".
+func (r *nodeNetworkingResource) checkCluster(ctx context.Context, mode networking.Mode, resp *resource.ModifyPlanResponse) {
 	cluster, err := r.clients.Cluster(ctx)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cluster readiness checks did not run", err.Error())
 		return
 	}
-	switch cluster.CNI.Name {
-	case kube.CNICalico, kube.CNIAntrea:
-		resp.Diagnostics.AddAttributeError(path.Root("cni"), "The cluster runs another network plugin",
-			fmt.Sprintf("The cluster runs %s (%s), not flannel: set cni = \"none\" and install %s's Windows components (see the resource's documentation).",
-				cluster.CNI.Name, cluster.CNI.Source, cluster.CNI.Name))
-		return
-	}
 	c := cluster.CNICheck()
-	if c.Status == kube.StatusFail {
-		resp.Diagnostics.AddAttributeError(path.Root("cni"), "The cluster's flannel cannot carry Windows nodes", c.Message+"\n\n"+c.Remedy)
+	for _, p := range networking.CheckMode(mode, cluster.CNI, networking.Verdict{Status: c.Status, Message: c.Message, Remedy: c.Remedy}) {
+		resp.Diagnostics.AddAttributeError(path.Root("cni"), p.Summary, p.Detail)
 	}
 }
 
@@ -232,7 +227,10 @@ func (r *nodeNetworkingResource) Delete(ctx context.Context, req resource.Delete
 	defer cancel()
 	ns := state.Namespace.ValueString()
 	summary := fmt.Sprintf("deleting Windows node networking (%s)", ns)
-	agents := kube.ModeAgents(state.CNI.ValueString())
+	var agents []kube.Agent
+	if mode, ok := networking.Lookup(state.CNI.ValueString()); ok {
+		agents = mode.Agents()
+	}
 	if len(agents) > 0 && !state.AllowDestroyWithNodes.ValueBool() {
 		nodes, err := k.WindowsNodeNames(ctx)
 		if err != nil {
@@ -261,25 +259,30 @@ func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.I
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	mode, err := k.ObservedNetworkingMode(ctx, ns)
+	name, err := k.ObservedNetworkingMode(ctx, ns)
+	var mode networking.Mode
+	if err == nil {
+		mode, err = networking.Get(name)
+	}
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node networking (%s)", ns), err.Error())
 		return
 	}
-	if mode == kube.NetworkingNone {
+	agents := mode.Agents()
+	if len(agents) == 0 {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("No Windows node networking objects in namespace %s", ns),
-			"Nothing this provider installs was found there; the resource is imported with cni = \"none\". If that is not what you meant, check the namespace.")
+			fmt.Sprintf("Nothing this provider installs was found there; the resource is imported with cni = %q. If that is not what you meant, check the namespace.", mode.Name()))
 	}
-	vni, port := kube.ModeVXLAN(mode)
+	vni, port := mode.VXLAN()
 	for attr, v := range map[string]any{
-		"id": ns, "namespace": ns, "cni": mode, "host_process_image": kube.DefaultHostProcessImage,
+		"id": ns, "namespace": ns, "cni": mode.Name(), "host_process_image": networking.DefaultHostProcessImage,
 		"allow_destroy_with_nodes": false, "flannel_vni": int64(vni), "flannel_port": int64(port),
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
 	}
 	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: types.StringValue(ns)}, &resp.Diagnostics)
-	if mode == kube.NetworkingFlannel {
-		if img, err := k.FindDaemonSet(ctx, ns, kube.KubeProxyWindows); err == nil && len(img.Spec.Template.Spec.Containers) > 0 {
+	if len(agents) > 0 {
+		if img, err := k.FindDaemonSet(ctx, ns, agents[0].DaemonSet); err == nil && len(img.Spec.Template.Spec.Containers) > 0 {
 			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("host_process_image"), img.Spec.Template.Spec.Containers[0].Image)...)
 		}
 	}

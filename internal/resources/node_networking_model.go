@@ -5,6 +5,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 type nodeNetworkingModel struct {
@@ -31,9 +32,13 @@ func (r *nodeNetworkingResource) spec(m *nodeNetworkingModel) kube.NetworkingSpe
 	}
 }
 
-// setOverlay records the VXLAN overlay of the networking mode.
-func (m *nodeNetworkingModel) setOverlay(mode string) {
-	vni, port := kube.ModeVXLAN(mode)
+// setOverlay records the VXLAN overlay of the networking mode (none while
+// the mode is unknown).
+func (m *nodeNetworkingModel) setOverlay(name string) {
+	var vni, port int
+	if mode, ok := networking.Lookup(name); ok {
+		vni, port = mode.VXLAN()
+	}
 	m.FlannelVNI, m.FlannelPort = types.Int64Value(int64(vni)), types.Int64Value(int64(port))
 }
 

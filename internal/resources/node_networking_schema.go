@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -44,14 +45,14 @@ func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRe
 				MarkdownDescription: "How Windows nodes get their pod network: `flannel` (VXLAN overlay, VNI 4096 and UDP port 4789, " +
 					"kube-proxy and flanneld as HostProcess DaemonSets) or `none` (the cluster's CNI installs itself on Windows). " +
 					"Changing it replaces the resource, which is refused while Windows nodes exist.",
-				Validators: []validator.String{stringvalidator.OneOf(kube.NetworkingModes()...)}},
+				Validators: []validator.String{stringvalidator.OneOf(networking.Names()...)}},
 			"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("kube-system"), PlanModifiers: replace,
 				MarkdownDescription: "Namespace of the agents' DaemonSets, ServiceAccounts and ConfigMaps. Defaults to `kube-system`, " +
 					"where the cluster's own node agents run (the agents use the `system-node-critical` priority class).",
 				Validators: []validator.String{dnsLabel()}},
-			"host_process_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kube.DefaultHostProcessImage),
+			"host_process_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(networking.DefaultHostProcessImage),
 				MarkdownDescription: "Image of the agents' HostProcess containers: an empty base layer (the agents run the host's own, " +
-					"checksum-verified programs). Defaults to `" + kube.DefaultHostProcessImage + "`, which `windows_golden_image` " +
+					"checksum-verified programs). Defaults to `" + networking.DefaultHostProcessImage + "`, which `windows_golden_image` " +
 					"prepulls; set a mirror's copy for air-gapped sites (and `prepull_images` on the image)."},
 			"api_server": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: discovered, Validators: []validator.String{httpsURL()},
 				MarkdownDescription: "API server URL the agents connect to; defaults to the provider's. Never the `kubernetes` Service's " +

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
 const networkingAddress = "windows_node_networking.test"
@@ -89,17 +90,17 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 				},
 				Check: func(*terraform.State) error {
 					ctx := context.Background()
-					ds, err := k.FindDaemonSet(ctx, ns, kube.KubeProxyWindows)
+					ds, err := k.FindDaemonSet(ctx, ns, networking.KubeProxyWindows)
 					if err != nil {
 						return err
 					}
 					pod := ds.Spec.Template.Spec
-					if pod.ServiceAccountName != kube.KubeProxyWindows || !pod.HostNetwork ||
+					if pod.ServiceAccountName != networking.KubeProxyWindows || !pod.HostNetwork ||
 						pod.SecurityContext.WindowsOptions == nil || !*pod.SecurityContext.WindowsOptions.HostProcess ||
 						pod.NodeSelector[kube.LabelOS] != "windows" {
 						return fmt.Errorf("kube-proxy-windows pod template is not a Windows HostProcess pod with its own ServiceAccount: %+v", pod)
 					}
-					crb, err := k.RbacV1().ClusterRoleBindings().Get(ctx, kube.KubeProxyBindingName(ns), metav1.GetOptions{})
+					crb, err := k.RbacV1().ClusterRoleBindings().Get(ctx, networking.KubeProxyBindingName(ns), metav1.GetOptions{})
 					if err != nil {
 						return err
 					}
@@ -121,7 +122,7 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 				// the apply puts it back.
 				PreConfig: func() {
 					ctx := context.Background()
-					ds, err := k.FindDaemonSet(ctx, ns, kube.FlannelWindowsDS)
+					ds, err := k.FindDaemonSet(ctx, ns, networking.FlannelWindowsDS)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -129,7 +130,7 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 					if _, err := k.AppsV1().DaemonSets(ns).Update(ctx, ds, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
 						t.Fatal(err)
 					}
-					if err := k.CoreV1().ConfigMaps(ns).Delete(ctx, kube.KubeProxyWindows, metav1.DeleteOptions{}); err != nil {
+					if err := k.CoreV1().ConfigMaps(ns).Delete(ctx, networking.KubeProxyWindows, metav1.DeleteOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -142,14 +143,14 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 				},
 				Check: func(*terraform.State) error {
 					ctx := context.Background()
-					ds, err := k.FindDaemonSet(ctx, ns, kube.FlannelWindowsDS)
+					ds, err := k.FindDaemonSet(ctx, ns, networking.FlannelWindowsDS)
 					if err != nil {
 						return err
 					}
-					if img := ds.Spec.Template.Spec.Containers[0].Image; img != kube.DefaultHostProcessImage {
+					if img := ds.Spec.Template.Spec.Containers[0].Image; img != networking.DefaultHostProcessImage {
 						return fmt.Errorf("flannel image %s not put back", img)
 					}
-					_, err = k.CoreV1().ConfigMaps(ns).Get(ctx, kube.KubeProxyWindows, metav1.GetOptions{})
+					_, err = k.CoreV1().ConfigMaps(ns).Get(ctx, networking.KubeProxyWindows, metav1.GetOptions{})
 					return err
 				},
 			},

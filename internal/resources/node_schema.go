@@ -16,7 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -137,7 +137,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				MarkdownDescription: "Deprecated: the CNI mode the node joined with, `flannel` or `none`, now taken from the `windows_node_networking` " +
 					"that `networking_id` references (`none` without one). Setting `cni = \"flannel\"` without `networking_id` is an error: " +
 					"flanneld and kube-proxy no longer run as Windows services with the node's credentials.",
-				Validators: []validator.String{stringvalidator.OneOf(bootstrap.CNINone, bootstrap.CNIFlannel)},
+				Validators: []validator.String{stringvalidator.OneOf(networking.Names()...)},
 			},
 			"flannel_backend": schema.StringAttribute{
 				Optional: true, Computed: true, PlanModifiers: keepString,

@@ -56,7 +56,7 @@ func newFakeKube() *fakeKube {
 		network: kube.ClusterNetwork{APIEndpoint: "https://10.0.0.10:6443", ServiceCIDRs: []string{"10.96.0.0/12"},
 			ClusterCIDRs: []string{"10.244.0.0/16"}, DNSServiceIP: "10.96.0.10", ClusterDomain: "cluster.local"},
 		ca:   []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
-		mode: kube.NetworkingFlannel,
+		mode: "flannel",
 	}
 }
 

@@ -92,7 +92,7 @@ func TestUpdate(t *testing.T) {
 		}, order: []string{"k.FindNode", "vs.ReadVM", "vs.PowerOn", "k.CordonNode", "k.ApplyNodeSettings"}, node: true, vm: true,
 			progress: "power on after an unfinished power cycle"},
 		{name: "adopting the networking's mode", setup: func(_ *world, req *winnode.UpdateRequest) { req.AdoptNetworkingMode = true },
-			order: []string{"k.FindNode", "k.ApplyNodeSettings", "k.ObservedNetworkingMode", "vs.ReadVM"}, node: true, mode: kube.NetworkingFlannel, vm: true},
+			order: []string{"k.FindNode", "k.ApplyNodeSettings", "k.ObservedNetworkingMode", "vs.ReadVM"}, node: true, mode: "flannel", vm: true},
 		{name: "the Node is gone", setup: func(w *world, req *winnode.UpdateRequest) {
 			delete(w.k.nodes, "win-1")
 			_ = w.vs.setPower(req.Identity.VMID, vimtypes.VirtualMachinePowerStatePoweredOff)

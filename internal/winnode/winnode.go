@@ -10,7 +10,6 @@ package winnode
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,6 +21,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/redact"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
@@ -236,11 +236,14 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	}
 
 	// Done when it works, not when the kubelet says Ready: the node agents
-	// of its networking mode (kube-proxy and flanneld for flannel) must be
+	// of its networking mode (networking.Mode.Agents) must be
 	// Running and Ready on it. Their DaemonSets start them as the Node
 	// registers, so they are watched from now on, alongside the wait for
 	// Ready and the settings after it, not after them.
-	agents := kube.ModeAgents(join.CNI)
+	var agents []kube.Agent
+	if mode, ok := networking.Lookup(join.CNI); ok {
+		agents = mode.Agents()
+	}
 	agentsCtx, stopAgents := context.WithCancel(ctx)
 	defer stopAgents()
 	agentsDone := make(chan error, 1)
@@ -397,7 +400,7 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 		NodeName: spec.Name, NodeIP: ip,
 		APIServer: or(spec.APIServer, net.APIEndpoint), ClusterCA: ca,
 		ClusterDomain: or(spec.ClusterDomain, net.ClusterDomain),
-		CNI:           mode,
+		CNI:           mode.Name(),
 	}
 	if dns := or(spec.ClusterDNS, net.DNSServiceIP); dns != "" {
 		cfg.ClusterDNS = []string{dns}
@@ -412,35 +415,37 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if cfg.ClusterCIDR == "" && len(net.ClusterCIDRs) > 0 {
 		cfg.ClusterCIDR = net.ClusterCIDRs[0]
 	}
-	if cfg.CNI == bootstrap.CNIFlannel {
-		if cfg.ClusterCIDR == "" {
-			return cfg, errors.New("flannel needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr")
-		}
-		if cfg.CNIConfList, err = json.MarshalIndent(kube.FlannelCNIConfig(cfg.ClusterCIDR, cfg.ServiceCIDR, cfg.ClusterDNS, cfg.ClusterDomain), "", "  "); err != nil {
-			return cfg, err
-		}
+	if mode.NeedsClusterCIDR() && cfg.ClusterCIDR == "" {
+		return cfg, fmt.Errorf("%s needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr", mode.Name())
+	}
+	if cfg.CNIConfList, err = mode.CNIConfig(networking.Node{
+		ClusterCIDR: cfg.ClusterCIDR, ServiceCIDR: cfg.ServiceCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
+	}); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }
 
 // networkingMode is the node's CNI mode: that of the networking resource
 // it references (read from the cluster: which agents it installed), else
-// none. The deprecated per-node cni must agree.
-func (m *Manager) networkingMode(ctx context.Context, spec Spec) (string, error) {
+// networking.Default. The deprecated per-node cni must agree.
+func (m *Manager) networkingMode(ctx context.Context, spec Spec) (networking.Mode, error) {
 	if spec.Networking == "" {
-		if spec.CNI == bootstrap.CNIFlannel {
-			return "", errors.New(`cni = "flannel" needs windows_node_networking: flanneld and kube-proxy no longer run as Windows services with the node's credentials (a v1.36 API server refuses them). Add resource "windows_node_networking" with cni = "flannel" and set networking_id = windows_node_networking.<name>.id on the node`)
+		if mode, ok := networking.Lookup(spec.CNI); ok {
+			if refusal := mode.WithoutNetworking(); refusal != nil {
+				return nil, errors.New(refusal.Join)
+			}
 		}
-		return bootstrap.CNINone, nil
+		return networking.Default(), nil
 	}
-	mode, err := m.Kube.ObservedNetworkingMode(ctx, spec.Networking)
+	name, err := m.Kube.ObservedNetworkingMode(ctx, spec.Networking)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if spec.CNI != "" && spec.CNI != mode {
-		return "", fmt.Errorf("the node's cni = %q but its windows_node_networking (namespace %s) runs %q: remove the node's deprecated cni attribute", spec.CNI, spec.Networking, mode)
+	if spec.CNI != "" && spec.CNI != name {
+		return nil, fmt.Errorf("the node's cni = %q but its windows_node_networking (namespace %s) runs %q: remove the node's deprecated cni attribute", spec.CNI, spec.Networking, name)
 	}
-	return mode, nil
+	return networking.Get(name)
 }
 
 func or(a, b string) string {

@@ -142,7 +142,7 @@ func joinConfig(s *sandbox.Sandbox, name, token string) bootstrap.JoinConfig {
 		ClusterCIDR: controlplane.ClusterCIDR, ServiceCIDR: controlplane.ServiceCIDR,
 		Labels: map[string]string{"example.com/pool": "web"},
 		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
-		CNI:    bootstrap.CNINone,
+		CNI:    "none",
 	}
 }
 
