@@ -9,7 +9,6 @@ import (
 
 	vimtypes "github.com/vmware/govmomi/vim25/types"
 
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
