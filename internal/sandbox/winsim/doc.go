@@ -23,9 +23,11 @@
 //   - echo <text> >> "<path>" and echo <text> > "<path>" (EchoRedirectRE): how
 //     Terraform's and Packer's WinRM communicator (packer-community/winrmcp)
 //     uploads base64 chunks to %TEMP%\winrmcp-<uuid>.tmp.
-//   - echo <text>, exit [/b] <n>, hostname, type <path>, mkdir <path>, del <path>,
-//     cmd /c <line>, and a path to a .cmd/.bat file (run line by line with
-//     cmd's "echo on" prompt lines) or a .ps1 file (run as PowerShell).
+//   - echo <text>, echo <text> 1>&2 (to stderr), exit [/b] <n>, hostname,
+//     type <path>, mkdir <path>, del <path>, cmd /c <line> (any other echo
+//     with cmd's operators < > | & is refused), and a path to a .cmd/.bat
+//     file (run line by line with cmd's "echo on" prompt lines) or a .ps1
+//     file (run as PowerShell).
 //   - a program (a path, or a name on PATH): run as native programs are below.
 //     Anything else is what cmd.exe says of an unknown name ("'x' is not
 //     recognized as an internal or external command, operable program or

@@ -105,6 +105,7 @@ func TestWindowsRejects(t *testing.T) {
 		{"native-missing", "& 'C:\\k\\missing.exe' --version", 1, "", "The term 'C:\\k\\missing.exe' is not recognized", about + "about_command_precedence"},
 		{"icacls-bad-grant", setup + "Set-Content -Path 'C:\\k\\f.txt' -Value 'x'\nicacls.exe 'C:\\k\\f.txt' /grant 'Administrators=F'\n$LASTEXITCODE", 0, "87", "Invalid parameter", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"},
 		{"tar-missing-archive", "tar.exe -xzf 'C:\\nope.tgz' -C 'C:\\Windows\\Temp'\n$LASTEXITCODE", 0, "1", "Failed to open", "https://learn.microsoft.com/en-us/virtualization/community/team-blog/2017/20171219-tar-and-curl-come-to-windows"},
+		{"cmd-operator-refused", "cmd /c \"echo a & echo b\"", 1, "", "does not model the operators", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/cmd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// source: tc.source
