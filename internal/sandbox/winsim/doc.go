@@ -62,7 +62,14 @@
 //     github.com/PowerShell/PowerShell): pwsh/quotes.go reads every token of
 //     a script that has one as Windows does, evaluates a doubled one inside a
 //     single-quoted string as one quote, and refuses the script where
-//     Windows would end or start a string the grammar does not see.
+//     Windows would end or start a string the grammar does not see;
+//   - a redirection with no space before its target (2>$null, >out.txt)
+//     is one generic token among a command's arguments: the engine reads it
+//     as the redirection (pwsh/redirtoken.go).
+//
+// The parser's semantic checks run too: two constant keys of a hash literal
+// equal ignoring case are the ParserError DuplicateKeyInHashLiteral
+// (SemanticChecks.cs); keys computed at run time fail the statement.
 //
 // The refusal rule. Unknown means failure. A command the host does not model
 // fails as an unknown command fails on Windows (CommandNotFoundException);

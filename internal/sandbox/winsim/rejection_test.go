@@ -105,6 +105,13 @@ func TestWindowsRejects(t *testing.T) {
 		{"native-missing", "& 'C:\\k\\missing.exe' --version", 1, "", "The term 'C:\\k\\missing.exe' is not recognized", about + "about_command_precedence"},
 		{"icacls-bad-grant", setup + "Set-Content -Path 'C:\\k\\f.txt' -Value 'x'\nicacls.exe 'C:\\k\\f.txt' /grant 'Administrators=F'\n$LASTEXITCODE", 0, "87", "Invalid parameter", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"},
 		{"tar-missing-archive", "tar.exe -xzf 'C:\\nope.tgz' -C 'C:\\Windows\\Temp'\n$LASTEXITCODE", 0, "1", "Failed to open", "https://learn.microsoft.com/en-us/virtualization/community/team-blog/2017/20171219-tar-and-curl-come-to-windows"},
+		// Native stderr in 5.1: redirected (2>&1, 2>$null) each line is a
+		// NativeCommandError record and Stop ends the script at the first;
+		// not redirected it goes to the console and is no error (7.1 changed
+		// the former, PowerShell/PowerShell#13361, fixing #3996).
+		{"native-stderr-merged-under-stop", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\" 2>&1\n'after'", 1, "", "NativeCommandError", "https://github.com/PowerShell/PowerShell/pull/13361"},
+		{"native-stderr-discarded-under-stop", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", 1, "", "NativeCommandError", "https://github.com/PowerShell/PowerShell/issues/3996"},
+		{"native-stderr-unredirected-no-error", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\"\n'after'", 0, "after", "oops", "https://github.com/PowerShell/PowerShell/pull/13361"},
 		{"cmd-operator-refused", "cmd /c \"echo a & echo b\"", 1, "", "does not model the operators", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/cmd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

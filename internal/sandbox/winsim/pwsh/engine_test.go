@@ -76,6 +76,7 @@ func TestEngine(t *testing.T) {
 		{"env-machine", `[Environment]::SetEnvironmentVariable('NODE_NAME', 'win-0', 'Machine'); [Environment]::GetEnvironmentVariable('NODE_NAME', 'Machine')`, "win-0", "", 0, "https://learn.microsoft.com/en-us/dotnet/api/system.environment.setenvironmentvariable"},
 		{"osversion", `[Environment]::OSVersion.Version.ToString(); [Environment]::OSVersion.Version.Build`, "10.0.20348.0\r\n20348", "", 0, "https://learn.microsoft.com/en-us/dotnet/api/system.environment.osversion"},
 		{"for-loop", `for ($i = 0; $i -lt 3; $i += 1) { $i }`, "0\r\n1\r\n2", "", 0, docAbout + "about_for"},
+		{"redirect-token-no-space", "$ErrorActionPreference = 'Stop'\nWrite-Output 'x' 2>$null\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", "x", "NativeCommandError", 1, docAbout + "about_redirection"},
 		{"null-assign-discards", `$null = 'x'; 'y' > $null; 'z'`, "z", "", 0, docAbout + "about_redirection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
