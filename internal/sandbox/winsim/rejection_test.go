@@ -113,6 +113,9 @@ func TestWindowsRejects(t *testing.T) {
 		{"native-stderr-discarded-under-stop", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", 1, "", "NativeCommandError", "https://github.com/PowerShell/PowerShell/issues/3996"},
 		{"native-stderr-unredirected-no-error", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\"\n'after'", 0, "after", "oops", "https://github.com/PowerShell/PowerShell/pull/13361"},
 		{"cmd-operator-refused", "cmd /c \"echo a & echo b\"", 1, "", "does not model the operators", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/cmd"},
+		// Hash literals: keys are case-insensitive, a duplicate is an error.
+		{"duplicate-hash-key-parse", "Write-Output 'ran'\n$h = @{ a = 1; A = 2 }", 1, "", "Duplicate keys 'A' are not allowed in hash literals.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/parser/SemanticChecks.cs (VisitHashtable)"},
+		{"duplicate-hash-key-runtime", "$k = 'a'\n$h = @{ $k = 1; A = 2 }", 1, "", "Duplicate keys 'A' are not allowed in hash literals.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/runtime/Operations/MiscOps.cs (HashtableOps.AddKeyValuePair)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// source: tc.source

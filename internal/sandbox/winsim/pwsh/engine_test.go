@@ -77,6 +77,8 @@ func TestEngine(t *testing.T) {
 		{"osversion", `[Environment]::OSVersion.Version.ToString(); [Environment]::OSVersion.Version.Build`, "10.0.20348.0\r\n20348", "", 0, "https://learn.microsoft.com/en-us/dotnet/api/system.environment.osversion"},
 		{"for-loop", `for ($i = 0; $i -lt 3; $i += 1) { $i }`, "0\r\n1\r\n2", "", 0, docAbout + "about_for"},
 		{"redirect-token-no-space", "$ErrorActionPreference = 'Stop'\nWrite-Output 'x' 2>$null\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", "x", "NativeCommandError", 1, docAbout + "about_redirection"},
+		{"duplicate-key-parse-error", "'ran'\n@{ Port = 1; port = 2 }", "", "Duplicate keys 'port' are not allowed in hash literals.", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
+		{"duplicate-key-quoted", `@{ 'a b' = 1; "A B" = 2 }`, "", "DuplicateKeyInHashLiteral", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
 		{"null-assign-discards", `$null = 'x'; 'y' > $null; 'z'`, "z", "", 0, docAbout + "about_redirection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

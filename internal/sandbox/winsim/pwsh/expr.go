@@ -260,6 +260,9 @@ func (r *Runtime) hashLiteral(n *Node) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		if _, dup := h.Get(toString(key)); dup {
+			return nil, r.terminate(kn, errDuplicateKey(toString(key)), false)
+		}
 		h.Set(toString(key), v)
 	}
 	return h, nil
