@@ -194,7 +194,7 @@
 //	Copy-Item (aliases cp, copy, cpi)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>, -Recurse <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Container, -FromSession, -ToSession
-//	    does: moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)
+//	    does: moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/copy-item?view=powershell-5.1
 //	Expand-Archive
 //	    parameters: [-Path <String>], -LiteralPath <String>, [-DestinationPath <String>], -Force <SwitchParameter>
@@ -258,7 +258,7 @@
 //	Move-Item (aliases mv, move, mi)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru
-//	    does: moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)
+//	    does: moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/move-item?view=powershell-5.1
 //	New-Item (aliases ni)
 //	    parameters: [-Path <String[]>], -Name <String>, -ItemType <String>, -Value <Object>, -Force <SwitchParameter>

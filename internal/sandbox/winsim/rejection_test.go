@@ -116,6 +116,9 @@ func TestWindowsRejects(t *testing.T) {
 		// Hash literals: keys are case-insensitive, a duplicate is an error.
 		{"duplicate-hash-key-parse", "Write-Output 'ran'\n$h = @{ a = 1; A = 2 }", 1, "", "Duplicate keys 'A' are not allowed in hash literals.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/parser/SemanticChecks.cs (VisitHashtable)"},
 		{"duplicate-hash-key-runtime", "$k = 'a'\n$h = @{ $k = 1; A = 2 }", 1, "", "Duplicate keys 'A' are not allowed in hash literals.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/runtime/Operations/MiscOps.cs (HashtableOps.AddKeyValuePair)"},
+		// Copy-Item and Move-Item need the destination's directory.
+		{"copy-item-missing-dir", setup + "Set-Content -Path 'C:\\k\\a.txt' -Value 'x'\nCopy-Item -Path 'C:\\k\\a.txt' -Destination 'C:\\nodir\\a.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\a.txt'.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/namespaces/FileSystemProvider.cs (CopyFileInfoItemIOError)"},
+		{"move-item-missing-dir", setup + "Set-Content -Path 'C:\\k\\b.txt' -Value 'x'\nMove-Item -Path 'C:\\k\\b.txt' -Destination 'C:\\nodir\\b.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\b.txt'.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/namespaces/FileSystemProvider.cs (MoveFileInfoItemIOError)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// source: tc.source
