@@ -78,7 +78,9 @@
 // value outside an enum or ValidateSet fail with the ParameterBindingException
 // texts of Windows PowerShell 5.1; a misspelt .NET method is MethodNotFound,
 // an unknown type TypeNotFound, an impossible cast InvalidCastFromStringToInteger,
-// a .NET exception "Exception calling ...". A real command, parameter, member
+// a .NET exception "Exception calling ...", a numeric cast out of range
+// "Value was either too large or too small for an Int32." (LanguagePrimitives.cs;
+// a double rounds half to even). A real command, parameter, member
 // or construct that exists on Windows but is not modelled here is refused
 // with the simulator's own error (FullyQualifiedErrorId SimulatorNotModelled,
 // NotSupportedException), never "recorded, succeeds". A native program the
@@ -370,6 +372,7 @@
 //	    [System.Array]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Boolean]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Byte[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Byte]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Collections.Hashtable]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Collections.Specialized.OrderedDictionary]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Console] ::error, ::out  https://learn.microsoft.com/en-us/dotnet/api/system.console

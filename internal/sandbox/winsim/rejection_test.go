@@ -119,6 +119,12 @@ func TestWindowsRejects(t *testing.T) {
 		// Copy-Item and Move-Item need the destination's directory.
 		{"copy-item-missing-dir", setup + "Set-Content -Path 'C:\\k\\a.txt' -Value 'x'\nCopy-Item -Path 'C:\\k\\a.txt' -Destination 'C:\\nodir\\a.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\a.txt'.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/namespaces/FileSystemProvider.cs (CopyFileInfoItemIOError)"},
 		{"move-item-missing-dir", setup + "Set-Content -Path 'C:\\k\\b.txt' -Value 'x'\nMove-Item -Path 'C:\\k\\b.txt' -Destination 'C:\\nodir\\b.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\b.txt'.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/namespaces/FileSystemProvider.cs (MoveFileInfoItemIOError)"},
+		// Numeric conversions: overflow fails, a double rounds half to even.
+		{"int-overflow-number", "[int]3000000000", 1, "", `Cannot convert value "3000000000" to type "System.Int32". Error: "Value was either too large or too small for an Int32."`, "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertNumeric)"},
+		{"int-overflow-string", "[int]'3000000000'", 1, "", `Cannot convert value "3000000000" to type "System.Int32". Error: "Value was either too large or too small for an Int32."`, "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertStringToInteger)"},
+		{"byte-overflow", "[byte]256", 1, "", "Value was either too large or too small for an unsigned byte.", about + "about_type_conversion"},
+		{"long-overflow-string", "[long]'99999999999999999999'", 1, "", "Value was either too large or too small for an Int64.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertStringToInteger)"},
+		{"int-rounds-half-to-even", "[int]2.5\n[int]3.5\n[int]'2.5'\n[int]-2.5", 0, "2\r\n4\r\n2\r\n-2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.convert.toint32#system-convert-toint32(system-double)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// source: tc.source

@@ -79,6 +79,8 @@ func TestEngine(t *testing.T) {
 		{"redirect-token-no-space", "$ErrorActionPreference = 'Stop'\nWrite-Output 'x' 2>$null\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", "x", "NativeCommandError", 1, docAbout + "about_redirection"},
 		{"duplicate-key-parse-error", "'ran'\n@{ Port = 1; port = 2 }", "", "Duplicate keys 'port' are not allowed in hash literals.", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
 		{"duplicate-key-quoted", `@{ 'a b' = 1; "A B" = 2 }`, "", "DuplicateKeyInHashLiteral", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
+		{"int-cast-overflow", `[int]2147483647; [int]'2147483648'`, "2147483647", "Value was either too large or too small for an Int32.", 1, "LanguagePrimitives.cs ConvertStringToInteger (github.com/PowerShell/PowerShell)"},
+		{"int-cast-through-double", `[int]'4.5'; [int]'5.5'; [long]'1e3'`, "4\r\n6\r\n1000", "", 0, "LanguagePrimitives.cs ConvertNumericThroughDouble (github.com/PowerShell/PowerShell)"},
 		{"null-assign-discards", `$null = 'x'; 'y' > $null; 'z'`, "z", "", 0, docAbout + "about_redirection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
