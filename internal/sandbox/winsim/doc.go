@@ -101,7 +101,11 @@
 // pipelines with Where-Object/ForEach-Object script blocks ($_/$PSItem);
 // & 'path' args and bare native invocation; | Out-Null, > $null, 2>$null,
 // 2>&1, > file (UTF-16LE, as Out-File in 5.1); $input (stdin, read lazily
-// line by line), $?, $LASTEXITCODE, $Error, $Matches, $PSVersionTable.
+// line by line), $?, $LASTEXITCODE, $Error, $Matches; $PSVersionTable
+// (PSVersion 5.1.<build>.<UBR>), $PSHOME, $Host (ConsoleHost: powershell.exe
+// under WinRS and sshd), $PROFILE, $HOME and the preference variables'
+// defaults (pwsh/automatic.go); the automatic variables not modelled ($PID,
+// $PWD, $MyInvocation, ...) are refused, an unset variable is $null.
 //
 // The error model is Windows PowerShell 5.1's: non-terminating errors (a
 // cmdlet's WriteError) print and set $? false; statement-terminating errors
@@ -378,7 +382,7 @@
 //	    [System.Console] ::error, ::out  https://learn.microsoft.com/en-us/dotnet/api/system.console
 //	    [System.Convert] ::frombase64string(), ::tobase64string()  https://learn.microsoft.com/en-us/dotnet/api/system.convert
 //	    [System.Double]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
-//	    [System.Environment] ::getenvironmentvariable(), ::is64bitoperatingsystem, ::machinename, ::newline, ::osversion, ::setenvironmentvariable()  https://learn.microsoft.com/en-us/dotnet/api/system.environment
+//	    [System.Environment] ::getenvironmentvariable(), ::is64bitoperatingsystem, ::machinename, ::newline, ::osversion, ::processorcount, ::setenvironmentvariable()  https://learn.microsoft.com/en-us/dotnet/api/system.environment
 //	    [System.Exception]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.IO.Directory] ::createdirectory(), ::exists()  https://learn.microsoft.com/en-us/dotnet/api/system.io.directory
 //	    [System.IO.FileSystemWatcher] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.io.filesystemwatcher

@@ -125,6 +125,15 @@ func TestWindowsRejects(t *testing.T) {
 		{"byte-overflow", "[byte]256", 1, "", "Value was either too large or too small for an unsigned byte.", about + "about_type_conversion"},
 		{"long-overflow-string", "[long]'99999999999999999999'", 1, "", "Value was either too large or too small for an Int64.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertStringToInteger)"},
 		{"int-rounds-half-to-even", "[int]2.5\n[int]3.5\n[int]'2.5'\n[int]-2.5", 0, "2\r\n4\r\n2\r\n-2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.convert.toint32#system-convert-toint32(system-double)"},
+		// The automatic variables and environment every session has.
+		{"psversiontable", "$PSVersionTable.PSVersion.Major\n$PSVersionTable.PSVersion.Minor\n$PSVersionTable.PSVersion.ToString()\n$PSVersionTable.PSEdition\n$PSVersionTable.BuildVersion.ToString()", 0, "5\r\n1\r\n5.1.20348.2340\r\nDesktop\r\n10.0.20348.2340", "", about + "about_automatic_variables?view=powershell-5.1#psversiontable"},
+		{"psversiontable-protocols", "$t = $PSVersionTable\n$t.WSManStackVersion.ToString(); $t.PSRemotingProtocolVersion.ToString(); $t.SerializationVersion.ToString(); $t.CLRVersion.ToString(); $t.PSCompatibleVersions.Count", 0, "3.0\r\n2.3\r\n1.1.0.1\r\n4.0.30319.42000\r\n6", "", about + "about_automatic_variables?view=powershell-5.1#psversiontable"},
+		{"pshome-host-profile", "$PSHOME\n$Host.Name\n$PROFILE", 0, "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\r\nConsoleHost\r\nC:\\Users\\Administrator\\Documents\\WindowsPowerShell\\Microsoft.PowerShell_profile.ps1", "", about + "about_profiles?view=powershell-5.1; ConsoleHost.cs (Name) in github.com/PowerShell/PowerShell"},
+		{"env-basics", "$env:SystemRoot; $env:windir; $env:ProgramFiles; $env:ProgramData; $env:OS; $env:PROCESSOR_ARCHITECTURE; $env:NUMBER_OF_PROCESSORS", 0, "C:\\Windows\r\nC:\\Windows\r\nC:\\Program Files\r\nC:\\ProgramData\r\nWindows_NT\r\nAMD64\r\n2", "", about + "about_environment_variables?view=powershell-5.1"},
+		{"preference-defaults", "$ProgressPreference\n$VerbosePreference\n$ConfirmPreference", 0, "Continue\r\nSilentlyContinue\r\nHigh", "", about + "about_preference_variables?view=powershell-5.1"},
+		{"undefined-variable-is-null", "$neverSet -eq $null", 0, "True", "", about + "about_variables?view=powershell-5.1"},
+		{"unmodelled-automatic-variable", "$PID", 1, "", "does not model the automatic variable $pid", about + "about_automatic_variables?view=powershell-5.1#pid"},
+		{"processor-count", "[Environment]::ProcessorCount", 0, "2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.processorcount"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// source: tc.source

@@ -81,6 +81,7 @@ func TestEngine(t *testing.T) {
 		{"duplicate-key-quoted", `@{ 'a b' = 1; "A B" = 2 }`, "", "DuplicateKeyInHashLiteral", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
 		{"int-cast-overflow", `[int]2147483647; [int]'2147483648'`, "2147483647", "Value was either too large or too small for an Int32.", 1, "LanguagePrimitives.cs ConvertStringToInteger (github.com/PowerShell/PowerShell)"},
 		{"int-cast-through-double", `[int]'4.5'; [int]'5.5'; [long]'1e3'`, "4\r\n6\r\n1000", "", 0, "LanguagePrimitives.cs ConvertNumericThroughDouble (github.com/PowerShell/PowerShell)"},
+		{"psversiontable-needs-machine-info", `$PSVersionTable.PSVersion`, "", "SimulatorNotModelled", 1, docAbout + "about_automatic_variables"},
 		{"null-assign-discards", `$null = 'x'; 'y' > $null; 'z'`, "z", "", 0, docAbout + "about_redirection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
