@@ -402,7 +402,7 @@
 //	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
-//	    [System.Text.Encoding] ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
+//	    [System.Text.Encoding] ::ascii, ::unicode, ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
 //	    [System.Void]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //
 // End of the command table.

@@ -133,6 +133,8 @@ func TestWindowsRejects(t *testing.T) {
 		{"preference-defaults", "$ProgressPreference\n$VerbosePreference\n$ConfirmPreference", 0, "Continue\r\nSilentlyContinue\r\nHigh", "", about + "about_preference_variables?view=powershell-5.1"},
 		{"undefined-variable-is-null", "$neverSet -eq $null", 0, "True", "", about + "about_variables?view=powershell-5.1"},
 		{"unmodelled-automatic-variable", "$PID", 1, "", "does not model the automatic variable $pid", about + "about_automatic_variables?view=powershell-5.1#pid"},
+		{"encoding-ascii", "[Text.Encoding]::ASCII.GetBytes('a\u00e9') -join ','", 0, "97,63", "", "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.ascii"},
+		{"encoding-unicode", "[Text.Encoding]::Unicode.GetBytes('ab') -join ','\n[Text.Encoding]::Unicode.GetString([Text.Encoding]::Unicode.GetBytes('hi'))", 0, "97,0,98,0\r\nhi", "", "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.unicode"},
 		{"processor-count", "[Environment]::ProcessorCount", 0, "2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.processorcount"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -110,7 +110,9 @@ func init() {
 		}})
 	registerType(&dotnetType{Full: "System.Text.Encoding", Names: []string{"Text.Encoding"}, Source: "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding",
 		Props: map[string]func(*Runtime) (any, error){
-			"utf8": func(*Runtime) (any, error) { return utf8Encoding(), nil },
+			"utf8":    func(*Runtime) (any, error) { return utf8Encoding(), nil },
+			"ascii":   func(*Runtime) (any, error) { return asciiEncoding(), nil },
+			"unicode": func(*Runtime) (any, error) { return unicodeEncoding(), nil },
 		}})
 	registerType(&dotnetType{Full: "System.Math", Source: "https://learn.microsoft.com/en-us/dotnet/api/system.math",
 		Methods: []string{"abs", "ceiling", "floor", "max", "min", "pow", "round", "sqrt", "truncate", "log", "exp", "sign"},
