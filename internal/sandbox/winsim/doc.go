@@ -85,7 +85,10 @@
 // with the simulator's own error (FullyQualifiedErrorId SimulatorNotModelled,
 // NotSupportedException), never "recorded, succeeds". A native program the
 // host has no implementation of writes "winsim: the simulated host has no
-// implementation of <program>" on stderr and exits 1.
+// implementation of <program>" on stderr and exits 1. A .NET type's static
+// property or method, or an object's property or method, that the engine
+// does not model is refused (pwsh/members_real.go), where PowerShell would
+// answer $null for a name the object does not have.
 //
 // The language modelled: strings ('...' literal, "..." and here-strings
 // expanding $var, $env:X, $(...) and backtick escapes), numbers, $true/$false/

@@ -133,6 +133,11 @@ func TestWindowsRejects(t *testing.T) {
 		{"preference-defaults", "$ProgressPreference\n$VerbosePreference\n$ConfirmPreference", 0, "Continue\r\nSilentlyContinue\r\nHigh", "", about + "about_preference_variables?view=powershell-5.1"},
 		{"undefined-variable-is-null", "$neverSet -eq $null", 0, "True", "", about + "about_variables?view=powershell-5.1"},
 		{"unmodelled-automatic-variable", "$PID", 1, "", "does not model the automatic variable $pid", about + "about_automatic_variables?view=powershell-5.1#pid"},
+		// .NET members: each real one the engine does not model is refused.
+		{"unmodelled-static-property", "[Environment]::UserDomainName", 1, "", "does not model the static property [System.Environment]::UserDomainName", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.userdomainname"},
+		{"unmodelled-static-method", "[string]::IsNullOrEmpty('')", 1, "", "does not model [System.String]::IsNullOrEmpty", "https://learn.microsoft.com/en-us/dotnet/api/system.string.isnullorempty"},
+		{"unmodelled-instance-property", "[Environment]::OSVersion.Version.MajorRevision", 1, "", "does not model the property [System.Version].MajorRevision", "https://learn.microsoft.com/en-us/dotnet/api/system.version.majorrevision"},
+		{"unmodelled-instance-method", "(1).CompareTo(2)", 1, "", "does not model the method [System.Int32].CompareTo()", "https://learn.microsoft.com/en-us/dotnet/api/system.int32.compareto"},
 		{"encoding-ascii", "[Text.Encoding]::ASCII.GetBytes('a\u00e9') -join ','", 0, "97,63", "", "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.ascii"},
 		{"encoding-unicode", "[Text.Encoding]::Unicode.GetBytes('ab') -join ','\n[Text.Encoding]::Unicode.GetString([Text.Encoding]::Unicode.GetBytes('hi'))", 0, "97,0,98,0\r\nhi", "", "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.unicode"},
 		{"processor-count", "[Environment]::ProcessorCount", 0, "2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.processorcount"},

@@ -81,6 +81,8 @@ func TestEngine(t *testing.T) {
 		{"duplicate-key-quoted", `@{ 'a b' = 1; "A B" = 2 }`, "", "DuplicateKeyInHashLiteral", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
 		{"int-cast-overflow", `[int]2147483647; [int]'2147483648'`, "2147483647", "Value was either too large or too small for an Int32.", 1, "LanguagePrimitives.cs ConvertStringToInteger (github.com/PowerShell/PowerShell)"},
 		{"int-cast-through-double", `[int]'4.5'; [int]'5.5'; [long]'1e3'`, "4\r\n6\r\n1000", "", 0, "LanguagePrimitives.cs ConvertNumericThroughDouble (github.com/PowerShell/PowerShell)"},
+		{"missing-property-is-null", `$h = @{}; $null -eq $h.Nope; $null -eq 'abc'.Nope; ([pscustomobject]@{ A = 1 }).Count`, "True\r\nTrue\r\n1", "", 0, docAbout + "about_properties"},
+		{"hashtable-real-property-refused", `@{}.IsReadOnly`, "", "SimulatorNotModelled", 1, "https://learn.microsoft.com/en-us/dotnet/api/system.collections.hashtable.isreadonly"},
 		{"psversiontable-needs-machine-info", `$PSVersionTable.PSVersion`, "", "SimulatorNotModelled", 1, docAbout + "about_automatic_variables"},
 		{"null-assign-discards", `$null = 'x'; 'y' > $null; 'z'`, "z", "", 0, docAbout + "about_redirection"},
 	} {
