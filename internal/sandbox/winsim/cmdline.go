@@ -212,6 +212,21 @@ func (h *Host) failAt(req execRequest, script string, f StepFault) int {
 
 var echoRE = regexp.MustCompile(`(?is)^echo(?:[ .](.*))?$`)
 
+// cmdOperator reports whether a line has one of cmd.exe's operators (<, >,
+// |, &) outside double quotes.
+func cmdOperator(s string) bool {
+	quoted := false
+	for _, c := range s {
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case !quoted && strings.ContainsRune("<>|&", c):
+			return true
+		}
+	}
+	return false
+}
+
 // runLine runs one cmd.exe command line, after cmd's %NAME% expansion.
 func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth int) int {
 	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "@"))
@@ -230,7 +245,7 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 	if inv, ok := h.parsePowerShell(line); ok {
 		return h.runPowerShell(ctx, req, inv, nil)
 	}
-	if m := EchoRedirectRE.FindStringSubmatch(line); m != nil {
+	if m := EchoRedirectRE.FindStringSubmatch(line); m != nil && !cmdOperator(m[1]) {
 		err := h.fs.WriteFile(m[3], []byte(m[1]+"\r\n"), m[2] == ">>")
 		if err != nil {
 			fmt.Fprintf(req.Stderr, "The system cannot find the path specified.\r\n")
@@ -238,7 +253,17 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		}
 		return 0
 	}
+	if m := EchoStderrRE.FindStringSubmatch(line); m != nil {
+		// Using command redirection operators (>&): https://learn.microsoft.com/en-us/previous-versions/windows/it-pro/windows-xp/bb490982(v=technet.10)
+		_, _ = io.WriteString(req.Stderr, m[1]+"\r\n")
+		return 0
+	}
 	if m := echoRE.FindStringSubmatch(line); m != nil {
+		if cmdOperator(m[1]) {
+			// A redirection, pipe or command separator cmd.exe would act on.
+			fmt.Fprintf(req.Stderr, "winsim: cmd.exe: the simulated host does not model the operators in: %s\r\n", line)
+			return 1
+		}
 		_, _ = io.WriteString(req.Stdout, m[1]+"\r\n")
 		return 0
 	}

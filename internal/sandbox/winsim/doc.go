@@ -23,9 +23,11 @@
 //   - echo <text> >> "<path>" and echo <text> > "<path>" (EchoRedirectRE): how
 //     Terraform's and Packer's WinRM communicator (packer-community/winrmcp)
 //     uploads base64 chunks to %TEMP%\winrmcp-<uuid>.tmp.
-//   - echo <text>, exit [/b] <n>, hostname, type <path>, mkdir <path>, del <path>,
-//     cmd /c <line>, and a path to a .cmd/.bat file (run line by line with
-//     cmd's "echo on" prompt lines) or a .ps1 file (run as PowerShell).
+//   - echo <text>, echo <text> 1>&2 (to stderr), exit [/b] <n>, hostname,
+//     type <path>, mkdir <path>, del <path>, cmd /c <line> (any other echo
+//     with cmd's operators < > | & is refused), and a path to a .cmd/.bat
+//     file (run line by line with cmd's "echo on" prompt lines) or a .ps1
+//     file (run as PowerShell).
 //   - a program (a path, or a name on PATH): run as native programs are below.
 //     Anything else is what cmd.exe says of an unknown name ("'x' is not
 //     recognized as an internal or external command, operable program or
@@ -57,7 +59,14 @@
 //     github.com/PowerShell/PowerShell): pwsh/quotes.go reads every token of
 //     a script that has one as Windows does, evaluates a doubled one inside a
 //     single-quoted string as one quote, and refuses the script where
-//     Windows would end or start a string the grammar does not see.
+//     Windows would end or start a string the grammar does not see;
+//   - a redirection with no space before its target (2>$null, >out.txt)
+//     is one generic token among a command's arguments: the engine reads it
+//     as the redirection (pwsh/redirtoken.go).
+//
+// The parser's semantic checks run too: two constant keys of a hash literal
+// equal ignoring case are the ParserError DuplicateKeyInHashLiteral
+// (SemanticChecks.cs); keys computed at run time fail the statement.
 //
 // The refusal rule. Unknown means failure. A command the host does not model
 // fails as an unknown command fails on Windows (CommandNotFoundException);
@@ -66,12 +75,17 @@
 // value outside an enum or ValidateSet fail with the ParameterBindingException
 // texts of Windows PowerShell 5.1; a misspelt .NET method is MethodNotFound,
 // an unknown type TypeNotFound, an impossible cast InvalidCastFromStringToInteger,
-// a .NET exception "Exception calling ...". A real command, parameter, member
+// a .NET exception "Exception calling ...", a numeric cast out of range
+// "Value was either too large or too small for an Int32." (LanguagePrimitives.cs;
+// a double rounds half to even). A real command, parameter, member
 // or construct that exists on Windows but is not modelled here is refused
 // with the simulator's own error (FullyQualifiedErrorId SimulatorNotModelled,
 // NotSupportedException), never "recorded, succeeds". A native program the
 // host has no implementation of writes "winsim: the simulated host has no
-// implementation of <program>" on stderr and exits 1.
+// implementation of <program>" on stderr and exits 1. A .NET type's static
+// property or method, or an object's property or method, that the engine
+// does not model is refused (pwsh/members_real.go), where PowerShell would
+// answer $null for a name the object does not have.
 //
 // The language modelled: strings ('...' literal, "..." and here-strings
 // expanding $var, $env:X, $(...) and backtick escapes), numbers, $true/$false/
@@ -87,7 +101,11 @@
 // pipelines with Where-Object/ForEach-Object script blocks ($_/$PSItem);
 // & 'path' args and bare native invocation; | Out-Null, > $null, 2>$null,
 // 2>&1, > file (UTF-16LE, as Out-File in 5.1); $input (stdin, read lazily
-// line by line), $?, $LASTEXITCODE, $Error, $Matches, $PSVersionTable.
+// line by line), $?, $LASTEXITCODE, $Error, $Matches; $PSVersionTable
+// (PSVersion 5.1.<build>.<UBR>), $PSHOME, $Host (ConsoleHost: powershell.exe
+// under WinRS and sshd), $PROFILE, $HOME and the preference variables'
+// defaults (pwsh/automatic.go); the automatic variables not modelled ($PID,
+// $PWD, $MyInvocation, ...) are refused, an unset variable is $null.
 //
 // The error model is Windows PowerShell 5.1's: non-terminating errors (a
 // cmdlet's WriteError) print and set $? false; statement-terminating errors
@@ -182,7 +200,7 @@
 //	Copy-Item (aliases cp, copy, cpi)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>, -Recurse <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Container, -FromSession, -ToSession
-//	    does: moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)
+//	    does: moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/copy-item?view=powershell-5.1
 //	Expand-Archive
 //	    parameters: [-Path <String>], -LiteralPath <String>, [-DestinationPath <String>], -Force <SwitchParameter>
@@ -246,7 +264,7 @@
 //	Move-Item (aliases mv, move, mi)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru
-//	    does: moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)
+//	    does: moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/move-item?view=powershell-5.1
 //	New-Item (aliases ni)
 //	    parameters: [-Path <String[]>], -Name <String>, -ItemType <String>, -Value <Object>, -Force <SwitchParameter>
@@ -358,12 +376,13 @@
 //	    [System.Array]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Boolean]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Byte[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Byte]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Collections.Hashtable]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Collections.Specialized.OrderedDictionary]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Console] ::error, ::out  https://learn.microsoft.com/en-us/dotnet/api/system.console
 //	    [System.Convert] ::frombase64string(), ::tobase64string()  https://learn.microsoft.com/en-us/dotnet/api/system.convert
 //	    [System.Double]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
-//	    [System.Environment] ::getenvironmentvariable(), ::is64bitoperatingsystem, ::machinename, ::newline, ::osversion, ::setenvironmentvariable()  https://learn.microsoft.com/en-us/dotnet/api/system.environment
+//	    [System.Environment] ::getenvironmentvariable(), ::is64bitoperatingsystem, ::machinename, ::newline, ::osversion, ::processorcount, ::setenvironmentvariable()  https://learn.microsoft.com/en-us/dotnet/api/system.environment
 //	    [System.Exception]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.IO.Directory] ::createdirectory(), ::exists()  https://learn.microsoft.com/en-us/dotnet/api/system.io.directory
 //	    [System.IO.FileSystemWatcher] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.io.filesystemwatcher
@@ -383,7 +402,7 @@
 //	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
-//	    [System.Text.Encoding] ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
+//	    [System.Text.Encoding] ::ascii, ::unicode, ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
 //	    [System.Void]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //
 // End of the command table.

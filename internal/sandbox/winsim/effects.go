@@ -23,5 +23,9 @@ var (
 	// PowerShellCmdRE: powershell[.exe] <options> -EncodedCommand|-File|-Command ...
 	PowerShellCmdRE = regexp.MustCompile(`(?i)^"?(?:[a-z]:\\[^"]*\\)?(?:powershell|pwsh)(?:\.exe)?"?(?:\s+(.*))?$`)
 	// EchoRedirectRE: echo <text> >> "<path>" (append) or > "<path>" (create)
-	EchoRedirectRE = regexp.MustCompile(`(?is)^echo(?:\s(.*?))?(>>?)\s*"?([^"<>|]+?)"?\s*$`)
+	EchoRedirectRE = regexp.MustCompile(`(?is)^echo(?:\s(.*?))?(>>?)\s*"?([^"<>|&]+?)"?\s*$`)
+	// EchoStderrRE: echo <text> 1>&2 (or >&2), cmd.exe's redirection of
+	// standard output to the standard error handle: the text, up to the
+	// redirection, goes to stderr.
+	EchoStderrRE = regexp.MustCompile(`(?is)^echo(?:\s(.*?))?1?>&2\s*$`)
 )

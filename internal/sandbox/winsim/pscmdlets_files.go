@@ -276,7 +276,7 @@ func moveCopy(name, class string, aliases []string) *Cmdlet {
 		params = append(params, P("Recurse", "SwitchParameter", -1), P("Container", "SwitchParameter", -1, Unmodelled), P("FromSession", "System.Management.Automation.Runspaces.PSSession", -1, Unmodelled), P("ToSession", "System.Management.Automation.Runspaces.PSSession", -1, Unmodelled))
 	}
 	return &Cmdlet{Name: name, Class: class, Aliases: aliases, ShouldProcess: true,
-		Source: mgmt + strings.ToLower(name) + "?view=powershell-5.1", Behaviour: "moves/copies a file (into a directory destination); an existing destination file needs -Force to be replaced (Move-Item)",
+		Source: mgmt + strings.ToLower(name) + "?view=powershell-5.1", Behaviour: "moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)",
 		Params: params,
 		Run: func(c *Call) error {
 			src, reg, err := itemPath(c)
@@ -293,6 +293,20 @@ func moveCopy(name, class string, aliases []string) *Cmdlet {
 			}
 			if ok, _ := fs.Stat(src); !ok {
 				return pathNotFound(c, fs.Clean(src))
+			}
+			// The destination is a directory to copy into, or a file whose
+			// directory must exist: FileSystemProvider's File.Copy/MoveTo
+			// raise DirectoryNotFoundException, reported as
+			// CopyFileInfoItemIOError/MoveFileInfoItemIOError (an IOException)
+			// on the source file.
+			if isDir, _ := statDir(fs, dst); !isDir {
+				if ok, dir := fs.Stat(parentOf(fs.Clean(dst))); !ok || !dir {
+					verb := strings.TrimSuffix(name, "-Item")
+					rec := c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", fs.Clean(dst)), "WriteError", fs.Clean(src),
+						"DirectoryNotFoundException", verb+"FileInfoItemIOError", "System.IO.DirectoryNotFoundException")
+					rec.TargetType = "FileInfo"
+					return c.Error(rec)
+				}
 			}
 			if name == "Copy-Item" {
 				if cerr := fs.Copy(src, dst); cerr != nil {
@@ -356,4 +370,10 @@ func runNewItem(c *Call) error {
 	}
 	c.Write(item)
 	return nil
+}
+
+// statDir reports whether a path is an existing directory.
+func statDir(fs *vfs, p string) (bool, bool) {
+	ok, dir := fs.Stat(p)
+	return ok && dir, ok
 }

@@ -73,11 +73,16 @@ func (p *psHost) MkdirAll(path string) error { return p.h.fs.MkdirAll(path) }
 // FileChanges makes the host's files watchable ([System.IO.FileSystemWatcher]).
 func (p *psHost) FileChanges() <-chan struct{} { return p.h.fs.Changes() }
 
-var _ pwsh.FileWatcher = (*psHost)(nil)
+var (
+	_ pwsh.FileWatcher = (*psHost)(nil)
+	_ pwsh.MachineInfo = (*psHost)(nil)
+)
 
 func (p *psHost) FullPath(path string) string           { return p.h.fs.Clean(path) }
 func (p *psHost) ComputerName() string                  { return p.h.cfg.ComputerName }
 func (p *psHost) OSVersion() string                     { return p.h.cfg.WindowsBuild + ".0" }
+func (p *psHost) ProcessorCount() int                   { return p.h.cfg.NumCPU }
+func (p *psHost) BuildRevision() int                    { return p.h.cfg.UBR }
 func (p *psHost) ResolveNative(n string) (string, bool) { return p.h.resolveProgram(n, p.env) }
 func (p *psHost) RunNative(ctx context.Context, n *pwsh.NativeRun) (int, error) {
 	return p.h.runProgram(ctx, n.Path, n.Args, p.env, n.Stdin, n.Stdout, n.Stderr)

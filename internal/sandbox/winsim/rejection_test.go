@@ -105,6 +105,42 @@ func TestWindowsRejects(t *testing.T) {
 		{"native-missing", "& 'C:\\k\\missing.exe' --version", 1, "", "The term 'C:\\k\\missing.exe' is not recognized", about + "about_command_precedence"},
 		{"icacls-bad-grant", setup + "Set-Content -Path 'C:\\k\\f.txt' -Value 'x'\nicacls.exe 'C:\\k\\f.txt' /grant 'Administrators=F'\n$LASTEXITCODE", 0, "87", "Invalid parameter", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"},
 		{"tar-missing-archive", "tar.exe -xzf 'C:\\nope.tgz' -C 'C:\\Windows\\Temp'\n$LASTEXITCODE", 0, "1", "Failed to open", "https://learn.microsoft.com/en-us/virtualization/community/team-blog/2017/20171219-tar-and-curl-come-to-windows"},
+		// Native stderr in 5.1: redirected (2>&1, 2>$null) each line is a
+		// NativeCommandError record and Stop ends the script at the first;
+		// not redirected it goes to the console and is no error (7.1 changed
+		// the former, PowerShell/PowerShell#13361, fixing #3996).
+		{"native-stderr-merged-under-stop", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\" 2>&1\n'after'", 1, "", "NativeCommandError", "https://github.com/PowerShell/PowerShell/pull/13361"},
+		{"native-stderr-discarded-under-stop", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", 1, "", "NativeCommandError", "https://github.com/PowerShell/PowerShell/issues/3996"},
+		{"native-stderr-unredirected-no-error", "$ErrorActionPreference = 'Stop'\ncmd /c \"echo oops 1>&2\"\n'after'", 0, "after", "oops", "https://github.com/PowerShell/PowerShell/pull/13361"},
+		{"cmd-operator-refused", "cmd /c \"echo a & echo b\"", 1, "", "does not model the operators", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/cmd"},
+		// Hash literals: keys are case-insensitive, a duplicate is an error.
+		{"duplicate-hash-key-parse", "Write-Output 'ran'\n$h = @{ a = 1; A = 2 }", 1, "", "Duplicate keys 'A' are not allowed in hash literals.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/parser/SemanticChecks.cs (VisitHashtable)"},
+		{"duplicate-hash-key-runtime", "$k = 'a'\n$h = @{ $k = 1; A = 2 }", 1, "", "Duplicate keys 'A' are not allowed in hash literals.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/runtime/Operations/MiscOps.cs (HashtableOps.AddKeyValuePair)"},
+		// Copy-Item and Move-Item need the destination's directory.
+		{"copy-item-missing-dir", setup + "Set-Content -Path 'C:\\k\\a.txt' -Value 'x'\nCopy-Item -Path 'C:\\k\\a.txt' -Destination 'C:\\nodir\\a.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\a.txt'.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/namespaces/FileSystemProvider.cs (CopyFileInfoItemIOError)"},
+		{"move-item-missing-dir", setup + "Set-Content -Path 'C:\\k\\b.txt' -Value 'x'\nMove-Item -Path 'C:\\k\\b.txt' -Destination 'C:\\nodir\\b.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\b.txt'.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/namespaces/FileSystemProvider.cs (MoveFileInfoItemIOError)"},
+		// Numeric conversions: overflow fails, a double rounds half to even.
+		{"int-overflow-number", "[int]3000000000", 1, "", `Cannot convert value "3000000000" to type "System.Int32". Error: "Value was either too large or too small for an Int32."`, "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertNumeric)"},
+		{"int-overflow-string", "[int]'3000000000'", 1, "", `Cannot convert value "3000000000" to type "System.Int32". Error: "Value was either too large or too small for an Int32."`, "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertStringToInteger)"},
+		{"byte-overflow", "[byte]256", 1, "", "Value was either too large or too small for an unsigned byte.", about + "about_type_conversion"},
+		{"long-overflow-string", "[long]'99999999999999999999'", 1, "", "Value was either too large or too small for an Int64.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/LanguagePrimitives.cs (ConvertStringToInteger)"},
+		{"int-rounds-half-to-even", "[int]2.5\n[int]3.5\n[int]'2.5'\n[int]-2.5", 0, "2\r\n4\r\n2\r\n-2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.convert.toint32#system-convert-toint32(system-double)"},
+		// The automatic variables and environment every session has.
+		{"psversiontable", "$PSVersionTable.PSVersion.Major\n$PSVersionTable.PSVersion.Minor\n$PSVersionTable.PSVersion.ToString()\n$PSVersionTable.PSEdition\n$PSVersionTable.BuildVersion.ToString()", 0, "5\r\n1\r\n5.1.20348.2340\r\nDesktop\r\n10.0.20348.2340", "", about + "about_automatic_variables?view=powershell-5.1#psversiontable"},
+		{"psversiontable-protocols", "$t = $PSVersionTable\n$t.WSManStackVersion.ToString(); $t.PSRemotingProtocolVersion.ToString(); $t.SerializationVersion.ToString(); $t.CLRVersion.ToString(); $t.PSCompatibleVersions.Count", 0, "3.0\r\n2.3\r\n1.1.0.1\r\n4.0.30319.42000\r\n6", "", about + "about_automatic_variables?view=powershell-5.1#psversiontable"},
+		{"pshome-host-profile", "$PSHOME\n$Host.Name\n$PROFILE", 0, "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\r\nConsoleHost\r\nC:\\Users\\Administrator\\Documents\\WindowsPowerShell\\Microsoft.PowerShell_profile.ps1", "", about + "about_profiles?view=powershell-5.1; ConsoleHost.cs (Name) in github.com/PowerShell/PowerShell"},
+		{"env-basics", "$env:SystemRoot; $env:windir; $env:ProgramFiles; $env:ProgramData; $env:OS; $env:PROCESSOR_ARCHITECTURE; $env:NUMBER_OF_PROCESSORS", 0, "C:\\Windows\r\nC:\\Windows\r\nC:\\Program Files\r\nC:\\ProgramData\r\nWindows_NT\r\nAMD64\r\n2", "", about + "about_environment_variables?view=powershell-5.1"},
+		{"preference-defaults", "$ProgressPreference\n$VerbosePreference\n$ConfirmPreference", 0, "Continue\r\nSilentlyContinue\r\nHigh", "", about + "about_preference_variables?view=powershell-5.1"},
+		{"undefined-variable-is-null", "$neverSet -eq $null", 0, "True", "", about + "about_variables?view=powershell-5.1"},
+		{"unmodelled-automatic-variable", "$PID", 1, "", "does not model the automatic variable $pid", about + "about_automatic_variables?view=powershell-5.1#pid"},
+		// .NET members: each real one the engine does not model is refused.
+		{"unmodelled-static-property", "[Environment]::UserDomainName", 1, "", "does not model the static property [System.Environment]::UserDomainName", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.userdomainname"},
+		{"unmodelled-static-method", "[string]::IsNullOrEmpty('')", 1, "", "does not model [System.String]::IsNullOrEmpty", "https://learn.microsoft.com/en-us/dotnet/api/system.string.isnullorempty"},
+		{"unmodelled-instance-property", "[Environment]::OSVersion.Version.MajorRevision", 1, "", "does not model the property [System.Version].MajorRevision", "https://learn.microsoft.com/en-us/dotnet/api/system.version.majorrevision"},
+		{"unmodelled-instance-method", "(1).CompareTo(2)", 1, "", "does not model the method [System.Int32].CompareTo()", "https://learn.microsoft.com/en-us/dotnet/api/system.int32.compareto"},
+		{"encoding-ascii", "[Text.Encoding]::ASCII.GetBytes('a\u00e9') -join ','", 0, "97,63", "", "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.ascii"},
+		{"encoding-unicode", "[Text.Encoding]::Unicode.GetBytes('ab') -join ','\n[Text.Encoding]::Unicode.GetString([Text.Encoding]::Unicode.GetBytes('hi'))", 0, "97,0,98,0\r\nhi", "", "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.unicode"},
+		{"processor-count", "[Environment]::ProcessorCount", 0, "2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.processorcount"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// source: tc.source

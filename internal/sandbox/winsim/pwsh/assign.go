@@ -1,6 +1,9 @@
 package pwsh
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // assignment runs `target op= value`.
 func (r *Runtime) assignment(n *Node) error {
@@ -160,7 +163,7 @@ func toByte(v any) (byte, *ErrorRecord) {
 	}
 	f := toFloat(n)
 	if _, isF := n.(float64); isF {
-		f = roundEven(f)
+		f = math.RoundToEven(f)
 	}
 	if f < 0 || f > 255 {
 		return 0, errConvert(v, "System.Byte", tooBig, "InvalidCastIConvertible")

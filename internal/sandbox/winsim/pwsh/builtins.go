@@ -225,6 +225,9 @@ func selectObject() *Cmdlet {
 				switch {
 				case c.Has("ExpandProperty"):
 					p := c.Str("ExpandProperty")
+					if rec := unmodelledProperty(o, strings.ToLower(p), p); rec != nil {
+						return c.rt.terminate(c.node, rec, true)
+					}
 					if !hasProperty(o, p) {
 						rec := c.Fail(fmt.Sprintf("Property \"%s\" cannot be found.", p), "InvalidArgument", toString(o), "PSArgumentException",
 							"ExpandPropertyNotFound", "System.Management.Automation.PSArgumentException")
@@ -234,7 +237,11 @@ func selectObject() *Cmdlet {
 						}
 						continue
 					}
-					for _, v := range items(property(o, p)) {
+					v, rec := property(o, p)
+					if rec != nil {
+						return c.rt.terminate(c.node, rec, true)
+					}
+					for _, v := range items(v) {
 						c.Write(v)
 					}
 				case c.Has("Property"):
@@ -243,7 +250,11 @@ func selectObject() *Cmdlet {
 						if _, isSB := p.(*ScriptBlock); isSB {
 							return c.Unmodelled("calculated properties")
 						}
-						obj.Set(toString(p), property(o, toString(p)))
+						v, rec := property(o, toString(p))
+						if rec != nil {
+							return c.rt.terminate(c.node, rec, true)
+						}
+						obj.Set(toString(p), v)
 					}
 					c.Write(obj)
 				default:

@@ -271,6 +271,10 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 			case "stop_parsing":
 				return nil, r.terminate(k, errUnsupported("the stop-parsing token --%"), true)
 			default:
+				if rd := asRedirection(k); rd != nil {
+					redirs = append(redirs, rd)
+					continue
+				}
 				elems = append(elems, element{node: k})
 			}
 		}

@@ -66,7 +66,7 @@ func init() {
 		{"System.Collections.Hashtable", "hashtable"}, {"System.Management.Automation.ScriptBlock", "scriptblock"},
 		{"System.Void", "void"}, {"System.Byte[]", "byte[]"}, {"System.Management.Automation.PSObject", "psobject"},
 		{"System.Management.Automation.PSCustomObject", "pscustomobject"}, {"System.Collections.Specialized.OrderedDictionary", "ordered"},
-		{"System.String[]", "string[]"}, {"System.Exception", ""}, {"System.Management.Automation.RuntimeException", ""},
+		{"System.String[]", "string[]"}, {"System.Byte", "byte"}, {"System.Exception", ""}, {"System.Management.Automation.RuntimeException", ""},
 		{"System.Management.Automation.ErrorRecord", ""},
 	} {
 		names := []string{}
@@ -110,7 +110,9 @@ func init() {
 		}})
 	registerType(&dotnetType{Full: "System.Text.Encoding", Names: []string{"Text.Encoding"}, Source: "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding",
 		Props: map[string]func(*Runtime) (any, error){
-			"utf8": func(*Runtime) (any, error) { return utf8Encoding(), nil },
+			"utf8":    func(*Runtime) (any, error) { return utf8Encoding(), nil },
+			"ascii":   func(*Runtime) (any, error) { return asciiEncoding(), nil },
+			"unicode": func(*Runtime) (any, error) { return unicodeEncoding(), nil },
 		}})
 	registerType(&dotnetType{Full: "System.Math", Source: "https://learn.microsoft.com/en-us/dotnet/api/system.math",
 		Methods: []string{"abs", "ceiling", "floor", "max", "min", "pow", "round", "sqrt", "truncate", "log", "exp", "sign"},
@@ -233,33 +235,13 @@ func convertTo(v any, full string) (any, *ErrorRecord) {
 	case "System.Boolean":
 		return toBool(v), nil
 	case "System.Int32", "System.Int64", "System.Double":
-		if s, ok := v.(string); ok && strings.TrimSpace(s) == "" {
-			return 0, nil
+		return convertNumber(v, full)
+	case "System.Byte":
+		if _, rec := convertNumber(v, full); rec != nil {
+			return nil, rec
 		}
-		n, ok := toNumber(v)
-		switch v.(type) {
-		case nil, int, float64, bool, string:
-		default:
-			ok = false
-		}
-		if !ok {
-			id := "InvalidCastFromStringToInteger"
-			if _, isStr := v.(string); !isStr {
-				return nil, errConvert(v, full, "", "ConvertToFinalInvalidCastException")
-			}
-			if full == "System.Double" {
-				id = "InvalidCastFromStringToDoubleOrSingle"
-			}
-			return nil, errConvert(v, full, "Input string was not in a correct format.", id)
-		}
-		if full == "System.Double" {
-			return toFloat(n), nil
-		}
-		if f, isF := n.(float64); isF {
-			// .NET rounds half to even.
-			return int(roundEven(f)), nil
-		}
-		return n, nil
+		// In range: a System.Byte value, which the engine does not model.
+		return nil, errUnsupported("a value of type [System.Byte]")
 	case "System.Object", "System.Management.Automation.PSObject":
 		return v, nil
 	case "System.Object[]", "System.Array":
@@ -301,18 +283,6 @@ func convertTo(v any, full string) (any, *ErrorRecord) {
 		return out, nil
 	}
 	return nil, errUnsupported("a cast to [" + full + "]")
-}
-
-func roundEven(f float64) float64 {
-	t := float64(int64(f))
-	d := f - t
-	switch {
-	case d > 0.5 || (d == 0.5 && int64(t)%2 != 0):
-		return t + 1
-	case d < -0.5 || (d == -0.5 && int64(t)%2 != 0):
-		return t - 1
-	}
-	return t
 }
 
 // isType is -is.

@@ -187,6 +187,12 @@ func init() {
 				return o.Set("Platform", "Win32NT").Set("ServicePack", "").Set("Version", ver).Set("VersionString", o.Str), nil
 			},
 			"is64bitoperatingsystem": func(*Runtime) (any, error) { return true, nil },
+			"processorcount": func(r *Runtime) (any, error) {
+				if mi, ok := r.host.(MachineInfo); ok {
+					return mi.ProcessorCount(), nil
+				}
+				return nil, &Terminating{Rec: errUnsupported("[System.Environment]::ProcessorCount on a host that does not report its processors"), Script: true}
+			},
 		},
 		Static: map[string]func(*Runtime, []any) (any, error){
 			"getenvironmentvariable": func(r *Runtime, a []any) (any, error) {
@@ -253,7 +259,17 @@ func versionObject(v string) *Object {
 		}
 		o.Set(n, val)
 	}
-	o.Methods["tostring"] = func(a []any) (any, error) { return v, nil }
+	o.Methods["tostring"] = func(a []any) (any, error) {
+		// Version.ToString() and ToString(fieldCount).
+		if err := argCount("ToString", a, 0, 1); err != nil || len(a) == 0 {
+			return v, err
+		}
+		k, ok := parseIntArg(a[0])
+		if !ok || k < 0 || k > len(parts) {
+			return nil, dotnetErr("System.ArgumentException", "Argument must be between 0 and "+fmt.Sprint(len(parts))+".\r\nParameter name: fieldCount")
+		}
+		return strings.Join(parts[:k], "."), nil
+	}
 	return o
 }
 

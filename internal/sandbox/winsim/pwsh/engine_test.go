@@ -76,6 +76,14 @@ func TestEngine(t *testing.T) {
 		{"env-machine", `[Environment]::SetEnvironmentVariable('NODE_NAME', 'win-0', 'Machine'); [Environment]::GetEnvironmentVariable('NODE_NAME', 'Machine')`, "win-0", "", 0, "https://learn.microsoft.com/en-us/dotnet/api/system.environment.setenvironmentvariable"},
 		{"osversion", `[Environment]::OSVersion.Version.ToString(); [Environment]::OSVersion.Version.Build`, "10.0.20348.0\r\n20348", "", 0, "https://learn.microsoft.com/en-us/dotnet/api/system.environment.osversion"},
 		{"for-loop", `for ($i = 0; $i -lt 3; $i += 1) { $i }`, "0\r\n1\r\n2", "", 0, docAbout + "about_for"},
+		{"redirect-token-no-space", "$ErrorActionPreference = 'Stop'\nWrite-Output 'x' 2>$null\ncmd /c \"echo oops 1>&2\" 2>$null\n'after'", "x", "NativeCommandError", 1, docAbout + "about_redirection"},
+		{"duplicate-key-parse-error", "'ran'\n@{ Port = 1; port = 2 }", "", "Duplicate keys 'port' are not allowed in hash literals.", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
+		{"duplicate-key-quoted", `@{ 'a b' = 1; "A B" = 2 }`, "", "DuplicateKeyInHashLiteral", 1, "SemanticChecks.cs VisitHashtable (github.com/PowerShell/PowerShell)"},
+		{"int-cast-overflow", `[int]2147483647; [int]'2147483648'`, "2147483647", "Value was either too large or too small for an Int32.", 1, "LanguagePrimitives.cs ConvertStringToInteger (github.com/PowerShell/PowerShell)"},
+		{"int-cast-through-double", `[int]'4.5'; [int]'5.5'; [long]'1e3'`, "4\r\n6\r\n1000", "", 0, "LanguagePrimitives.cs ConvertNumericThroughDouble (github.com/PowerShell/PowerShell)"},
+		{"missing-property-is-null", `$h = @{}; $null -eq $h.Nope; $null -eq 'abc'.Nope; ([pscustomobject]@{ A = 1 }).Count`, "True\r\nTrue\r\n1", "", 0, docAbout + "about_properties"},
+		{"hashtable-real-property-refused", `@{}.IsReadOnly`, "", "SimulatorNotModelled", 1, "https://learn.microsoft.com/en-us/dotnet/api/system.collections.hashtable.isreadonly"},
+		{"psversiontable-needs-machine-info", `$PSVersionTable.PSVersion`, "", "SimulatorNotModelled", 1, docAbout + "about_automatic_variables"},
 		{"null-assign-discards", `$null = 'x'; 'y' > $null; 'z'`, "z", "", 0, docAbout + "about_redirection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

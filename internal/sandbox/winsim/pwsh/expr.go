@@ -213,13 +213,6 @@ func (r *Runtime) variable(n *Node) (any, error) {
 		lower = "_"
 	case "error":
 		return append([]any{}, r.errs...), nil
-	case "pshome":
-		return `C:\Windows\System32\WindowsPowerShell\v1.0`, nil
-	case "psversiontable":
-		h := NewHashtable()
-		h.Set("PSVersion", "5.1.20348.2849")
-		h.Set("PSEdition", "Desktop")
-		return h, nil
 	}
 	if strings.HasPrefix(lower, "env:") {
 		if v, ok := r.host.Getenv(name[4:]); ok {
@@ -230,7 +223,13 @@ func (r *Runtime) variable(n *Node) (any, error) {
 	if strings.Contains(lower, ":") {
 		return nil, r.terminate(n, errUnsupported("the variable drive of "+n.Text), true)
 	}
-	return r.lookup(lower), nil
+	if v, ok := r.lookupOK(lower); ok {
+		return v, nil
+	}
+	if v, ok, err := r.automatic(n, lower); ok {
+		return v, err
+	}
+	return nil, nil
 }
 
 func (r *Runtime) hashLiteral(n *Node) (any, error) {
@@ -259,6 +258,9 @@ func (r *Runtime) hashLiteral(n *Node) (any, error) {
 		v, err := r.value(vn)
 		if err != nil {
 			return nil, err
+		}
+		if _, dup := h.Get(toString(key)); dup {
+			return nil, r.terminate(kn, errDuplicateKey(toString(key)), false)
 		}
 		h.Set(toString(key), v)
 	}

@@ -83,6 +83,9 @@ func parserRecord(pe *ParseError, file string) *ErrorRecord {
 		msg = "Missing " + describeMissing(pe.Missing) + "."
 		id = "MissingToken"
 	}
+	if pe.Message != "" {
+		msg, id = pe.Message, pe.ID
+	}
 	return &ErrorRecord{Message: msg, Category: "ParserError", Target: "", TargetType: "", Reason: "ParentContainsErrorRecordException",
 		ErrorID: id, Exception: "System.Management.Automation.ParseException", Line: pe.Line, Col: pe.Col, Width: len(firstLine(pe.Token)),
 		Source: pe.Source, File: file}

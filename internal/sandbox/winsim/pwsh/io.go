@@ -92,13 +92,20 @@ func pad(s string, w int) string {
 
 // lookup reads a variable: locals (script blocks), then the script scope.
 func (r *Runtime) lookup(name string) any {
+	v, _ := r.lookupOK(name)
+	return v
+}
+
+// lookupOK reads a variable and reports whether it is set.
+func (r *Runtime) lookupOK(name string) (any, bool) {
 	name = strings.ToLower(name)
 	for i := len(r.locals) - 1; i >= 0; i-- {
 		if v, ok := r.locals[i][name]; ok {
-			return v
+			return v, true
 		}
 	}
-	return r.vars[name]
+	v, ok := r.vars[name]
+	return v, ok
 }
 
 // assign sets a variable in the innermost scope that has it, else the

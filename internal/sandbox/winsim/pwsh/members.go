@@ -17,97 +17,125 @@ func (r *Runtime) memberAccess(n *Node) (any, error) {
 		if p, ok := t.Props[strings.ToLower(name)]; ok {
 			return p(r)
 		}
-		return nil, nil // a missing static property is $null, as in PowerShell
+		// PowerShell answers $null for a name the type does not have; the
+		// engine cannot tell that from a real property it does not model.
+		return nil, r.terminate(n, errUnsupported("the static property ["+t.Full+"]::"+name), true)
 	}
 	obj, err := r.eval(n.Kids[0])
 	if err != nil {
 		return nil, err
 	}
-	return property(obj, name), nil
+	v, rec := property(obj, name)
+	if rec != nil {
+		return nil, r.terminate(n, rec, true)
+	}
+	return v, nil
 }
 
-// property reads a property; a missing one is $null (not strict mode). On an
-// array it is the property of each element (member enumeration), unless the
-// array itself has it (Count, Length).
-func property(obj any, name string) any {
+// property reads a property; a missing one is $null (not strict mode), a
+// real one the engine does not model is refused (the record). On an array
+// it is the property of each element (member enumeration), unless the array
+// itself has it (Count, Length).
+func property(obj any, name string) (any, *ErrorRecord) {
 	lower := strings.ToLower(name)
+	if rec := unmodelledProperty(obj, lower, name); rec != nil {
+		return nil, rec
+	}
 	switch o := obj.(type) {
 	case nil:
-		return nil
+		return nil, nil
 	case string:
 		if lower == "length" {
-			return len([]rune(o))
+			return len([]rune(o)), nil
 		}
-		return nil
+		if contains(profileNotes, lower) {
+			return nil, errUnsupported("$PROFILE's note property " + name)
+		}
+		return nil, nil
 	case []any:
 		if lower == "count" || lower == "length" {
-			return len(o)
+			return len(o), nil
 		}
 		var out []any
 		for _, e := range o {
-			if v := property(e, name); v != nil {
+			v, rec := property(e, name)
+			if rec != nil {
+				return nil, rec
+			}
+			if v != nil {
 				out = append(out, items(v)...)
 			}
 		}
-		return collapse(out)
+		return collapse(out), nil
 	case []byte:
 		if lower == "count" || lower == "length" {
-			return len(o)
+			return len(o), nil
 		}
-		return nil
+		return nil, nil
 	case *Hashtable:
-		if v, ok := o.Get(name); ok {
-			return v
-		}
-		switch lower {
-		case "count":
-			return len(o.keys)
-		case "keys":
-			out := []any{}
-			for _, k := range o.keys {
-				out = append(out, k)
-			}
-			return out
-		case "values":
-			out := []any{}
-			for _, k := range o.keys {
-				v, _ := o.Get(k)
-				out = append(out, v)
-			}
-			return out
-		}
-		return nil
+		return hashProperty(o, name, lower), nil
 	case *Object:
-		v, _ := o.Get(name)
-		return v
-	case *ErrorRecord:
-		switch lower {
-		case "exception":
-			ex := NewObject(o.Exception)
-			ex.Str = o.Message
-			ex.Set("Message", o.Message)
-			return ex
-		case "categoryinfo":
-			return o.CategoryInfo()
-		case "fullyqualifiederrorid":
-			return o.ErrorID
-		case "targetobject":
-			if o.Thrown != nil {
-				return o.Thrown
-			}
-			return o.Target
+		v, ok := o.Get(name)
+		if !ok && isCount(lower) {
+			return 1, nil // a PSCustomObject is a scalar: Count 1 in PowerShell 3+
 		}
-		return nil
+		return v, nil
+	case *ErrorRecord:
+		return errorRecordProperty(o, lower), nil
 	case *TypeValue:
 		switch lower {
 		case "name":
-			return o.Name[strings.LastIndexByte(o.Name, '.')+1:]
+			return o.Name[strings.LastIndexByte(o.Name, '.')+1:], nil
 		case "fullname":
-			return o.Name
+			return o.Name, nil
 		}
 	}
 	if lower == "count" || lower == "length" {
-		return 1 // every scalar has Count 1 in PowerShell 3+
+		return 1, nil // every scalar has Count 1 in PowerShell 3+
+	}
+	return nil, nil
+}
+
+func hashProperty(o *Hashtable, name, lower string) any {
+	if v, ok := o.Get(name); ok {
+		return v
+	}
+	switch lower {
+	case "count":
+		return len(o.keys)
+	case "keys":
+		out := []any{}
+		for _, k := range o.keys {
+			out = append(out, k)
+		}
+		return out
+	case "values":
+		out := []any{}
+		for _, k := range o.keys {
+			v, _ := o.Get(k)
+			out = append(out, v)
+		}
+		return out
+	}
+	return nil
+}
+
+func errorRecordProperty(o *ErrorRecord, lower string) any {
+	switch lower {
+	case "exception":
+		ex := NewObject(o.Exception)
+		ex.Str = o.Message
+		ex.Set("Message", o.Message)
+		return ex
+	case "categoryinfo":
+		return o.CategoryInfo()
+	case "fullyqualifiederrorid":
+		return o.ErrorID
+	case "targetobject":
+		if o.Thrown != nil {
+			return o.Thrown
+		}
+		return o.Target
 	}
 	return nil
 }
@@ -137,7 +165,10 @@ func (r *Runtime) invoke(n *Node) (any, error) {
 		}
 		fn, ok := t.Static[strings.ToLower(name)]
 		if !ok {
-			if contains(t.Methods, strings.ToLower(name)) {
+			// Methods lists every real static method of the types that
+			// have it: a name outside it is misspelt. A type without the
+			// list has real methods the engine does not know.
+			if t.Methods == nil || contains(t.Methods, strings.ToLower(name)) {
 				return nil, r.terminate(n, errUnsupported("["+t.Full+"]::"+name), true)
 			}
 			return nil, r.terminate(n, errMethodNotFound(t.Full, name), false)
@@ -265,6 +296,9 @@ func (r *Runtime) callMethod(n *Node, obj any, name string, args []any) (any, er
 			}
 			return false, nil
 		}
+	}
+	if unmodelledMethod(obj, lower) {
+		return nil, r.terminate(n, errUnsupported("the method ["+typeName(obj)+"]."+name+"()"), true)
 	}
 	return nil, r.terminate(n, errMethodNotFound(typeName(obj), name), false)
 }

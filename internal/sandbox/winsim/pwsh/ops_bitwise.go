@@ -40,7 +40,7 @@ func toInteger(v any) (int, *ErrorRecord) {
 		if math.IsNaN(f) || math.Abs(f) > math.MaxInt64 {
 			return 0, errConvert(v, "System.Int64", "Value was either too large or too small for an Int64.", "InvalidCastIConvertible")
 		}
-		return int(roundEven(f)), nil
+		return int(math.RoundToEven(f)), nil
 	}
 	return n.(int), nil
 }

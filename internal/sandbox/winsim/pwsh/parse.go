@@ -47,9 +47,15 @@ type ParseError struct {
 	Token     string // the text tree-sitter could not place
 	Missing   string // for a missing token: its kind
 	Source    string // the line
+	// Message and ID, when set, are a semantic check's error (the parser's
+	// ReportError): its text and FullyQualifiedErrorId.
+	Message, ID string
 }
 
 func (e *ParseError) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("At line:%d char:%d: %s", e.Line, e.Col, e.Message)
+	}
 	if e.Missing != "" {
 		return fmt.Sprintf("At line:%d char:%d: missing %s", e.Line, e.Col, e.Missing)
 	}
@@ -85,6 +91,12 @@ func Parse(src string) (*Script, error) {
 		return nil, pe
 	}
 	s.Root = convert(root, "", src)
+	if strings.Contains(src, "@{") {
+		if pe := checkHashKeys(s.Root); pe != nil {
+			pe.Source = s.line(pe.Line)
+			return nil, pe
+		}
+	}
 	if strings.ContainsAny(src, typography) {
 		if pe := checkQuotes(s.Root); pe != nil {
 			pe.Source = s.line(pe.Line)

@@ -105,6 +105,9 @@ func typeName(v any) string {
 	case bool:
 		return "System.Boolean"
 	case int:
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return "System.Int64" // a literal or result too large for Int32
+		}
 		return "System.Int32"
 	case float64:
 		return "System.Double"
