@@ -80,7 +80,8 @@ type winHost struct {
 func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
 	// The join steps run native programs (sc.exe, kube-log-runner).
 	t.Helper()
-	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: faults})
+	s, _ := cluster(t)
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: s.KubeletChecker(), Faults: faults})
 	return &winHost{Node: n, name: name, tr: n.Transport}
 }
 

@@ -85,7 +85,7 @@ type hostOptions struct {
 
 func newNode(t *testing.T, name string, o hostOptions) *node {
 	t.Helper()
-	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: cluster(t).KubeletChecker(), Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
 	return &node{Node: n, name: name, tr: n.Transport}
 }
 

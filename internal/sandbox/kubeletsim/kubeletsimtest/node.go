@@ -35,6 +35,10 @@ const (
 
 // Options shape a node.
 type Options struct {
+	// Checker is the kubeletcheck helper the node's kubelet judges its
+	// command line with (kubeletsim.Config.Checker): the sandbox's
+	// KubeletChecker. Required.
+	Checker         string
 	Faults          winsim.Faults
 	ContainerdDown  bool // containerd installed but not running
 	NoKubeletBinary bool // kubelet.exe missing
@@ -92,12 +96,15 @@ type Node struct {
 // form) prepared like a golden image clone.
 func NewNode(t testing.TB, name string, o Options) *Node {
 	t.Helper()
+	if o.Checker == "" {
+		t.Fatal("kubeletsimtest: Options.Checker is required (the sandbox's KubeletChecker)")
+	}
 	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
 		c.ComputerName = strings.ToUpper(name)
 		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
-		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf})
+		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker})
 	})
 	files := map[string]string{
 		bootstrap.ContainerdExe:    Executable("containerd", "v"+ContainerdVersion),
