@@ -82,7 +82,24 @@ func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
 	t.Helper()
 	s, _ := cluster(t)
 	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: s.KubeletChecker(), Faults: faults})
-	return &winHost{Node: n, name: name, tr: n.Transport}
+	return &winHost{Node: n, name: name, tr: connect(t, n)}
+}
+
+// connect opens the provider's own transport to a host (WinRM over HTTPS
+// with NTLM, as windows_node connects): the join steps run over it.
+func connect(t *testing.T, n *kubeletsimtest.Node) remote.Transport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := remote.Connect(ctx, remote.Config{
+		Host: "127.0.0.1", Port: n.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: n.CA.CertPEM,
+		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: n.Password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
 }
 
 func (h *winHost) run(t *testing.T, script string) {
