@@ -5,9 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim/kubeletsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -37,35 +36,13 @@ const (
 	clusterWait = 60 * time.Second
 )
 
-var (
-	sbOnce sync.Once
-	sb     *sandbox.Sandbox
-	sbErr  error
-)
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sb != nil {
-		_ = sb.Stop()
-	}
-	os.Exit(code)
-}
-
-// cluster starts the package's sandbox on first use (a real control plane).
+// cluster is the package's sandbox (a real control plane), started on
+// first use.
 func cluster(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
-	if os.Getenv(controlplane.BinEnv) == "" && testing.Short() {
-		t.Skipf("-short and %s unset: not building the control plane", controlplane.BinEnv)
-	}
-	sbOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		sb, sbErr = sandbox.Start(ctx, sandbox.Options{})
-	})
-	if sbErr != nil {
-		t.Fatalf("starting the sandbox: %v", sbErr)
-	}
-	return sb
+	return sandboxtest.Shared(t)
 }
 
 // node is a simulated Windows host whose kubelet service runs kubeletsim,
