@@ -58,7 +58,7 @@ func TestAgentStartScripts(t *testing.T) {
 	}
 	golden := func(name string) []byte {
 		t.Helper()
-		b, err := os.ReadFile("../kube/testdata/" + name)
+		b, err := os.ReadFile("../../kube/testdata/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestKubeProxyScriptWaitsForFlannel(t *testing.T) {
 		`C:\opt\cni\bin\host-local.exe`:                  exe("host-local", "v1.9.1"),
 	} {
 		if data == nil {
-			b, err := os.ReadFile("../kube/testdata/kube-proxy-windows-start.ps1")
+			b, err := os.ReadFile("../../kube/testdata/kube-proxy-windows-start.ps1")
 			if err != nil {
 				t.Fatal(err)
 			}
