@@ -1,3 +1,7 @@
+// Command terraform-provider-windows is the Terraform provider that turns
+// vSphere virtual machines running Windows Server into Kubernetes Windows
+// nodes. It serves internal/provider over the plugin protocol (version 6);
+// -debug runs it for debuggers such as delve (TF_REATTACH_PROVIDERS).
 package main
 
 import (

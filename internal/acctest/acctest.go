@@ -22,12 +22,9 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/provider"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
-
-// sandboxStartTimeout covers a first run that still has to build the control
-// plane from source (about 10 minutes on 2 cores); later starts take seconds.
-const sandboxStartTimeout = 30 * time.Minute
 
 // ProviderFactories serves the provider under test to the Terraform CLI.
 var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
@@ -39,7 +36,8 @@ var Sandbox *sandbox.Sandbox
 
 // Main starts the sandbox when acceptance tests are enabled (TF_ACC), exports
 // its settings into the environment the provider reads, runs the tests and
-// stops the sandbox.
+// stops the sandbox. The sandbox is the package's shared one
+// (sandboxtest.Shared returns it too), started before any test.
 func Main(m *testing.M) {
 	if os.Getenv("TF_ACC") == "" {
 		os.Exit(m.Run())
@@ -48,16 +46,16 @@ func Main(m *testing.M) {
 }
 
 func runWithSandbox(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), sandboxStartTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), sandboxtest.StartTimeout)
 	defer cancel()
 	start := time.Now()
-	sb, err := sandbox.Start(ctx, sandbox.Options{Logf: log.Printf})
+	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: log.Printf})
 	if err != nil {
 		log.Printf("starting the sandbox: %v", err)
 		return 1
 	}
 	defer func() {
-		if err := sb.Stop(); err != nil {
+		if err := sandboxtest.Stop(); err != nil {
 			log.Printf("stopping the sandbox: %v", err)
 		}
 	}()

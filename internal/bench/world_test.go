@@ -33,6 +33,13 @@ const sandboxStartTimeout = 30 * time.Minute
 // world is what every benchmark shares: one sandbox, the provider binary and
 // the provider's own Kubernetes identity. It is made on first use, so a
 // `go test` run without -bench starts nothing.
+//
+// It starts its own sandbox rather than sandboxtest.Shared's: the sandbox
+// lives in the run's directory beside the provider build and the Terraform
+// working directories, logs to a file there rather than the test output,
+// starts while the provider builds, and is kept with its logs after a
+// failed run (BENCH_KEEP); a missing Terraform CLI skips before anything
+// starts.
 type world struct {
 	dir     string // everything of this run: sandbox, plugins, logs
 	logFile string // the sandbox's progress log

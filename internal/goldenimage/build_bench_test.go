@@ -22,42 +22,23 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
-// The sandbox is started by the first benchmark that needs it and stopped by
-// TestMain, so `go test` without -bench starts nothing, and the testing
-// package's repeated calls of a benchmark (b.N = 1, then the real N) share it.
-var (
-	benchOnce    sync.Once
-	benchSandbox *sandbox.Sandbox
-	benchErr     error
-)
+// The sandbox is started by the first benchmark that needs it
+// (sandboxtest.Shared) and stopped by TestMain, so `go test` without -bench
+// starts nothing, and the testing package's repeated calls of a benchmark
+// (b.N = 1, then the real N) share it.
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if benchSandbox != nil {
-		if err := benchSandbox.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the sandbox:", err)
-		}
-	}
-	os.Exit(code)
-}
-
-// startSandbox starts the sandbox once (building the control plane first if
-// SANDBOX_CONTROLPLANE_BIN is unset and nothing is cached: minutes, once).
+// startSandbox is the package's sandbox, started once (building the control
+// plane first if SANDBOX_CONTROLPLANE_BIN is unset and nothing is cached:
+// minutes, once).
 func startSandbox(b *testing.B) *sandbox.Sandbox {
 	b.Helper()
 	// The build runs native programs (containerd.exe --register-service, tar.exe, ctr.exe).
-	benchOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		benchSandbox, benchErr = sandbox.Start(ctx, sandbox.Options{})
-	})
-	if benchErr != nil {
-		b.Fatalf("starting the sandbox: %v", benchErr)
-	}
-	return benchSandbox
+	return sandboxtest.Shared(b)
 }
 
 var benchSeq atomic.Int64

@@ -2,9 +2,7 @@ package kube_test
 
 import (
 	"context"
-	"os"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim/kubeletsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -33,35 +32,13 @@ const (
 	clusterWait = 60 * time.Second
 )
 
-var (
-	sbOnce sync.Once
-	sb     *sandbox.Sandbox
-	sbErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sb != nil {
-		_ = sb.Stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
 // cluster starts the package's sandbox on first use and returns an admin
 // client of its cluster.
 func cluster(t *testing.T) (*sandbox.Sandbox, *kube.Client) {
 	t.Helper()
-	if os.Getenv(controlplane.BinEnv) == "" && testing.Short() {
-		t.Skipf("-short and %s unset: not building the control plane", controlplane.BinEnv)
-	}
-	sbOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		sb, sbErr = sandbox.Start(ctx, sandbox.Options{})
-	})
-	if sbErr != nil {
-		t.Fatalf("starting the sandbox: %v", sbErr)
-	}
+	sb := sandboxtest.Shared(t)
 	c, err := kube.NewClient(t.Context(), kube.Config{ConfigPaths: []string{sb.Kubeconfig}})
 	if err != nil {
 		t.Fatal(err)
@@ -80,8 +57,25 @@ type winHost struct {
 func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
 	// The join steps run native programs (sc.exe, kube-log-runner).
 	t.Helper()
-	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: faults})
-	return &winHost{Node: n, name: name, tr: n.Transport}
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: sandboxtest.Shared(t).KubeletChecker(), Faults: faults})
+	return &winHost{Node: n, name: name, tr: connect(t, n)}
+}
+
+// connect opens the provider's own transport to a host (WinRM over HTTPS
+// with NTLM, as windows_node connects): the join steps run over it.
+func connect(t *testing.T, n *kubeletsimtest.Node) remote.Transport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := remote.Connect(ctx, remote.Config{
+		Host: "127.0.0.1", Port: n.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: n.CA.CertPEM,
+		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: n.Password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
 }
 
 func (h *winHost) run(t *testing.T, script string) {

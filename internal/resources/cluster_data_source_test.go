@@ -20,6 +20,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 )
 
 const clusterAddress = "data.windows_cluster.test"
@@ -93,11 +94,7 @@ func TestAccClusterDataSource_nodeCIDRAllocationOff(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), secondSandboxTimeout)
 	defer cancel()
 	// log.Printf, not t.Logf: the sandbox may log while stopping, after the test.
-	sb, err := sandbox.Start(ctx, sandbox.Options{AllocateNodeCIDRs: &off, Logf: log.Printf})
-	if err != nil {
-		t.Fatalf("starting a sandbox without node CIDR allocation: %v", err)
-	}
-	t.Cleanup(func() { _ = sb.Stop() })
+	sb := sandboxtest.Start(ctx, t, sandbox.Options{AllocateNodeCIDRs: &off, Logf: log.Printf})
 	k, err := kube.NewClient(ctx, kube.Config{ConfigPaths: []string{sb.Kubeconfig}})
 	if err != nil {
 		t.Fatal(err)

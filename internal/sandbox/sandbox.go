@@ -178,7 +178,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker()}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -190,6 +190,13 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
+}
+
+// KubeletChecker is the kubeletcheck helper the simulated kubelets judge
+// their command line and configuration with (kubeletsim.Config.Checker):
+// tools/controlplane/build.sh builds it next to the control plane.
+func (s *Sandbox) KubeletChecker() string {
+	return filepath.Join(s.ControlPlane.BinDir, kubeletsim.CheckerName)
 }
 
 // Failed is closed when a control-plane component exits on its own; Err

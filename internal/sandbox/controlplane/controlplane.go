@@ -50,6 +50,9 @@ type ControlPlane struct {
 	Version string
 	// LogDir holds <component>.log for each component.
 	LogDir string
+	// BinDir holds the binaries it runs; tools/controlplane/build.sh puts
+	// the simulated kubelet's kubeletcheck there too.
+	BinDir string
 
 	layout   *layout
 	procsMu  sync.Mutex
@@ -112,6 +115,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	cp := &ControlPlane{
 		Server: server, Kubeconfig: kubeconfigPath, Config: cfg, Client: cs,
 		LogDir:  filepath.Join(opts.Dir, "logs"),
+		BinDir:  binDir,
 		layout:  l,
 		exited:  make(chan *process, len(Binaries)),
 		failed:  make(chan struct{}),

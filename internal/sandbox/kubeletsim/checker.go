@@ -8,14 +8,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
-
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 )
 
 // CheckerName is the helper, built by tools/controlplane/build.sh next to the
@@ -57,30 +52,15 @@ type checkFlags struct {
 	WindowsPriorityClass string            `json:"windowsPriorityClass"`
 }
 
-var (
-	checkerOnce sync.Once
-	checkerDir  string
-	checkerErr  error
-)
-
-// checkerPath finds kubeletcheck: Config.Checker, else next to the control
-// plane ($SANDBOX_CONTROLPLANE_BIN, or what tools/controlplane/build.sh
-// prints, as the sandbox finds its control plane).
-func checkerPath(explicit string) (string, error) {
-	if explicit != "" {
-		return explicit, nil
+// checkerPath checks Config.Checker: the sandbox passes the kubeletcheck
+// built next to its control plane (controlplane.ControlPlane.BinDir).
+// The simulator does not look for it itself.
+func checkerPath(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("kubeletsim: no %s given (Config.Checker, HookOptions.Checker): the kubelet's own flag and configuration checks are needed", CheckerName)
 	}
-	checkerOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		checkerDir, checkerErr = controlplane.ResolveBinaries(ctx, func(string, ...any) {})
-	})
-	if checkerErr != nil {
-		return "", fmt.Errorf("kubeletsim: the kubelet's own flag and configuration checks (%s) are needed and the control-plane directory was not found: %w", CheckerName, checkerErr)
-	}
-	p := filepath.Join(checkerDir, CheckerName)
 	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("kubeletsim: %s is missing from %s (rebuild with tools/controlplane/build.sh): %w", CheckerName, checkerDir, err)
+		return "", fmt.Errorf("kubeletsim: %s is missing (rebuild with tools/controlplane/build.sh): %w", CheckerName, err)
 	}
 	return p, nil
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,14 +34,20 @@ func TestSplitCommandLine(t *testing.T) {
 	}
 }
 
-// testChecker finds kubeletcheck as the kubelet does, skipping under -short
-// when no control-plane directory is given.
+// testChecker finds kubeletcheck next to the control plane, as the sandbox
+// does, skipping under -short when no control-plane directory is given.
 func testChecker(t *testing.T) string {
 	t.Helper()
 	if os.Getenv(controlplane.BinEnv) == "" && testing.Short() {
 		t.Skipf("-short and %s unset: not building kubeletcheck", controlplane.BinEnv)
 	}
-	p, err := checkerPath("")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	dir, err := controlplane.ResolveBinaries(ctx, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := checkerPath(filepath.Join(dir, CheckerName))
 	if err != nil {
 		t.Fatal(err)
 	}

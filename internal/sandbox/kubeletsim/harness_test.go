@@ -5,9 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim/kubeletsimtest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -37,35 +36,13 @@ const (
 	clusterWait = 60 * time.Second
 )
 
-var (
-	sbOnce sync.Once
-	sb     *sandbox.Sandbox
-	sbErr  error
-)
+func TestMain(m *testing.M) { sandboxtest.Main(m) }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sb != nil {
-		_ = sb.Stop()
-	}
-	os.Exit(code)
-}
-
-// cluster starts the package's sandbox on first use (a real control plane).
+// cluster is the package's sandbox (a real control plane), started on
+// first use.
 func cluster(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
-	if os.Getenv(controlplane.BinEnv) == "" && testing.Short() {
-		t.Skipf("-short and %s unset: not building the control plane", controlplane.BinEnv)
-	}
-	sbOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-		defer cancel()
-		sb, sbErr = sandbox.Start(ctx, sandbox.Options{})
-	})
-	if sbErr != nil {
-		t.Fatalf("starting the sandbox: %v", sbErr)
-	}
-	return sb
+	return sandboxtest.Shared(t)
 }
 
 // node is a simulated Windows host whose kubelet service runs kubeletsim,
@@ -85,12 +62,37 @@ type hostOptions struct {
 
 func newNode(t *testing.T, name string, o hostOptions) *node {
 	t.Helper()
-	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
-	return &node{Node: n, name: name, tr: n.Transport}
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: cluster(t).KubeletChecker(), Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
+	return &node{Node: n, name: name, tr: connect(t, n)}
+}
+
+// connect opens the provider's own transport to a node (WinRM over HTTPS
+// with NTLM, as windows_node connects): the join steps and the tests'
+// scripts run over it.
+func connect(t *testing.T, n *kubeletsimtest.Node) remote.Transport {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr, err := remote.Connect(ctx, remote.Config{
+		Host: "127.0.0.1", Port: n.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: n.CA.CertPEM,
+		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: n.Password,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
 }
 
 // run runs a script over WinRM and fails the test when it fails.
-func (n *node) run(t *testing.T, script string) remote.Result { return n.Run(t, script) }
+func (n *node) run(t *testing.T, script string) remote.Result {
+	t.Helper()
+	res, err := n.tr.Run(context.Background(), script)
+	if err != nil {
+		t.Fatalf("running on %s: %v", n.name, err)
+	}
+	return res
+}
 
 // join runs the windows_node join steps over WinRM.
 func (n *node) join(t *testing.T, cfg bootstrap.JoinConfig) error {

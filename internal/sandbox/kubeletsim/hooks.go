@@ -15,6 +15,9 @@ const ServiceName = "kubelet"
 type HookOptions struct {
 	// Logf receives one line per kubelet start and stop; nil discards them.
 	Logf func(string, ...any)
+	// Checker is the path of kubeletcheck (Config.Checker), which every
+	// kubelet judges its command line and configuration with.
+	Checker string
 }
 
 // Programs returns the native programs this package provides, for
@@ -49,7 +52,7 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 			return 1
 		}
 		cfg := HostConfigFor(h)
-		cfg.Executable, cfg.Args, cfg.Log = p.Path, p.Args, p.Stderr
+		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker = p.Path, p.Args, p.Stderr, opts.Checker
 		k, err := Start(ctx, cfg)
 		if err != nil {
 			logf("kubeletsim: %s: kubelet failed to start: %v", h.ComputerName(), err)

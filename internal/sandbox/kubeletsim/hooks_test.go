@@ -12,8 +12,9 @@ import (
 // A kubelet service without --windows-service never talks to the service
 // control manager: Windows fails the start with 1053 after the timeout.
 func TestKubeletServiceNeedsWindowsServiceFlag(t *testing.T) {
+	checker := testChecker(t)
 	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
-		c.Programs = Programs(HookOptions{Logf: t.Logf})
+		c.Programs = Programs(HookOptions{Logf: t.Logf, Checker: checker})
 		c.ServiceStartTimeout = 500 * time.Millisecond
 	})
 	h := f.Host
@@ -39,8 +40,9 @@ func TestKubeletServiceNeedsWindowsServiceFlag(t *testing.T) {
 // --windows-service and its stderr lands in nssm's AppStderr; with the flag
 // it cannot reach the service controller and exits.
 func TestKubeletUnderNSSM(t *testing.T) {
+	checker := testChecker(t)
 	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
-		c.Programs = Programs(HookOptions{Logf: t.Logf})
+		c.Programs = Programs(HookOptions{Logf: t.Logf, Checker: checker})
 	})
 	h := f.Host
 	for path, content := range map[string][]byte{

@@ -48,8 +48,9 @@ type Config struct {
 	Host     HostInfo
 	// Log receives the kubelet's log (klog text format); nil discards it.
 	Log io.Writer
-	// Checker is the kubeletcheck helper; "" finds it next to the control
-	// plane (see checkerPath). Without it the kubelet does not start.
+	// Checker is the path of the kubeletcheck helper (CheckerName), which
+	// the sandbox builds next to its control plane. Without it the kubelet
+	// does not start.
 	Checker string
 	// NeverReady is a fault: the Node registers but never reports Ready.
 	NeverReady bool

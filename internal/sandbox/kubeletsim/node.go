@@ -16,8 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
-
-	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // Labels the kubelet sets on its own Node.
@@ -173,8 +171,18 @@ func (n *nodeAgent) defaultLabels() map[string]string {
 		corev1.LabelArchStable: "amd64",
 		betaLabelOS:            "windows",
 		betaLabelArch:          "amd64",
-		LabelWindowsBuild:      winversion.TrimUBR(n.k.cfg.Host.WindowsBuild),
+		LabelWindowsBuild:      windowsBuildLabel(n.k.cfg.Host.WindowsBuild),
 	}
+}
+
+// windowsBuildLabel is the node.kubernetes.io/windows-build value a kubelet
+// reports for the host's version: "major.minor.build", without the update
+// build revision (k8s.io/kubernetes pkg/kubelet/winstats/version.go,
+// OSInfo.GetBuild, which kubelet_node_status_windows.go getOSSpecificLabels
+// sets as the label). version is the full "10.0.20348.2340".
+func windowsBuildLabel(version string) string {
+	parts := strings.SplitN(version, ".", 4)
+	return strings.Join(parts[:min(len(parts), 3)], ".")
 }
 
 func (n *nodeAgent) initialNode() *corev1.Node {

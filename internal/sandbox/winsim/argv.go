@@ -60,6 +60,56 @@ func CommandLineToArgv(s string) []string {
 	return out
 }
 
+// escapeArg writes s as one argument of a Windows command line, so that
+// CommandLineToArgv (the C runtime's and CommandLineToArgvW's rules,
+// Microsoft's "Parsing C++ command-line arguments",
+// https://learn.microsoft.com/cpp/cpp/main-function-command-line-args#parsing-c-command-line-arguments)
+// reads it back unchanged; the same as Go's syscall.EscapeArg, which Go
+// programs started with os/exec on Windows get their command line from. An
+// empty value is "", a value without a space, tab or double quote stays as
+// it is, any other is double-quoted with each double quote escaped by a
+// backslash and the backslashes before it (or before the closing quote)
+// doubled. This is the simulator's own copy, never the provider's
+// (internal/psquote.Arg, which argv_test.go holds it against).
+func escapeArg(s string) string {
+	if s == "" {
+		return `""`
+	}
+	if !strings.ContainsAny(s, "\" \t") {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	backslashes := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			backslashes++
+		case '"':
+			// 2n+1 backslashes and the quote: n backslashes and a quote.
+			b.WriteString(strings.Repeat(`\`, backslashes+1))
+			backslashes = 0
+		default:
+			backslashes = 0
+		}
+		b.WriteByte(s[i])
+	}
+	// 2n backslashes before the closing quote: n backslashes.
+	b.WriteString(strings.Repeat(`\`, backslashes))
+	b.WriteByte('"')
+	return b.String()
+}
+
+// windowsCommandLine joins arguments into the command line CreateProcess
+// is given, each written with escapeArg.
+func windowsCommandLine(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = escapeArg(a)
+	}
+	return strings.Join(out, " ")
+}
+
 // splitImagePath finds the executable of a command line the way
 // CreateProcess does with no application name
 // (https://learn.microsoft.com/windows/win32/api/processthreadsapi/nf-processthreadsapi-createprocessw,

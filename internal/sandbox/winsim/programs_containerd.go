@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/BurntSushi/toml"
-	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // containerd.exe, as containerd's Windows build behaves (containerd/containerd
@@ -170,12 +169,8 @@ func registerContainerd(p *Process, name string) int {
 			args = append(args, a)
 		}
 	}
-	cmd := []string{psquote.Arg(p.Path)}
-	for _, a := range args {
-		cmd = append(cmd, psquote.Arg(a))
-	}
 	err := p.Host.svcs.create(Service{Name: name, DisplayName: "Containerd", Description: "Container runtime",
-		BinaryPathName: strings.Join(cmd, " "), StartupType: StartupAutomatic})
+		BinaryPathName: windowsCommandLine(append([]string{p.Path}, args...)), StartupType: StartupAutomatic})
 	if err != nil {
 		fmt.Fprintf(p.Stderr, "containerd: %s\r\n", scMessage(err))
 		return 1

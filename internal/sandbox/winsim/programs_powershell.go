@@ -1,11 +1,6 @@
 package winsim
 
-import (
-	"context"
-	"strings"
-
-	"github.com/wincluster/terraform-provider-windows/internal/psquote"
-)
+import "context"
 
 // powershell.exe started as a process rather than as a WinRM or SSH command:
 // the command of a HostProcess container (kubernetes.io "Create a Windows
@@ -22,14 +17,4 @@ func runPowerShellProcess(ctx context.Context, p *Process) int {
 	inv, _ := p.Host.parsePowerShell("powershell.exe " + windowsCommandLine(p.Args))
 	req := execRequest{Transport: "process", Stdin: p.Stdin, Stdout: p.Stdout, Stderr: p.Stderr}
 	return p.Host.runPowerShell(ctx, req, inv, p.Env)
-}
-
-// windowsCommandLine joins arguments as Go's syscall.EscapeArg does for
-// CreateProcess (psquote.Arg: the rules CommandLineToArgvW reverses).
-func windowsCommandLine(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = psquote.Arg(a)
-	}
-	return strings.Join(out, " ")
 }

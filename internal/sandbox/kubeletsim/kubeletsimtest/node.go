@@ -3,6 +3,13 @@
 // place, containerd registered (and running), and the kubelet service wired
 // to the simulated kubelet. Tests of the kubelet simulation and of the
 // provider's node operations share it.
+//
+// Like the rest of the simulated world it imports nothing of the provider:
+// it writes the image's layout from its own constants (layout_test.go holds
+// them equal to internal/bootstrap's) and reaches the host with an outside
+// WinRM client (masterzen/winrm), not the provider's transport. Tests that
+// run the provider's steps on a node connect their own transport to it
+// (Fixture: Host.Ports, CA, Password).
 package kubeletsimtest
 
 import (
@@ -13,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
-	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/masterzen/winrm"
+
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
@@ -26,6 +33,17 @@ const (
 	ContainerdVersion = "2.2.7"
 )
 
+// Where the golden image leaves the node's programs and containerd's
+// configuration (the image build's paths; layout_test.go holds them equal
+// to internal/bootstrap's, so a change there fails here until both agree).
+const (
+	KubeletExe       = `C:\k\kubelet.exe`
+	KubeProxyExe     = `C:\k\kube-proxy.exe`
+	KubeLogRunnerExe = `C:\k\kube-log-runner.exe`
+	ContainerdExe    = `C:\Program Files\containerd\bin\containerd.exe`
+	ContainerdConf   = `C:\Program Files\containerd\config.toml`
+)
+
 // FlanneldExe is where the golden image installs flanneld.exe;
 // FlannelVersion is its version.
 const (
@@ -35,6 +53,10 @@ const (
 
 // Options shape a node.
 type Options struct {
+	// Checker is the kubeletcheck helper the node's kubelet judges its
+	// command line with (kubeletsim.Config.Checker): the sandbox's
+	// KubeletChecker. Required.
+	Checker         string
 	Faults          winsim.Faults
 	ContainerdDown  bool // containerd installed but not running
 	NoKubeletBinary bool // kubelet.exe missing
@@ -81,33 +103,42 @@ func WriteCNI(t testing.TB, h *winsim.Host) {
 	}
 }
 
-// Node is a simulated Windows host with an open WinRM transport.
+// Node is a simulated Windows host prepared like a golden image clone.
 type Node struct {
 	*winsimtest.Fixture
-	Name      string
-	Transport remote.Transport
+	Name string
+}
+
+// Result is what a script printed and its exit code (Stderr as the host
+// sent it: PowerShell's CLIXML for a PowerShell error).
+type Result struct {
+	Stdout, Stderr string
+	ExitCode       int
 }
 
 // NewNode starts a host named name (its computer name is the upper-case
 // form) prepared like a golden image clone.
 func NewNode(t testing.TB, name string, o Options) *Node {
 	t.Helper()
+	if o.Checker == "" {
+		t.Fatal("kubeletsimtest: Options.Checker is required (the sandbox's KubeletChecker)")
+	}
 	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
 		c.ComputerName = strings.ToUpper(name)
 		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
-		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf})
+		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker})
 	})
 	files := map[string]string{
-		bootstrap.ContainerdExe:    Executable("containerd", "v"+ContainerdVersion),
-		bootstrap.KubeProxyExe:     Executable("kube-proxy", KubeletVersion),
-		bootstrap.KubeLogRunnerExe: Executable("kube-log-runner", KubeletVersion),
-		FlanneldExe:                Executable("flanneld", FlannelVersion),
-		bootstrap.ContainerdConf:   ContainerdConfig,
+		ContainerdExe:    Executable("containerd", "v"+ContainerdVersion),
+		KubeProxyExe:     Executable("kube-proxy", KubeletVersion),
+		KubeLogRunnerExe: Executable("kube-log-runner", KubeletVersion),
+		FlanneldExe:      Executable("flanneld", FlannelVersion),
+		ContainerdConf:   ContainerdConfig,
 	}
 	if !o.NoKubeletBinary {
-		files[bootstrap.KubeletExe] = Executable("kubelet", KubeletVersion)
+		files[KubeletExe] = Executable("kubelet", KubeletVersion)
 	}
 	for p, content := range files {
 		if err := f.Host.WriteFile(p, []byte(content)); err != nil {
@@ -117,21 +148,11 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 	if !o.NoCNI {
 		WriteCNI(t, f.Host)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tr, err := remote.Connect(ctx, remote.Config{
-		Host: "127.0.0.1", Port: f.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: f.CA.CertPEM,
-		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: f.Password,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Close() })
-	n := &Node{Fixture: f, Name: name, Transport: tr}
+	n := &Node{Fixture: f, Name: name}
 	// The golden image's containerd service, registered as the image build
 	// registers it (containerd.exe --register-service).
 	script := fmt.Sprintf("& '%s' --register-service --config '%s'\nif ($LASTEXITCODE) { throw 'containerd --register-service failed' }\n",
-		bootstrap.ContainerdExe, bootstrap.ContainerdConf)
+		ContainerdExe, ContainerdConf)
 	if !o.ContainerdDown {
 		script += "Start-Service -Name 'containerd'\n"
 	}
@@ -139,12 +160,32 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 	return n
 }
 
-// Run runs a script over WinRM and fails the test when it fails.
-func (n *Node) Run(t testing.TB, script string) remote.Result {
+// runTimeout bounds one script of the harness; they take milliseconds.
+const runTimeout = time.Minute
+
+// Run runs a PowerShell script over WinRM (HTTPS, NTLM) with an outside
+// client, masterzen/winrm's -EncodedCommand, and fails the test when it
+// cannot run or exits non-zero. The harness's scripts are short: a script
+// must fit cmd.exe's 8191-character line once encoded.
+func (n *Node) Run(t testing.TB, script string) Result {
 	t.Helper()
-	res, err := n.Transport.Run(context.Background(), script)
+	ep := &winrm.Endpoint{Host: "127.0.0.1", Port: n.Host.Ports().WinRMHTTPS, HTTPS: true,
+		TLSServerName: "localhost", CACert: n.CA.CertPEM, Timeout: runTimeout}
+	params := *winrm.DefaultParameters // a copy: DefaultParameters is shared
+	params.TransportDecorator = func() winrm.Transporter { return &winrm.ClientNTLM{} }
+	c, err := winrm.NewClientWithParameters(ep, "Administrator", n.Password, &params)
 	if err != nil {
 		t.Fatalf("running on %s: %v", n.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	stdout, stderr, code, err := c.RunPSWithContext(ctx, script)
+	res := Result{Stdout: stdout, Stderr: stderr, ExitCode: code}
+	if err != nil {
+		t.Fatalf("running on %s: %v", n.Name, err)
+	}
+	if code != 0 {
+		t.Fatalf("running on %s: exit code %d\nstdout: %s\nstderr: %s", n.Name, code, res.Stdout, res.Stderr)
 	}
 	return res
 }

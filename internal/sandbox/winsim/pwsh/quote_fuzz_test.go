@@ -24,14 +24,18 @@ var quoteContexts = []struct {
 	{"method", func(q string) string { return `Write-Output ("x".Replace("x", ` + q + `))` }, 1, func(v string) string { return v }},
 }
 
+// singleQuoteSeeds are FuzzSingleQuote's seeds; TestQuoteTableMatchesPsquote
+// reads them too.
+var singleQuoteSeeds = []string{"", "a", "it's", "x'; Start-Process calc; '", "x\u2019; Start-Process calc; \u2019",
+	"\u2018\u2019\u201a\u201b", "\u201c$(calc)\u201d", "a\r\nb", "'@\n", "\u2019@", "$env:PATH `n", "''''", "\u2019'"}
+
 // FuzzSingleQuote: for any string s, psquote.Single(s) in each context is
 // read by the tree-sitter grammar (the outside parser the simulated hosts
 // use) as the single string literal the script meant, no other statement
 // appears, and the engine, which reads quotes as Windows does
 // (quotes.go), evaluates it to exactly s.
 func FuzzSingleQuote(f *testing.F) {
-	for _, s := range []string{"", "a", "it's", "x'; Start-Process calc; '", "x\u2019; Start-Process calc; \u2019",
-		"\u2018\u2019\u201a\u201b", "\u201c$(calc)\u201d", "a\r\nb", "'@\n", "\u2019@", "$env:PATH `n", "''''", "\u2019'"} {
+	for _, s := range singleQuoteSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -3,8 +3,6 @@ package pwsh
 import (
 	"strings"
 	"unicode/utf8"
-
-	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
 // PowerShell's tokenizer reads the typographic quotes U+2018 to U+201B as
@@ -28,10 +26,37 @@ import (
 // a double-quoted string or here-string (it closes or escapes the string on
 // Windows), and a here-string line that Windows would read as its end.
 
+// PowerShell's quote characters: the simulator's own table, copied from
+// the tokenizer (github.com/PowerShell/PowerShell
+// src/System.Management.Automation/engine/parser/CharTraits.cs: the
+// SpecialChars constants and CharExtensions.IsSingleQuote and
+// IsDoubleQuote), never from the provider's psquote, which the simulator
+// judges. quote_table_test.go holds the two against each other.
 const (
-	typographicQuotes       = "\u2018\u2019\u201a\u201b\u201c\u201d\u201e"
-	typographicDoubleQuotes = "\u201c\u201d\u201e"
-	typographicDashes       = "\u2013\u2014\u2015"
+	quoteSingleLeft    = '\u2018' // left single quotation mark
+	quoteSingleRight   = '\u2019' // right single quotation mark
+	quoteSingleBase    = '\u201a' // single low-9 quotation mark
+	quoteReversed      = '\u201b' // single high-reversed-9 quotation mark
+	quoteDoubleLeft    = '\u201c' // left double quotation mark
+	quoteDoubleRight   = '\u201d' // right double quotation mark
+	quoteLowDoubleLeft = '\u201e' // low double left quote (German)
+)
+
+// isSingleQuote is CharExtensions.IsSingleQuote: ' and the four
+// typographic single quotes.
+func isSingleQuote(r rune) bool {
+	switch r {
+	case '\'', quoteSingleLeft, quoteSingleRight, quoteSingleBase, quoteReversed:
+		return true
+	}
+	return false
+}
+
+const (
+	typographicDoubleQuotes = string(quoteDoubleLeft) + string(quoteDoubleRight) + string(quoteLowDoubleLeft)
+	typographicQuotes       = string(quoteSingleLeft) + string(quoteSingleRight) + string(quoteSingleBase) +
+		string(quoteReversed) + typographicDoubleQuotes
+	typographicDashes = "\u2013\u2014\u2015"
 	// typography is every character checkQuotes looks for.
 	typography = typographicQuotes + typographicDashes
 )
@@ -47,7 +72,7 @@ func checkQuotes(n *Node) *ParseError {
 		}
 		return nil
 	case "verbatim_here_string_characters":
-		if hereEndsEarly(n.Text, psquote.IsSingleQuote) {
+		if hereEndsEarly(n.Text, isSingleQuote) {
 			return refuse()
 		}
 		return nil
@@ -94,9 +119,9 @@ func verbatimValue(t string) (string, bool) {
 	for rest != "" {
 		r, size := utf8.DecodeRuneInString(rest)
 		rest = rest[size:]
-		if psquote.IsSingleQuote(r) {
+		if isSingleQuote(r) {
 			next, nsize := utf8.DecodeRuneInString(rest)
-			if rest == "" || !psquote.IsSingleQuote(next) {
+			if rest == "" || !isSingleQuote(next) {
 				return b.String(), rest == ""
 			}
 			r, rest = next, rest[nsize:]
