@@ -1,6 +1,7 @@
 package pwsh
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -128,6 +129,5 @@ func parseIntText(t string) (i int, ok, overflow bool) {
 }
 
 func isRange(err error) bool {
-	ne, ok := err.(*strconv.NumError)
-	return ok && ne.Err == strconv.ErrRange
+	return errors.Is(err, strconv.ErrRange) // *strconv.NumError unwraps to its cause
 }
