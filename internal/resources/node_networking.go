@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
@@ -140,7 +139,7 @@ func (r *nodeNetworkingResource) Update(ctx context.Context, req resource.Update
 	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: plan.Namespace}, &resp.Diagnostics)
 }
 
-// apply renders and applies the spec, then records what the cluster holds.
+// apply installs the plan's networking and records what the cluster holds.
 func (r *nodeNetworkingResource) apply(ctx context.Context, plan *nodeNetworkingModel, timeout time.Duration, verb string, state *tfsdk.State, diags *diag.Diagnostics) {
 	k := kubeClient(ctx, r.clients, diags)
 	if diags.HasError() {
@@ -154,39 +153,13 @@ func (r *nodeNetworkingResource) apply(ctx context.Context, plan *nodeNetworking
 		return
 	}
 	plan.ID = plan.Namespace
-	objs, err := r.spec(plan).Render()
+	res, err := k.InstallNetworking(ctx, r.spec(plan))
 	if err != nil {
 		diags.AddError(summary, err.Error())
 		return
 	}
-	if err := k.ApplyNetworking(ctx, objs); err != nil {
-		diags.AddError(summary, err.Error())
-		return
-	}
-	if err := r.observe(ctx, k, objs, plan); err != nil {
-		diags.AddError(summary, err.Error())
-		return
-	}
+	plan.setResult(res)
 	diags.Append(state.Set(ctx, plan)...)
-}
-
-// observe records the owned objects, their drift and the agents' status.
-func (r *nodeNetworkingResource) observe(ctx context.Context, k *kube.Client, objs *kube.NetworkingObjects, m *nodeNetworkingModel) error {
-	st, err := k.ObserveNetworking(ctx, objs)
-	if err != nil {
-		return err
-	}
-	m.Objects = stringList(objs.Names())
-	m.Drift = stringList(st.Drift)
-	agents := map[string]string{}
-	for _, a := range objs.Agents() {
-		agents[a.Name] = "missing"
-		if s, ok := st.Agents[a.Name]; ok {
-			agents[a.Name] = s
-		}
-	}
-	m.Agents = stringMap(agents)
-	return nil
 }
 
 func (r *nodeNetworkingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -202,15 +175,12 @@ func (r *nodeNetworkingResource) Read(ctx context.Context, req resource.ReadRequ
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	objs, err := r.spec(&state).Render()
+	res, err := k.ReadNetworking(ctx, r.spec(&state))
 	if err != nil {
 		resp.Diagnostics.AddError(summary, err.Error())
 		return
 	}
-	if err := r.observe(ctx, k, objs, &state); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
-		return
-	}
+	state.setResult(res)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -226,24 +196,8 @@ func (r *nodeNetworkingResource) Delete(ctx context.Context, req resource.Delete
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ns := state.Namespace.ValueString()
-	summary := fmt.Sprintf("deleting Windows node networking (%s)", ns)
-	var agents []kube.Agent
-	if mode, ok := networking.Lookup(state.CNI.ValueString()); ok {
-		agents = mode.Agents()
-	}
-	if len(agents) > 0 && !state.AllowDestroyWithNodes.ValueBool() {
-		nodes, err := k.WindowsNodeNames(ctx)
-		if err != nil {
-			resp.Diagnostics.AddError(summary, err.Error())
-			return
-		}
-		if len(nodes) > 0 {
-			resp.Diagnostics.AddError(summary, (&kube.WindowsNodesDependError{Nodes: nodes, Agents: agents}).Error())
-			return
-		}
-	}
-	if err := k.DeleteNetworking(ctx, ns); err != nil {
-		resp.Diagnostics.AddError(summary, err.Error())
+	if err := k.RemoveNetworking(ctx, ns, state.CNI.ValueString(), state.AllowDestroyWithNodes.ValueBool()); err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("deleting Windows node networking (%s)", ns), err.Error())
 	}
 }
 
@@ -259,33 +213,24 @@ func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.I
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	name, err := k.ObservedNetworkingMode(ctx, ns)
-	var mode networking.Mode
-	if err == nil {
-		mode, err = networking.Get(name)
-	}
+	imp, err := k.ImportNetworking(ctx, ns)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("importing Windows node networking (%s)", ns), err.Error())
 		return
 	}
-	agents := mode.Agents()
-	if len(agents) == 0 {
+	mode := imp.Mode
+	if len(mode.Agents()) == 0 {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("No Windows node networking objects in namespace %s", ns),
 			fmt.Sprintf("Nothing this provider installs was found there; the resource is imported with cni = %q. If that is not what you meant, check the namespace.", mode.Name()))
 	}
 	vni, port := mode.VXLAN()
 	for attr, v := range map[string]any{
-		"id": ns, "namespace": ns, "cni": mode.Name(), "host_process_image": networking.DefaultHostProcessImage,
+		"id": ns, "namespace": ns, "cni": mode.Name(), "host_process_image": imp.HostProcessImage,
 		"allow_destroy_with_nodes": false, "flannel_vni": int64(vni), "flannel_port": int64(port),
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
 	}
 	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: types.StringValue(ns)}, &resp.Diagnostics)
-	if len(agents) > 0 {
-		if img, err := k.FindDaemonSet(ctx, ns, agents[0].DaemonSet); err == nil && len(img.Spec.Template.Spec.Containers) > 0 {
-			resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("host_process_image"), img.Spec.Template.Spec.Containers[0].Image)...)
-		}
-	}
 }
 
 // fillFacts fills in the cluster facts the model lacks, as a create uses

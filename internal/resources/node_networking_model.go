@@ -32,6 +32,14 @@ func (r *nodeNetworkingResource) spec(m *nodeNetworkingModel) kube.NetworkingSpe
 	}
 }
 
+// setResult records what the cluster holds: the owned objects, their drift
+// and the agents' status.
+func (m *nodeNetworkingModel) setResult(res kube.NetworkingResult) {
+	m.Objects = stringList(res.Objects)
+	m.Drift = stringList(res.Drift)
+	m.Agents = stringMap(res.Agents)
+}
+
 // setOverlay records the VXLAN overlay of the networking mode (none while
 // the mode is unknown).
 func (m *nodeNetworkingModel) setOverlay(name string) {
