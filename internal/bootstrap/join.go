@@ -159,6 +159,7 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	needs := append([]string{KubeletExe, KubeLogRunnerExe}, mode.HostPrograms()...)
 	if err := add("join-files", "join-files", map[string]any{
 		"Dirs": []string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, "Files": files, "Needs": needs,
+		"AnswerFiles": AnswerFiles,
 	}, joinSecrets...); err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func TestScriptsParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sysprep, err := SysprepStep(UnattendConfig{AdministratorPassword: "Sw0rdfish!"})
+	sysprep, err := SysprepStep(UnattendConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,7 @@ package bootstrap
 
 import (
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/xml"
-	"fmt"
-	"unicode/utf16"
 )
 
 // Defaults of the guest's account and time zone, the ones a configuration
@@ -19,21 +16,24 @@ const (
 )
 
 // UnattendConfig shapes the answer file sysprep applies when a clone of the
-// template first boots (its computer name and network then come from the
-// vSphere customization of windows_node).
+// template first boots (its computer name, network and Administrator
+// password then come from the vSphere customization of windows_node).
 type UnattendConfig struct {
-	AdministratorPassword string
-	TimeZone              string // Windows time zone id, e.g. "UTC", "W. Europe Standard Time"
-	Locale                string // e.g. "en-US"
+	TimeZone string // Windows time zone id, e.g. "UTC", "W. Europe Standard Time"
+	Locale   string // e.g. "en-US"
 }
 
-// Unattend renders unattend.xml. The administrator password is written in
-// the answer file's obscured form (base64 of UTF-16LE password plus the
-// element name), never as plain text, and autologon stays off.
+// Unattend renders unattend.xml. It holds no password: Windows Setup keeps a
+// copy of the answer file in C:\Windows\Panther on the template itself, and
+// every clone would inherit it (setup_answerfile.go of the simulator cites
+// Microsoft Learn). Each clone's password comes from its vSphere
+// customization instead, as kubernetes-sigs/image-builder's Windows images
+// get theirs from the platform at first boot: their sysprep
+// (images/capi/packer/{azure/scripts,nutanix/windows}/sysprep.ps1) first
+// deletes C:\Windows\System32\Sysprep\unattend.xml and runs sysprep with
+// cloudbase-init's Unattend.xml, which carries no password. Autologon
+// stays off.
 func Unattend(cfg UnattendConfig) ([]byte, error) {
-	if cfg.AdministratorPassword == "" {
-		return nil, fmt.Errorf("the administrator password is empty")
-	}
 	if cfg.TimeZone == "" {
 		cfg.TimeZone = DefaultTimeZone
 	}
@@ -68,9 +68,6 @@ func Unattend(cfg UnattendConfig) ([]byte, error) {
 				),
 				component("Microsoft-Windows-Shell-Setup",
 					xmlOOBE{HideEULAPage: true, HideOnlineAccountScreens: true, HideWirelessSetupInOOBE: true, ProtectYourPC: 3},
-					xmlUserAccounts{AdministratorPassword: xmlPassword{
-						Value: obscurePassword(cfg.AdministratorPassword, "AdministratorPassword"), PlainText: false,
-					}},
 					xmlElem{XMLName: xml.Name{Local: "TimeZone"}, Value: cfg.TimeZone},
 				),
 			}},
@@ -83,15 +80,29 @@ func Unattend(cfg UnattendConfig) ([]byte, error) {
 	return append([]byte(xml.Header), append(out, '\n')...), nil
 }
 
+// AnswerFiles are the answer files that hold the Administrator password on a
+// guest once Setup has run: Setup's cached copies (%WINDIR%\Panther and
+// %WINDIR%\Panther\Unattend, the first places of its implicit search order),
+// the one sysprep takes from %WINDIR%\System32\Sysprep, and the sysprep.xml
+// vCenter's guest customization stores on the disk (C:\sysprep). Microsoft
+// Learn ("Windows Setup Automation Overview", Sensitive data in answer files)
+// says to delete the cached answer file once Setup is done; the image's
+// sysprep step deletes them before generalizing (a stock template's own
+// install left some), and each node's first step after its customization.
+var AnswerFiles = []string{
+	`C:\Windows\Panther\unattend.xml`, `C:\Windows\Panther\Unattend\unattend.xml`,
+	`C:\Windows\Panther\Unattend\autounattend.xml`, UnattendFile, `C:\sysprep`,
+}
+
 // SysprepStep writes the answer file and runs sysprep, which generalizes the
 // guest and powers it off; the caller waits for the power-off in vSphere.
-// First it removes the OpenSSH host keys, so that each clone's sshd creates
-// its own at first start (Win32-OpenSSH's sshd runs ssh-keygen -A when it
-// starts as a service: PowerShell/openssh-portable
+// First it removes the answer files an earlier Setup or customization left
+// (AnswerFiles), then the OpenSSH host keys, so that each clone's sshd
+// creates its own at first start (Win32-OpenSSH's sshd runs ssh-keygen -A
+// when it starts as a service: PowerShell/openssh-portable
 // contrib/win32/win32compat/wmain_sshd.c, generate_host_keys); sysprep keeps
 // them, and every node would otherwise present the template's key. The
-// step carries the administrator password: as itself, in the answer file's
-// obscured form and in the base64 text of the answer file.
+// answer file carries no secret.
 func SysprepStep(cfg UnattendConfig) (Step, error) {
 	unattend, err := Unattend(cfg)
 	if err != nil {
@@ -100,13 +111,12 @@ func SysprepStep(cfg UnattendConfig) (Step, error) {
 	content := base64.StdEncoding.EncodeToString(unattend)
 	script, err := render("sysprep", "sysprep", map[string]any{
 		"Path": UnattendFile, "Content": content, "Exe": SysprepExe,
-		"SSHDir": SSHDir, "HostKeys": SSHHostKeyFiles,
+		"SSHDir": SSHDir, "HostKeys": SSHHostKeyFiles, "AnswerFiles": AnswerFiles,
 	})
 	if err != nil {
 		return Step{}, err
 	}
-	secrets := []string{cfg.AdministratorPassword, obscurePassword(cfg.AdministratorPassword, "AdministratorPassword"), content}
-	return Step{Name: "sysprep", Script: script, Secrets: secrets}, nil
+	return Step{Name: "sysprep", Script: script}, nil
 }
 
 // SSHDir holds OpenSSH's configuration and host keys on Windows.
@@ -116,19 +126,6 @@ const SSHDir = `C:\ProgramData\ssh`
 var SSHHostKeyFiles = []string{
 	"ssh_host_rsa_key", "ssh_host_rsa_key.pub", "ssh_host_ecdsa_key", "ssh_host_ecdsa_key.pub",
 	"ssh_host_ed25519_key", "ssh_host_ed25519_key.pub",
-}
-
-// obscurePassword is the answer-file encoding of a password: base64 of the
-// UTF-16LE text of password followed by the element name. It hides the
-// password from a casual look, nothing more; the template's owners must still
-// guard it.
-func obscurePassword(password, element string) string {
-	units := utf16.Encode([]rune(password + element))
-	b := make([]byte, 2*len(units))
-	for i, u := range units {
-		binary.LittleEndian.PutUint16(b[2*i:], u)
-	}
-	return base64.StdEncoding.EncodeToString(b)
 }
 
 type xmlUnattend struct {
@@ -163,14 +160,4 @@ type xmlOOBE struct {
 	HideOnlineAccountScreens bool     `xml:"HideOnlineAccountScreens"`
 	HideWirelessSetupInOOBE  bool     `xml:"HideWirelessSetupInOOBE"`
 	ProtectYourPC            int      `xml:"ProtectYourPC"`
-}
-
-type xmlUserAccounts struct {
-	XMLName               xml.Name    `xml:"UserAccounts"`
-	AdministratorPassword xmlPassword `xml:"AdministratorPassword"`
-}
-
-type xmlPassword struct {
-	Value     string `xml:"Value"`
-	PlainText bool   `xml:"PlainText"`
 }

@@ -155,7 +155,7 @@ func benchRequest(sb *sandbox.Sandbox, name string) goldenimage.Request {
 				Path: bootstrap.DownloadPath(a.CNIPlugins.URL), ExtractTo: bootstrap.CNIBinDir},
 			PauseImage: bootstrap.DefaultPause,
 		},
-		Unattend: bootstrap.UnattendConfig{AdministratorPassword: sb.AdminPassword, TimeZone: "UTC"},
+		Unattend: bootstrap.UnattendConfig{TimeZone: "UTC"},
 	}
 }
 

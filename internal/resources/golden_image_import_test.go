@@ -77,7 +77,7 @@ func buildTemplateOutsideTerraform(t *testing.T, name string) string {
 			KubeLogRunner:     bootstrap.Artifact{Name: "kube-log-runner", URL: a.KubeLogRunner.URL, SHA256: a.KubeLogRunner.SHA256, Path: bootstrap.KubeLogRunnerExe},
 			CNIPlugins:        bootstrap.Artifact{Name: "cni-plugins", URL: a.CNIPlugins.URL, SHA256: a.CNIPlugins.SHA256, Path: bootstrap.DownloadPath(a.CNIPlugins.URL), ExtractTo: bootstrap.CNIBinDir},
 		},
-		Unattend: bootstrap.UnattendConfig{AdministratorPassword: password},
+		Unattend: bootstrap.UnattendConfig{},
 	})
 	if err != nil {
 		t.Fatalf("building %s outside Terraform: %v", name, err)

@@ -123,7 +123,7 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		},
 		Transport:            transport,
 		Image:                image,
-		Unattend:             bootstrap.UnattendConfig{AdministratorPassword: password, TimeZone: m.Timezone.ValueString()},
+		Unattend:             bootstrap.UnattendConfig{TimeZone: m.Timezone.ValueString()},
 		KeepBuildVMOnFailure: m.KeepBuildVMOnFailure.ValueBool(),
 	}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestAccGoldenImage_basic(t *testing.T) {
 					// the services, the reboot for the Containers feature.
 					host := filepath.Join(acctest.Sandbox.Hosts.Dir, acctest.ComputerNameOf(name))
 					for _, f := range []string{`fs/C/k/kubelet.exe`, `fs/C/k/kube-proxy.exe`, `fs/C/Program Files/containerd/bin/containerd.exe`,
-						`fs/C/opt/cni/bin/win-overlay.exe`, `fs/C/ProgramData/VMware/VMware Tools/tools.conf`, `fs/C/Windows/System32/Sysprep/unattend.xml`} {
+						`fs/C/opt/cni/bin/win-overlay.exe`, `fs/C/ProgramData/VMware/VMware Tools/tools.conf`, `fs/C/Windows/System32/Sysprep/unattend.xml`, `fs/C/Windows/Panther/unattend.xml`} {
 						if _, err := os.Stat(filepath.Join(host, f)); err != nil {
 							return fmt.Errorf("the build did not leave %s: %v", f, err)
 						}
@@ -73,7 +74,9 @@ func TestAccGoldenImage_basic(t *testing.T) {
 					if strings.Contains(string(log), os.Getenv("SANDBOX_ADMIN_PASSWORD")) {
 						return fmt.Errorf("the administrator password appears in the guest's script log")
 					}
-					return nil
+					// The answer files it left (its own, Setup's cached copy)
+					// hold no password: no file of the template's disk does.
+					return noPasswordOnDisk(host, os.Getenv("SANDBOX_ADMIN_PASSWORD"))
 				},
 			},
 			{
@@ -277,4 +280,44 @@ func createVM(t *testing.T, name, guestID string) string {
 		t.Fatal(err)
 	}
 	return "/DC0/vm/other/" + name
+}
+
+// noPasswordOnDisk fails when any file of a simulated host's disk holds the
+// password in any of its encodings. Its control plants each encoding in a
+// file of that disk first: the search must find every one.
+func noPasswordOnDisk(hostDir, password string) error {
+	planted := filepath.Join(hostDir, "fs", "C", "Windows", "Temp", "planted-answer.bin")
+	for i, enc := range acctest.PasswordEncodings(password) {
+		if err := os.WriteFile(planted, append([]byte("<Value>"), append(enc, "</Value>"...)...), 0o644); err != nil {
+			return err
+		}
+		found, err := acctest.FilesHoldingPassword(hostDir, password)
+		_ = os.Remove(planted)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(found, filepath.Join("fs", "C", "Windows", "Temp", "planted-answer.bin")) {
+			return fmt.Errorf("the disk search missed a planted password (encoding %d): found %v", i, found)
+		}
+	}
+	found, err := acctest.FilesHoldingPassword(hostDir, password)
+	if err != nil {
+		return err
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("files of %s hold the administrator password: %v", filepath.Base(hostDir), found)
+	}
+	return nil
+}
+
+// hostDir is the disk directory of the simulated host with this computer
+// name (NTFS-like: any case).
+func hostDir(computer string) string {
+	entries, _ := os.ReadDir(acctest.Sandbox.Hosts.Dir)
+	for _, e := range entries {
+		if e.IsDir() && strings.EqualFold(e.Name(), computer) {
+			return filepath.Join(acctest.Sandbox.Hosts.Dir, e.Name())
+		}
+	}
+	return filepath.Join(acctest.Sandbox.Hosts.Dir, computer)
 }

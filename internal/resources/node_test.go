@@ -86,7 +86,14 @@ func TestAccNode_basic(t *testing.T) {
 							return fmt.Errorf("bootstrap token %s of %s was not deleted", sec.Name, node)
 						}
 					}
-					return nil
+					// The answer files the customization left (vCenter's
+					// sysprep.xml, Setup's cached copy) are gone: no file of
+					// the node's disk, nor of its image's, holds the password.
+					password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
+					if err := noPasswordOnDisk(hostDir(node), password); err != nil {
+						return err
+					}
+					return noPasswordOnDisk(hostDir(acctest.ComputerNameOf(image)), password)
 				},
 			},
 			{

@@ -4,7 +4,14 @@ $ErrorActionPreference = 'Stop'
 # The files the kubelet reads: the cluster CA, the bootstrap kubeconfig (a
 # short-lived bootstrap token, never an admin credential), the kubelet
 # configuration and, with flannel, the node's CNI configuration list. First,
-# the programs this node mode runs must be in the image.
+# the answer files the customization left with the Administrator password
+# go (Setup has finished with them), and the programs this node mode runs
+# must be in the image.
+if (Test-Path -LiteralPath 'C:\Windows\Panther\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\unattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\Unattend\unattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\sysprep') { Remove-Item -LiteralPath 'C:\sysprep' -Recurse -Force }
 if (-not (Test-Path -Path 'C:\k\kubelet.exe' -PathType Leaf)) { throw 'C:\k\kubelet.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }
 if (-not (Test-Path -Path 'C:\k\kube-log-runner.exe' -PathType Leaf)) { throw 'C:\k\kube-log-runner.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }
 if (-not (Test-Path -Path 'C:\k\kube-proxy.exe' -PathType Leaf)) { throw 'C:\k\kube-proxy.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }

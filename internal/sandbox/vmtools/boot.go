@@ -46,6 +46,12 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 	if err := h.prepareDisk(st); err != nil {
 		return err
 	}
+	if s := st.customize; s != nil {
+		st.customize = nil
+		if err := customize(st.dir, s); err != nil {
+			return fmt.Errorf("applying the guest customization: %w", err)
+		}
+	}
 	certPEM, tlsKeyPEM, err := h.opts.CA.IssueServing(st.ip, st.computer, strings.ToLower(st.computer))
 	if err != nil {
 		return fmt.Errorf("issuing the WinRM certificate: %w", err)
@@ -125,6 +131,7 @@ func (h *Hosts) identify(st *vmState, ev powerEvent) {
 		st.computer = computerName(ev.name)
 		if c := clone.custom; c != nil {
 			if s, ok := c.Identity.(*types.CustomizationSysprep); ok {
+				st.customize = s
 				if p := s.GuiUnattended.Password; p != nil && p.PlainText && p.Value != "" {
 					st.password = p.Value
 				}

@@ -16,6 +16,9 @@
 //   - the administrator password of the customization's plain-text
 //     GuiUnattended password, else the clone source's, else the templates'
 //     (SANDBOX_ADMIN_PASSWORD);
+//   - at a customized clone's first boot, vCenter's sysprep.xml with the
+//     customization's password, at C:\sysprep\sysprep.xml and cached by Setup
+//     in C:\Windows\Panther (customization.go);
 //   - the BIOS UUID (config.uuid), CPUs and memory, and the Windows build of
 //     its template (extraConfig guestinfo.windows.build, which clones carry);
 //   - its disk: <Dir>/<computer name>/ (fs/, services.json, scripts.log). A
@@ -128,9 +131,12 @@ type vmState struct {
 	dir      string
 	source   types.ManagedObjectReference // clone source, for the first boot's disk copy
 	booted   bool                         // the disk exists
-	host     *winsim.Host
-	bootErr  error
-	run      serial
+	// customize is a clone's sysprep customization, until its first boot
+	// leaves the answer file on the disk (customization.go).
+	customize *types.CustomizationSysprep
+	host      *winsim.Host
+	bootErr   error
+	run       serial
 }
 
 // Start hooks the hosts into the simulator. Close stops every host.

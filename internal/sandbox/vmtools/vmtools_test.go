@@ -278,6 +278,13 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 		t.Errorf("after Restart-Computer the VM is %s", info.PowerState)
 	}
 	buildKey := run(t, tr, `Get-Content -Path 'C:\ProgramData\ssh\ssh_host_ed25519_key.pub'`)
+	// vCenter's customization left its sysprep.xml, and Setup its cached
+	// copy, with the password the spec gave in plain text.
+	for _, f := range []string{vmtools.SysprepAnswerFile, winsim.PantherAnswerFile} {
+		if got := run(t, tr, `Get-Content -Raw -Path '`+f+`'`); !strings.Contains(got, "<Value>Build-Passw0rd!</Value>") || !strings.Contains(got, "<ComputerName>GOLDEN-BUILD</ComputerName>") {
+			t.Errorf("%s after the customization = %q, want the spec's computer name and password", f, got)
+		}
+	}
 	begin := time.Now()
 	// The answer file first, as the bootstrap's sysprep step writes it:
 	// the simulated sysprep refuses a missing one.
@@ -293,6 +300,10 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	if err := w.c.MarkAsTemplate(ctx, build); err != nil {
 		t.Fatal(err)
 	}
+	// Setup cached the answer file sysprep was given, over the customization's.
+	if b, err := os.ReadFile(filepath.Join(w.hosts.Dir, "GOLDEN-BUILD", "fs", "C", "Windows", "Panther", "unattend.xml")); err != nil || string(b) != "<unattend/>" {
+		t.Errorf("the template's cached answer file = %q (%v), want sysprep's", b, err)
+	}
 
 	node := w.cloneFrom(t, build, "win-node", "WIN-NODE", "127.0.20.1", "N0de-Passw0rd!")
 	if err := w.c.PowerOn(ctx, node); err != nil {
@@ -307,6 +318,14 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	}
 	if got := run(t, ntr, `[Environment]::OSVersion.Version.ToString()`); !strings.HasPrefix(got, "10.0.20348.") {
 		t.Errorf("clone build %q", got)
+	}
+	// The image's sysprep cached its answer file, which the clone inherits
+	// until its own customization's replaces it; C:\Windows\Temp keeps ours.
+	if got := run(t, ntr, `Get-Content -Raw -Path '`+winsim.PantherAnswerFile+`'`); !strings.Contains(got, "N0de-Passw0rd!") {
+		t.Errorf("the clone's cached answer file = %q, want its customization's", got)
+	}
+	if got := run(t, ntr, `Get-Content -Raw -Path 'C:\Windows\Temp\unattend.xml'`); got != "<unattend/>" {
+		t.Errorf("the image's answer file on the clone = %q", got)
 	}
 	// Sysprep keeps OpenSSH's host keys: a clone of an image that did not
 	// remove them presents the image's.

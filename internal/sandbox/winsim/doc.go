@@ -143,7 +143,9 @@
 // /inheritance:e|d|r /grant[:r] <principal>:[(OI)(CI)...]<F|M|RX|R|W|D|N>; a
 // malformed grant is "Invalid parameter", exit 87), hostname.exe,
 // shutdown.exe (/s, /p: power off; /r: restart), sysprep.exe (/generalize
-// /oobe /quiet /mode:vm /unattend:<existing file> with /shutdown or /reboot),
+// /oobe /quiet /mode:vm /unattend:<existing file> with /shutdown or /reboot;
+// Setup caches the answer file as C:\Windows\Panther\unattend.xml:
+// setup_answerfile.go),
 // ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
 // Host.Images). sc.exe and nssm belong to the service control manager's files.
 // Each refuses any form it does not document.

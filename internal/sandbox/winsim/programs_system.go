@@ -177,10 +177,12 @@ func runShutdown(ctx context.Context, p *Process) int {
 	return 0
 }
 
-// runSysprep: sysprep /generalize /oobe /shutdown /quiet [/unattend:<file>].
+// runSysprep: sysprep /generalize /oobe /shutdown /quiet [/unattend:<file>];
+// the answer file is cached in %WINDIR%\Panther (setup_answerfile.go).
 // Source: https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/sysprep-command-line-options
 func runSysprep(ctx context.Context, p *Process) int {
 	shutdown, reboot := false, false
+	unattend := ""
 	for _, a := range p.Args {
 		l := strings.ToLower(a)
 		switch {
@@ -190,11 +192,19 @@ func runSysprep(ctx context.Context, p *Process) int {
 		case l == "/reboot":
 			reboot = true
 		case strings.HasPrefix(l, "/unattend:"):
-			if ok, _ := p.Host.fs.Stat(a[len("/unattend:"):]); !ok {
-				return refuse(p, "a missing unattend file "+a[len("/unattend:"):])
+			unattend = a[len("/unattend:"):]
+			if ok, _ := p.Host.fs.Stat(unattend); !ok {
+				return refuse(p, "a missing unattend file "+unattend)
 			}
 		default:
 			return refuse(p, "the sysprep option "+a)
+		}
+	}
+	if unattend != "" {
+		// Setup caches the answer file in %WINDIR%\Panther (setup_answerfile.go).
+		if err := p.Host.fs.cacheAnswerFile(unattend); err != nil {
+			fmt.Fprintf(p.Stderr, "sysprep: %v\r\n", err)
+			return 1
 		}
 	}
 	switch {

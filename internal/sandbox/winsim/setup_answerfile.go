@@ -1,0 +1,63 @@
+package winsim
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// What Windows Setup keeps of an answer file.
+//
+// Sources:
+//   - Windows Setup Automation Overview
+//     (https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/windows-setup-automation-overview):
+//     "Because reboots are required during Setup, a copy of the answer file is
+//     cached to the %WINDIR%\Panther directory of the Windows installation";
+//     %WINDIR%\Panther\Unattend and %WINDIR%\Panther are the first places of
+//     the implicit answer file search order, %WINDIR%\System32\Sysprep a later
+//     one. Its "Sensitive data in answer files" section says Setup removes
+//     sensitive data in the cached copy at the end of each configuration pass,
+//     and that the cached answer file must still be deleted before the
+//     computer is handed over: what Setup scrubs is what a pass it has run
+//     consumed (a specialize pass's domain join credentials are the usual
+//     *SENSITIVE*DATA*DELETED*), while oobeSystem's UserAccounts
+//     (AdministratorPassword) are read when OOBE runs, and stay. The simulator
+//     keeps the cached copy as it was written: no answer file it sees has a
+//     secret in a pass before oobeSystem, so a scrub would change nothing.
+//   - Hide sensitive data in an answer file
+//     (https://learn.microsoft.com/en-us/windows-hardware/customize/desktop/wsim/hide-sensitive-data-in-an-answer-file):
+//     a hidden password is base64 of its UTF-16LE text with the element name
+//     appended; an encoding, not a protection.
+//   - Sysprep: sysprep /generalize /oobe /unattend:<file> applies the answer
+//     file to the passes that follow, so Setup caches it as above
+//     (https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/sysprep-command-line-options).
+
+// PantherAnswerFile is where Windows Setup caches the answer file it uses.
+const PantherAnswerFile = `C:\Windows\Panther\unattend.xml`
+
+// cacheAnswerFile copies the answer file at path to Setup's cache, as
+// Setup does when sysprep (or setup.exe) is given /unattend.
+func (v *vfs) cacheAnswerFile(path string) error {
+	if v.Clean(path) == v.Clean(PantherAnswerFile) {
+		return nil
+	}
+	b, err := v.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return v.WriteFile(PantherAnswerFile, b, false)
+}
+
+// PlaceAnswerFile is for the platform that customizes a guest before Setup
+// runs on it (VMware's guest customization, internal/sandbox/vmtools): it
+// writes the answer file at path on the disk in dir, and Windows Setup, run
+// with it, caches it in %WINDIR%\Panther. Call it before the host boots.
+func PlaceAnswerFile(dir, path string, answer []byte) error {
+	v, err := newVFS(filepath.Join(dir, "fs"), nil)
+	if err != nil {
+		return err
+	}
+	if err := v.WriteFile(path, answer, false); err != nil {
+		return fmt.Errorf("writing the answer file %s: %w", path, err)
+	}
+	return v.cacheAnswerFile(path)
+}
