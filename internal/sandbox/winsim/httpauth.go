@@ -9,6 +9,41 @@ import (
 	"sync"
 )
 
+// What the WinRM service answers, by its configuration (HostConfig.WinRM,
+// winrm/config/service; StockWinRM is a stock Windows Server 2019/2022/2025's:
+// AllowUnencrypted false, Basic false, Kerberos and Negotiate true, [MS-WSMV]
+// 2.2.4.34 ServiceAuthType giving the Auth defaults). Which listeners exist
+// is HostConfig.Ports'.
+//
+//	Basic when Basic is false (HTTP or HTTPS)   401, WWW-Authenticate: Negotiate, Kerberos (the
+//	                                            schemes a stock WinRM endpoint offers:
+//	                                            rapid7/metasploit-framework#20490, a curl of one;
+//	                                            Basic is disabled by default: hashicorp/packer#6205)
+//	a clear-text SOAP message on HTTP, NTLM      401, and the connection must authenticate again
+//	  (AllowUnencrypted false)                  (hashicorp/packer#6205: NTLM without message
+//	                                            encryption "will constantly send a 401 error";
+//	                                            Ansible's WinRM guide, "HTTP 401/Credentials
+//	                                            Rejected")
+//	a clear-text SOAP message on HTTP, Basic     500, no body modelled (diyan/pywinrm#208:
+//	  (Basic true, AllowUnencrypted false)      "Bad HTTP response returned from server. Code 500")
+//	an encrypted message on HTTP or HTTPS        unsealed with the connection's NTLM session and
+//	                                            answered sealed, faults too ([MS-WSMV] 2.2.9.1.1,
+//	                                            wsman_encrypted.go)
+//	an encrypted message the session does not    400, empty (the status is the simulator's; Windows'
+//	  verify, or on a connection without one    answer is not documented); 401 without a session
+//
+// The NTLM session is the server side of [MS-NLMP] 3.4 (ntlmseal.go): the
+// CHALLENGE grants signing, sealing and key exchange when the NEGOTIATE asks
+// (3.2.5.1.1); the exported session key is the NTLMv2 session base key
+// (3.3.2), or the client's random key unwrapped with it under KEY_EXCH;
+// SEALKEY and SIGNKEY as 3.4.5.2-3; RC4 sealing and the HMAC-MD5 signature
+// of extended session security (3.4.4.2), sequence numbers checked. An
+// outside client (bodgit/ntlmssp's SecuritySession, which masterzen/winrm's
+// NewEncryption uses) interoperates with it (wsman_encryption_test.go). Not
+// modelled: Kerberos (offered, never accepted), CredSSP, CbtHardeningLevel
+// (channel binding over HTTPS), the multipart/x-multi-encrypted form of
+// large CredSSP messages.
+
 // connState is the authentication state of one TCP connection: NTLM
 // authenticates the connection, not the request.
 type connState struct {
