@@ -118,7 +118,9 @@ func (plainHTTPValidator) Description(context.Context) string {
 	return "WinRM over HTTP needs NTLM: Basic authentication over HTTP is refused"
 }
 
-func (v plainHTTPValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v plainHTTPValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (plainHTTPValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
