@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"testing"
-
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
 // benchRun measures sequential commands per second (Create, Command,
 // Receive, Signal, Delete per command over WinRM; one session over SSH).
 func benchRun(b *testing.B, v variant) {
-	f := winsimtest.StartHost(b, nil)
+	f := startHost(b, nil)
 	tr := connect(b, v.config(f))
 	ctx := testCtx(b)
 	b.ResetTimer()
@@ -24,13 +22,13 @@ func benchRun(b *testing.B, v variant) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "cmds/s")
 }
 
-func BenchmarkRunWinRM(b *testing.B) { benchRun(b, variants[3]) } // HTTPS + NTLM
-func BenchmarkRunSSH(b *testing.B)   { benchRun(b, variants[4]) }
+func BenchmarkRunWinRM(b *testing.B) { benchRun(b, httpsNTLM) } // HTTPS + NTLM
+func BenchmarkRunSSH(b *testing.B)   { benchRun(b, sshPassword) }
 
 // benchUpload measures the time to upload a 50 MiB file (the size of the
 // binaries the bootstrap moves).
 func benchUpload(b *testing.B, v variant) {
-	f := winsimtest.StartHost(b, nil)
+	f := startHost(b, nil)
 	tr := connect(b, v.config(f))
 	ctx := testCtx(b)
 	data, sum := randomFile(b, 50<<20)
@@ -49,5 +47,5 @@ func benchUpload(b *testing.B, v variant) {
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/upload")
 }
 
-func BenchmarkUpload50MiBWinRM(b *testing.B) { benchUpload(b, variants[3]) }
-func BenchmarkUpload50MiBSSH(b *testing.B)   { benchUpload(b, variants[4]) }
+func BenchmarkUpload50MiBWinRM(b *testing.B) { benchUpload(b, httpsNTLM) }
+func BenchmarkUpload50MiBSSH(b *testing.B)   { benchUpload(b, sshPassword) }

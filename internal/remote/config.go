@@ -36,7 +36,11 @@ type Config struct {
 	CACertPEM     []byte // CA that signed the listener's certificate; system roots when empty
 	Insecure      bool   // skip certificate verification: an explicit opt-in
 	TLSServerName string // name to verify instead of Host
-	NTLM          bool   // NTLM (Negotiate) instead of Basic authentication
+	// NTLM (Negotiate) instead of Basic authentication. Over HTTP it is
+	// required, and every message is encrypted with the connection's NTLM
+	// session ([MS-WSMV] 2.2.9.1.1), as a stock Windows listener
+	// (AllowUnencrypted=false) requires.
+	NTLM bool
 	// OperationTimeout is the WS-Management OperationTimeout: how long one
 	// Receive poll may wait on the host, and so how late a cancellation can be
 	// noticed by the host. Default 5s.
@@ -106,6 +110,9 @@ func (c Config) validate() error {
 		return errors.New(`remote: Protocol must be "winrm" or "ssh"`)
 	case c.Protocol == ProtocolWinRM && c.Password == "":
 		return errors.New("remote: WinRM needs a Password")
+	case c.Protocol == ProtocolWinRM && !c.HTTPS && !c.NTLM:
+		return errors.New("remote: WinRM over HTTP needs NTLM: Basic authentication would send the password in clear text, " +
+			"and Windows refuses it by default (winrm/config/service Basic=false, AllowUnencrypted=false)")
 	case c.Protocol == ProtocolSSH && c.Password == "" && len(c.PrivateKeyPEM) == 0:
 		return errors.New("remote: SSH needs a Password or a PrivateKeyPEM")
 	case c.Protocol == ProtocolSSH && c.HostKey == "" && c.HostKeys == nil:

@@ -6,7 +6,6 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
 // TestRunConnectionCut: a host that restarts while a command's reply is
@@ -15,10 +14,10 @@ import (
 // of the WinRM library's own (16001 for an EOF). After the restart the
 // host answers again.
 func TestRunConnectionCut(t *testing.T) {
-	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+	f := startHost(t, func(c *winsim.HostConfig) {
 		c.Faults.RebootMidReply = &winsim.StepFault{Step: "join-files", Times: 1}
 	})
-	for _, v := range variants[:2] { // WinRM: the reboot fault cuts WinRM replies
+	for _, v := range []variant{httpNTLM, httpsBasic} { // WinRM: the reboot fault cuts WinRM replies
 		t.Run(v.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			f.Host.SetFaults(winsim.Faults{RebootMidReply: &winsim.StepFault{Step: "join-files", Times: 1}})

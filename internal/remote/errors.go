@@ -52,7 +52,7 @@ func (e *ConnectError) hint() string {
 		if e.Protocol == "ssh" {
 			return "check the user name and the password or private key (authorized_keys on the host)"
 		}
-		return "check the user name and password, and that the listener allows this authentication scheme (Basic needs winrm/config/service/auth Basic=true; NTLM is Negotiate)"
+		return "check the user name and password, and that the listener allows this authentication scheme (Basic needs HTTPS and winrm/config/service/auth Basic=true; NTLM is Negotiate, and over HTTP its messages are encrypted, as a stock listener with AllowUnencrypted=false requires)"
 	case StepHostKey:
 		return "the host's SSH key is not the one trusted; trust a new key only after verifying it out of band (on the host's console)"
 	}

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
@@ -20,13 +21,30 @@ type variant struct {
 	key   bool // SSH public-key instead of password
 }
 
-var variants = []variant{
-	{name: "winrm-http-basic", proto: remote.ProtocolWinRM},
-	{name: "winrm-http-ntlm", proto: remote.ProtocolWinRM, ntlm: true},
-	{name: "winrm-https-basic", proto: remote.ProtocolWinRM, https: true},
-	{name: "winrm-https-ntlm", proto: remote.ProtocolWinRM, https: true, ntlm: true},
-	{name: "ssh-password", proto: remote.ProtocolSSH},
-	{name: "ssh-key", proto: remote.ProtocolSSH, key: true},
+// The ways of reaching a host. Basic over HTTP is not one: Config refuses
+// it (TestBasicOverHTTPRefused).
+var (
+	httpNTLM    = variant{name: "winrm-http-ntlm", proto: remote.ProtocolWinRM, ntlm: true} // messages encrypted
+	httpsBasic  = variant{name: "winrm-https-basic", proto: remote.ProtocolWinRM, https: true}
+	httpsNTLM   = variant{name: "winrm-https-ntlm", proto: remote.ProtocolWinRM, https: true, ntlm: true}
+	sshPassword = variant{name: "ssh-password", proto: remote.ProtocolSSH}
+	sshKey      = variant{name: "ssh-key", proto: remote.ProtocolSSH, key: true}
+	variants    = []variant{httpNTLM, httpsBasic, httpsNTLM, sshPassword, sshKey}
+)
+
+// startHost starts a simulated host whose WinRM service also allows Basic
+// (`winrm set winrm/config/service/auth @{Basic="true"}`), for httpsBasic;
+// everything else of its service is a stock Windows Server's.
+func startHost(t testing.TB, edit func(*winsim.HostConfig)) *winsimtest.Fixture {
+	t.Helper()
+	return winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		svc := winsim.StockWinRM()
+		svc.Basic = true
+		c.WinRM = &svc
+		if edit != nil {
+			edit(c)
+		}
+	})
 }
 
 // config builds the Config that reaches f's host with variant v.

@@ -18,7 +18,7 @@ import (
 )
 
 func TestRunScript(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
+	f := startHost(t, nil)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			tr := connect(t, v.config(f))
@@ -44,8 +44,8 @@ func TestRunScript(t *testing.T) {
 }
 
 func TestCLIXMLErrorsDecoded(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
-	for _, v := range []variant{variants[0], variants[4]} {
+	f := startHost(t, nil)
+	for _, v := range []variant{httpNTLM, sshPassword} {
 		t.Run(v.name, func(t *testing.T) {
 			tr := connect(t, v.config(f))
 			_, err := tr.Run(testCtx(t), "Write-Error 'kubelet.exe: access is denied'")
@@ -93,8 +93,8 @@ func longScript(n int) (script, want string) {
 }
 
 func TestLargeScripts(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
-	for _, v := range []variant{variants[1], variants[4]} {
+	f := startHost(t, nil)
+	for _, v := range []variant{httpNTLM, sshPassword} {
 		for _, n := range []int{2000, 5000, 20000} {
 			t.Run(fmt.Sprintf("%s/%d", v.name, n), func(t *testing.T) {
 				tr := connect(t, v.config(f))
@@ -132,9 +132,9 @@ func randomFile(t testing.TB, n int) ([]byte, string) {
 }
 
 func TestUpload(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
+	f := startHost(t, nil)
 	data, sum := randomFile(t, 1<<20)
-	for _, v := range []variant{variants[0], variants[3], variants[4]} {
+	for _, v := range []variant{httpNTLM, httpsBasic, httpsNTLM, sshPassword} {
 		t.Run(v.name, func(t *testing.T) {
 			tr := connect(t, v.config(f))
 			ctx := testCtx(t)
@@ -179,10 +179,10 @@ func listDir(t *testing.T, h *winsim.Host, dir string) []string {
 }
 
 func TestUploadHashMismatch(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
+	f := startHost(t, nil)
 	data, _ := randomFile(t, 200<<10)
 	_, wrong := randomFile(t, 10)
-	for _, v := range []variant{variants[0], variants[4]} {
+	for _, v := range []variant{httpsBasic, sshPassword} {
 		t.Run(v.name, func(t *testing.T) {
 			tr := connect(t, v.config(f))
 			dest := `C:\k\mismatch-` + v.name + `.bin`
@@ -199,8 +199,8 @@ func TestUploadHashMismatch(t *testing.T) {
 }
 
 func TestAuthFailure(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
-	for _, v := range []variant{variants[0], variants[1], variants[3], variants[4]} {
+	f := startHost(t, nil)
+	for _, v := range []variant{httpsBasic, httpNTLM, httpsNTLM, sshPassword} {
 		t.Run(v.name, func(t *testing.T) {
 			cfg := v.config(f)
 			cfg.Password = "not-the-password"
@@ -226,7 +226,7 @@ func TestAuthFailure(t *testing.T) {
 	t.Run("fault-fail-auth", func(t *testing.T) {
 		f.Host.SetFaults(winsim.Faults{FailAuth: true})
 		defer f.Host.SetFaults(winsim.Faults{})
-		_, err := remote.Connect(testCtx(t), variants[1].config(f))
+		_, err := remote.Connect(testCtx(t), httpNTLM.config(f))
 		var ce *remote.ConnectError
 		if !errors.As(err, &ce) || ce.Step != remote.StepAuth {
 			t.Fatalf("err = %v, want auth failure from the fault", err)
@@ -235,8 +235,8 @@ func TestAuthFailure(t *testing.T) {
 }
 
 func TestHTTPSVerification(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
-	base := variants[2].config(f)
+	f := startHost(t, nil)
+	base := httpsBasic.config(f)
 
 	t.Run("ca-ok", func(t *testing.T) {
 		connect(t, base)
@@ -268,9 +268,9 @@ func TestHTTPSVerification(t *testing.T) {
 }
 
 func TestSSHHostKey(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
+	f := startHost(t, nil)
 	t.Run("pinned-mismatch", func(t *testing.T) {
-		cfg := variants[4].config(f)
+		cfg := sshPassword.config(f)
 		_, other := winsimtest.NewSSHKey(t)
 		cfg.HostKey = string(sshAuthorizedKey(other))
 		_, err := remote.Connect(testCtx(t), cfg)
@@ -281,7 +281,7 @@ func TestSSHHostKey(t *testing.T) {
 	})
 	t.Run("trust-on-first-use", func(t *testing.T) {
 		keys := &remote.HostKeys{}
-		cfg := variants[4].config(f)
+		cfg := sshPassword.config(f)
 		cfg.HostKey, cfg.HostKeys = "", keys
 		connect(t, cfg) // records
 		if got, want := keys.Key(), strings.TrimSpace(string(sshAuthorizedKey(f.HostKey))); got != want {
@@ -294,8 +294,8 @@ func TestSSHHostKey(t *testing.T) {
 
 		// Another machine answers with the recorded trust: a reinstalled
 		// host or an attacker.
-		g := winsimtest.StartHost(t, nil)
-		cfg2 := variants[4].config(g)
+		g := startHost(t, nil)
+		cfg2 := sshPassword.config(g)
 		cfg2.HostKey, cfg2.HostKeys = "", keys
 		start := time.Now()
 		_, err := remote.Connect(testCtx(t), cfg2)
@@ -310,7 +310,7 @@ func TestSSHHostKey(t *testing.T) {
 	t.Run("required-recorded-key", func(t *testing.T) {
 		// A key recorded at an earlier run is required; its comment does
 		// not matter.
-		cfg := variants[4].config(f)
+		cfg := sshPassword.config(f)
 		cfg.HostKey = strings.TrimSpace(string(sshAuthorizedKey(f.HostKey))) + " recorded-earlier"
 		connect(t, cfg)
 		if cfg.TrustedHostKey() != cfg.HostKey {
@@ -318,7 +318,7 @@ func TestSSHHostKey(t *testing.T) {
 		}
 	})
 	t.Run("no-policy-refused", func(t *testing.T) {
-		cfg := variants[4].config(f)
+		cfg := sshPassword.config(f)
 		cfg.HostKey = ""
 		if _, err := remote.Connect(testCtx(t), cfg); err == nil {
 			t.Fatal("connected without any host key policy")
@@ -327,11 +327,11 @@ func TestSSHHostKey(t *testing.T) {
 }
 
 func TestCancellationWhileStepHangs(t *testing.T) {
-	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+	f := startHost(t, func(c *winsim.HostConfig) {
 		c.Faults.Steps = []winsim.StepFault{{Step: "install-containerd", Hang: true}}
 	})
 	cancelled := 0
-	for _, v := range []variant{variants[1], variants[3], variants[4]} {
+	for _, v := range []variant{httpNTLM, httpsNTLM, sshPassword} {
 		t.Run(v.name, func(t *testing.T) {
 			tr := connect(t, v.config(f))
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -367,17 +367,17 @@ func TestCancellationWhileStepHangs(t *testing.T) {
 }
 
 func TestConnectWaitsForBoot(t *testing.T) {
-	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) { c.BootDelay = 1500 * time.Millisecond })
-	for _, v := range []variant{variants[3], variants[4]} {
+	f := startHost(t, func(c *winsim.HostConfig) { c.BootDelay = 1500 * time.Millisecond })
+	for _, v := range []variant{httpsNTLM, sshPassword} {
 		t.Run(v.name, func(t *testing.T) {
 			connect(t, v.config(f))
 		})
 	}
 	t.Run("gives-up-at-deadline", func(t *testing.T) {
-		g := winsimtest.StartHost(t, func(c *winsim.HostConfig) { c.Faults.RefuseConnections = true })
+		g := startHost(t, func(c *winsim.HostConfig) { c.Faults.RefuseConnections = true })
 		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 		defer cancel()
-		_, err := remote.Connect(ctx, variants[1].config(g))
+		_, err := remote.Connect(ctx, httpNTLM.config(g))
 		var ce *remote.ConnectError
 		if !errors.As(err, &ce) || ce.Step != remote.StepDial || ce.Attempts < 2 {
 			t.Fatalf("err = %v, want a dial ConnectError after several attempts", err)
@@ -389,10 +389,10 @@ func TestConnectWaitsForBoot(t *testing.T) {
 }
 
 func TestNonZeroStepFault(t *testing.T) {
-	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+	f := startHost(t, func(c *winsim.HostConfig) {
 		c.Faults.Steps = []winsim.StepFault{{Step: "join", ExitCode: 5, Stderr: "kubelet registration failed"}}
 	})
-	tr := connect(t, variants[0].config(f))
+	tr := connect(t, httpNTLM.config(f))
 	_, err := tr.Run(testCtx(t), "# step: join\nStart-Service kubelet")
 	var ee *remote.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode != 5 || !strings.Contains(err.Error(), "kubelet registration failed") {

@@ -14,7 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/Azure/go-ntlmssp"
+	azntlm "github.com/Azure/go-ntlmssp"
+	"github.com/bodgit/ntlmssp"
 	"github.com/masterzen/winrm"
 	"github.com/masterzen/winrm/soap"
 )
@@ -71,9 +72,13 @@ func newHTTPClient(cfg Config, url string) (*http.Client, error) {
 			conn = tc
 		}
 		if cfg.NTLM {
-			if err := ntlmHandshake(conn, cfg, url); err != nil {
+			session, err := ntlmHandshake(conn, cfg, url)
+			if err != nil {
 				_ = conn.Close() // the authentication's error is the one to report
 				return nil, err
+			}
+			if session != nil {
+				return &sealedConn{Conn: conn, session: session}, nil
 			}
 		}
 		return conn, nil
@@ -109,15 +114,41 @@ func tlsStep(err error) Step {
 	return StepDial
 }
 
+// sealed reports whether a configuration encrypts its messages: NTLM over
+// HTTP, as a stock Windows listener requires ([MS-WSMV] 2.2.9.1.1). Over
+// HTTPS, TLS protects them and the listener takes them as they are.
+func (c Config) sealed() bool { return c.NTLM && !c.HTTPS }
+
 // ntlmHandshake authenticates a fresh connection: NEGOTIATE, CHALLENGE,
 // AUTHENTICATE on empty POSTs, which WinRM answers without running anything.
-func ntlmHandshake(conn net.Conn, cfg Config, url string) error {
+// Over HTTP it returns the NTLM session that seals the connection's messages
+// (bodgit/ntlmssp asks for signing, sealing and key exchange); over HTTPS
+// no session (Azure/go-ntlmssp, no message security).
+func ntlmHandshake(conn net.Conn, cfg Config, url string) (*ntlmssp.SecuritySession, error) {
 	_ = conn.SetDeadline(time.Now().Add(cfg.DialTimeout))
 	defer func() { _ = conn.SetDeadline(time.Time{}) }() // a failed reset surfaces on the next read
-	user, domain, domainNeeded := ntlmssp.GetDomain(cfg.User)
-	negotiate, err := ntlmssp.NewNegotiateMessage(domain, "")
-	if err != nil {
-		return &stepError{StepAuth, err}
+	user, domain, domainNeeded := azntlm.GetDomain(cfg.User)
+	var negotiate []byte
+	var processChallenge func([]byte) ([]byte, error)
+	var client *ntlmssp.Client
+	if cfg.sealed() {
+		var err error
+		if client, err = ntlmssp.NewClient(ntlmssp.SetUserInfo(user, cfg.Password), ntlmssp.SetDomain(domain),
+			ntlmssp.SetVersion(ntlmssp.DefaultVersion())); err != nil {
+			return nil, &stepError{StepAuth, err}
+		}
+		if negotiate, err = client.Authenticate(nil, nil); err != nil {
+			return nil, &stepError{StepAuth, err}
+		}
+		processChallenge = func(challenge []byte) ([]byte, error) { return client.Authenticate(challenge, nil) }
+	} else {
+		var err error
+		if negotiate, err = azntlm.NewNegotiateMessage(domain, ""); err != nil {
+			return nil, &stepError{StepAuth, err}
+		}
+		processChallenge = func(challenge []byte) ([]byte, error) {
+			return azntlm.ProcessChallenge(challenge, user, cfg.Password, domainNeeded)
+		}
 	}
 	br := bufio.NewReader(conn)
 	leg := func(token []byte) (*http.Response, error) {
@@ -137,23 +168,29 @@ func ntlmHandshake(conn net.Conn, cfg Config, url string) error {
 	}
 	resp, err := leg(negotiate) //nolint:bodyclose // leg drains and closes the body
 	if err != nil {
-		return err
+		return nil, err
 	}
 	challenge, err := negotiateToken(resp)
 	if resp.StatusCode != http.StatusUnauthorized || err != nil || len(challenge) == 0 {
-		return &stepError{StepAuth, fmt.Errorf("the listener did not answer the NTLM NEGOTIATE with a challenge (HTTP %d); is Negotiate authentication enabled?", resp.StatusCode)}
+		return nil, &stepError{StepAuth, fmt.Errorf("the listener did not answer the NTLM NEGOTIATE with a challenge (HTTP %d); is Negotiate authentication enabled?", resp.StatusCode)}
 	}
-	authenticate, err := ntlmssp.ProcessChallenge(challenge, user, cfg.Password, domainNeeded)
+	authenticate, err := processChallenge(challenge)
 	if err != nil {
-		return &stepError{StepAuth, err}
+		return nil, &stepError{StepAuth, err}
 	}
 	if resp, err = leg(authenticate); err != nil { //nolint:bodyclose // leg drains and closes the body
-		return err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return &stepError{StepAuth, fmt.Errorf("NTLM authentication rejected (HTTP %d)", resp.StatusCode)}
+		return nil, &stepError{StepAuth, fmt.Errorf("NTLM authentication rejected (HTTP %d)", resp.StatusCode)}
 	}
-	return nil
+	if client == nil {
+		return nil, nil
+	}
+	if client.SecuritySession() == nil {
+		return nil, &stepError{StepAuth, errors.New("the listener did not grant NTLM sealing, which message encryption over HTTP needs")}
+	}
+	return client.SecuritySession(), nil
 }
 
 func negotiateToken(resp *http.Response) ([]byte, error) {
@@ -207,11 +244,22 @@ func faultText(body string) string {
 
 func (o *opTransporter) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, error) {
 	t := o.t
-	req, err := http.NewRequestWithContext(o.ctx, http.MethodPost, t.url, strings.NewReader(msg.String()))
+	var (
+		req    *http.Request
+		sealed *sealedRequest
+		err    error
+	)
+	if t.cfg.sealed() {
+		req, sealed, err = newSealedRequest(o.ctx, t.url, []byte(msg.String()))
+	} else {
+		req, err = http.NewRequestWithContext(o.ctx, http.MethodPost, t.url, strings.NewReader(msg.String()))
+		if err == nil {
+			req.Header.Set("Content-Type", soapContentType)
+		}
+	}
 	if err != nil {
 		return "", err
 	}
-	req.Header.Set("Content-Type", soapContentType)
 	if !t.cfg.NTLM {
 		req.SetBasicAuth(t.cfg.User, t.cfg.Password)
 	}
@@ -228,12 +276,19 @@ func (o *opTransporter) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, er
 	if err != nil {
 		return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: StepDial, Err: err}
 	}
+	contentType := resp.Header.Get("Content-Type")
+	if sealed != nil && isSealed(contentType) {
+		if body, err = sealed.unsealReply(body); err != nil {
+			return "", fmt.Errorf("%s: decrypting the reply: %w", t.cfg, err)
+		}
+		contentType = soapContentType
+	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
 		return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: StepAuth,
 			Err: fmt.Errorf("HTTP 401: credentials rejected for user %q", t.cfg.User)}
-	case !strings.Contains(resp.Header.Get("Content-Type"), "application/soap+xml"):
-		return "", fmt.Errorf("unexpected answer from %s: HTTP %d with content type %q", t.url, resp.StatusCode, resp.Header.Get("Content-Type"))
+	case !strings.Contains(contentType, "application/soap+xml"):
+		return "", fmt.Errorf("unexpected answer from %s: HTTP %d with content type %q", t.url, resp.StatusCode, contentType)
 	case resp.StatusCode != http.StatusOK:
 		return "", &httpStatusError{status: resp.StatusCode, body: string(body)}
 	}

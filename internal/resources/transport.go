@@ -47,6 +47,7 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 	return schema.SingleNestedAttribute{
 		Optional:      true,
 		PlanModifiers: modifiers,
+		Validators:    []validator.Object{plainHTTPValidator{}},
 		MarkdownDescription: "How the provider reaches the guest. Defaults to WinRM over HTTPS (port 5986) with NTLM authentication and " +
 			"certificate verification against `ca_certificate` (or the system roots).",
 		Attributes: map[string]schema.Attribute{
@@ -61,12 +62,19 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 				Validators:          []validator.Int64{int64validator.Between(1, 65535)},
 			},
 			"https": schema.BoolAttribute{
-				Optional:            true,
-				MarkdownDescription: "WinRM over HTTPS. Defaults to `true`; plain HTTP (`false`) only for isolated lab networks.",
+				Optional: true,
+				MarkdownDescription: "WinRM over HTTPS. Defaults to `true`, which needs an HTTPS listener on the guest (Windows has none " +
+					"out of the box). `false` uses the HTTP listener a stock Windows Server has on port 5985: NTLM authenticates " +
+					"the connection and every message is encrypted with its NTLM session (WinRM message encryption), which is what " +
+					"that listener requires (`AllowUnencrypted = false`). HTTP needs `use_ntlm`; Basic over HTTP is refused at plan. " +
+					"The NTLM session's RC4 encryption does not authenticate the guest as a certificate does: prefer HTTPS where you can.",
 			},
 			"use_ntlm": schema.BoolAttribute{
-				Optional:            true,
-				MarkdownDescription: "Authenticate to WinRM with NTLM (the default, and what Windows accepts out of the box for local accounts) instead of Basic.",
+				Optional: true,
+				MarkdownDescription: "Authenticate to WinRM with NTLM (the default, and what Windows accepts out of the box for local " +
+					"accounts) instead of Basic. `false` (Basic) needs HTTPS and Basic enabled on the guest " +
+					"(`winrm set winrm/config/service/auth @{Basic=\"true\"}`); with `https = false` it is refused at plan, as " +
+					"Basic would send the password in clear text and Windows refuses it by default.",
 			},
 			"insecure": schema.BoolAttribute{
 				Optional:            true,
@@ -97,6 +105,42 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 			},
 		},
 	}
+}
+
+// plainHTTPValidator refuses Basic authentication over HTTP: the password
+// would travel in clear text (Basic is base64, not encryption), and a stock
+// Windows listener refuses it (winrm/config/service Basic=false,
+// AllowUnencrypted=false). NTLM over HTTP is allowed: its messages are
+// encrypted.
+type plainHTTPValidator struct{}
+
+func (plainHTTPValidator) Description(context.Context) string {
+	return "WinRM over HTTP needs NTLM: Basic authentication over HTTP is refused"
+}
+
+func (v plainHTTPValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (plainHTTPValidator) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	attrs := req.ConfigValue.Attributes()
+	typ, _ := attrs["type"].(types.String)
+	https, _ := attrs["https"].(types.Bool)
+	ntlm, _ := attrs["use_ntlm"].(types.Bool)
+	if typ.IsUnknown() || typ.ValueString() == string(remote.ProtocolSSH) || https.IsUnknown() || ntlm.IsUnknown() {
+		return
+	}
+	if https.IsNull() || https.ValueBool() || ntlm.IsNull() || ntlm.ValueBool() {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path.AtName("use_ntlm"), "Basic authentication over HTTP is refused",
+		req.Path.String()+" sets https = false and use_ntlm = false: WinRM Basic authentication over HTTP would send the "+
+			"administrator password in clear text (base64), and Windows refuses it by default (winrm/config/service "+
+			"Basic = false, AllowUnencrypted = false). Remove use_ntlm = false to use NTLM, whose messages are encrypted over "+
+			"HTTP as a stock Windows listener requires, or set https = true for Basic over an HTTPS listener.")
 }
 
 // keepRecordedHostKey plans ssh_host_key: the configuration's value, else

@@ -2,9 +2,12 @@ package resources
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -37,5 +40,59 @@ func TestTransportConfig(t *testing.T) {
 	cfg, _ = transportConfig(ctx, types.ObjectValueMust(transportAttrTypes, attrs), "Administrator", "pw", "")
 	if cfg.HostKey != "ssh-ed25519 AAAA" || cfg.HostKeys != nil || cfg.PrivateKeyPEM != nil {
 		t.Errorf("ssh with a pinned host key: %+v", cfg)
+	}
+}
+
+// Basic over HTTP is refused at plan; NTLM over HTTP, Basic over HTTPS, SSH
+// and values not known until apply are not.
+func TestPlainHTTPValidator(t *testing.T) {
+	obj := func(typ string, https, ntlm attr.Value) types.Object {
+		attrs := map[string]attr.Value{}
+		for name, at := range transportAttrTypes {
+			switch at {
+			case types.Int64Type:
+				attrs[name] = types.Int64Null()
+			case types.BoolType:
+				attrs[name] = types.BoolNull()
+			default:
+				attrs[name] = types.StringNull()
+			}
+		}
+		if typ != "" {
+			attrs["type"] = types.StringValue(typ)
+		}
+		attrs["https"], attrs["use_ntlm"] = https, ntlm
+		return types.ObjectValueMust(transportAttrTypes, attrs)
+	}
+	f, tr, null, unknown := types.BoolValue(false), types.BoolValue(true), types.BoolNull(), types.BoolUnknown()
+	for _, tc := range []struct {
+		name   string
+		value  types.Object
+		refuse bool
+	}{
+		{"basic-http", obj("", f, f), true},
+		{"basic-http-winrm", obj("winrm", f, f), true},
+		{"ntlm-http", obj("", f, tr), false},
+		{"ntlm-http-default", obj("", f, null), false},
+		{"basic-https", obj("", tr, f), false},
+		{"basic-https-default", obj("", null, f), false},
+		{"ssh", obj("ssh", f, f), false},
+		{"unknown", obj("", f, unknown), false},
+		{"null", types.ObjectNull(transportAttrTypes), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := validator.ObjectRequest{Path: path.Root("transport"), ConfigValue: tc.value}
+			var resp validator.ObjectResponse
+			plainHTTPValidator{}.ValidateObject(context.Background(), req, &resp)
+			if resp.Diagnostics.HasError() != tc.refuse {
+				t.Fatalf("refused %v, want %v: %v", resp.Diagnostics.HasError(), tc.refuse, resp.Diagnostics)
+			}
+			if tc.refuse {
+				d := resp.Diagnostics.Errors()[0]
+				if !strings.Contains(d.Detail(), "clear text") || !strings.Contains(d.Detail(), "Basic = false") {
+					t.Fatalf("detail lacks the reason: %s", d.Detail())
+				}
+			}
+		})
 	}
 }

@@ -157,7 +157,7 @@ func TestStaticIPClone(t *testing.T) {
 	// The template password is not the node's.
 	bad, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := remote.Connect(bad, remote.Config{Host: ip, User: "Administrator", Password: templatePassword, HTTPS: true, CACertPEM: w.ca.CertPEM}); err == nil {
+	if _, err := remote.Connect(bad, remote.Config{Host: ip, User: "Administrator", Password: templatePassword, HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true}); err == nil {
 		t.Error("the template password logs in to a customized clone")
 	}
 
@@ -347,7 +347,7 @@ func TestFaultsRegisteredBeforeBoot(t *testing.T) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := remote.Connect(cctx, remote.Config{Host: "127.0.30.1", User: "Administrator", Password: "Fault-Passw0rd!", HTTPS: true, CACertPEM: w.ca.CertPEM})
+	_, err := remote.Connect(cctx, remote.Config{Host: "127.0.30.1", User: "Administrator", Password: "Fault-Passw0rd!", HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true})
 	if err == nil {
 		t.Fatal("logged in to a host that fails every authentication")
 	}
@@ -395,7 +395,7 @@ func TestTwentyNodesAtParallelismTen(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			tr, err := remote.Connect(ctx, remote.Config{Host: got, User: "Administrator", Password: "P4rallel-Passw0rd", HTTPS: true, CACertPEM: w.ca.CertPEM})
+			tr, err := remote.Connect(ctx, remote.Config{Host: got, User: "Administrator", Password: "P4rallel-Passw0rd", HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true})
 			if err != nil {
 				t.Error(err)
 				return

@@ -51,6 +51,10 @@ type HostConfig struct {
 	AuthorizedKeys []byte
 
 	Ports *Ports
+	// WinRM is the WinRM service's configuration (winrm get
+	// winrm/config/service); nil is a stock Windows Server's (StockWinRM).
+	// Which listeners exist is Ports'.
+	WinRM *WinRMService
 
 	// BootDelay holds the listeners closed this long after Start, like a guest
 	// still booting. RebootDelay is the downtime of a reboot (default 2s).
@@ -87,6 +91,30 @@ type HostConfig struct {
 	// record Scripts lists: tests act at a step's end without polling the
 	// log. It runs on the goroutine that ran the script and must not block.
 	OnScript func(h *Host, r ScriptRecord)
+}
+
+// WinRMService is what the WinRM service allows, as winrm/config/service
+// holds it. The listeners enforce it: an HTTP request whose SOAP message is
+// not encrypted is refused unless AllowUnencrypted, Basic credentials are
+// refused unless Basic, Negotiate (NTLM) ones unless Negotiate.
+type WinRMService struct {
+	AllowUnencrypted bool
+	Basic            bool
+	Negotiate        bool
+	Kerberos         bool // offered in the 401's WWW-Authenticate; the simulator authenticates no Kerberos ticket
+}
+
+// StockWinRM is the service configuration of a stock Windows Server 2019,
+// 2022 or 2025: AllowUnencrypted false, Basic false, Kerberos and Negotiate
+// true. Sources: [MS-WSMV] 2.2.4.34 ServiceAuthType (the schema's defaults:
+// Basic false, Kerberos true, Negotiate true; learn.microsoft.com/openspecs/
+// windows_protocols/ms-wsmv/e4e963f4-cae9-4821-9efa-65e8f839a30b) and the
+// service's AllowUnencrypted false that Microsoft's "Compromising yourself
+// with WinRM's AllowUnencrypted = True" (devblogs.microsoft.com/powershell,
+// 2015) warns against changing; a stock host's HTTP listener answers only
+// encrypted Negotiate traffic.
+func StockWinRM() WinRMService {
+	return WinRMService{Negotiate: true, Kerberos: true}
 }
 
 // Faults injects failures; change them at run time with Host.SetFaults.
@@ -203,5 +231,9 @@ func (c *HostConfig) setDefaults() {
 	if c.Ports == nil {
 		p := DefaultPorts()
 		c.Ports = &p
+	}
+	if c.WinRM == nil {
+		svc := StockWinRM()
+		c.WinRM = &svc
 	}
 }

@@ -4,7 +4,9 @@
 //
 // A Host serves WinRM (WS-Management, WinRS shell: Create, Command, Send,
 // Receive, Signal, Delete) on HTTP and HTTPS with Basic and NTLMv2 (Negotiate)
-// authentication that really checks the password, and SSH (password and
+// authentication that really checks the password, as the host's WinRM
+// service configuration allows (HostConfig.WinRM, a stock Windows Server's by
+// default: see "WinRM details"), and SSH (password and
 // public-key authentication; exec runs a command line, subsystem sftp serves
 // the disk). It keeps a virtual filesystem, mirrored on disk under
 // <Dir>/fs/<drive>/ (case-insensitive lookups, names kept as created), a
@@ -499,9 +501,18 @@
 // 60s); on expiry the w:TimedOut fault (code 2150858793, text containing
 // "OperationTimeout") tells the client to poll again. Unknown shells get
 // w:InvalidSelectors, requests over MaxEnvelopeSizeKB get w:EncodingLimit,
-// bad credentials HTTP 401 with "WWW-Authenticate: Negotiate" and
-// "Basic realm=\"WSMAN\"". NTLM authenticates the TCP connection: a connection
+// bad credentials HTTP 401 with a "WWW-Authenticate" header for each scheme
+// the service allows. NTLM authenticates the TCP connection: a connection
 // that completed the handshake is served without an Authorization header, and
 // an AUTHENTICATE message sent on another connection than its CHALLENGE fails,
 // as on Windows. An empty POST only authenticates (200).
+//
+// The WinRM service's configuration (HostConfig.WinRM) is a stock Windows
+// Server's unless a test changes it: AllowUnencrypted false, Basic false,
+// Kerberos and Negotiate true ([MS-WSMV] 2.2.4.34). Basic when off is a 401
+// offering Negotiate and Kerberos; a clear-text SOAP message on HTTP is a 401
+// (NTLM) or a 500 (Basic); NTLM with message encryption ([MS-WSMV] 2.2.9.1.1,
+// sealed per [MS-NLMP] 3.4) is served, its replies sealed. httpauth.go
+// cites the source of each answer, ntlmseal.go and wsman_encrypted.go the
+// specification sections they follow.
 package winsim

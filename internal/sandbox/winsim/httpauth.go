@@ -9,6 +9,41 @@ import (
 	"sync"
 )
 
+// What the WinRM service answers, by its configuration (HostConfig.WinRM,
+// winrm/config/service; StockWinRM is a stock Windows Server 2019/2022/2025's:
+// AllowUnencrypted false, Basic false, Kerberos and Negotiate true, [MS-WSMV]
+// 2.2.4.34 ServiceAuthType giving the Auth defaults). Which listeners exist
+// is HostConfig.Ports'.
+//
+//	Basic when Basic is false (HTTP or HTTPS)   401, WWW-Authenticate: Negotiate, Kerberos (the
+//	                                            schemes a stock WinRM endpoint offers:
+//	                                            rapid7/metasploit-framework#20490, a curl of one;
+//	                                            Basic is disabled by default: hashicorp/packer#6205)
+//	a clear-text SOAP message on HTTP, NTLM      401, and the connection must authenticate again
+//	  (AllowUnencrypted false)                  (hashicorp/packer#6205: NTLM without message
+//	                                            encryption "will constantly send a 401 error";
+//	                                            Ansible's WinRM guide, "HTTP 401/Credentials
+//	                                            Rejected")
+//	a clear-text SOAP message on HTTP, Basic     500, no body modelled (diyan/pywinrm#208:
+//	  (Basic true, AllowUnencrypted false)      "Bad HTTP response returned from server. Code 500")
+//	an encrypted message on HTTP or HTTPS        unsealed with the connection's NTLM session and
+//	                                            answered sealed, faults too ([MS-WSMV] 2.2.9.1.1,
+//	                                            wsman_encrypted.go)
+//	an encrypted message the session does not    400, empty (the status is the simulator's; Windows'
+//	  verify, or on a connection without one    answer is not documented); 401 without a session
+//
+// The NTLM session is the server side of [MS-NLMP] 3.4 (ntlmseal.go): the
+// CHALLENGE grants signing, sealing and key exchange when the NEGOTIATE asks
+// (3.2.5.1.1); the exported session key is the NTLMv2 session base key
+// (3.3.2), or the client's random key unwrapped with it under KEY_EXCH;
+// SEALKEY and SIGNKEY as 3.4.5.2-3; RC4 sealing and the HMAC-MD5 signature
+// of extended session security (3.4.4.2), sequence numbers checked. An
+// outside client (bodgit/ntlmssp's SecuritySession, which masterzen/winrm's
+// NewEncryption uses) interoperates with it (wsman_encryption_test.go). Not
+// modelled: Kerberos (offered, never accepted), CredSSP, CbtHardeningLevel
+// (channel binding over HTTPS), the multipart/x-multi-encrypted form of
+// large CredSSP messages.
+
 // connState is the authentication state of one TCP connection: NTLM
 // authenticates the connection, not the request.
 type connState struct {
@@ -16,6 +51,10 @@ type connState struct {
 	user          string // set once authenticated
 	challenge     [8]byte
 	challengeSent bool
+	// session seals and unseals the connection's messages once NTLM
+	// negotiated sealing ([MS-NLMP] 3.4); nil for Basic and for clients
+	// that did not ask for it.
+	session *ntlmSession
 }
 
 type connStateKey struct{}
@@ -35,60 +74,107 @@ func accountName(u string) string {
 	return u
 }
 
-// authenticate checks Basic or Negotiate (NTLM) credentials. On failure it
-// has written the 401 (with the next NTLM leg when there is one).
-func (h *Host) authenticate(w http.ResponseWriter, r *http.Request) (string, bool) {
+func connStateOf(r *http.Request) *connState {
 	st, _ := r.Context().Value(connStateKey{}).(*connState)
 	if st == nil {
 		st = &connState{}
 	}
+	return st
+}
+
+// authenticate checks Basic or Negotiate (NTLM) credentials, each only when
+// the service allows its scheme, and returns the user and the scheme the
+// request was authenticated by ("basic" or "negotiate"). On failure it has
+// written the 401 (with the next NTLM leg when there is one).
+func (h *Host) authenticate(w http.ResponseWriter, r *http.Request) (user, scheme string, ok bool) {
+	st := connStateOf(r)
 	auth := r.Header.Get("Authorization")
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if auth == "" && st.user != "" && !h.authFails() {
-		return st.user, true
+		return st.user, "negotiate", true
 	}
 	scheme, payload, _ := strings.Cut(auth, " ")
+	svc := h.cfg.WinRM
 	switch strings.ToLower(scheme) {
 	case "basic":
+		if !svc.Basic {
+			break // Basic=false: refused whatever the credentials
+		}
 		u, p, ok := r.BasicAuth()
 		if ok && !h.authFails() && strings.EqualFold(accountName(u), h.cfg.AdminUser) && p == h.cfg.AdminPassword {
-			return h.cfg.AdminUser, true
+			return h.cfg.AdminUser, "basic", true
 		}
 	case "negotiate", "ntlm":
+		if !svc.Negotiate {
+			break
+		}
 		msg, err := base64.StdEncoding.DecodeString(strings.TrimSpace(payload))
 		if err != nil {
 			break
 		}
 		switch ntlmMessageType(msg) {
 		case 1:
-			challengeMsg, challenge := ntlmChallenge(h.cfg.ComputerName)
-			st.challenge, st.challengeSent, st.user = challenge, true, ""
+			challengeMsg, challenge := ntlmChallenge(h.cfg.ComputerName, ntlmNegotiateFlags(msg))
+			st.challenge, st.challengeSent, st.user, st.session = challenge, true, "", nil
 			w.Header().Set("WWW-Authenticate", scheme+" "+base64.StdEncoding.EncodeToString(challengeMsg))
 			h.unauthorized(w, r, false)
-			return "", false
+			return "", "", false
 		case 3:
 			if !st.challengeSent {
 				break // AUTHENTICATE on a connection that never got our CHALLENGE
 			}
 			st.challengeSent = false
-			user, _, err := ntlmVerify(msg, st.challenge, h.cfg.AdminPassword)
+			user, _, session, err := ntlmVerify(msg, st.challenge, h.cfg.AdminPassword)
 			if err == nil && !h.authFails() && strings.EqualFold(accountName(user), h.cfg.AdminUser) {
-				st.user = h.cfg.AdminUser
-				return st.user, true
+				st.user, st.session = h.cfg.AdminUser, session
+				return st.user, "negotiate", true
 			}
 		}
 	}
 	h.unauthorized(w, r, true)
-	return "", false
+	return "", "", false
 }
 
-// unauthorized answers 401, offering both schemes when offer is set.
-func (h *Host) unauthorized(w http.ResponseWriter, r *http.Request, offer bool) {
+// unauthorized answers 401, offering the schemes the service allows when
+// offer is set: "Negotiate" and "Kerberos" on a stock host (Basic=false),
+// `Basic realm="WSMAN"` too once Basic is allowed.
+func (h *Host) unauthorized(w http.ResponseWriter, _ *http.Request, offer bool) {
 	if offer {
-		w.Header().Add("WWW-Authenticate", "Negotiate")
-		w.Header().Add("WWW-Authenticate", `Basic realm="WSMAN"`)
+		svc := h.cfg.WinRM
+		if svc.Negotiate {
+			w.Header().Add("WWW-Authenticate", "Negotiate")
+		}
+		if svc.Kerberos {
+			w.Header().Add("WWW-Authenticate", "Kerberos")
+		}
+		if svc.Basic {
+			w.Header().Add("WWW-Authenticate", `Basic realm="WSMAN"`)
+		}
 	}
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusUnauthorized)
+}
+
+// refuseUnencrypted answers an HTTP request whose SOAP message came in clear
+// text while AllowUnencrypted is false. Negotiate: 401, and the connection
+// must authenticate again (hashicorp/packer#6205, jborean93's analysis of a
+// capture against a stock host: a client that authenticates with NTLM but
+// does not encrypt "will constantly send a 401 error"; Ansible's WinRM guide,
+// "HTTP 401/Credentials Rejected": over HTTP, use NTLM, Kerberos or CredSSP
+// with message encryption). Basic, where the service allows it: 500
+// (diyan/pywinrm#208: Basic=true, AllowUnencrypted=false, pywinrm's default
+// Basic transport over HTTP gets "Bad HTTP response returned from server.
+// Code 500"; the body is not modelled).
+func (h *Host) refuseUnencrypted(w http.ResponseWriter, r *http.Request, scheme string) {
+	if scheme == "basic" {
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	st := connStateOf(r)
+	st.mu.Lock()
+	st.user, st.session, st.challengeSent = "", nil, false
+	st.mu.Unlock()
+	h.unauthorized(w, r, true)
 }

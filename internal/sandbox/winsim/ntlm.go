@@ -66,8 +66,11 @@ func ntlmMessageType(msg []byte) int {
 	return int(binary.LittleEndian.Uint32(msg[8:12]))
 }
 
-// ntlmChallenge builds a CHALLENGE message for the computer name.
-func ntlmChallenge(target string) (msg []byte, challenge [8]byte) {
+// ntlmChallenge builds a CHALLENGE message for the computer name. Of the
+// NEGOTIATE message's flags it grants signing, sealing and key exchange when
+// asked ([MS-NLMP] 3.2.5.1.1: the server sets them in the CHALLENGE if the
+// client requested them), which message encryption over HTTP needs.
+func ntlmChallenge(target string, negotiateFlags uint32) (msg []byte, challenge [8]byte) {
 	_, _ = rand.Read(challenge[:])
 	name := utf16le(strings.ToUpper(target))
 	var info bytes.Buffer
@@ -91,7 +94,7 @@ func ntlmChallenge(target string) (msg []byte, challenge [8]byte) {
 	binary.LittleEndian.PutUint16(msg[12:], uint16(len(name)))
 	binary.LittleEndian.PutUint16(msg[14:], uint16(len(name)))
 	binary.LittleEndian.PutUint32(msg[16:], ntlmChallengeHeaderLen)
-	binary.LittleEndian.PutUint32(msg[20:], ntlmChallengeFlags)
+	binary.LittleEndian.PutUint32(msg[20:], ntlmChallengeFlags|negotiateFlags&(ntlmNegotiateSign|ntlmNegotiateSeal|ntlmNegotiateKeyExch))
 	copy(msg[24:32], challenge[:])
 	binary.LittleEndian.PutUint16(msg[40:], uint16(info.Len()))
 	binary.LittleEndian.PutUint16(msg[42:], uint16(info.Len()))
@@ -114,30 +117,62 @@ func ntlmField(msg []byte, at int) ([]byte, error) {
 	return msg[off : off+n], nil
 }
 
+// ntlmNegotiateFlags returns a NEGOTIATE message's flags.
+func ntlmNegotiateFlags(msg []byte) uint32 {
+	if len(msg) < 16 {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(msg[12:])
+}
+
 // ntlmVerify checks an AUTHENTICATE message against the challenge and the
-// account's password and returns the user and domain it names.
-func ntlmVerify(msg []byte, challenge [8]byte, password string) (user, domain string, err error) {
+// account's password and returns the user and domain it names, and the
+// connection's session security when signing or sealing was negotiated.
+func ntlmVerify(msg []byte, challenge [8]byte, password string) (user, domain string, session *ntlmSession, err error) {
+	user, domain, baseKey, err := ntlmVerifyResponse(msg, challenge, password)
+	if err != nil {
+		return user, domain, nil, err
+	}
+	flags := binary.LittleEndian.Uint32(msg[60:])
+	if flags&(ntlmNegotiateSign|ntlmNegotiateSeal) == 0 {
+		return user, domain, nil, nil
+	}
+	encryptedKey, err := ntlmField(msg, 52)
+	if err != nil {
+		return user, domain, nil, err
+	}
+	exported, err := ntlmExportedKey(flags, baseKey, encryptedKey)
+	if err != nil {
+		return user, domain, nil, err
+	}
+	session, err = newNTLMServerSession(flags, exported)
+	return user, domain, session, err
+}
+
+// ntlmVerifyResponse checks the NTLMv2 response and returns the session base
+// key ([MS-NLMP] 3.3.2: HMAC_MD5(ResponseKeyNT, NTProofStr)).
+func ntlmVerifyResponse(msg []byte, challenge [8]byte, password string) (user, domain string, baseKey []byte, err error) {
 	if ntlmMessageType(msg) != 3 || len(msg) < ntlmAuthenticateHeaderLen {
-		return "", "", errNTLM
+		return "", "", nil, errNTLM
 	}
 	nt, err := ntlmField(msg, 20)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	dom, err := ntlmField(msg, 28)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	usr, err := ntlmField(msg, 36)
 	if err != nil {
-		return "", "", err
+		return "", "", nil, err
 	}
 	if binary.LittleEndian.Uint32(msg[60:])&ntlmNegotiateUnicode == 0 {
-		return "", "", errors.New("ntlm: only Unicode is supported")
+		return "", "", nil, errors.New("ntlm: only Unicode is supported")
 	}
 	user, domain = fromUTF16le(usr), fromUTF16le(dom)
 	if len(nt) < ntlmV2ResponseMinLen {
-		return user, domain, errors.New("ntlm: NTLMv1 responses are refused (LmCompatibilityLevel 5)")
+		return user, domain, nil, errors.New("ntlm: NTLMv1 responses are refused (LmCompatibilityLevel 5)")
 	}
 	h := md4.New()
 	h.Write(utf16le(password))
@@ -145,9 +180,9 @@ func ntlmVerify(msg []byte, challenge [8]byte, password string) (user, domain st
 	ntowfv2 := hmacMD5(ntHash, utf16le(strings.ToUpper(user)+domain))
 	proof := hmacMD5(ntowfv2, challenge[:], nt[16:])
 	if !hmac.Equal(proof, nt[:16]) {
-		return user, domain, errNTLM
+		return user, domain, nil, errNTLM
 	}
-	return user, domain, nil
+	return user, domain, hmacMD5(ntowfv2, proof), nil
 }
 
 func hmacMD5(key []byte, data ...[]byte) []byte {

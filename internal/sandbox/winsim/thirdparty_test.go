@@ -99,7 +99,7 @@ func TestRebootMidStep(t *testing.T) {
 	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
 		c.Faults.Steps = []winsim.StepFault{{Step: "install-updates", Reboot: true, Times: 1}}
 	})
-	c := newClient(t, f, false, false, f.Password)
+	c := newClient(t, f, false, true, f.Password)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, _, _, err := c.RunPSWithContext(ctx, "# step: install-updates\nWrite-Output 'updated'")
@@ -109,7 +109,7 @@ func TestRebootMidStep(t *testing.T) {
 	if err := f.Host.WaitUp(ctx); err != nil {
 		t.Fatal(err)
 	}
-	out, _, _, err := newClient(t, f, false, false, f.Password).RunPSWithContext(ctx, "# step: install-updates\nWrite-Output 'updated'")
+	out, _, _, err := newClient(t, f, false, true, f.Password).RunPSWithContext(ctx, "# step: install-updates\nWrite-Output 'updated'")
 	if err != nil || strings.TrimSpace(out) != "updated" {
 		t.Fatalf("re-run after reboot: %q %v", out, err)
 	}
@@ -117,7 +117,7 @@ func TestRebootMidStep(t *testing.T) {
 
 func TestInvalidShellFault(t *testing.T) {
 	f := winsimtest.StartHost(t, nil)
-	c := newClient(t, f, false, false, f.Password)
+	c := newClient(t, f, false, true, f.Password)
 	shell := c.NewShell("00000000-0000-0000-0000-000000000000")
 	_, err := shell.ExecuteWithContext(context.Background(), "echo x")
 	// masterzen/winrm's default transport hands non-200 bodies back as

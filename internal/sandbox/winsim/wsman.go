@@ -25,6 +25,10 @@ const maxReceiveChunk = 96 << 10
 // maxOperationTimeout caps a Receive long poll whatever the client asks.
 const maxOperationTimeout = 60 * time.Second
 
+// encryptedOverhead bounds what an encrypted message's framing adds to the
+// SOAP message it carries.
+const encryptedOverhead = 1 << 10
+
 // wsmanServer holds the WinRS shells of a host.
 type wsmanServer struct {
 	h      *Host
@@ -110,16 +114,34 @@ func (h *Host) wsmanHandler(transport string) http.Handler {
 			http.Error(w, "not found", http.StatusNotFound)
 			return
 		}
-		user, ok := h.authenticate(w, r)
+		user, scheme, ok := h.authenticate(w, r)
 		if !ok {
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, MaxEnvelopeSizeKB<<10+1))
+		body, err := io.ReadAll(io.LimitReader(r.Body, MaxEnvelopeSizeKB<<10+encryptedOverhead+1))
 		if err != nil {
 			return
 		}
 		if len(body) == 0 {
 			w.WriteHeader(http.StatusOK) // an authentication-only request
+			return
+		}
+		switch session := connStateOf(r).session; {
+		case isEncrypted(r.Header.Get("Content-Type")):
+			if session == nil {
+				h.unauthorized(w, r, true) // no sealing context on this connection (Basic, or NTLM without SEAL)
+				return
+			}
+			if body, err = unsealRequest(session, body); err != nil {
+				w.Header().Set("Content-Length", "0")
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			sw := newSealedResponse(w, session)
+			defer sw.finish()
+			w = sw
+		case transport == "winrm-http" && !h.cfg.WinRM.AllowUnencrypted:
+			h.refuseUnencrypted(w, r, scheme)
 			return
 		}
 		if len(body) > MaxEnvelopeSizeKB<<10 {

@@ -12,8 +12,25 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
-// newClient builds a masterzen/winrm client the way Terraform's communicator does.
+// newClient builds a masterzen/winrm client the way Terraform's communicator
+// does; NTLM over HTTP encrypts its messages (sealingNTLM), as a stock
+// host's HTTP listener requires.
 func newClient(t *testing.T, f *winsimtest.Fixture, https, ntlm bool, password string) *winrm.Client {
+	t.Helper()
+	switch {
+	case ntlm && !https:
+		return newClientWith(t, f, https, password, func() winrm.Transporter {
+			return &sealingNTLM{user: "Administrator", password: password}
+		})
+	case ntlm:
+		return newClientWith(t, f, https, password, func() winrm.Transporter { return &winrm.ClientNTLM{} })
+	}
+	return newClientWith(t, f, https, password, nil) // Basic
+}
+
+// newClientWith builds a client with the transport decorate returns (nil:
+// the library's Basic transport).
+func newClientWith(t *testing.T, f *winsimtest.Fixture, https bool, password string, decorate func() winrm.Transporter) *winrm.Client {
 	t.Helper()
 	port := f.Host.Ports().WinRM
 	if https {
@@ -22,8 +39,8 @@ func newClient(t *testing.T, f *winsimtest.Fixture, https, ntlm bool, password s
 	ep := &winrm.Endpoint{Host: "127.0.0.1", Port: port, HTTPS: https, CACert: f.CA.CertPEM, Timeout: 20 * time.Second}
 	params := *winrm.DefaultParameters
 	params.Timeout = "PT5S"
-	if ntlm {
-		params.TransportDecorator = func() winrm.Transporter { return &winrm.ClientNTLM{} }
+	if decorate != nil {
+		params.TransportDecorator = decorate
 	}
 	c, err := winrm.NewClientWithParameters(ep, "Administrator", password, &params)
 	if err != nil {
@@ -32,12 +49,19 @@ func newClient(t *testing.T, f *winsimtest.Fixture, https, ntlm bool, password s
 	return c
 }
 
+// TestWinRMClientLibrary runs a script over each way a host can be reached:
+// NTLM with message encryption over HTTP, and over HTTPS Basic (allowed here
+// as `winrm set winrm/config/service/auth @{Basic="true"}` would) and NTLM.
 func TestWinRMClientLibrary(t *testing.T) {
-	f := winsimtest.StartHost(t, nil)
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		svc := winsim.StockWinRM()
+		svc.Basic = true
+		c.WinRM = &svc
+	})
 	for _, tc := range []struct {
 		name        string
 		https, ntlm bool
-	}{{"http-basic", false, false}, {"http-ntlm", false, true}, {"https-basic", true, false}, {"https-ntlm", true, true}} {
+	}{{"http-ntlm-encrypted", false, true}, {"https-basic", true, false}, {"https-ntlm", true, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
