@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -179,5 +181,35 @@ func TestVMToolsRefusals(t *testing.T) {
 	}
 	if _, err := fm.ListFiles(ctx, auth, `C:\`, 0, 0, ""); !fault.Is(err, &types.NotImplemented{}) {
 		t.Errorf("ListFilesInGuest = %v, want NotImplemented", err)
+	}
+}
+
+// TestVMToolsRestartUnderScript: a guest that restarts under a running
+// script cuts it as a restart cuts a WinRM command (ErrConnectionCut, what
+// guest.Session reconnects after), and Connect waits for the guest to take
+// guest operations again.
+func TestVMToolsRestartUnderScript(t *testing.T) {
+	w := start(t)
+	vm := w.bootNode(t, "win-reboot")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cfg := w.vmtoolsConfig(vm, nodePassword)
+	tr, err := remote.Connect(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tr.Close() }()
+	w.hosts.SetFaults("WIN-REBOOT", winsim.Faults{Steps: []winsim.StepFault{{Match: regexp.MustCompile("reboot-under-me"), Reboot: true, Times: 1}}})
+	_, err = tr.Run(ctx, "Write-Output 'reboot-under-me'")
+	if !errors.Is(err, remote.ErrConnectionCut) {
+		t.Fatalf("Run under a restart = %v, want ErrConnectionCut", err)
+	}
+	tr2, err := remote.Connect(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Connect after the restart: %v", err)
+	}
+	defer func() { _ = tr2.Close() }()
+	if got := run(t, tr2, `$env:COMPUTERNAME`); got != "WIN-REBOOT" {
+		t.Errorf("after the restart: %q", got)
 	}
 }
