@@ -175,3 +175,21 @@ func TestAccVMTools_winrmBaseline(t *testing.T) {
 	acctest.PreCheck(t)
 	transportFigures(t, "")
 }
+
+// TestAccVMTools_planRefusesNetworkAttributes: with type = "vmtools" a
+// WinRM or SSH attribute is a plan-time error naming it.
+func TestAccVMTools_planRefusesNetworkAttributes(t *testing.T) {
+	acctest.PreCheck(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: acctest.GoldenImageConfig(acctest.Name("img"), map[string]string{"transport": `{
+    type           = "vmtools"
+    ca_certificate = "PEM"
+  }`}),
+			PlanOnly:    true,
+			ExpectError: acctest.Wrapped(`(?s)Invalid transport attribute for vmtools.*transport.ca_certificate does not apply to type = "vmtools"`),
+		}},
+	})
+}
