@@ -38,6 +38,9 @@ type VSphere interface {
 	// turns it into a template.
 	MarkAsTemplate(ctx context.Context, vm VM, facts map[string]string) (VM, error)
 	Destroy(ctx context.Context, vm VM) error
+	// GuestOperations is the way into the VM's guest through vCenter, for
+	// the vmtools transport.
+	GuestOperations(vm VM) *remote.GuestOperations
 }
 
 // CloneRequest places the build VM.
@@ -145,6 +148,9 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 	}
 	tcfg := req.Transport
 	tcfg.Host = ip
+	if tcfg.Protocol == remote.ProtocolVMTools {
+		tcfg.Guest = vs.GuestOperations(vm)
+	}
 	progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
 	g, err := guest.Connect(ctx, connect, tcfg, "image")
 	if err != nil {

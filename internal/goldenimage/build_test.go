@@ -64,6 +64,10 @@ func (f *fakeVSphere) CloneBuildVM(ctx context.Context, req goldenimage.CloneReq
 	return goldenimage.VM{ID: buildVM, Path: req.Folder + "/" + req.Name}, f.cloneErr
 }
 
+func (f *fakeVSphere) GuestOperations(vm goldenimage.VM) *remote.GuestOperations {
+	return &remote.GuestOperations{}
+}
+
 func (f *fakeVSphere) PowerOn(ctx context.Context, _ goldenimage.VM) error {
 	return f.enter(ctx, "PowerOn")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
@@ -71,6 +72,12 @@ func (a *VSphereAdapter) CloneBuildVM(ctx context.Context, req CloneRequest) (VM
 	// vCenter made it, or its identity could not be read in full), and
 	// the build must track it and clean it up.
 	return VM{ID: vm.ID(), Path: vm.InventoryPath}, err
+}
+
+func (a *VSphereAdapter) GuestOperations(vm VM) *remote.GuestOperations {
+	ref := vsphere.VMRef(vm.ID)
+	return &remote.GuestOperations{Client: a.c.Client.Client, VM: ref,
+		WaitReady: func(ctx context.Context) error { return a.c.WaitForGuestOperations(ctx, ref) }}
 }
 
 func (a *VSphereAdapter) PowerOn(ctx context.Context, vm VM) error {

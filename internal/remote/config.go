@@ -12,6 +12,9 @@ type Protocol string
 const (
 	ProtocolWinRM Protocol = "winrm"
 	ProtocolSSH   Protocol = "ssh"
+	// ProtocolVMTools runs scripts through vCenter's guest operations
+	// (VMware Tools in the guest; vmtools.go): Guest says which VM.
+	ProtocolVMTools Protocol = "vmtools"
 )
 
 // Default settings.
@@ -25,9 +28,9 @@ const (
 
 // Config says how to reach a host. Secrets in it are never logged.
 type Config struct {
-	Protocol Protocol // winrm (default) or ssh
-	Host     string
-	Port     int // default 5986 (WinRM HTTPS), 5985 (WinRM HTTP), 22 (SSH)
+	Protocol Protocol // winrm (default), ssh or vmtools
+	Host     string   // the guest's address; for vmtools only named in errors
+	Port     int      // default 5986 (WinRM HTTPS), 5985 (WinRM HTTP), 22 (SSH)
 	User     string
 	Password string
 
@@ -54,6 +57,10 @@ type Config struct {
 	PrivateKeyPEM []byte
 	HostKey       string
 	HostKeys      *HostKeys
+
+	// vmtools: the vCenter session and the VM whose guest operations run
+	// the scripts (no Host, Port or TLS settings).
+	Guest *GuestOperations
 
 	DialTimeout    time.Duration // one TCP/TLS/SSH handshake; default 10s
 	ConnectTimeout time.Duration // Connect's bound when ctx has no deadline; default 10m
@@ -102,12 +109,16 @@ func (c Config) port() int {
 
 func (c Config) validate() error {
 	switch {
-	case c.Host == "":
+	case c.Protocol == ProtocolVMTools && (c.Guest == nil || c.Guest.Client == nil || c.Guest.VM.Value == ""):
+		return errors.New("remote: vmtools needs Guest (the vCenter session and the VM)")
+	case c.Protocol == ProtocolVMTools && c.Password == "":
+		return errors.New("remote: vmtools needs a Password (the guest account's)")
+	case c.Host == "" && c.Protocol != ProtocolVMTools:
 		return errors.New("remote: Host is required")
 	case c.User == "":
 		return errors.New("remote: User is required")
-	case c.Protocol != ProtocolWinRM && c.Protocol != ProtocolSSH:
-		return errors.New(`remote: Protocol must be "winrm" or "ssh"`)
+	case c.Protocol != ProtocolWinRM && c.Protocol != ProtocolSSH && c.Protocol != ProtocolVMTools:
+		return errors.New(`remote: Protocol must be "winrm", "ssh" or "vmtools"`)
 	case c.Protocol == ProtocolWinRM && c.Password == "":
 		return errors.New("remote: WinRM needs a Password")
 	case c.Protocol == ProtocolWinRM && !c.HTTPS && !c.NTLM:

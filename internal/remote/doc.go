@@ -1,6 +1,10 @@
 // Package remote runs PowerShell on Windows hosts and copies files to them,
-// over WinRM (github.com/masterzen/winrm) or SSH (golang.org/x/crypto/ssh and
-// github.com/pkg/sftp), behind one small interface, Transport.
+// over WinRM (github.com/masterzen/winrm), SSH (golang.org/x/crypto/ssh and
+// github.com/pkg/sftp) or vCenter's guest operations (vmtools.go: govmomi's
+// guest and guest/toolbox, no network path to the guest), behind one small
+// interface, Transport. For vmtools, Connect waits for the guest's readiness
+// on vCenter's property collector (GuestOperations.WaitReady) instead of
+// dialling.
 //
 // Connect waits for the guest to come up (retrying with exponential backoff
 // until the context's deadline), then proves the session with a trivial

@@ -16,12 +16,14 @@ const (
 	StepAuth    Step = "auth"
 	StepHostKey Step = "host key"
 	StepCommand Step = "command"
+	// StepReady: waiting for the guest to take guest operations (vmtools).
+	StepReady Step = "guest operations readiness"
 )
 
 // ConnectError says where reaching a host failed and what to check.
 type ConnectError struct {
-	Protocol string // "winrm https", "winrm http", "ssh"
-	Host     string
+	Protocol string // "winrm https", "winrm http", "ssh", "vmtools"
+	Host     string // vmtools: "virtual machine vm-42 (address)"
 	Port     int
 	Step     Step
 	Err      error
@@ -33,12 +35,22 @@ func (e *ConnectError) Error() string {
 	if e.Attempts > 1 {
 		attempts = fmt.Sprintf(" (after %d attempts)", e.Attempts)
 	}
-	return fmt.Sprintf("%s %s: %s failed%s: %v; %s", e.Protocol, hostPort(e.Host, e.Port), e.Step, attempts, e.Err, e.hint())
+	where := hostPort(e.Host, e.Port)
+	if e.Protocol == vmtoolsLabel {
+		where = e.Host
+	}
+	return fmt.Sprintf("%s %s: %s failed%s: %v; %s", e.Protocol, where, e.Step, attempts, e.Err, e.hint())
 }
+
+// vmtoolsLabel is the vmtools transport's Protocol in errors.
+const vmtoolsLabel = "vmtools"
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
 func (e *ConnectError) hint() string {
+	if e.Protocol == vmtoolsLabel {
+		return e.vmtoolsHint()
+	}
 	switch e.Step {
 	case StepDial:
 		listener := "the WinRM listener (winrm enumerate winrm/config/listener)"
@@ -63,6 +75,16 @@ func asConnectError(err error) (*ConnectError, bool) {
 	var ce *ConnectError
 	ok := errors.As(err, &ce)
 	return ce, ok
+}
+
+func (e *ConnectError) vmtoolsHint() string {
+	switch e.Step {
+	case StepReady, StepDial:
+		return "guest operations need the VM powered on with VMware Tools running in the guest (vSphere: the VM's guest.toolsRunningStatus and guest.guestOperationsReady)"
+	case StepAuth:
+		return "vCenter passed on the guest's refusal of the credentials (InvalidGuestLogin): check the administrator user name and password of the guest; the vCenter user also needs the VirtualMachine.GuestOperations privileges (Query, Modify, Execute) on the VM"
+	}
+	return "the guest operations worked but a trivial command failed: check that powershell.exe runs for this user"
 }
 
 // retryable reports whether Connect should try again: only while the host is

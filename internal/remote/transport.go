@@ -51,6 +51,8 @@ func Connect(ctx context.Context, cfg Config) (Transport, error) {
 		switch cfg.Protocol {
 		case ProtocolSSH:
 			t, err = dialSSH(ctx, cfg)
+		case ProtocolVMTools:
+			t, err = dialVMTools(ctx, cfg)
 		default:
 			t, err = newWinRM(cfg)
 		}
@@ -83,7 +85,7 @@ func prove(ctx context.Context, cfg Config, t Transport) error {
 	if ce, ok := asConnectError(err); ok {
 		return ce
 	}
-	return &ConnectError{Protocol: cfg.label(), Host: cfg.Host, Port: cfg.port(), Step: StepCommand, Err: err}
+	return &ConnectError{Protocol: cfg.label(), Host: cfg.target(), Port: cfg.port(), Step: StepCommand, Err: err}
 }
 
 func hostPort(host string, port int) string {
@@ -91,8 +93,11 @@ func hostPort(host string, port int) string {
 }
 
 func (c Config) label() string {
-	if c.Protocol == ProtocolSSH {
+	switch c.Protocol {
+	case ProtocolSSH:
 		return "ssh"
+	case ProtocolVMTools:
+		return vmtoolsLabel
 	}
 	if c.HTTPS {
 		return "winrm https"
@@ -101,5 +106,8 @@ func (c Config) label() string {
 }
 
 func (c Config) String() string {
+	if c.Protocol == ProtocolVMTools {
+		return c.label() + " " + c.target()
+	}
 	return fmt.Sprintf("%s %s", c.label(), hostPort(c.Host, c.port()))
 }

@@ -47,14 +47,21 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 	return schema.SingleNestedAttribute{
 		Optional:      true,
 		PlanModifiers: modifiers,
-		Validators:    []validator.Object{plainHTTPValidator{}},
+		Validators:    []validator.Object{plainHTTPValidator{}, vmtoolsTransportValidator{}},
 		MarkdownDescription: "How the provider reaches the guest. Defaults to WinRM over HTTPS (port 5986) with NTLM authentication and " +
-			"certificate verification against `ca_certificate` (or the system roots).",
+			"certificate verification against `ca_certificate` (or the system roots). `type = \"vmtools\"` needs no network path " +
+			"to the guest at all: see `type`.",
 		Attributes: map[string]schema.Attribute{
 			"type": schema.StringAttribute{
-				Optional:            true,
-				MarkdownDescription: "`winrm` (the default) or `ssh`.",
-				Validators:          []validator.String{stringvalidator.OneOf("winrm", "ssh")},
+				Optional: true,
+				MarkdownDescription: "`winrm` (the default), `ssh` or `vmtools`. `vmtools` runs the steps through vCenter's guest operations, " +
+					"which VMware Tools in the guest carries out (as PowerCLI's `Invoke-VMScript` does): no port, no listener and no " +
+					"certificate on the guest, and no route from the provider to it, only to vCenter and, for the scripts' output, to " +
+					"the ESXi host running the VM (HTTPS, port 443, verified by the thumbprint vCenter holds). It needs VMware Tools " +
+					"running in the guest, the guest's administrator password (the one the resource sets), and the vCenter privileges " +
+					"`VirtualMachine.GuestOperations.Query`, `.Modify` and `.Execute` on the VM. `port`, `https`, `use_ntlm`, `insecure`, " +
+					"`ca_certificate`, `tls_server_name` and the `ssh_*` attributes do not apply to it and are refused.",
+				Validators: []validator.String{stringvalidator.OneOf("winrm", "ssh", string(remote.ProtocolVMTools))},
 			},
 			"port": schema.Int64Attribute{
 				Optional:            true,
@@ -168,6 +175,41 @@ func (keepRecordedHostKey) PlanModifyString(ctx context.Context, req planmodifie
 		resp.PlanValue = types.StringNull()
 	case !req.State.Raw.IsNull() && !req.StateValue.IsNull():
 		resp.PlanValue = req.StateValue
+	}
+}
+
+// vmtoolsTransportValidator refuses, with type = "vmtools", the attributes
+// of the network transports: guest operations go through vCenter, so a
+// port, TLS settings or SSH keys would be silently ignored otherwise.
+type vmtoolsTransportValidator struct{}
+
+// networkOnlyAttributes are the transport attributes vmtools has no use for.
+var networkOnlyAttributes = []string{"port", "https", "use_ntlm", "insecure", "ca_certificate", "tls_server_name", "ssh_private_key_wo", "ssh_host_key"}
+
+func (vmtoolsTransportValidator) Description(context.Context) string {
+	return `with type = "vmtools", none of the WinRM or SSH attributes`
+}
+
+func (v vmtoolsTransportValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (vmtoolsTransportValidator) ValidateObject(_ context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	attrs := req.ConfigValue.Attributes()
+	typ, _ := attrs["type"].(types.String)
+	if typ.IsUnknown() || typ.ValueString() != string(remote.ProtocolVMTools) {
+		return
+	}
+	for _, name := range networkOnlyAttributes {
+		if v, ok := attrs[name]; ok && !v.IsNull() {
+			resp.Diagnostics.AddAttributeError(req.Path.AtName(name), "Invalid transport attribute for vmtools",
+				fmt.Sprintf("%s does not apply to type = \"vmtools\": the provider reaches the guest through vCenter's guest operations "+
+					"(VMware Tools), with no port, listener, certificate or SSH key of the guest's. Remove %s, or choose type = \"winrm\" or \"ssh\".",
+					req.Path.AtName(name), name))
+		}
 	}
 }
 

@@ -2,10 +2,12 @@ package resources
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -94,5 +96,61 @@ func TestPlainHTTPValidator(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVMToolsTransportValidator: with type = "vmtools" every attribute of
+// the network transports is an error naming it; without them, none.
+func TestVMToolsTransportValidator(t *testing.T) {
+	nullAttrs := func() map[string]attr.Value {
+		attrs := map[string]attr.Value{}
+		for name, typ := range transportAttrTypes {
+			attrs[name] = types.StringNull()
+			switch typ {
+			case types.Int64Type:
+				attrs[name] = types.Int64Null()
+			case types.BoolType:
+				attrs[name] = types.BoolNull()
+			}
+		}
+		return attrs
+	}
+	validate := func(attrs map[string]attr.Value) []string {
+		req := validator.ObjectRequest{Path: path.Root("transport"), ConfigValue: types.ObjectValueMust(transportAttrTypes, attrs)}
+		var resp validator.ObjectResponse
+		vmtoolsTransportValidator{}.ValidateObject(context.Background(), req, &resp)
+		var paths []string
+		for _, d := range resp.Diagnostics.Errors() {
+			if wp, ok := d.(diag.DiagnosticWithPath); ok {
+				paths = append(paths, wp.Path().String())
+			}
+		}
+		return paths
+	}
+	attrs := nullAttrs()
+	attrs["type"] = types.StringValue("vmtools")
+	if got := validate(attrs); len(got) != 0 {
+		t.Errorf("vmtools alone: errors at %v", got)
+	}
+	set := map[string]attr.Value{
+		"port": types.Int64Value(5986), "https": types.BoolValue(true), "use_ntlm": types.BoolValue(true),
+		"insecure": types.BoolValue(false), "ca_certificate": types.StringValue("PEM"), "tls_server_name": types.StringValue("n"),
+		"ssh_private_key_wo": types.StringValue("KEY"), "ssh_host_key": types.StringValue("ssh-ed25519 AAAA"),
+	}
+	for name, v := range set {
+		a := maps.Clone(attrs)
+		a[name] = v
+		if got := validate(a); len(got) != 1 || got[0] != "transport."+name {
+			t.Errorf("vmtools with %s: errors at %v, want transport.%s", name, got, name)
+		}
+		a["type"] = types.StringValue("winrm")
+		if got := validate(a); len(got) != 0 {
+			t.Errorf("winrm with %s: errors at %v", name, got)
+		}
+	}
+	// vmtools builds a vmtools remote.Config.
+	cfg, diags := transportConfig(context.Background(), types.ObjectValueMust(transportAttrTypes, attrs), "Administrator", "pw", "")
+	if diags.HasError() || cfg.Protocol != remote.ProtocolVMTools || cfg.HostKeys != nil {
+		t.Errorf("vmtools: %+v, %v", cfg, diags)
 	}
 }

@@ -216,6 +216,41 @@ func (c *Client) WaitForToolsRunning(ctx context.Context, vm mo.Reference) error
 	return nil
 }
 
+// WaitForGuestOperations waits, on the shared watch, until the VM's guest
+// takes guest operations (guest.guestOperationsReady: VMware Tools runs and
+// has started its guest operations service), the readiness the vmtools
+// transport (internal/remote) waits on before its first call and after a
+// restart. A VM that is or becomes powered off ends the wait with an error:
+// no guest operation will run then.
+func (c *Client) WaitForGuestOperations(ctx context.Context, vm mo.Reference) error {
+	ref := vm.Reference()
+	var (
+		power types.VirtualMachinePowerState
+		tools string
+	)
+	err := c.watcher().wait(ctx, ref, func(p props) (bool, error) {
+		power, tools = powerState(p), stringOf(p["guest.toolsRunningStatus"])
+		ready, known := boolOf(p["guest.guestOperationsReady"])
+		if !known {
+			// A vCenter that does not report it: VMware Tools running is
+			// the nearest sign.
+			ready = tools == string(types.VirtualMachineToolsRunningStatusGuestToolsRunning)
+		}
+		return ready || power == PoweredOff, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("waiting for guest operations in virtual machine %s (VMware Tools %s): check that VMware Tools runs in the guest: %w",
+				ref.Value, orUnknown(tools), ctx.Err())
+		}
+		return notFoundOr(err, "virtual machine", ref, "waiting for guest operations in")
+	}
+	if power == PoweredOff {
+		return fmt.Errorf("virtual machine %s is powered off; guest operations need it running with VMware Tools", ref.Value)
+	}
+	return nil
+}
+
 // Decoders of watched property values: vCenter sends an enum as its type, a
 // simulator in the same process may send the Go value it holds.
 
@@ -237,6 +272,18 @@ func stringOf(v types.AnyType) string {
 		return string(s)
 	}
 	return ""
+}
+
+func boolOf(v types.AnyType) (value, ok bool) {
+	switch b := v.(type) {
+	case bool:
+		return b, true
+	case *bool:
+		if b != nil {
+			return *b, true
+		}
+	}
+	return false, false
 }
 
 func guestNICsOf(v types.AnyType) []GuestNIC {

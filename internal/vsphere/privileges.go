@@ -46,7 +46,9 @@ const PrivilegesFile = "internal/vsphere/privileges.go"
 // runs did not take, read from the code: RetrieveServiceContent and Login
 // (before a session exists, so not counted by user agent),
 // ContinueRetrievePropertiesEx (when vCenter splits an answer),
-// ResetListView (the shared watch after an error), Rename_Task.
+// ResetListView (the shared watch after an error), Rename_Task; and
+// TerminateProcessInGuest (a vmtools step cancelled) and
+// InitiateFileTransferToGuest (a vmtools script too long for a command line).
 var MethodPrivileges = map[string]Privilege{
 	// Sessions and reads. Every object the provider reads also needs
 	// System.Read on it (the Read-only role): the property collector leaves
@@ -95,6 +97,15 @@ var MethodPrivileges = map[string]Privilege{
 	"MarkAsTemplate":      {Privileges: []string{"VirtualMachine.Provisioning.MarkAsTemplate"}, On: "the VM", Resources: goldenImage},
 	"Rename_Task":         {Privileges: []string{"VirtualMachine.Config.Rename"}, On: "the VM", Resources: goldenImage},
 	"CreateSnapshot_Task": {Privileges: []string{"VirtualMachine.State.CreateSnapshot"}, On: "the VM", Resources: goldenImage},
+	// Guests reached through vCenter (transport type "vmtools":
+	// internal/remote/vmtools.go), checked on the VM.
+	"StartProgramInGuest":           {Privileges: []string{"VirtualMachine.GuestOperations.Execute"}, On: "the VM (transport vmtools)", Resources: machines},
+	"TerminateProcessInGuest":       {Privileges: []string{"VirtualMachine.GuestOperations.Execute"}, On: "the VM (transport vmtools, a cancelled step)", Resources: machines},
+	"ListProcessesInGuest":          {Privileges: []string{"VirtualMachine.GuestOperations.Query"}, On: "the VM (transport vmtools)", Resources: machines},
+	"InitiateFileTransferFromGuest": {Privileges: []string{"VirtualMachine.GuestOperations.Query"}, On: "the VM (transport vmtools)", Resources: machines},
+	"InitiateFileTransferToGuest":   {Privileges: []string{"VirtualMachine.GuestOperations.Modify"}, On: "the VM (transport vmtools)", Resources: machines},
+	"DeleteFileInGuest":             {Privileges: []string{"VirtualMachine.GuestOperations.Modify"}, On: "the VM (transport vmtools)", Resources: machines},
+
 	// A pool's anti-affinity rule (DRS).
 	"ReconfigureComputeResource_Task": {Privileges: []string{"Host.Inventory.EditCluster"}, On: "the cluster", Resources: []string{"windows_node_pool"}},
 }

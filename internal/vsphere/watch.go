@@ -56,7 +56,7 @@ const watchRetries = 3
 
 // Properties the watch collects.
 var (
-	watchVMProps   = []string{"runtime.powerState", "guest.toolsRunningStatus", "guest.ipAddress", "guest.net"}
+	watchVMProps   = []string{"runtime.powerState", "guest.toolsRunningStatus", "guest.guestOperationsReady", "guest.ipAddress", "guest.net"}
 	watchTaskProps = []string{"info.state", "info.result", "info.error"}
 )
 

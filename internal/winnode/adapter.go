@@ -177,3 +177,9 @@ func (a vsphereAdapter) ListVMs(ctx context.Context, folder string) ([]*vsphere.
 	}
 	return a.c.ListVMs(ctx, root)
 }
+
+func (a vsphereAdapter) GuestOperations(vmID string) *remote.GuestOperations {
+	ref := vsphere.VMRef(vmID)
+	return &remote.GuestOperations{Client: a.c.Client.Client, VM: ref,
+		WaitReady: func(ctx context.Context) error { return a.c.WaitForGuestOperations(ctx, ref) }}
+}

@@ -181,6 +181,10 @@ func (f *fakeVSphere) CloneNode(ctx context.Context, req winnode.CloneRequest) (
 	return winnode.Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: f.paths[vm.ID()]}, nil
 }
 
+func (f *fakeVSphere) GuestOperations(vmID string) *remote.GuestOperations {
+	return &remote.GuestOperations{VM: vsphere.VMRef(vmID)}
+}
+
 func (f *fakeVSphere) PowerOn(ctx context.Context, vmID string) error {
 	if err := f.enter(ctx, "PowerOn", vmID); err != nil {
 		return err

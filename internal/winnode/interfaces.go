@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -50,6 +51,10 @@ type VSphere interface {
 	// ListVMs lists the VMs and templates in a folder (an inventory path)
 	// and its subfolders; "" lists the whole inventory.
 	ListVMs(ctx context.Context, folder string) ([]*vsphere.VMInfo, error)
+
+	// GuestOperations is the way into a VM's guest through vCenter, for
+	// the vmtools transport.
+	GuestOperations(vmID string) *remote.GuestOperations
 }
 
 // CloneRequest is a node's VM: the template it clones, where it goes

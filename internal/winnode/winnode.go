@@ -171,6 +171,9 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 
 	tcfg := spec.Transport
 	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.AdminPassword
+	if tcfg.Protocol == remote.ProtocolVMTools {
+		tcfg.Guest = m.VSphere.GuestOperations(id.VMID)
+	}
 	m.progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
 	g, err := guest.Connect(ctx, m.Connect, tcfg, "join")
 	if err != nil {

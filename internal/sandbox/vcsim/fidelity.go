@@ -109,6 +109,9 @@ func (s *Server) installHandler() {
 		if ctx.Session == nil {
 			return nil, nil // the simulator refuses the call (NotAuthenticated) or answers it without a session
 		}
+		if h, fault, ok := s.routeGuest(m); ok {
+			return h, fault
+		}
 		switch m.Name {
 		case "WaitForUpdatesEx", "WaitForUpdates":
 			s.waits.add(ctx, m.This)

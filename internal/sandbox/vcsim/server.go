@@ -15,6 +15,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sync"
 
@@ -73,6 +74,7 @@ type Server struct {
 	requests *requestHooks
 	calls    calls
 	waits    waits
+	guest    guestOps       // guestops.go
 	roots    *x509.CertPool // that verify the server's certificate
 	logf     func(format string, args ...any)
 
@@ -114,6 +116,10 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(opts.User, opts.Password)}
 	requests := &requestHooks{}
 	requests.install(model.Service, model.Map().Path)
+	// Exactly the path vCenter's transfer URLs have; vcsim's own handler
+	// serves the "/guestFile/" subtree (its container VMs).
+	var s *Server
+	model.Service.ServeMux.HandleFunc(GuestFilePath, func(w http.ResponseWriter, r *http.Request) { s.serveGuestFile(w, r) })
 	httpSrv := model.Service.NewServer()
 	defer func() {
 		if err != nil {
@@ -123,7 +129,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 
 	u := *httpSrv.URL
 	u.User = nil
-	s := &Server{
+	s = &Server{
 		URL:        &u,
 		Server:     u.Host,
 		User:       opts.User,

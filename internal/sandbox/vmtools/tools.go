@@ -32,6 +32,9 @@ func (h *Hosts) reportGuest(st *vmState, up, withName bool) {
 			{Name: "guest.toolsRunningStatus", Val: string(tools)},
 			{Name: "guest.toolsStatus", Val: status},
 			{Name: "guest.guestState", Val: guestState},
+			// Guest operations (StartProgramInGuest, file transfers) are
+			// ready when VMware Tools is (guestops.go answers them then).
+			{Name: "guest.guestOperationsReady", Val: up},
 			{Name: "summary.guest.toolsRunningStatus", Val: string(tools)},
 			{Name: "summary.guest.toolsStatus", Val: status},
 		}

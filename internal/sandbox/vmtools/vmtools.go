@@ -171,6 +171,7 @@ func Start(ctx context.Context, opts Options) (*Hosts, error) {
 	}
 	opts.VSphere.OnClone(h.onClone)
 	h.reg.AddHandler(&registryHandler{h})
+	opts.VSphere.ServeGuestOperations(&guestOps{h: h})
 	return h, nil
 }
 
@@ -180,6 +181,7 @@ func (h *Hosts) Ports() winsim.Ports { return h.ports }
 // Close stops every host and unhooks from the simulator.
 func (h *Hosts) Close() error {
 	h.reg.RemoveHandler(&registryHandler{h})
+	h.opts.VSphere.ServeGuestOperations(nil)
 	h.mu.Lock()
 	h.closed = true
 	states := make([]*vmState, 0, len(h.vms))

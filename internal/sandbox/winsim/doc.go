@@ -495,6 +495,20 @@
 // cuts the WinRM Receive reply of a matching command mid-body and reboots
 // the host.
 //
+// # Guest operations (VMware Tools)
+//
+// guestops.go is what VMware Tools does for vCenter's guest operations
+// (internal/sandbox/vmtools answers the vSphere calls with it): GuestLogon
+// checks the administrator's name and password (and Faults.FailAuth);
+// StartProgram runs `"<ProgramPath>" <Arguments>` as CreateProcess would,
+// with no console anyone reads: cmd.exe with /c only (no leading quote), its
+// output redirections n>file, n>>file and n>&m applied (input redirection,
+// pipes and & refused as not modelled), powershell.exe by its own argument
+// rules, other programs by Run. Each is logged with the transport
+// "vmtools". Processes and their exit codes are listed for 5 minutes after
+// they end and forgotten at a restart; files are read, written and deleted
+// on the host's disk.
+//
 // # WinRM details
 //
 // Receive is a long poll bounded by the request's OperationTimeout (at most

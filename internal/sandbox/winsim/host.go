@@ -28,6 +28,7 @@ type Host struct {
 	fwMu     sync.Mutex // firewall.json
 	log      *scriptLog
 	wsman    *wsmanServer
+	gprocs   guestProcesses // started by guest operations (guestops.go)
 
 	tlsConfig *tls.Config
 

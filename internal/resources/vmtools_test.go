@@ -1,0 +1,195 @@
+package resources_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// vmtoolsTransport is transport = { type = "vmtools" }.
+const vmtoolsTransport = `{
+    type = "vmtools"
+  }`
+
+// transportFigures runs an image build, then a node join, over a transport
+// (a transport attribute value; "" for the sandbox's WinRM over HTTPS) and
+// logs the seconds and the vSphere calls of each. more adds steps after the
+// join.
+func transportFigures(t *testing.T, transport string, more ...resource.TestStep) {
+	image, node := acctest.Name("img"), acctest.NodeName("tools")
+	imageOverrides := map[string]string{}
+	machine := acctest.MachineInSandbox()
+	if transport != "" {
+		imageOverrides["transport"] = transport
+		machine = strings.Replace(machine, acctest.TransportInSandbox(), "  transport = "+transport+"\n", 1)
+	}
+	imageConfig := acctest.GoldenImageConfig(image, imageOverrides)
+	nodeConfig := imageConfig + acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
+		fmt.Sprintf(`
+resource "windows_node" "n0" {
+  name          = %q
+  template      = windows_golden_image.test.template_path
+  networking_id = windows_node_networking.test.id
+%s
+}
+`, node, machine)
+
+	var (
+		start  time.Time
+		before map[string]map[string]int64
+	)
+	mark := func() {
+		start, before = time.Now(), acctest.Sandbox.VSphere.CallsByOperation(vsphere.UserAgent)
+	}
+	report := func(what, resourceType string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			elapsed := time.Since(start)
+			calls := map[string]int64{}
+			var total int64
+			for id, methods := range acctest.Sandbox.VSphere.CallsByOperation(vsphere.UserAgent) {
+				if label, ok := vsphere.OperationResource(id); !ok || label != resourceType || !strings.Contains(id, ".create-") {
+					continue
+				}
+				for m, n := range methods {
+					if d := n - before[id][m]; d > 0 {
+						calls[m] += d
+						total += d
+					}
+				}
+			}
+			names := make([]string, 0, len(calls))
+			for m := range calls {
+				names = append(names, fmt.Sprintf("%s=%d", m, calls[m]))
+			}
+			sort.Strings(names)
+			t.Logf("FIGURES transport=%s %s: %.1fs (whole apply), %d vSphere calls of its create: %s",
+				orDefault(transport), what, elapsed.Seconds(), total, strings.Join(names, " "))
+			return nil
+		}
+	}
+	steps := []resource.TestStep{
+		{
+			PreConfig: mark,
+			Config:    imageConfig,
+			Check:     report("image build", "windows_golden_image"),
+		},
+		{
+			PreConfig: mark,
+			Config:    nodeConfig,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("ready"), knownvalue.Bool(true)),
+			},
+			Check: resource.ComposeTestCheckFunc(report("node join", "windows_node"), func(*terraform.State) error {
+				// The steps ran where the transport says: scripts.log
+				// records each one's transport.
+				log, err := os.ReadFile(filepath.Join(acctest.Sandbox.Hosts.Dir, strings.ToUpper(node), "scripts.log"))
+				if err != nil {
+					return err
+				}
+				want := "winrm-https"
+				if transport != "" {
+					want = "vmtools"
+				}
+				if !strings.Contains(string(log), want) {
+					return fmt.Errorf("the node's script log records no %s step", want)
+				}
+				return nil
+			}),
+		},
+	}
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
+		Steps:                    append(steps, withConfig(more, nodeConfig)...),
+	})
+}
+
+func orDefault(transport string) string {
+	if transport == "" {
+		return "winrm-https"
+	}
+	return "vmtools"
+}
+
+// withConfig gives steps without a configuration cfg plus their own.
+func withConfig(steps []resource.TestStep, cfg string) []resource.TestStep {
+	for i := range steps {
+		steps[i].Config = cfg + steps[i].Config
+	}
+	return steps
+}
+
+// TestAccVMTools_basic builds an image and joins a node with transport =
+// { type = "vmtools" }: no WinRM listener is used, every step runs through
+// vCenter's guest operations (the sandbox's vCenter routes them to the
+// VM's simulated Windows host). A third node whose join step fails shows the
+// failure's evidence (exit code, last lines) scrubbed as over WinRM.
+func TestAccVMTools_basic(t *testing.T) {
+	acctest.PreCheck(t)
+	failing := acctest.NodeName("toolsfail")
+	// The join-files step carries the bootstrap token; the fault fails it
+	// where the token's base64 sits, so the error record's echo of the line
+	// would show it unless scrubbed.
+	joinFault := winsim.StepFault{Step: "join-files",
+		FailAt: regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('[A-Za-z0-9+/=]*?([A-Za-z0-9+/]{12})[A-Za-z0-9+/=]{36}'\)`),
+		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path 'C:\k\bootstrap-kubeconfig' is denied."`}
+	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(failing) })
+	transportFigures(t, vmtoolsTransport, resource.TestStep{
+		PreConfig: func() {
+			acctest.Sandbox.Hosts.SetFaults(failing, winsim.Faults{Steps: []winsim.StepFault{joinFault}})
+		},
+		Config: fmt.Sprintf(`
+resource "windows_node" "failing" {
+  name          = %q
+  template      = windows_golden_image.test.template_path
+  networking_id = windows_node_networking.test.id
+%s
+  timeouts {
+    create = "3m"
+  }
+}
+`, failing, strings.Replace(acctest.MachineInSandbox(), acctest.TransportInSandbox(), "  transport = "+vmtoolsTransport+"\n", 1)),
+		ExpectError: acctest.Wrapped(`(?s)creating Windows node.*join step "join-files" exited with code 1.*Access to the path .* is denied.*line of the step's script not shown`),
+	})
+}
+
+// TestAccVMTools_winrmBaseline is TestAccVMTools_basic's build and join over
+// the sandbox's WinRM over HTTPS, for its figures beside vmtools'.
+func TestAccVMTools_winrmBaseline(t *testing.T) {
+	acctest.PreCheck(t)
+	transportFigures(t, "")
+}
+
+// TestAccVMTools_planRefusesNetworkAttributes: with type = "vmtools" a
+// WinRM or SSH attribute is a plan-time error naming it.
+func TestAccVMTools_planRefusesNetworkAttributes(t *testing.T) {
+	acctest.PreCheck(t)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: acctest.GoldenImageConfig(acctest.Name("img"), map[string]string{"transport": `{
+    type           = "vmtools"
+    ca_certificate = "PEM"
+  }`}),
+			PlanOnly:    true,
+			ExpectError: acctest.Wrapped(`(?s)Invalid transport attribute for vmtools.*transport.ca_certificate does not apply to type = "vmtools"`),
+		}},
+	})
+}

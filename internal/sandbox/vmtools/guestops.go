@@ -1,0 +1,303 @@
+package vmtools
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/methods"
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
+)
+
+// Guest operations: vCenter's GuestProcessManager and GuestFileManager
+// (vSphere Web Services API, vim.vm.guest.ProcessManager and
+// vim.vm.guest.FileManager), answered by the simulated Windows host of the
+// VM (winsim's guestops.go), as VMware Tools in the guest answers them on
+// vSphere. Each call is checked as vCenter checks it: the VM is powered on
+// (InvalidPowerState), VMware Tools runs in it (GuestOperationsUnavailable),
+// and the credentials are an account of the guest with its password
+// (InvalidGuestLogin). The methods modelled are those below; vcsim refuses
+// any other guest method with NotImplemented.
+//
+// File transfers: InitiateFileTransfer{To,From}Guest hand out a URL of
+// vCenter's form, https://*/guestFile?id=<id>&token=<token> (the "*" is the
+// address the client reached vCenter at: guest.FileManager.TransferURL),
+// valid once and for guestTransferTTL; the PUT or GET of it reads or writes
+// the host's disk.
+
+// guestTransferTTL bounds how long a transfer URL may wait for its use.
+const guestTransferTTL = 5 * time.Minute
+
+// guestOpsRef is the object the sandbox's guest operations are answered by.
+var guestOpsRef = types.ManagedObjectReference{Type: "SandboxGuestOperations", Value: "guest-operations"}
+
+type guestOps struct {
+	h *Hosts
+
+	mu        sync.Mutex
+	transfers map[string]*transfer
+}
+
+// transfer is a file transfer URL handed out and not used yet.
+type transfer struct {
+	vm        types.ManagedObjectReference
+	path      string
+	toGuest   bool
+	size      int64
+	overwrite bool
+	expires   time.Time
+}
+
+func (g *guestOps) Reference() types.ManagedObjectReference { return guestOpsRef }
+
+// guest checks a guest operation's VM, its tools and its credentials, and
+// returns the VM's running host.
+func (g *guestOps) guest(ctx *simulator.Context, ref types.ManagedObjectReference, auth types.BaseGuestAuthentication) (*winsim.Host, types.BaseMethodFault) {
+	vm, ok := ctx.Map.Get(ref).(*simulator.VirtualMachine)
+	if !ok {
+		return nil, &types.ManagedObjectNotFound{Obj: ref}
+	}
+	var power types.VirtualMachinePowerState
+	ctx.WithLock(vm, func() { power = vm.Runtime.PowerState })
+	if power != types.VirtualMachinePowerStatePoweredOn {
+		return nil, &types.InvalidPowerState{RequestedState: types.VirtualMachinePowerStatePoweredOn, ExistingState: power}
+	}
+	host := g.h.ByVM(ref.Value)
+	if host == nil || !host.Up() {
+		return nil, new(types.GuestOperationsUnavailable)
+	}
+	creds, ok := auth.(*types.NamePasswordAuthentication)
+	if !ok {
+		// SAML tokens and SSPI tickets are not modelled.
+		return nil, new(types.InvalidGuestLogin)
+	}
+	if host.GuestLogon(creds.Username, creds.Password) != nil {
+		return nil, new(types.InvalidGuestLogin)
+	}
+	return host, nil
+}
+
+// fileFault is the fault of a winsim guest file error.
+func fileFault(err error, path string) types.BaseMethodFault {
+	switch {
+	case errors.Is(err, winsim.ErrGuestFileNotFound):
+		return &types.FileNotFound{FileFault: types.FileFault{File: path}}
+	case errors.Is(err, winsim.ErrGuestFileExists):
+		return &types.FileAlreadyExists{FileFault: types.FileFault{File: path}}
+	case errors.Is(err, winsim.ErrGuestNotAFile):
+		return &types.NotAFile{FileFault: types.FileFault{File: path}}
+	case errors.Is(err, winsim.ErrGuestDown):
+		return new(types.GuestOperationsUnavailable)
+	}
+	return &types.GuestOperationsFault{}
+}
+
+func (g *guestOps) StartProgramInGuest(ctx *simulator.Context, req *types.StartProgramInGuest) soap.HasFault {
+	body := new(methods.StartProgramInGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	spec, ok := req.Spec.(*types.GuestProgramSpec)
+	if !ok {
+		body.Fault_ = simulator.Fault("only GuestProgramSpec is modelled", new(types.NotImplemented))
+		return body
+	}
+	user := req.Auth.(*types.NamePasswordAuthentication).Username
+	p, err := host.StartProgram(winsim.GuestProgram{User: user, Path: spec.ProgramPath, Arguments: spec.Arguments,
+		Dir: spec.WorkingDirectory, Environment: spec.EnvVariables})
+	if err != nil {
+		body.Fault_ = simulator.Fault(err.Error(), fileFault(err, spec.ProgramPath))
+		return body
+	}
+	body.Res = &types.StartProgramInGuestResponse{Returnval: p.Pid}
+	return body
+}
+
+func (g *guestOps) ListProcessesInGuest(ctx *simulator.Context, req *types.ListProcessesInGuest) soap.HasFault {
+	body := new(methods.ListProcessesInGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	body.Res = new(types.ListProcessesInGuestResponse)
+	for _, p := range host.Processes(req.Pids) {
+		info := types.GuestProcessInfo{Name: p.Name, Pid: p.Pid, Owner: p.Owner, CmdLine: p.CmdLine, StartTime: p.Start}
+		if end, code, ok := p.Exited(); ok {
+			info.EndTime, info.ExitCode = types.NewTime(end), code
+		}
+		body.Res.Returnval = append(body.Res.Returnval, info)
+	}
+	return body
+}
+
+func (g *guestOps) TerminateProcessInGuest(ctx *simulator.Context, req *types.TerminateProcessInGuest) soap.HasFault {
+	body := new(methods.TerminateProcessInGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault == nil && !host.TerminateProcess(req.Pid) {
+		fault = &types.GuestProcessNotFound{Pid: req.Pid}
+	}
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	body.Res = new(types.TerminateProcessInGuestResponse)
+	return body
+}
+
+func (g *guestOps) CreateTemporaryFileInGuest(ctx *simulator.Context, req *types.CreateTemporaryFileInGuest) soap.HasFault {
+	body := new(methods.CreateTemporaryFileInGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	p, err := host.CreateGuestTempFile(req.Prefix, req.Suffix, req.DirectoryPath)
+	if err != nil {
+		body.Fault_ = simulator.Fault(err.Error(), fileFault(err, req.DirectoryPath))
+		return body
+	}
+	body.Res = &types.CreateTemporaryFileInGuestResponse{Returnval: p}
+	return body
+}
+
+func (g *guestOps) DeleteFileInGuest(ctx *simulator.Context, req *types.DeleteFileInGuest) soap.HasFault {
+	body := new(methods.DeleteFileInGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	if err := host.DeleteGuestFile(req.FilePath); err != nil {
+		body.Fault_ = simulator.Fault(err.Error(), fileFault(err, req.FilePath))
+		return body
+	}
+	body.Res = new(types.DeleteFileInGuestResponse)
+	return body
+}
+
+func (g *guestOps) InitiateFileTransferToGuest(ctx *simulator.Context, req *types.InitiateFileTransferToGuest) soap.HasFault {
+	body := new(methods.InitiateFileTransferToGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	if err := host.CheckGuestFileWrite(req.GuestFilePath, req.Overwrite); err != nil {
+		body.Fault_ = simulator.Fault(err.Error(), fileFault(err, req.GuestFilePath))
+		return body
+	}
+	u := g.add(&transfer{vm: req.Vm, path: req.GuestFilePath, toGuest: true, size: req.FileSize, overwrite: req.Overwrite}, ctx.Session.Key)
+	body.Res = &types.InitiateFileTransferToGuestResponse{Returnval: u}
+	return body
+}
+
+func (g *guestOps) InitiateFileTransferFromGuest(ctx *simulator.Context, req *types.InitiateFileTransferFromGuest) soap.HasFault {
+	body := new(methods.InitiateFileTransferFromGuestBody)
+	host, fault := g.guest(ctx, req.Vm, req.Auth)
+	if fault != nil {
+		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	f, size, err := host.OpenGuestFile(req.GuestFilePath)
+	if err != nil {
+		body.Fault_ = simulator.Fault(err.Error(), fileFault(err, req.GuestFilePath))
+		return body
+	}
+	_ = f.Close() // read again at the GET, as ESXi does
+	u := g.add(&transfer{vm: req.Vm, path: req.GuestFilePath, size: size}, ctx.Session.Key)
+	body.Res = &types.InitiateFileTransferFromGuestResponse{Returnval: types.FileTransferInformation{
+		Attributes: &types.GuestWindowsFileAttributes{}, Size: size, Url: u}}
+	return body
+}
+
+// add records a transfer and returns its URL.
+func (g *guestOps) add(t *transfer, token string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	t.expires = time.Now().Add(guestTransferTTL)
+	g.mu.Lock()
+	if g.transfers == nil {
+		g.transfers = map[string]*transfer{}
+	}
+	for k, old := range g.transfers {
+		if time.Now().After(old.expires) {
+			delete(g.transfers, k)
+		}
+	}
+	g.transfers[id] = t
+	g.mu.Unlock()
+	return (&url.URL{Scheme: "https", Host: "*", Path: vcsim.GuestFilePath,
+		RawQuery: url.Values{"id": {id}, "token": {token}}.Encode()}).String()
+}
+
+// take removes and returns the transfer of a URL, nil when it is unknown,
+// used or expired.
+func (g *guestOps) take(id string) *transfer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t := g.transfers[id]
+	delete(g.transfers, id)
+	if t == nil || time.Now().After(t.expires) {
+		return nil
+	}
+	return t
+}
+
+// ServeTransfer serves the PUT or GET of a transfer URL.
+func (g *guestOps) ServeTransfer(w http.ResponseWriter, r *http.Request) {
+	t := g.take(r.URL.Query().Get("id"))
+	switch {
+	case t == nil:
+		http.Error(w, "unknown or expired guest file transfer", http.StatusNotFound)
+		return
+	case t.toGuest && r.Method != http.MethodPut, !t.toGuest && r.Method != http.MethodGet:
+		http.Error(w, "wrong method for this transfer", http.StatusMethodNotAllowed)
+		return
+	}
+	host := g.h.ByVM(t.vm.Value)
+	if host == nil || !host.Up() {
+		http.Error(w, "the guest is not running", http.StatusServiceUnavailable)
+		return
+	}
+	if t.toGuest {
+		if r.ContentLength != t.size {
+			http.Error(w, fmt.Sprintf("Content-Length %d is not the file size %d given to InitiateFileTransferToGuest", r.ContentLength, t.size), http.StatusBadRequest)
+			return
+		}
+		if err := host.CheckGuestFileWrite(t.path, t.overwrite); err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		if err := host.WriteGuestFile(t.path, io.LimitReader(r.Body, t.size)); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	f, size, err := host.OpenGuestFile(t.path)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotFound)
+		return
+	}
+	defer func() { _ = f.Close() }()
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_, _ = io.Copy(w, f)
+}
