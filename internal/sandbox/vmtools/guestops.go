@@ -83,7 +83,10 @@ func (g *guestOps) guest(ctx *simulator.Context, ref types.ManagedObjectReferenc
 		// SAML tokens and SSPI tickets are not modelled.
 		return nil, new(types.InvalidGuestLogin)
 	}
-	if host.GuestLogon(creds.Username, creds.Password) != nil {
+	if err := host.GuestLogon(creds.Username, creds.Password); err != nil {
+		if errors.Is(err, winsim.ErrGuestNotModelled) {
+			return nil, new(types.NotImplemented) // refused, never pretended
+		}
 		return nil, new(types.InvalidGuestLogin)
 	}
 	return host, nil

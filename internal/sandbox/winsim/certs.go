@@ -121,7 +121,7 @@ func (h *Host) newSSHConfig(signer ssh.Signer) (*ssh.ServerConfig, error) {
 	cfg := &ssh.ServerConfig{
 		ServerVersion: "SSH-2.0-OpenSSH_for_Windows_9.5",
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-			if h.authFails() || !h.isAdmin(c.User()) || string(pw) != h.cfg.AdminPassword {
+			if _, ok := h.checkPassword(c.User(), string(pw)); !ok {
 				return nil, fmt.Errorf("password rejected for %s", c.User())
 			}
 			return nil, nil

@@ -126,6 +126,7 @@ func (h *Host) execute(ctx context.Context, req execRequest) int {
 	if req.Stdin == nil {
 		req.Stdin = strings.NewReader("")
 	}
+	ctx = h.logonContext(ctx, req)
 	start := time.Now()
 	text := req.CommandLine
 	inv, isPS := h.parsePowerShell(req.CommandLine)
@@ -246,6 +247,10 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		return h.runPowerShell(ctx, req, inv, nil)
 	}
 	if m := EchoRedirectRE.FindStringSubmatch(line); m != nil && !cmdOperator(m[1]) {
+		if h.checkWrite(ctx, m[3]) != nil {
+			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
+			return 1
+		}
 		err := h.fs.WriteFile(m[3], []byte(m[1]+"\r\n"), m[2] == ">>")
 		if err != nil {
 			fmt.Fprintf(req.Stderr, "The system cannot find the path specified.\r\n")
@@ -290,9 +295,18 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		_, _ = req.Stdout.Write(b)
 		return 0
 	case "mkdir", "md":
+		if h.checkWrite(ctx, arg) != nil {
+			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
+			return 1
+		}
 		return boolExit(h.fs.MkdirAll(arg) != nil)
 	case "del", "erase":
-		return boolExit(h.fs.Remove(strings.TrimSpace(strings.TrimPrefix(arg, "/f")), false) != nil)
+		target := strings.TrimSpace(strings.TrimPrefix(arg, "/f"))
+		if h.checkWrite(ctx, target) != nil {
+			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
+			return 1
+		}
+		return boolExit(h.fs.Remove(target, false) != nil)
 	}
 	script := strings.Trim(fields[0], `"`)
 	switch ext := strings.ToLower(script[strings.LastIndexByte(script, '.')+1:]); ext {

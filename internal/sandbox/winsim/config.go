@@ -22,10 +22,17 @@ func DefaultPorts() Ports { return Ports{WinRM: 5985, WinRMHTTPS: 5986, SSH: 22}
 
 // HostConfig describes one simulated Windows Server host.
 type HostConfig struct {
-	ComputerName  string // also $env:COMPUTERNAME and the NTLM target name
-	IP            string // listen address, e.g. 127.0.0.2 (default 127.0.0.1)
-	AdminUser     string // default "Administrator"
+	ComputerName string // also $env:COMPUTERNAME and the NTLM target name
+	IP           string // listen address, e.g. 127.0.0.2 (default 127.0.0.1)
+	// AdminUser is the built-in Administrator account (RID 500), whatever
+	// its name (default "Administrator"); AdminPassword its password.
+	AdminUser     string
 	AdminPassword string
+	// LocalAccounts are the other local accounts on the disk, with their
+	// groups. A member of Administrators among them logs on over WinRM or
+	// SSH with a filtered token unless LocalAccountTokenFilterPolicy is 1
+	// (accounts.go, uac.go).
+	LocalAccounts []LocalAccount
 	WindowsBuild  string // "10.0.20348" (default)
 	UBR           int    // update build revision, the fourth version number
 	BIOSUUID      string

@@ -499,7 +499,8 @@
 //
 // guestops.go is what VMware Tools does for vCenter's guest operations
 // (internal/sandbox/vmtools answers the vSphere calls with it): GuestLogon
-// checks the administrator's name and password (and Faults.FailAuth);
+// checks the built-in Administrator's name and password (and
+// Faults.FailAuth; other accounts: "Accounts and UAC remote restrictions");
 // StartProgram runs `"<ProgramPath>" <Arguments>` as CreateProcess would,
 // with no console anyone reads: cmd.exe with /c only (no leading quote), its
 // output redirections n>file, n>>file and n>&m applied (input redirection,
@@ -508,6 +509,77 @@
 // "vmtools". Processes and their exit codes are listed for 5 minutes after
 // they end and forgotten at a restart; files are read, written and deleted
 // on the host's disk.
+//
+// # Accounts and UAC remote restrictions
+//
+// A host knows its local accounts (accounts.go): the built-in Administrator
+// (HostConfig.AdminUser, RID 500 whatever its name: renaming the account
+// keeps its SID) and HostConfig.LocalAccounts with their groups. WinRM (Basic
+// and NTLM) and SSH (password) log any of them on; SSH public keys stay the
+// built-in Administrator's.
+//
+// A WinRM or SSH logon is a network logon. Its token is elevated for a member
+// of Administrators only when "User Account Control and remote restrictions"
+// (learn.microsoft.com/troubleshoot/windows-server/windows-security/
+// user-account-control-and-remote-restriction) lets it be: a local
+// administrator other than the built-in Administrator gets a filtered token
+// (Administrators deny-only, as a standard user) unless
+// HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\Policies\System
+// LocalAccountTokenFilterPolicy is 1 (absent or 0 is Windows' default); the
+// built-in Administrator gets a full token unless FilterAdministratorToken
+// is 1 ("User Account Control: Admin Approval Mode for the Built-in
+// Administrator account", default Disabled: learn.microsoft.com/
+// previous-versions/windows/it-pro/windows-10/security/threat-protection/
+// security-policy-settings/user-account-control-admin-approval-mode-for-the-
+// built-in-administrator-account; the registry value is listed in
+// learn.microsoft.com/windows/security/application-security/
+// application-control/user-account-control/settings-and-configuration).
+// The logon's environment is the account's profile, C:\Users\<name>.
+//
+// The token rides in the context of everything the logon runs; a process
+// the service control manager starts has none and runs as LocalSystem
+// (elevated). Every administrative operation the host models asks
+// elevated(ctx) in uac.go, and a filtered token is refused as Windows
+// refuses it (ERROR_ACCESS_DENIED, 5, HRESULT 0x80070005):
+//   - writes under C:\Windows, C:\Program Files (x86) and C:\Program Files
+//     and C:\ProgramData (Set-Content, Add-Content, New-Item, Remove-Item,
+//     Move-Item, Copy-Item, Expand-Archive, Invoke-WebRequest -OutFile,
+//     PowerShell's redirections and .NET file writes, cmd.exe's echo >, mkdir
+//     and del, SFTP): "Access to the path '...' is denied."
+//     (UnauthorizedAccessException). Those folders' ACLs give Users read and
+//     execute only ("Access Control Lists", learn.microsoft.com/windows/win32/
+//     secauthz/access-control-lists; default folder ACLs). Windows lets Users
+//     create new folders in C:\ProgramData; the simulator keeps no owners and
+//     refuses every write there instead. A folder at the root (C:\k) is
+//     allowed: Users may create folders on C:\.
+//   - HKLM writes ([Environment]::SetEnvironmentVariable(..., 'Machine')):
+//     "Requested registry access is not allowed." (SecurityException).
+//   - the service control manager (New-Service, Set-Service, Start-,
+//     Stop-, Restart-Service: "Service '...' cannot be ... due to the
+//     following error: Access is denied"; sc.exe other than its queries:
+//     "[SC] OpenSCManager FAILED 5:" for create, "[SC] OpenService FAILED 5:"
+//     otherwise, exit code 5). Creating a service needs SC_MANAGER_CREATE_SERVICE
+//     and starting, stopping or changing one needs rights that only
+//     Administrators and SYSTEM hold by default ("Service Security and Access
+//     Rights", learn.microsoft.com/windows/win32/services/service-security-and-access-rights).
+//   - Install-WindowsFeature, Add-WindowsCapability, New-NetFirewallRule,
+//     Restart-Computer, Stop-Computer: "Access is denied. (Exception from
+//     HRESULT: 0x80070005 (E_ACCESSDENIED))".
+//   - sysprep.exe (its manifest requires an administrator): CreateProcess
+//     fails with ERROR_ELEVATION_REQUIRED (740).
+//   - every other native program (nssm, containerd, ctr, shutdown.exe, the
+//     kubelet...) and any cmdlet uac.go does not classify: "Access is
+//     denied.", exit code 5. The simulator does not model which of them a
+//     standard user could run, so it refuses them rather than let one
+//     succeed (TestUACClassifiesEveryCmdlet keeps the cmdlet table complete).
+//
+// Guest operations (VMware Tools) log on through LogonUser in the guest;
+// what token a non-RID-500 administrator's guest programs get under UAC is
+// not in VMware's documentation this project found (community reports, e.g.
+// github.com/vmware/pyvmomi-community-samples/issues/310, say programs run
+// without administrator rights). So GuestLogon admits the built-in
+// Administrator only and refuses every other account as not modelled
+// (vmtools answers NotImplemented), never pretending either way.
 //
 // # WinRM details
 //

@@ -54,12 +54,20 @@ var (
 	ErrGuestNotModelled = errors.New("not modelled by the simulated host")
 )
 
-// GuestLogon checks a guest operation's credentials: the administrator's
-// account (a bare name, COMPUTER\name, .\name or name@domain) and
-// password. Faults.FailAuth fails it too.
+// GuestLogon checks a guest operation's credentials: an account (a bare
+// name, COMPUTER\name, .\name or name@domain) and its password.
+// Faults.FailAuth fails it too. Only the built-in Administrator's guest
+// operations are modelled: what token VMware Tools gives another account's
+// programs under UAC is not documented by VMware that this project found,
+// so any other account is refused with ErrGuestNotModelled (doc.go, "UAC
+// remote restrictions").
 func (h *Host) GuestLogon(user, password string) error {
-	if h.authFails() || !h.isAdmin(user) || password != h.cfg.AdminPassword {
+	a, ok := h.checkPassword(user, password)
+	switch {
+	case !ok:
 		return ErrGuestLogon
+	case !a.rid500:
+		return fmt.Errorf("guest operations as %s, not the built-in Administrator, are %w", a.name, ErrGuestNotModelled)
 	}
 	return nil
 }

@@ -102,8 +102,11 @@ func (h *Host) authenticate(w http.ResponseWriter, r *http.Request) (user, schem
 			break // Basic=false: refused whatever the credentials
 		}
 		u, p, ok := r.BasicAuth()
-		if ok && !h.authFails() && strings.EqualFold(accountName(u), h.cfg.AdminUser) && p == h.cfg.AdminPassword {
-			return h.cfg.AdminUser, "basic", true
+		if !ok {
+			break
+		}
+		if a, ok := h.checkPassword(u, p); ok {
+			return a.name, "basic", true
 		}
 	case "negotiate", "ntlm":
 		if !svc.Negotiate {
@@ -125,9 +128,13 @@ func (h *Host) authenticate(w http.ResponseWriter, r *http.Request) (user, schem
 				break // AUTHENTICATE on a connection that never got our CHALLENGE
 			}
 			st.challengeSent = false
-			user, _, session, err := ntlmVerify(msg, st.challenge, h.cfg.AdminPassword)
-			if err == nil && !h.authFails() && strings.EqualFold(accountName(user), h.cfg.AdminUser) {
-				st.user, st.session = h.cfg.AdminUser, session
+			a, known := h.account(ntlmUserName(msg))
+			if !known {
+				break
+			}
+			_, _, session, err := ntlmVerify(msg, st.challenge, a.password)
+			if err == nil && !h.authFails() {
+				st.user, st.session = a.name, session
 				return st.user, "negotiate", true
 			}
 		}

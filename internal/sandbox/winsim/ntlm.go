@@ -185,6 +185,20 @@ func ntlmVerifyResponse(msg []byte, challenge [8]byte, password string) (user, d
 	return user, domain, hmacMD5(ntowfv2, proof), nil
 }
 
+// ntlmUserName is the UserName of an AUTHENTICATE message ([MS-NLMP]
+// 2.2.1.3), "" when it has none: whose password the response is checked
+// against.
+func ntlmUserName(msg []byte) string {
+	if ntlmMessageType(msg) != 3 || len(msg) < ntlmAuthenticateHeaderLen {
+		return ""
+	}
+	usr, err := ntlmField(msg, 36)
+	if err != nil {
+		return ""
+	}
+	return fromUTF16le(usr)
+}
+
 func hmacMD5(key []byte, data ...[]byte) []byte {
 	m := hmac.New(md5.New, key)
 	for _, d := range data {

@@ -173,6 +173,9 @@ func (h *Host) Run(ctx context.Context, p *Process) int {
 		return 1
 	}
 	p.Program, p.Version = program, version
+	if code, ok := h.guardProgram(ctx, program, p.Args, p.Stderr); !ok {
+		return code
+	}
 	run, ok := h.program(program)
 	if !ok {
 		fmt.Fprintf(p.Stderr, "winsim: the simulated host does not model the program %q (%s); refusing to run it\r\n", program, p.Path)

@@ -388,7 +388,8 @@ func firewallNew() *Cmdlet {
 var hostCommands *pwsh.Registry
 
 func init() {
-	hostCommands = pwsh.NewRegistry(append(append(append(append(pwsh.BuiltinCmdlets(), fileCmdlets()...), serviceCmdlets()...), registryCmdlets()...), append(systemCmdlets(), pathCmdlets()...)...)...)
+	host := append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...)
+	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
 }
 
 // Commands lists the modelled cmdlets (for the package documentation).

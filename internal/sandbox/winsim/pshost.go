@@ -36,6 +36,7 @@ func newPSHost(ctx context.Context, h *Host, procEnv map[string]string) *psHost 
 		for k, v := range h.fs.env {
 			env[strings.ToUpper(k)] = v
 		}
+		h.userProfile(ctx, env)
 	}
 	if _, ok := env["PATH"]; !ok {
 		env["PATH"] = defaultPath
@@ -55,20 +56,36 @@ func (p *psHost) GetMachineEnv(n string) (string, bool) {
 	v, ok := p.h.MachineEnv()[strings.ToUpper(n)]
 	return v, ok
 }
-func (p *psHost) SetMachineEnv(n, v string) error { return p.h.SetMachineEnv(n, v) }
+func (p *psHost) SetMachineEnv(n, v string) error {
+	if !elevated(p.ctx) {
+		return errRegistryDenied // HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment
+	}
+	return p.h.SetMachineEnv(n, v)
+}
 
 func (p *psHost) Stat(path string) (bool, bool)        { return p.h.fs.Stat(path) }
 func (p *psHost) ReadFile(path string) ([]byte, error) { return p.h.fs.ReadFile(path) }
 func (p *psHost) WriteFile(path string, b []byte, appendTo bool) error {
+	if err := p.h.checkWrite(p.ctx, path); err != nil {
+		return err
+	}
 	return p.h.fs.WriteFile(path, b, appendTo)
 }
 func (p *psHost) Create(path string) (io.WriteCloser, error) {
+	if err := p.h.checkWrite(p.ctx, path); err != nil {
+		return nil, err
+	}
 	if ok, dir := p.h.fs.Stat(parentOf(p.h.fs.Clean(path))); !ok || !dir {
 		return nil, errors.New("no parent directory")
 	}
 	return p.h.fs.OpenWrite(path, false)
 }
-func (p *psHost) MkdirAll(path string) error { return p.h.fs.MkdirAll(path) }
+func (p *psHost) MkdirAll(path string) error {
+	if err := p.h.checkWrite(p.ctx, path); err != nil {
+		return err
+	}
+	return p.h.fs.MkdirAll(path)
+}
 
 // FileChanges makes the host's files watchable ([System.IO.FileSystemWatcher]).
 func (p *psHost) FileChanges() <-chan struct{} { return p.h.fs.Changes() }
@@ -195,6 +212,9 @@ func (h *Host) runProgram(ctx context.Context, path string, args []string, env m
 			return 0, err
 		}
 		identity, version = id, v
+	}
+	if code, ok := h.guardProgram(ctx, identity, args, stderr); !ok {
+		return code, nil
 	}
 	prog, ok := h.program(identity)
 	if !ok {

@@ -1,6 +1,7 @@
 package winsim
 
 import (
+	"context"
 	"io"
 	"io/fs"
 	"os"
@@ -12,10 +13,14 @@ import (
 // sftpFS serves the virtual disk over SFTP with the path forms Windows
 // OpenSSH uses: "/C:/Users/x" is C:\Users\x; relative paths start in the
 // administrator's profile.
-type sftpFS struct{ h *Host }
+// ctx carries the session's token (uac.go).
+type sftpFS struct {
+	h   *Host
+	ctx context.Context
+}
 
-func (h *Host) sftpHandlers() sftp.Handlers {
-	s := sftpFS{h}
+func (h *Host) sftpHandlers(ctx context.Context) sftp.Handlers {
+	s := sftpFS{h, ctx}
 	return sftp.Handlers{FileGet: s, FilePut: s, FileCmd: s, FileList: s}
 }
 
@@ -36,6 +41,9 @@ func (s sftpFS) Fileread(r *sftp.Request) (io.ReaderAt, error) {
 }
 
 func (s sftpFS) Filewrite(r *sftp.Request) (io.WriterAt, error) {
+	if err := s.h.checkWrite(s.ctx, s.win(r.Filepath)); err != nil {
+		return nil, os.ErrPermission
+	}
 	f, err := s.h.fs.OpenWrite(s.win(r.Filepath), false)
 	if err != nil {
 		return nil, err
@@ -44,6 +52,11 @@ func (s sftpFS) Filewrite(r *sftp.Request) (io.WriterAt, error) {
 }
 
 func (s sftpFS) Filecmd(r *sftp.Request) error {
+	for _, p := range []string{r.Filepath, r.Target} {
+		if p != "" && s.h.checkWrite(s.ctx, s.win(p)) != nil {
+			return os.ErrPermission
+		}
+	}
 	fsys := s.h.fs
 	switch r.Method {
 	case "Setstat":

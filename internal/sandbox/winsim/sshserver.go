@@ -10,6 +10,14 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
+// sshUser is the account an SSH login name names.
+func (h *Host) sshUser(login string) string {
+	if a, ok := h.account(login); ok {
+		return a.name
+	}
+	return login
+}
+
 func equalFold(a, b string) bool { return strings.EqualFold(a, b) }
 
 // serveSSH accepts SSH connections until the listener closes.
@@ -101,7 +109,7 @@ func (h *Host) serveSSHSession(ctx context.Context, user string, ch ssh.Channel,
 				cancel()
 			}()
 			code := h.execute(ctx, execRequest{
-				Transport: "ssh", User: h.cfg.AdminUser, CommandLine: payload.Command,
+				Transport: "ssh", User: h.sshUser(user), CommandLine: payload.Command,
 				Stdin: ch, Stdout: ch, Stderr: ch.Stderr(),
 			})
 			status := make([]byte, 4)
@@ -116,7 +124,7 @@ func (h *Host) serveSSHSession(ctx context.Context, user string, ch ssh.Channel,
 			}
 			_ = req.Reply(true, nil)
 			go ssh.DiscardRequests(requests)
-			srv := sftp.NewRequestServer(ch, h.sftpHandlers())
+			srv := sftp.NewRequestServer(ch, h.sftpHandlers(h.logonContext(ctx, execRequest{Transport: "ssh", User: h.sshUser(user)})))
 			_ = srv.Serve()
 			_ = srv.Close()
 			return
