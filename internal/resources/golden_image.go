@@ -54,6 +54,7 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() {
 		return // destroy, or an existing image (inputs force replacement anyway)
 	}
+	warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
 	var containerdURL types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("containerd_url"), &containerdURL)...)
 	if v := bootstrap.ContainerdVersion(containerdURL.ValueString()); !containerdURL.IsUnknown() && !bootstrap.ContainerdSupported(v) {
@@ -127,10 +128,10 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 		if res.BuildVM == nil {
 			// The build VM is gone again: nothing to track.
 			resp.State.RemoveResource(ctx)
-			addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), "")
+			addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), uacCause(plan.AdminUser.ValueString(), err))
 			return
 		}
-		addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), fmt.Sprintf(
+		addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), uacCause(plan.AdminUser.ValueString(), err)+fmt.Sprintf(
 			"\n\nThe build VM %s was kept for debugging (keep_build_vm_on_failure); it is in the state and the next apply replaces it.", res.BuildVM.ID))
 		return
 	}

@@ -122,7 +122,11 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"admin_user": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: imageString,
-				MarkdownDescription: "Administrator account of the source image. Defaults to `" + bootstrap.DefaultAdminUser + "`.",
+				MarkdownDescription: "Administrator account of the source image. Defaults to `" + bootstrap.DefaultAdminUser + "`." +
+					"Use the built-in Administrator account (RID 500, whatever its name): Windows gives any other local administrator a filtered, " +
+					"non-elevated token over WinRM and SSH (UAC remote restrictions) unless `LocalAccountTokenFilterPolicy` is 1 under " +
+					"`HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System` on the template, and the steps fail with access denied. " +
+					"Another name gets a plan-time warning.",
 			},
 			"admin_password_wo": schema.StringAttribute{
 				Required: true, WriteOnly: true, Sensitive: true,

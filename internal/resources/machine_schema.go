@@ -75,7 +75,11 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 		"linked_clone": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: s.replaceBool,
 			MarkdownDescription: "Clone from the template's snapshot (fast; the node depends on the template). Defaults to a full clone."},
 		"admin_user": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultAdminUser), PlanModifiers: s.replaceString,
-			MarkdownDescription: "Administrator account of the image. Defaults to `" + bootstrap.DefaultAdminUser + "`."},
+			MarkdownDescription: "Administrator account of the image. Defaults to `" + bootstrap.DefaultAdminUser + "`." +
+				"Use the built-in Administrator account (RID 500, whatever its name): Windows gives any other local administrator a filtered, " +
+				"non-elevated token over WinRM and SSH (UAC remote restrictions) unless `LocalAccountTokenFilterPolicy` is 1 under " +
+				"`HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System` on the template, and the steps fail with access denied. " +
+				"Another name gets a plan-time warning."},
 		"admin_password_wo": schema.StringAttribute{Required: true, WriteOnly: true, Sensitive: true,
 			MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
 		"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: s.nodeReplaceInt64,

@@ -83,6 +83,9 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
+	}
 	var configCNI types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("cni"), &configCNI)...)
 	if mode, ok := networking.Lookup(configCNI.ValueString()); ok && plan.NetworkingID.IsNull() {
@@ -145,7 +148,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 		if res.VMID == "" {
 			resp.State.RemoveResource(ctx) // nothing was created
 		}
-		addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), tainted(res.VMID))
+		addGuestError(&resp.Diagnostics, summary, err, configuredHostKey(ctx, req.Config), uacCause(spec.AdminUser, err)+tainted(res.VMID))
 		return
 	}
 	plan.setJoined(res)

@@ -87,7 +87,7 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 				"replaces the whole pool; to keep the members that work, run terraform untaint %s and apply: the members whose create did "+
 				"not finish are replaced.", len(members), "<the pool's address>")
 		}
-		addGuestError(&resp.Diagnostics, fmt.Sprintf("creating Windows node pool (%s)", pool.Prefix), err, false, more)
+		addGuestError(&resp.Diagnostics, fmt.Sprintf("creating Windows node pool (%s)", pool.Prefix), err, false, uacCause(plan.AdminUser.ValueString(), err)+more)
 	}
 }
 

@@ -35,6 +35,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if req.State.Raw.IsNull() {
+		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
+	}
 	rev, known := plan.revision(ctx, &resp.Diagnostics)
 	plan.ID = plan.NamePrefix
 	plan.Transport = withHostKey(plan.Transport, "")
