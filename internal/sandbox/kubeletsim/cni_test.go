@@ -77,3 +77,34 @@ func TestNetworkStatus(t *testing.T) {
 		t.Errorf("broken first config: ready")
 	}
 }
+
+// TestCNIConfigEncodings: containerd's CNI loader (libcni) reads the conflist
+// with encoding/json, which takes no byte order mark: a UTF-8 BOM
+// (Set-Content -Encoding UTF8) and UTF-16LE (Out-File, >) fail on their
+// first byte, as encoding/json's scanner reports it.
+func TestCNIConfigEncodings(t *testing.T) {
+	s := cniSettings{BinDirs: []string{`C:\opt\cni\bin`}, ConfDir: `C:\etc\cni\net.d`}
+	conf := `{"cniVersion":"0.3.0","name":"vxlan0","plugins":[{"type":"flannel","delegate":{"type":"win-overlay"}}]}`
+	var utf16 []byte
+	for _, c := range "\ufeff" + conf {
+		utf16 = append(utf16, byte(c), byte(c>>8))
+	}
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		wantErr string
+	}{
+		{"utf-8", []byte(conf), ""},
+		{"utf-8 bom", append([]byte{0xEF, 0xBB, 0xBF}, conf...), "invalid character 'ï' looking for beginning of value"},
+		{"utf-16le", utf16, "invalid character 'ÿ' looking for beginning of value"},
+	} {
+		files := memFS{`c:\etc\cni\net.d\10-flannel.conflist`: tc.data, `c:\opt\cni\bin\flannel.exe`: []byte("MZ")}
+		_, err := loadCNINetwork(files, s.ConfDir)
+		if _, serr := networkStatus(files, s); (serr == nil) != (tc.wantErr == "") {
+			t.Errorf("%s: status %v", tc.name, serr) // the node is NotReady: "cni plugin not initialized"
+		}
+		if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.wantErr)
+		}
+	}
+}

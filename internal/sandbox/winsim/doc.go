@@ -190,7 +190,7 @@
 //	Add-Content
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
-//	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding (Default/Ascii/Oem/String raw, UTF8 with BOM, Unicode UTF-16LE)
+//	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/add-content?view=powershell-5.1
 //	Add-WindowsCapability
 //	    parameters: -Name <String>, -Online <SwitchParameter>, -LimitAccess <SwitchParameter>, -NoRestart <SwitchParameter>
@@ -218,7 +218,7 @@
 //	Get-Content (aliases cat, gc, type)
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Raw <SwitchParameter>, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Encoding, -TotalCount, -Tail, -ReadCount, -Delimiter, -Wait, -Stream
-//	    does: the file's lines (CRLF or LF), or with -Raw the whole text; a BOM is dropped
+//	    does: the file's lines (CRLF, LF or CR), or with -Raw the whole text; a UTF-8, UTF-16 or UTF-32 byte order mark picks the encoding (and is dropped), else the ANSI code page 1252
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-content?view=powershell-5.1
 //	Get-FileHash
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Algorithm <String> {SHA1|SHA256|SHA384|SHA512|MACTripleDES|MD5|RIPEMD160}
@@ -317,7 +317,7 @@
 //	Set-Content
 //	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
-//	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding (Default/Ascii/Oem/String raw, UTF8 with BOM, Unicode UTF-16LE)
+//	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-content?view=powershell-5.1
 //	Set-Service
 //	    parameters: [-Name <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}, -Status <String> {Running|Stopped|Paused}
@@ -390,7 +390,7 @@
 //	    [System.Exception]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.IO.Directory] ::createdirectory(), ::exists()  https://learn.microsoft.com/en-us/dotnet/api/system.io.directory
 //	    [System.IO.FileSystemWatcher] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.io.filesystemwatcher
-//	    [System.IO.File] ::create(), ::exists(), ::opentext(), ::openwrite(), ::readallbytes(), ::readalltext(), ::writeallbytes(), ::writealltext()  https://learn.microsoft.com/en-us/dotnet/api/system.io.file
+//	    [System.IO.File] ::create(), ::exists(), ::opentext(), ::openwrite(), ::readallbytes(), ::readalllines(), ::readalltext(), ::writeallbytes(), ::writealllines(), ::writealltext()  https://learn.microsoft.com/en-us/dotnet/api/system.io.file
 //	    [System.IO.Path] ::combine(), ::getdirectoryname(), ::getfilename(), ::getfullpath()  https://learn.microsoft.com/en-us/dotnet/api/system.io.path
 //	    [System.IO.WatcherChangeTypes] ::created, ::renamed  https://learn.microsoft.com/en-us/dotnet/api/system.io.watcherchangetypes
 //	    [System.Int32]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
@@ -406,7 +406,8 @@
 //	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
-//	    [System.Text.Encoding] ::ascii, ::unicode, ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
+//	    [System.Text.Encoding] ::ascii, ::bigendianunicode, ::default, ::unicode, ::utf32, ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
+//	    [System.Text.UTF8Encoding] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.text.utf8encoding
 //	    [System.Void]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //
 // End of the command table.
@@ -474,6 +475,8 @@
 //	containerd --register-service / --unregister-service /  containerd cmd/containerd/command/service_windows.go
 //	  --run-service / console; config version rules of 1.7   services/server/config (1.7.24), cmd/containerd/
 //	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go
+//	config.toml's bytes judged by the real TOML library: 1.7  pelletier/go-toml v1.9.5 LoadBytes (drops a BOM),
+//	  accepts a UTF-8 BOM; UTF-16 and (2.x) a UTF-8 BOM fail  go-toml/v2 v2.4.3 Unmarshal (drops none)
 //	sshd service program; creates missing host keys in      PowerShell/openssh-portable (install-sshd.ps1,
 //	  C:\ProgramData\ssh at start and at boot (SSHHostKeyFile) contrib/win32/win32compat/wmain_sshd.c)
 //	SSH connections: each loads the host key from the disk; v9.5.0.0 sshd.c (main, "load host keys")

@@ -218,6 +218,9 @@ func loadContainerdConfig(p *Process, path string) (ContainerdConfig, error) {
 		return cfg, nil // containerd ignores a missing default config file
 	}
 	cfg.ConfigPath = path
+	if data, err = parseContainerdTOML(major, path, data); err != nil {
+		return cfg, err
+	}
 	var raw map[string]any
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		return cfg, fmt.Errorf("failed to load TOML from %s: %v", path, err)

@@ -9,7 +9,8 @@ import (
 	"fmt"
 	"hash"
 	"strings"
-	"unicode/utf16"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
 )
 
 const mgmt = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/"
@@ -58,30 +59,40 @@ func pathNotFound(c *Call, p string) error {
 		"ItemNotFoundException", "PathNotFound", "System.Management.Automation.ItemNotFoundException"))
 }
 
-// encode writes text in a 5.1 encoding: Default/Ascii/Oem/String are the ANSI
-// code page (bytes as written), UTF8 has a BOM, Unicode is UTF-16LE with a BOM.
-func encode(c *Call, text string) ([]byte, error) {
+// providerEncoding is the FileSystem provider's -Encoding
+// (FileSystemCmdletProviderEncoding) in Windows PowerShell 5.1: without the
+// parameter Set-Content and Add-Content write, and Get-Content reads, the ANSI
+// code page (Default); String and Unicode are UTF-16LE, UTF8 has a byte order
+// mark. Sources: about_Character_Encoding (5.1), "Character encoding in
+// Windows PowerShell"
+// (https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_character_encoding?view=powershell-5.1),
+// and FileSystemProvider.cs GetEncodingFromEnum (PowerShell v6.0.0, the 5.1
+// code). Byte, UTF7, BigEndianUTF32 and Unknown are real and not modelled.
+func providerEncoding(c *Call) (pwsh.TextEncoding, error) {
 	switch enc := c.Str("Encoding"); enc {
-	case "", "Default", "Ascii", "Oem", "String":
-		return []byte(text), nil
+	case "", "Default":
+		return pwsh.EncDefault, nil
+	case "Ascii":
+		return pwsh.EncASCII, nil
+	case "Oem":
+		return pwsh.EncOEM, nil
 	case "UTF8":
-		return append([]byte("\ufeff"), text...), nil
-	case "Unicode":
-		u := utf16.Encode([]rune(text))
-		b := []byte{0xFF, 0xFE}
-		for _, r := range u {
-			b = append(b, byte(r), byte(r>>8))
-		}
-		return b, nil
+		return pwsh.EncUTF8, nil
+	case "String", "Unicode":
+		return pwsh.EncUnicode, nil
+	case "BigEndianUnicode":
+		return pwsh.EncBigEndianUnicode, nil
+	case "UTF32":
+		return pwsh.EncUTF32, nil
 	default:
-		return nil, c.Unmodelled("-Encoding " + enc)
+		return pwsh.TextEncoding{}, c.Unmodelled("-Encoding " + enc)
 	}
 }
 
 func contentCmdlet(name, class string, appendTo bool) *Cmdlet {
 	return &Cmdlet{Name: name, Class: class, ShouldProcess: true,
 		Source:    mgmt + strings.ToLower(name) + "?view=powershell-5.1",
-		Behaviour: "writes the values, each followed by CRLF (none with -NoNewline), in -Encoding (Default/Ascii/Oem/String raw, UTF8 with BOM, Unicode UTF-16LE)",
+		Behaviour: "writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused",
 		Params: append(pathParams(0), P("Value", "System.Object[]", 1, Mandatory, Pipeline), P("NoNewline", "SwitchParameter", -1),
 			P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...)),
 			P("Force", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled), P("Stream", "System.String", -1, Unmodelled)),
@@ -109,10 +120,17 @@ func contentCmdlet(name, class string, appendTo bool) *Cmdlet {
 					b.WriteString("\r\n")
 				}
 			}
-			data, err := encode(c, b.String())
+			enc, err := providerEncoding(c)
 			if err != nil {
 				return err
 			}
+			existing := 0
+			if appendTo {
+				if old, rerr := fs.ReadFile(p); rerr == nil {
+					existing = len(old)
+				}
+			}
+			data := enc.Encode(b.String(), existing)
 			if werr := fs.WriteFile(p, data, appendTo); werr != nil {
 				return c.Error(c.Fail(werr.Error(), "WriteError", p, "IOException", "SetContentWriterIOError", "System.IO.IOException"))
 			}
@@ -137,7 +155,7 @@ func fileCmdlets() []*Cmdlet {
 		contentCmdlet("Set-Content", "Microsoft.PowerShell.Commands.SetContentCommand", false),
 		contentCmdlet("Add-Content", "Microsoft.PowerShell.Commands.AddContentCommand", true),
 		{Name: "Get-Content", Class: "Microsoft.PowerShell.Commands.GetContentCommand", Aliases: []string{"cat", "gc", "type"},
-			Source: mgmt + "get-content?view=powershell-5.1", Behaviour: "the file's lines (CRLF or LF), or with -Raw the whole text; a BOM is dropped",
+			Source: mgmt + "get-content?view=powershell-5.1", Behaviour: "the file's lines (CRLF, LF or CR), or with -Raw the whole text; a UTF-8, UTF-16 or UTF-32 byte order mark picks the encoding (and is dropped), else the ANSI code page 1252",
 			Params: append(pathParams(0), P("Raw", "SwitchParameter", -1), P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...), Unmodelled),
 				P("TotalCount", "System.Int64", -1, Alias("First", "Head"), Unmodelled), P("Tail", "System.Int32", -1, Alias("Last"), Unmodelled),
 				P("ReadCount", "System.Int64", -1, Unmodelled), P("Delimiter", "System.String", -1, Unmodelled), P("Wait", "SwitchParameter", -1, Unmodelled),
@@ -155,7 +173,8 @@ func fileCmdlets() []*Cmdlet {
 				if rerr != nil {
 					return pathNotFound(c, fs.Clean(p))
 				}
-				text := strings.TrimPrefix(string(b), "\ufeff")
+				// StreamReader(stream, Default) detects byte order marks.
+				text := pwsh.DecodeText(b, pwsh.EncDefault)
 				if c.Switch("Raw") {
 					c.Write(text)
 					return nil
@@ -163,7 +182,7 @@ func fileCmdlets() []*Cmdlet {
 				if text == "" {
 					return nil
 				}
-				for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(text, "\r\n", "\n"), "\n"), "\n") {
+				for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n"), "\n") {
 					c.Write(l)
 				}
 				return nil

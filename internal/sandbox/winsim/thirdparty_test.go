@@ -59,11 +59,15 @@ func TestTerraformStyleUploadAndRun(t *testing.T) {
 		t.Fatalf("stdout %q", out.String())
 	}
 	// remote-exec blanks its script afterwards by uploading nothing over it
-	// (the restore script's `echo $null > $dest_file_path`).
+	// (the restore script's `echo $null > $dest_file_path`). In 5.1 that is
+	// Out-File in UTF-16LE: its StreamWriter writes the byte order mark when
+	// it is disposed even with no text (StreamWriter.Flush, dotnet/runtime
+	// src/libraries/System.Private.CoreLib/src/System/IO/StreamWriter.cs:
+	// "if (!_haveWrittenPreamble) ... _stream.Write(preamble)").
 	if err := cp.Write("C:/Temp/terraform_42.cmd", strings.NewReader("")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := f.Host.ReadFile(`C:\Temp\terraform_42.cmd`); err != nil || len(got) != 0 {
+	if got, err := f.Host.ReadFile(`C:\Temp\terraform_42.cmd`); err != nil || !bytes.Equal(got, []byte{0xFF, 0xFE}) {
 		t.Fatalf("blanked script: %q %v", got, err)
 	}
 }

@@ -1,7 +1,6 @@
 package pwsh
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -420,7 +419,11 @@ func (r *Runtime) redirect(n *Node, redirs []*Node, out []any, stderrLines []str
 }
 
 // redirectToFile is `> file` / `>> file`: Out-File, which in Windows
-// PowerShell 5.1 writes UTF-16LE with a byte order mark.
+// PowerShell 5.1 writes UTF-16LE with a byte order mark (about_Redirection
+// 5.1: "the redirection operators use Out-File ... Unicode by default";
+// about_Character_Encoding 5.1: Out-File defaults to Unicode). The mark is
+// written at the start of the file only (StreamWriter writes the preamble
+// at position 0), also when there is no output.
 func (r *Runtime) redirectToFile(rd, target *Node, appendTo bool, out []any) error {
 	var parts []*Node
 	for _, k := range target.named() {
@@ -442,15 +445,19 @@ func (r *Runtime) redirectToFile(rd, target *Node, appendTo bool, out []any) err
 			text.WriteString(l + "\r\n")
 		}
 	}
-	var b bytes.Buffer
-	if text.Len() > 0 && !appendTo {
-		b.Write([]byte{0xFF, 0xFE})
+	existing := 0
+	if appendTo {
+		if old, err := r.host.ReadFile(path); err == nil {
+			existing = len(old)
+			if existing > 0 && !(len(old) >= 2 && old[0] == 0xFF && old[1] == 0xFE) {
+				// 5.1's Out-File -Append looks at the file's own encoding
+				// first; the simulator does not model that.
+				return r.terminate(rd, errUnsupported(">> to a file that is not UTF-16LE"), true)
+			}
+		}
 	}
-	for _, c := range text.String() {
-		b.WriteByte(byte(c))
-		b.WriteByte(byte(c >> 8))
-	}
-	if err := r.host.WriteFile(path, b.Bytes(), appendTo); err != nil {
+	b := EncUnicode.Encode(text.String(), existing)
+	if err := r.host.WriteFile(path, b, appendTo); err != nil {
 		return r.terminate(rd, scriptError("Could not find a part of the path '"+path+"'.", "OpenError", "", "", "DirectoryNotFoundException", "FileOpenFailure,Microsoft.PowerShell.Commands.OutFileCommand", "System.IO.DirectoryNotFoundException"), false)
 	}
 	return nil

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // dotnetType is a .NET type the engine models: its full name, the names a
@@ -110,9 +109,32 @@ func init() {
 		}})
 	registerType(&dotnetType{Full: "System.Text.Encoding", Names: []string{"Text.Encoding"}, Source: "https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding",
 		Props: map[string]func(*Runtime) (any, error){
-			"utf8":    func(*Runtime) (any, error) { return utf8Encoding(), nil },
-			"ascii":   func(*Runtime) (any, error) { return asciiEncoding(), nil },
-			"unicode": func(*Runtime) (any, error) { return unicodeEncoding(), nil },
+			"utf8":             func(*Runtime) (any, error) { return utf8Encoding(), nil },
+			"ascii":            func(*Runtime) (any, error) { return asciiEncoding(), nil },
+			"unicode":          func(*Runtime) (any, error) { return unicodeEncoding(), nil },
+			"bigendianunicode": func(*Runtime) (any, error) { return encodingObject(EncBigEndianUnicode), nil },
+			"utf32":            func(*Runtime) (any, error) { return encodingObject(EncUTF32), nil },
+			"default":          func(*Runtime) (any, error) { return encodingObject(EncDefault), nil },
+		}})
+	// new UTF8Encoding() / new UTF8Encoding($false): no byte order mark;
+	// new UTF8Encoding($true): one.
+	// https://learn.microsoft.com/en-us/dotnet/api/system.text.utf8encoding.-ctor
+	registerType(&dotnetType{Full: "System.Text.UTF8Encoding", Names: []string{"Text.UTF8Encoding"}, Source: "https://learn.microsoft.com/en-us/dotnet/api/system.text.utf8encoding",
+		Methods: []string{"new"},
+		Static: map[string]func(*Runtime, []any) (any, error){
+			"new": func(_ *Runtime, a []any) (any, error) {
+				switch len(a) {
+				case 0:
+					return encodingObject(EncUTF8NoBOM), nil
+				case 1:
+					if toBool(a[0]) {
+						return encodingObject(EncUTF8), nil
+					}
+					return encodingObject(EncUTF8NoBOM), nil
+				}
+				// UTF8Encoding(bool, bool) (throwOnInvalidBytes) is real, not modelled.
+				return nil, &Terminating{Rec: errUnsupported(fmt.Sprintf("new UTF8Encoding with %d arguments", len(a))), Script: true}
+			},
 		}})
 	registerType(&dotnetType{Full: "System.Math", Source: "https://learn.microsoft.com/en-us/dotnet/api/system.math",
 		Methods: []string{"abs", "ceiling", "floor", "max", "min", "pow", "round", "sqrt", "truncate", "log", "exp", "sign"},
@@ -149,33 +171,6 @@ type overloadError struct {
 
 func (e *overloadError) Error() string {
 	return fmt.Sprintf("Cannot find an overload for \"%s\" and the argument count: \"%d\".", e.method, e.n)
-}
-
-func utf8Encoding() *Object {
-	o := NewObject("System.Text.UTF8Encoding")
-	o.Str = "System.Text.UTF8Encoding"
-	o.Set("EncodingName", "Unicode (UTF-8)").Set("WebName", "utf-8")
-	o.Methods["getstring"] = func(a []any) (any, error) {
-		if len(a) != 1 {
-			return nil, errOverload("GetString", len(a))
-		}
-		b, ok := a[0].([]byte)
-		if !ok {
-			return nil, dotnetErr("System.Management.Automation.PSInvalidCastException", "Cannot convert argument \"bytes\" to type \"System.Byte[]\"")
-		}
-		s := string(b)
-		if !utf8.ValidString(s) {
-			s = strings.ToValidUTF8(s, "\uFFFD")
-		}
-		return s, nil
-	}
-	o.Methods["getbytes"] = func(a []any) (any, error) {
-		if len(a) != 1 {
-			return nil, errOverload("GetBytes", len(a))
-		}
-		return []byte(toString(a[0])), nil
-	}
-	return o
 }
 
 // cast runs [type]value.

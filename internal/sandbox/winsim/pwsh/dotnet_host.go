@@ -28,6 +28,62 @@ func argCount(method string, a []any, n ...int) error {
 	return errOverload(method, len(a))
 }
 
+// encodingArg is the System.Text.Encoding argument of a File method.
+func encodingArg(method string, v any) (TextEncoding, error) {
+	if e, ok := encodingOf(v); ok {
+		return e, nil
+	}
+	return TextEncoding{}, dotnetErr("System.Management.Automation.MethodException",
+		fmt.Sprintf("Cannot convert argument \"encoding\", with value: \"%s\", for \"%s\" to type \"System.Text.Encoding\": \"Cannot convert the \"%s\" value of type \"%s\" to type \"System.Text.Encoding\".\"",
+			toString(v), method, toString(v), typeName(v)))
+}
+
+func writeAllText(r *Runtime, method string, a []any, text func(any) string) (any, error) {
+	if err := argCount(method, a, 2, 3); err != nil {
+		return nil, err
+	}
+	enc := EncUTF8NoBOM
+	if len(a) == 3 {
+		e, err := encodingArg(method, a[2])
+		if err != nil {
+			return nil, err
+		}
+		enc = e
+	}
+	p := r.host.FullPath(argString(a[0]))
+	return nil, ioErr(p, r.host.WriteFile(p, enc.Encode(text(a[1]), 0), false))
+}
+
+func readAllText(r *Runtime, method string, a []any) (string, error) {
+	if err := argCount(method, a, 1, 2); err != nil {
+		return "", err
+	}
+	enc := EncUTF8NoBOM
+	if len(a) == 2 {
+		e, err := encodingArg(method, a[1])
+		if err != nil {
+			return "", err
+		}
+		enc = e
+	}
+	p := r.host.FullPath(argString(a[0]))
+	b, err := r.host.ReadFile(p)
+	if err != nil {
+		return "", fileNotFound(p)
+	}
+	return DecodeText(b, enc), nil
+}
+
+// splitLines splits text at CRLF, LF or CR as StreamReader.ReadLine does; a
+// final line break ends the last line.
+func splitLines(text string) []string {
+	text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
 func init() {
 	registerType(&dotnetType{Full: "System.IO.File", Names: []string{"IO.File"}, Source: "https://learn.microsoft.com/en-us/dotnet/api/system.io.file",
 		Methods: []string{"appendalllines", "appendalltext", "appendtext", "copy", "create", "createtext", "decrypt", "delete", "encrypt", "exists", "getaccesscontrol", "getattributes", "getcreationtime", "getlastaccesstime", "getlastwritetime", "move", "open", "openread", "opentext", "openwrite", "readallbytes", "readalllines", "readalltext", "readlines", "replace", "setaccesscontrol", "setattributes", "setcreationtime", "setlastaccesstime", "setlastwritetime", "writeallbytes", "writealllines", "writealltext"},
@@ -46,23 +102,41 @@ func init() {
 				p := r.host.FullPath(argString(a[0]))
 				return nil, ioErr(p, r.host.WriteFile(p, b, false))
 			},
+			// WriteAllText(path, text) is UTF-8 without a byte order mark;
+			// WriteAllText(path, text, encoding) writes encoding's preamble
+			// (GetPreamble) then the text. ReadAllText detects a byte order
+			// mark, else reads UTF-8 (or the encoding given).
+			// https://learn.microsoft.com/en-us/dotnet/api/system.io.file.writealltext,
+			// https://learn.microsoft.com/en-us/dotnet/api/system.io.file.readalltext
 			"writealltext": func(r *Runtime, a []any) (any, error) {
-				if err := argCount("WriteAllText", a, 2); err != nil {
-					return nil, err
-				}
-				p := r.host.FullPath(argString(a[0]))
-				return nil, ioErr(p, r.host.WriteFile(p, []byte(argString(a[1])), false))
+				return writeAllText(r, "WriteAllText", a, func(v any) string { return argString(v) })
+			},
+			"writealllines": func(r *Runtime, a []any) (any, error) {
+				return writeAllText(r, "WriteAllLines", a, func(v any) string {
+					var b strings.Builder
+					for _, l := range enumerate(v) {
+						b.WriteString(toString(l) + "\r\n")
+					}
+					return b.String()
+				})
 			},
 			"readalltext": func(r *Runtime, a []any) (any, error) {
-				if err := argCount("ReadAllText", a, 1); err != nil {
+				text, err := readAllText(r, "ReadAllText", a)
+				if err != nil {
 					return nil, err
 				}
-				p := r.host.FullPath(argString(a[0]))
-				b, err := r.host.ReadFile(p)
+				return text, nil
+			},
+			"readalllines": func(r *Runtime, a []any) (any, error) {
+				text, err := readAllText(r, "ReadAllLines", a)
 				if err != nil {
-					return nil, fileNotFound(p)
+					return nil, err
 				}
-				return strings.TrimPrefix(string(b), "\ufeff"), nil
+				var out []any
+				for _, l := range splitLines(text) {
+					out = append(out, l)
+				}
+				return out, nil
 			},
 			"readallbytes": func(r *Runtime, a []any) (any, error) {
 				if err := argCount("ReadAllBytes", a, 1); err != nil {
@@ -93,7 +167,7 @@ func init() {
 				if err != nil {
 					return nil, fileNotFound(p)
 				}
-				return streamReader(string(b)), nil
+				return streamReader(DecodeText(b, EncUTF8NoBOM)), nil
 			},
 		}})
 	registerType(&dotnetType{Full: "System.IO.Directory", Names: []string{"IO.Directory"}, Source: "https://learn.microsoft.com/en-us/dotnet/api/system.io.directory",

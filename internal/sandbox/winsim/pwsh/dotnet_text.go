@@ -1,83 +1,59 @@
 package pwsh
 
-import (
-	"strings"
-	"unicode/utf16"
-)
+// System.Text.Encoding objects (https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding):
+// GetBytes and GetString in their TextEncoding (textenc.go), GetPreamble
+// (https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.getpreamble),
+// which is how File.WriteAllText(path, text, encoding) decides on a byte
+// order mark. ASCIIEncoding replaces what is not 7-bit ASCII with '?' both
+// ways; UnicodeEncoding is UTF-16 little-endian, an odd last byte decoding as
+// U+FFFD.
 
-// System.Text.Encoding's ASCII and Unicode encodings
-// (https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.ascii,
-// https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding.unicode):
-// ASCIIEncoding replaces what is not 7-bit ASCII with '?' both ways;
-// UnicodeEncoding is UTF-16 little-endian, GetBytes without a byte order
-// mark, an odd last byte decoding as U+FFFD.
+var encodingTypes = map[encKind][2]string{
+	encUTF8:    {"System.Text.UTF8Encoding", "Unicode (UTF-8)"},
+	encUTF16LE: {"System.Text.UnicodeEncoding", "Unicode"},
+	encUTF16BE: {"System.Text.UnicodeEncoding", "Unicode (Big-Endian)"},
+	encUTF32LE: {"System.Text.UTF32Encoding", "Unicode (UTF-32)"},
+	encASCII:   {"System.Text.ASCIIEncoding", "US-ASCII"},
+	encCP1252:  {"System.Text.SBCSCodePageEncoding", "Western European (Windows)"},
+	encCP437:   {"System.Text.SBCSCodePageEncoding", "OEM United States"},
+}
 
-func asciiEncoding() *Object {
-	o := NewObject("System.Text.ASCIIEncoding")
-	o.Str = o.TypeName
-	o.Set("EncodingName", "US-ASCII").Set("WebName", "us-ascii").Set("CodePage", 20127)
+func encodingObject(e TextEncoding) *Object {
+	names := encodingTypes[e.kind]
+	o := NewObject(names[0])
+	o.Str = names[0]
+	enc := e
+	o.enc = &enc
+	o.Set("EncodingName", names[1]).Set("WebName", e.Name).Set("CodePage", e.CodePage)
 	o.Methods["getbytes"] = func(a []any) (any, error) {
 		if len(a) != 1 {
 			return nil, errOverload("GetBytes", len(a))
 		}
-		var b []byte
-		for _, c := range toString(a[0]) {
-			if c > 0x7F {
-				c = '?'
-			}
-			b = append(b, byte(c))
-		}
-		return b, nil
+		return e.Bytes(toString(a[0])), nil
 	}
 	o.Methods["getstring"] = func(a []any) (any, error) {
 		b, err := bytesArg("GetString", a)
 		if err != nil {
 			return nil, err
 		}
-		var s strings.Builder
-		for _, c := range b {
-			if c > 0x7F {
-				c = '?'
-			}
-			s.WriteByte(c)
+		return e.String(b), nil
+	}
+	o.Methods["getpreamble"] = func(a []any) (any, error) {
+		if len(a) != 0 {
+			return nil, errOverload("GetPreamble", len(a))
 		}
-		return s.String(), nil
+		p := e.Preamble()
+		if p == nil {
+			p = []byte{}
+		}
+		return p, nil
 	}
 	return o
 }
 
-func unicodeEncoding() *Object {
-	o := NewObject("System.Text.UnicodeEncoding")
-	o.Str = o.TypeName
-	o.Set("EncodingName", "Unicode").Set("WebName", "utf-16").Set("CodePage", 1200)
-	o.Methods["getbytes"] = func(a []any) (any, error) {
-		if len(a) != 1 {
-			return nil, errOverload("GetBytes", len(a))
-		}
-		u := utf16.Encode([]rune(toString(a[0])))
-		b := make([]byte, 0, 2*len(u))
-		for _, c := range u {
-			b = append(b, byte(c), byte(c>>8))
-		}
-		return b, nil
-	}
-	o.Methods["getstring"] = func(a []any) (any, error) {
-		b, err := bytesArg("GetString", a)
-		if err != nil {
-			return nil, err
-		}
-		u := make([]uint16, 0, len(b)/2)
-		for i := 0; i+1 < len(b); i += 2 {
-			u = append(u, uint16(b[i])|uint16(b[i+1])<<8)
-		}
-		s := string(utf16.Decode(u))
-		if len(b)%2 == 1 {
-			s += "\uFFFD"
-		}
-		return s, nil
-	}
-	return o
-}
+func utf8Encoding() *Object    { return encodingObject(EncUTF8) }
+func asciiEncoding() *Object   { return encodingObject(EncASCII) }
+func unicodeEncoding() *Object { return encodingObject(EncUnicode) }
 
 // bytesArg is the byte[] argument of GetString.
 func bytesArg(method string, a []any) ([]byte, error) {

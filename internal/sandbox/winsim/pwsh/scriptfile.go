@@ -3,7 +3,6 @@ package pwsh
 import (
 	"errors"
 	"strings"
-	"unicode/utf16"
 )
 
 // runScriptFile runs a .ps1 invoked by path (& 'C:\x\start.ps1', about_Scripts:
@@ -95,22 +94,11 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 	return out, result
 }
 
-// decodeScript reads a script file as Windows PowerShell 5.1 does: a UTF-8 or
-// UTF-16LE byte order mark is honoured; without one the text is read as
-// bytes (the ANSI code page: ASCII scripts read the same).
-func decodeScript(b []byte) string {
-	switch {
-	case len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF:
-		return string(b[3:])
-	case len(b) >= 2 && b[0] == 0xFF && b[1] == 0xFE:
-		u := make([]uint16, 0, len(b)/2)
-		for i := 2; i+1 < len(b); i += 2 {
-			u = append(u, uint16(b[i])|uint16(b[i+1])<<8)
-		}
-		return string(utf16.Decode(u))
-	}
-	return string(b)
-}
+// decodeScript reads a script file as Windows PowerShell 5.1 does: a byte
+// order mark is honoured; without one the text is read in the ANSI code page
+// (about_Character_Encoding, 5.1: "Windows PowerShell ... uses the ANSI code
+// page for script files without a BOM").
+func decodeScript(b []byte) string { return DecodeText(b, EncDefault) }
 
 // isScriptFile reports whether a resolved command is a PowerShell script.
 func isScriptFile(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".ps1") }

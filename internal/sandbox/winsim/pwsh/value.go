@@ -55,6 +55,7 @@ type Object struct {
 	vals     map[string]any
 	Methods  map[string]Method // lower-case name
 	Str      string            // ToString(); "" renders "@{Prop=...}" for PSCustomObject
+	enc      *TextEncoding     // a System.Text.Encoding's codec (textenc.go)
 }
 
 // Method is a .NET method of an Object or type; it returns a .NET exception
