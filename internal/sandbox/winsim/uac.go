@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -100,11 +101,10 @@ func pathStrings(v any) []string {
 // SecurityException, ServiceCommandException for a service cmdlet, and the
 // COM E_ACCESSDENIED (0x80070005) otherwise.
 func deniedRecord(c *Call, target string, err error) *pwsh.ErrorRecord {
-	switch e := err.(type) {
-	case *pathDenied:
+	if e := (*pathDenied)(nil); errors.As(err, &e) {
 		return c.Fail(e.Error(), "PermissionDenied", e.path, "UnauthorizedAccessException", c.Cmd.Name[:strings.IndexByte(c.Cmd.Name, '-')]+"ItemUnauthorizedAccessError", "System.UnauthorizedAccessException")
 	}
-	if err == errRegistryDenied {
+	if errors.Is(err, errRegistryDenied) {
 		return c.Fail(err.Error(), "PermissionDenied", target, "SecurityException", "System.Security.SecurityException", "System.Security.SecurityException")
 	}
 	if strings.HasSuffix(c.Cmd.Name, "-Service") {
