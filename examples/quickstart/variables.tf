@@ -36,19 +36,6 @@ variable "admin_password" {
   ephemeral   = true # only ever sent to the write-only admin_password_wo: never in plan or state
 }
 
-# How the provider reaches the build VM: WinRM over HTTPS, verified against
-# this CA.
-variable "winrm_ca_certificate_file" {
-  description = "PEM file of the CA that signed the guests' WinRM HTTPS certificates."
-  type        = string
-}
-
-variable "winrm_port" {
-  description = "WinRM HTTPS port of the guests."
-  type        = number
-  default     = 5986
-}
-
 # What goes into the image. Every download is verified by SHA-256 on the guest.
 variable "kubernetes_version" {
   description = "Kubernetes version of kubelet and kube-proxy."
