@@ -25,7 +25,7 @@ variable "folder" {
 }
 
 variable "source_template_2022" {
-  description = "Base Windows Server 2022 template (VMware Tools, WinRM over HTTPS), for example `/dc1/vm/templates/win2022-base`."
+  description = "Base Windows Server 2022 template (stock: VMware Tools and the Administrator password), for example `/dc1/vm/templates/win2022-base`."
   type        = string
 }
 
