@@ -297,7 +297,7 @@ const netsec = "https://learn.microsoft.com/en-us/powershell/module/netsecurity/
 
 func firewallGet() *Cmdlet {
 	return &Cmdlet{Name: "Get-NetFirewallRule", Class: "Get-NetFirewallRule",
-		Source: netsec + "get-netfirewallrule", Behaviour: "the rules New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name",
+		Source: netsec + "get-netfirewallrule", Behaviour: "the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name",
 		Params: []*Param{P("Name", "System.String[]", 0, Alias("ID")), P("DisplayName", "System.String[]", -1, Unmodelled), P("All", "SwitchParameter", -1),
 			P("Direction", "Direction[]", -1, Unmodelled), P("Enabled", "Enabled[]", -1, Unmodelled), P("PolicyStore", "System.String", -1, Unmodelled),
 			P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled), P("AsJob", "SwitchParameter", -1, Unmodelled)},
