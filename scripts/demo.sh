@@ -43,6 +43,13 @@ for log in "$SANDBOX_HOSTS_DIR"/WIN2022-K8S/scripts.log; do
        /Write-Output .ready./ { ready = 1 }
        END { flush() }' "$log"
 done
+step "how the steps reached the guests (make demo puts this machine outside their subnet, as a CI runner is)"
+# The quickstart sets no transport: the default, vmtools, runs every step
+# through vCenter's guest operations. The stock templates' WinRM HTTP
+# listener admits only the guests' own subnet on their Public network.
+for log in "$SANDBOX_HOSTS_DIR"/WIN2022-K8S/scripts.log "$SANDBOX_HOSTS_DIR"/WIN-*/scripts.log; do
+  printf '  %-12s %s\n' "$(basename "$(dirname "$log")")" "$(awk '/^=== / { n[$3]++ } END { for (t in n) printf "%s: %d scripts ", t, n[t] }' "$log")"
+done
 if grep -qF -- "$TF_VAR_admin_password" terraform.tfstate; then
   echo "The administrator password is in terraform.tfstate." >&2
   exit 1

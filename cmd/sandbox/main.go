@@ -2,7 +2,11 @@
 // Windows Server templates and a real Kubernetes control plane, all on
 // 127.0.0.1) in the foreground until interrupted.
 //
-//	go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [-- COMMAND ARGS...]
+//	go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [--runner-outside-subnet] [-- COMMAND ARGS...]
+//
+// --runner-outside-subnet (or SANDBOX_RUNNER_OUTSIDE_SUBNET=1) puts this
+// machine outside the guests' subnet, as a CI runner or Terraform Cloud
+// agent is: the guests' WinRM HTTP port refuses it, guest operations work.
 //
 // Once everything is ready it writes PATH with `export` lines for the
 // provider, Terraform and the tests (`source PATH`); on SIGINT or SIGTERM it
@@ -35,9 +39,11 @@ func main() {
 	envFile := flag.String("env-file", "", "write the sandbox's environment variables to this `file` once ready (required)")
 	dir := flag.String("dir", "", "working `directory` (kept on exit); default: a temporary directory removed on exit")
 	noAllocate := flag.Bool("no-allocate-node-cidrs", false, "do not let the controller manager assign pod CIDRs to Nodes")
+	outside := flag.Bool("runner-outside-subnet", os.Getenv("SANDBOX_RUNNER_OUTSIDE_SUBNET") == "1",
+		"put this machine outside the guests' subnet (a CI runner): their WinRM HTTP port refuses it (default from SANDBOX_RUNNER_OUTSIDE_SUBNET=1)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(),
-			"Usage: go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [-- COMMAND ARGS...]\n\n")
+			"Usage: go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [--runner-outside-subnet] [-- COMMAND ARGS...]\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -45,7 +51,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	err := run(*envFile, *dir, !*noAllocate, flag.Args())
+	err := run(*envFile, sandbox.Options{Dir: *dir, AllocateNodeCIDRs: new(!*noAllocate), RunnerOutsideSubnet: *outside}, flag.Args())
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -58,7 +64,7 @@ func main() {
 	}
 }
 
-func run(envFile, dir string, allocate bool, command []string) (err error) {
+func run(envFile string, opts sandbox.Options, command []string) (err error) {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 
@@ -76,7 +82,11 @@ func run(envFile, dir string, allocate bool, command []string) (err error) {
 	}
 
 	logf("starting vSphere (vcsim) and the Kubernetes control plane")
-	sb, err := sandbox.Start(ctx, sandbox.Options{Dir: dir, AllocateNodeCIDRs: &allocate, Logf: logf})
+	opts.Logf = logf
+	if opts.RunnerOutsideSubnet {
+		logf("the runner is outside the guests' subnet: their WinRM HTTP listeners refuse it")
+	}
+	sb, err := sandbox.Start(ctx, opts)
 	if err != nil {
 		return err
 	}

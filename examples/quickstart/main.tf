@@ -29,10 +29,9 @@ resource "windows_golden_image" "ltsc2022" {
 
   admin_password_wo = var.admin_password
 
-  transport = {
-    port           = var.winrm_port
-    ca_certificate = file(var.winrm_ca_certificate_file)
-  }
+  # No transport block: the default, vmtools, runs every step through
+  # vCenter's guest operations (VMware Tools). A stock template needs no
+  # listener, certificate or route from here to the guest.
 
   kubernetes_version = var.kubernetes_version
   artifacts_base_url = var.artifacts_base_url
@@ -91,11 +90,6 @@ resource "windows_node" "worker" {
   resource_pool_id  = var.resource_pool_id
   network_id        = var.network_id
   admin_password_wo = var.admin_password
-
-  transport = {
-    port           = var.winrm_port
-    ca_certificate = file(var.winrm_ca_certificate_file)
-  }
 
   # Orders Terraform (networking first, nodes destroyed first) and makes
   # create wait until kube-proxy and flannel run on the node.

@@ -25,7 +25,7 @@ variable "folder" {
 }
 
 variable "source_template_2022" {
-  description = "Base Windows Server 2022 template (VMware Tools, WinRM over HTTPS), for example `/dc1/vm/templates/win2022-base`."
+  description = "Base Windows Server 2022 template (stock: VMware Tools and the Administrator password), for example `/dc1/vm/templates/win2022-base`."
   type        = string
 }
 
@@ -34,19 +34,6 @@ variable "admin_password" {
   type        = string
   sensitive   = true
   ephemeral   = true # only ever sent to the write-only admin_password_wo: never in plan or state
-}
-
-# How the provider reaches the build VM: WinRM over HTTPS, verified against
-# this CA.
-variable "winrm_ca_certificate_file" {
-  description = "PEM file of the CA that signed the guests' WinRM HTTPS certificates."
-  type        = string
-}
-
-variable "winrm_port" {
-  description = "WinRM HTTPS port of the guests."
-  type        = number
-  default     = 5986
 }
 
 # What goes into the image. Every download is verified by SHA-256 on the guest.

@@ -107,7 +107,9 @@ func Wrapped(pattern string) *regexp.Regexp {
 const GoldenImageAddress = "windows_golden_image.test"
 
 // GoldenImageConfig is a complete image against the sandbox's artifact
-// server; overrides replace attributes (an empty value removes one).
+// server, built from the stock Windows Server 2022 base template over the
+// default transport (vmtools); overrides replace attributes (an empty value
+// removes one).
 func GoldenImageConfig(name string, overrides map[string]string) string {
 	if Sandbox == nil {
 		return "" // no TF_ACC: resource.Test skips the test before using it
@@ -134,10 +136,6 @@ func GoldenImageConfig(name string, overrides map[string]string) string {
 		"containerd_sha256":         fmt.Sprintf("%q", a.Containerd.SHA256),
 		"cni_plugins_url":           fmt.Sprintf("%q", a.CNIPlugins.URL),
 		"cni_plugins_sha256":        fmt.Sprintf("%q", a.CNIPlugins.SHA256),
-		"transport": fmt.Sprintf(`{
-    port           = %s
-    ca_certificate = file(%q)
-  }`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE")),
 	}
 	for k, v := range overrides {
 		if v == "" {
@@ -315,7 +313,8 @@ func (c NoBootstrapToken) CheckPlan(ctx context.Context, _ plancheck.CheckPlanRe
 
 // MachineInSandbox is the body of a windows_node or windows_node_pool
 // placed in the sandbox (its folder, cluster pool and network), with the
-// administrator password of TF_VAR_admin_password and the transport.
+// administrator password of TF_VAR_admin_password and the default
+// transport (vmtools).
 func MachineInSandbox() string {
 	return fmt.Sprintf(`  folder            = %q
   resource_pool_id  = %q
@@ -324,12 +323,35 @@ func MachineInSandbox() string {
 %s`, NodeFolder, os.Getenv("SANDBOX_RESOURCE_POOL_ID"), os.Getenv("SANDBOX_NETWORK_ID"), TransportInSandbox())
 }
 
-// TransportInSandbox is the transport of a machine in the sandbox: WinRM
-// over HTTPS, verified against the sandbox's CA.
-func TransportInSandbox() string {
-	return fmt.Sprintf(`  transport = {
+// TransportInSandbox is the transport attribute of a machine in the
+// sandbox: none, the provider's default (vmtools), which is what a stock
+// template reached from anywhere allows.
+func TransportInSandbox() string { return "" }
+
+// WinRMOverHTTP is a transport attribute value for WinRM over the HTTP
+// listener a stock Windows Server has: NTLM, every message encrypted with
+// its session. The runner must be in the guest's subnet (the default).
+func WinRMOverHTTP() string {
+	return fmt.Sprintf(`{
+    type  = "winrm"
+    https = false
+    port  = %s
+  }`, os.Getenv("SANDBOX_WINRM_PORT"))
+}
+
+// WinRMOverHTTPSPrepared is a transport attribute value for WinRM over the
+// HTTPS listener of a clone of the prepared template
+// (SANDBOX_TEMPLATE_2022_PREPARED), verified against the sandbox's CA.
+// Without a server name the certificate, made for the template's name,
+// fails verification for the clone's address.
+func WinRMOverHTTPSPrepared(serverName string) string {
+	name := ""
+	if serverName != "" {
+		name = fmt.Sprintf("\n    tls_server_name = %q", serverName)
+	}
+	return fmt.Sprintf(`{
+    type           = "winrm"
     port           = %s
-    ca_certificate = file(%q)
-  }
-`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"))
+    ca_certificate = file(%q)%s
+  }`, os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), os.Getenv("SANDBOX_CA_FILE"), name)
 }

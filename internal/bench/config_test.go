@@ -87,13 +87,16 @@ func (w *world) header() string {
 
 provider "windows" {} # VSPHERE_*, KUBE_CONFIG_PATH
 
+# WinRM on the stock templates' HTTP listener (NTLM, sealed messages): the
+# sandbox's guests have no HTTPS listener, and the runner is in their subnet.
 locals {
   transport = {
-    port           = %d
-    ca_certificate = file(%q)
+    type  = "winrm"
+    https = false
+    port  = %d
   }
 }
-`, providerNamespace, providerVersion, w.sb.Hosts.Ports().WinRMHTTPS, w.sb.CAFile)
+`, providerNamespace, providerVersion, w.sb.Hosts.Ports().WinRM)
 }
 
 // imageResource is a windows_golden_image of the sandbox's 2022 template.

@@ -34,7 +34,7 @@ import (
 //	join step fails           host fails kubelet-service           join step "kubelet-service"
 //	node never ready          kubelet never reports Ready          waiting for the Node to become Ready
 //	interrupted               join-files hangs past the timeout    join step "join-files"
-//	guest restarts mid-step   WinRM reply cut, host reboots        (recovers: the step runs again)
+//	guest restarts mid-step   WinRM reply cut, host reboots        (recovers: the step runs again; the node over WinRM)
 //	vCenter session ends      sessions terminated at power-on      (recovers: the provider logs in again)
 func TestAccNode_faults(t *testing.T) {
 	acctest.PreCheck(t) // before the configs, which read the sandbox
@@ -47,6 +47,9 @@ func TestAccNode_faults(t *testing.T) {
 		inject  func(t *testing.T, node string) (fired func() error)
 		want    string
 		tainted bool
+		// body adds node attributes: a WinRM-only fault needs the node
+		// on a WinRM transport (the default is vmtools).
+		body string
 	}
 	vmFault := func(method string, kind simulator.FaultType, msg string) func(*testing.T, string) func() error {
 		return func(_ *testing.T, node string) func() error {
@@ -118,6 +121,7 @@ func TestAccNode_faults(t *testing.T) {
 			// rewrites the same files, so it runs again once the guest is
 			// back.
 			name: "guest restarts mid-step",
+			body: "  transport = " + acctest.WinRMOverHTTP() + "\n",
 			inject: func(_ *testing.T, node string) func() error {
 				acctest.Sandbox.Hosts.SetFaults(node, winsim.Faults{RebootMidReply: &winsim.StepFault{Step: "join-files", Times: 1}})
 				return func() error {
@@ -174,7 +178,7 @@ func TestAccNode_faults(t *testing.T) {
 			image := acctest.Name("img")
 			node := acctest.NodeName("flt")
 			const addr = "windows_node.n0"
-			config := acctest.NodeConfig(image, []string{node}, createTimeout)
+			config := acctest.NodeConfig(image, []string{node}, createTimeout+tc.body)
 			clear := func() {
 				acctest.Sandbox.Hosts.ClearFaults(node)
 				acctest.Sandbox.VSphere.Model.Service.ClearFaultRules()

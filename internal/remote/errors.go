@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -59,6 +60,10 @@ func (e *ConnectError) hint() string {
 		}
 		return fmt.Sprintf("check that the host is up at that address, that the firewall allows TCP %d, and %s", e.Port, listener)
 	case StepTLS:
+		var hn x509.HostnameError
+		if errors.As(e.Err, &hn) && hn.Certificate != nil {
+			return notThisGuestHint(e.Host, hn.Certificate)
+		}
 		return "check that the CA certificate given signed the listener's certificate and that the certificate names the host (or set the TLS server name); skipping verification (insecure) is an explicit opt-in"
 	case StepAuth:
 		if e.Protocol == "ssh" {
@@ -69,6 +74,26 @@ func (e *ConnectError) hint() string {
 		return "the host's SSH key is not the one trusted; trust a new key only after verifying it out of band (on the host's console)"
 	}
 	return "the session opened but a trivial command failed: check that PowerShell runs for this user"
+}
+
+// notThisGuestHint explains a certificate issued for another name than the
+// guest's: in practice the one certificate someone made on the template,
+// which every clone carries on its disk together with its private key.
+func notThisGuestHint(host string, cert *x509.Certificate) string {
+	names := append([]string{}, cert.DNSNames...)
+	for _, ip := range cert.IPAddresses {
+		names = append(names, ip.String())
+	}
+	if len(names) == 0 && cert.Subject.CommonName != "" {
+		names = append(names, cert.Subject.CommonName)
+	}
+	return fmt.Sprintf("the guest's WinRM HTTPS certificate is issued for %s, not for this guest (%s). A certificate made on a "+
+		"template (for the template's name) is cloned with the template's disk: every clone presents the same certificate and "+
+		"holds its private key, so it cannot prove which machine answers, and verifying it by that name (tls_server_name) "+
+		"would trust every clone and anyone holding a copy of the template. Use the vmtools transport (vCenter's guest "+
+		"operations: no listener or certificate on the guest), or WinRM over the HTTP listener with NTLM message encryption "+
+		"(https = false, port 5985), or give each clone its own certificate at its first boot (for its own name and address, "+
+		"bound to the HTTPS listener) before the provider connects", strings.Join(names, ", "), host)
 }
 
 func asConnectError(err error) (*ConnectError, bool) {

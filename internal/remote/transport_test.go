@@ -259,6 +259,29 @@ func TestHTTPSVerification(t *testing.T) {
 			t.Fatalf("err = %v, want a TLS ConnectError", err)
 		}
 	})
+	t.Run("template-certificate", func(t *testing.T) {
+		// The certificate a prepared template's clones share: issued by
+		// the trusted CA, but for the template's name.
+		ca := winsimtest.NewCA(t)
+		cert, key, err := ca.IssueServing("WIN2022-PREP", "win2022-prep")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := startHost(t, func(c *winsim.HostConfig) { c.TLSCertPEM, c.TLSKeyPEM = cert, key })
+		cfg := httpsBasic.config(g)
+		cfg.CACertPEM = ca.CertPEM
+		_, err = remote.Connect(testCtx(t), cfg)
+		var ce *remote.ConnectError
+		if !errors.As(err, &ce) || ce.Step != remote.StepTLS {
+			t.Fatalf("err = %v, want a TLS ConnectError", err)
+		}
+		for _, want := range []string{"issued for WIN2022-PREP", "not for this guest (" + cfg.Host + ")", "every clone presents the same certificate and holds its private key",
+			"vmtools transport", "HTTP listener with NTLM message encryption", "its own certificate at its first boot"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("the error lacks %q:\n%v", want, err)
+			}
+		}
+	})
 	t.Run("insecure-opt-in", func(t *testing.T) {
 		cfg := base
 		cfg.CACertPEM = nil

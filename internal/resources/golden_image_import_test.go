@@ -56,19 +56,16 @@ func buildTemplateOutsideTerraform(t *testing.T, name string) string {
 	t.Helper()
 	a := acctest.Sandbox.Artifacts
 	vc := acctest.VSphere(t)
-	ca, err := os.ReadFile(os.Getenv("SANDBOX_CA_FILE"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var port int
-	if _, err := fmt.Sscan(os.Getenv("SANDBOX_WINRM_HTTPS_PORT"), &port); err != nil {
-		t.Fatalf("SANDBOX_WINRM_HTTPS_PORT: %v", err)
+	if _, err := fmt.Sscan(os.Getenv("SANDBOX_WINRM_PORT"), &port); err != nil {
+		t.Fatalf("SANDBOX_WINRM_PORT: %v", err)
 	}
 	password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
 	res, err := goldenimage.Build(context.Background(), goldenimage.NewVSphere(vc), remote.Connect, goldenimage.Request{
 		Clone: goldenimage.CloneRequest{Source: os.Getenv("SANDBOX_TEMPLATE_2022"), Name: name, Folder: "/DC0/vm/golden",
 			ResourcePoolID: os.Getenv("SANDBOX_RESOURCE_POOL_ID"), DatastoreID: os.Getenv("SANDBOX_DATASTORE_ID"), NetworkID: os.Getenv("SANDBOX_NETWORK_ID")},
-		Transport: remote.Config{Port: port, HTTPS: true, NTLM: true, CACertPEM: ca, User: "Administrator", Password: password},
+		// The stock template's HTTP listener, NTLM with sealed messages.
+		Transport: remote.Config{Port: port, NTLM: true, User: "Administrator", Password: password},
 		Image: bootstrap.ImageConfig{
 			KubernetesVersion: "v1.36.3",
 			Containerd:        bootstrap.Artifact{Name: "containerd", URL: a.Containerd.URL, SHA256: a.Containerd.SHA256, Path: bootstrap.DownloadPath(a.Containerd.URL), ExtractTo: bootstrap.ContainerdDir},

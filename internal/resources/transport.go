@@ -21,8 +21,8 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 )
 
-// transportModel is how the provider reaches a guest: WinRM over HTTPS with
-// NTLM unless told otherwise.
+// transportModel is how the provider reaches a guest: vCenter's guest
+// operations (vmtools) unless told otherwise.
 type transportModel struct {
 	Type          types.String `tfsdk:"type"`
 	Port          types.Int64  `tfsdk:"port"`
@@ -48,19 +48,26 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 		Optional:      true,
 		PlanModifiers: modifiers,
 		Validators:    []validator.Object{plainHTTPValidator{}, vmtoolsTransportValidator{}},
-		MarkdownDescription: "How the provider reaches the guest. Defaults to WinRM over HTTPS (port 5986) with NTLM authentication and " +
-			"certificate verification against `ca_certificate` (or the system roots). `type = \"vmtools\"` needs no network path " +
-			"to the guest at all: see `type`.",
+		MarkdownDescription: "How the provider reaches the guest. Defaults to `type = \"vmtools\"`: vCenter's guest operations, " +
+			"which need nothing on a stock template but VMware Tools and no network path from the provider to the guest. " +
+			"`type = \"winrm\"` is WinRM over HTTPS (port 5986) with NTLM authentication and certificate verification against " +
+			"`ca_certificate` (or the system roots), or over the HTTP listener a stock Windows Server has (`https = false`); " +
+			"`type = \"ssh\"` needs OpenSSH Server on the guest. See the base template guide.",
 		Attributes: map[string]schema.Attribute{
 			"type": schema.StringAttribute{
 				Optional: true,
-				MarkdownDescription: "`winrm` (the default), `ssh` or `vmtools`. `vmtools` runs the steps through vCenter's guest operations, " +
+				MarkdownDescription: "`vmtools` (the default), `winrm` or `ssh`. `vmtools` runs the steps through vCenter's guest operations, " +
 					"which VMware Tools in the guest carries out (as PowerCLI's `Invoke-VMScript` does): no port, no listener and no " +
 					"certificate on the guest, and no route from the provider to it, only to vCenter and, for the scripts' output, to " +
 					"the ESXi host running the VM (HTTPS, port 443, verified by the thumbprint vCenter holds). It needs VMware Tools " +
 					"running in the guest, the guest's administrator password (the one the resource sets), and the vCenter privileges " +
 					"`VirtualMachine.GuestOperations.Query`, `.Modify` and `.Execute` on the VM. `port`, `https`, `use_ntlm`, `insecure`, " +
-					"`ca_certificate`, `tls_server_name` and the `ssh_*` attributes do not apply to it and are refused.",
+					"`ca_certificate`, `tls_server_name` and the `ssh_*` attributes do not apply to it and are refused. It is the default " +
+					"because it is the one transport that works with a stock template (VMware Tools and an Administrator password) from a " +
+					"runner on another subnet (a CI runner, a Terraform Cloud agent): a stock Windows Server has no HTTPS listener and no " +
+					"SSH server, and its firewall admits WinRM over HTTP on a Public network only from its own subnet. `winrm` needs a " +
+					"listener the provider can reach (and, over HTTPS, a certificate for each clone's own address or name); `ssh` needs " +
+					"OpenSSH Server installed on the template.",
 				Validators: []validator.String{stringvalidator.OneOf("winrm", "ssh", string(remote.ProtocolVMTools))},
 			},
 			"port": schema.Int64Attribute{
@@ -137,7 +144,7 @@ func (plainHTTPValidator) ValidateObject(ctx context.Context, req validator.Obje
 	typ, _ := attrs["type"].(types.String)
 	https, _ := attrs["https"].(types.Bool)
 	ntlm, _ := attrs["use_ntlm"].(types.Bool)
-	if typ.IsUnknown() || typ.ValueString() == string(remote.ProtocolSSH) || https.IsUnknown() || ntlm.IsUnknown() {
+	if typ.IsUnknown() || typ.ValueString() != string(remote.ProtocolWinRM) || https.IsUnknown() || ntlm.IsUnknown() {
 		return
 	}
 	if https.IsNull() || https.ValueBool() || ntlm.IsNull() || ntlm.ValueBool() {
@@ -200,15 +207,20 @@ func (vmtoolsTransportValidator) ValidateObject(_ context.Context, req validator
 	}
 	attrs := req.ConfigValue.Attributes()
 	typ, _ := attrs["type"].(types.String)
-	if typ.IsUnknown() || typ.ValueString() != string(remote.ProtocolVMTools) {
+	if typ.IsUnknown() || (!typ.IsNull() && typ.ValueString() != string(remote.ProtocolVMTools)) {
 		return
+	}
+	which := `type = "vmtools"`
+	if typ.IsNull() {
+		which = `the default transport, type = "vmtools"`
 	}
 	for _, name := range networkOnlyAttributes {
 		if v, ok := attrs[name]; ok && !v.IsNull() {
 			resp.Diagnostics.AddAttributeError(req.Path.AtName(name), "Invalid transport attribute for vmtools",
-				fmt.Sprintf("%s does not apply to type = \"vmtools\": the provider reaches the guest through vCenter's guest operations "+
-					"(VMware Tools), with no port, listener, certificate or SSH key of the guest's. Remove %s, or choose type = \"winrm\" or \"ssh\".",
-					req.Path.AtName(name), name))
+				fmt.Sprintf("%s does not apply to %s: the provider reaches the guest through vCenter's guest operations "+
+					"(VMware Tools), with no port, listener, certificate or SSH key of the guest's. Remove %s, or set type = \"winrm\" or \"ssh\" "+
+					"to reach the guest over the network.",
+					req.Path.AtName(name), which, name))
 		}
 	}
 }
@@ -293,6 +305,10 @@ func addGuestError(diags *diag.Diagnostics, summary string, err error, configure
 		hk.Address, hk.Got, hk.Presented, hk.Want, source, fix, more, err.Error()))
 }
 
+// defaultProtocol is the transport of a null transport.type: the one that
+// works with a stock template from a runner on another subnet.
+const defaultProtocol = remote.ProtocolVMTools
+
 // transportConfig turns the transport attribute (null: the defaults) and the
 // write-only SSH key into the remote.Config of user; the orchestrator fills
 // in the guest's address.
@@ -317,7 +333,7 @@ func transportConfig(ctx context.Context, transport types.Object, user, password
 		HostKey:       t.SSHHostKey.ValueString(),
 	}
 	if cfg.Protocol == "" {
-		cfg.Protocol = remote.ProtocolWinRM
+		cfg.Protocol = defaultProtocol
 	}
 	if len(cfg.CACertPEM) == 0 {
 		cfg.CACertPEM = nil

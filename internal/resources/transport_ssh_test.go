@@ -23,8 +23,8 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
-// sshNodeConfig is a golden image built over SSH and nodes reached over
-// SSH. Node i's transport.ssh_host_key is var.ssh_host_key_<i>: null unless
+// sshNodeConfig is a golden image built over SSH from the prepared
+// template and nodes reached over SSH. Node i's transport.ssh_host_key is var.ssh_host_key_<i>: null unless
 // TF_VAR_ssh_host_key_<i> is set (the keys exist only once the test runs).
 func sshNodeConfig(image string, nodes ...string) string {
 	if acctest.Sandbox == nil {
@@ -33,7 +33,10 @@ func sshNodeConfig(image string, nodes ...string) string {
 	port := os.Getenv("SANDBOX_SSH_PORT")
 	var b strings.Builder
 	b.WriteString(acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n"))
-	b.WriteString(acctest.GoldenImageConfig(image, map[string]string{"transport": fmt.Sprintf("{\n    type = \"ssh\"\n    port = %s\n  }", port)}))
+	// OpenSSH Server is on the prepared template only: a stock Windows
+	// Server 2019 or 2022 has none.
+	b.WriteString(acctest.GoldenImageConfig(image, map[string]string{"transport": fmt.Sprintf("{\n    type = \"ssh\"\n    port = %s\n  }", port),
+		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022_PREPARED"))}))
 	for i, n := range nodes {
 		fmt.Fprintf(&b, `
 variable "ssh_host_key_%d" {

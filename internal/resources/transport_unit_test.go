@@ -18,9 +18,9 @@ import (
 func TestTransportConfig(t *testing.T) {
 	ctx := context.Background()
 	cfg, diags := transportConfig(ctx, types.ObjectNull(transportAttrTypes), "Administrator", "pw", "")
-	if diags.HasError() || cfg.Protocol != remote.ProtocolWinRM || !cfg.HTTPS || !cfg.NTLM || cfg.Insecure || cfg.User != "Administrator" ||
+	if diags.HasError() || cfg.Protocol != remote.ProtocolVMTools || cfg.User != "Administrator" ||
 		cfg.Password != "pw" || cfg.PrivateKeyPEM != nil || cfg.HostKeys != nil {
-		t.Errorf("no transport: %+v, %v; want WinRM over HTTPS with NTLM", cfg, diags)
+		t.Errorf("no transport: %+v, %v; want vmtools, the default", cfg, diags)
 	}
 	attrs := map[string]attr.Value{}
 	for name, typ := range transportAttrTypes {
@@ -31,6 +31,11 @@ func TestTransportConfig(t *testing.T) {
 		case types.BoolType:
 			attrs[name] = types.BoolNull()
 		}
+	}
+	attrs["type"] = types.StringValue("winrm")
+	cfg, diags = transportConfig(ctx, types.ObjectValueMust(transportAttrTypes, attrs), "Administrator", "pw", "")
+	if diags.HasError() || cfg.Protocol != remote.ProtocolWinRM || !cfg.HTTPS || !cfg.NTLM || cfg.Insecure {
+		t.Errorf("winrm: %+v, %v; want WinRM over HTTPS with NTLM", cfg, diags)
 	}
 	attrs["type"] = types.StringValue("ssh")
 	ssh := types.ObjectValueMust(transportAttrTypes, attrs)
@@ -72,14 +77,14 @@ func TestPlainHTTPValidator(t *testing.T) {
 		value  types.Object
 		refuse bool
 	}{
-		{"basic-http", obj("", f, f), true},
 		{"basic-http-winrm", obj("winrm", f, f), true},
-		{"ntlm-http", obj("", f, tr), false},
-		{"ntlm-http-default", obj("", f, null), false},
-		{"basic-https", obj("", tr, f), false},
-		{"basic-https-default", obj("", null, f), false},
+		{"ntlm-http", obj("winrm", f, tr), false},
+		{"ntlm-http-default", obj("winrm", f, null), false},
+		{"basic-https", obj("winrm", tr, f), false},
+		{"basic-https-default", obj("winrm", null, f), false},
 		{"ssh", obj("ssh", f, f), false},
-		{"unknown", obj("", f, unknown), false},
+		{"default-type", obj("", f, f), false}, // vmtools: vmtoolsTransportValidator refuses both
+		{"unknown", obj("winrm", f, unknown), false},
 		{"null", types.ObjectNull(transportAttrTypes), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,6 +147,10 @@ func TestVMToolsTransportValidator(t *testing.T) {
 		a[name] = v
 		if got := validate(a); len(got) != 1 || got[0] != "transport."+name {
 			t.Errorf("vmtools with %s: errors at %v, want transport.%s", name, got, name)
+		}
+		a["type"] = types.StringNull() // the default is vmtools
+		if got := validate(a); len(got) != 1 || got[0] != "transport."+name {
+			t.Errorf("the default type with %s: errors at %v, want transport.%s", name, got, name)
 		}
 		a["type"] = types.StringValue("winrm")
 		if got := validate(a); len(got) != 0 {

@@ -1,12 +1,15 @@
 package resources_test
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,10 +30,10 @@ const vmtoolsTransport = `{
   }`
 
 // transportFigures runs an image build, then a node join, over a transport
-// (a transport attribute value; "" for the sandbox's WinRM over HTTPS) and
-// logs the seconds and the vSphere calls of each. more adds steps after the
-// join.
-func transportFigures(t *testing.T, transport string, more ...resource.TestStep) {
+// (a transport attribute value; "" for the default, vmtools) and logs the
+// seconds and the vSphere calls of each; logged is the transport the
+// guest's script log must record. more adds steps after the join.
+func transportFigures(t *testing.T, transport, logged string, more ...resource.TestStep) {
 	image, node := acctest.Name("img"), acctest.NodeName("tools")
 	imageOverrides := map[string]string{}
 	machine := acctest.MachineInSandbox()
@@ -78,7 +81,7 @@ resource "windows_node" "n0" {
 			}
 			sort.Strings(names)
 			t.Logf("FIGURES transport=%s %s: %.1fs (whole apply), %d vSphere calls of its create: %s",
-				orDefault(transport), what, elapsed.Seconds(), total, strings.Join(names, " "))
+				logged, what, elapsed.Seconds(), total, strings.Join(names, " "))
 			return nil
 		}
 	}
@@ -101,12 +104,8 @@ resource "windows_node" "n0" {
 				if err != nil {
 					return err
 				}
-				want := "winrm-https"
-				if transport != "" {
-					want = "vmtools"
-				}
-				if !strings.Contains(string(log), want) {
-					return fmt.Errorf("the node's script log records no %s step", want)
+				if !strings.Contains(string(log), logged) {
+					return fmt.Errorf("the node's script log records no %s step", logged)
 				}
 				return nil
 			}),
@@ -118,13 +117,6 @@ resource "windows_node" "n0" {
 		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps:                    append(steps, withConfig(more, nodeConfig)...),
 	})
-}
-
-func orDefault(transport string) string {
-	if transport == "" {
-		return "winrm-https"
-	}
-	return "vmtools"
 }
 
 // withConfig gives steps without a configuration cfg plus their own.
@@ -150,7 +142,7 @@ func TestAccVMTools_basic(t *testing.T) {
 		FailAt: regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('[A-Za-z0-9+/=]*?([A-Za-z0-9+/]{12})[A-Za-z0-9+/=]{36}'\)`),
 		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path 'C:\k\bootstrap-kubeconfig' is denied."`}
 	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(failing) })
-	transportFigures(t, vmtoolsTransport, resource.TestStep{
+	transportFigures(t, vmtoolsTransport, "vmtools", resource.TestStep{
 		PreConfig: func() {
 			acctest.Sandbox.Hosts.SetFaults(failing, winsim.Faults{Steps: []winsim.StepFault{joinFault}})
 		},
@@ -170,10 +162,38 @@ resource "windows_node" "failing" {
 }
 
 // TestAccVMTools_winrmBaseline is TestAccVMTools_basic's build and join over
-// the sandbox's WinRM over HTTPS, for its figures beside vmtools'.
+// WinRM on a stock template's HTTP listener (NTLM, sealed messages), for
+// its figures beside vmtools'.
 func TestAccVMTools_winrmBaseline(t *testing.T) {
 	acctest.PreCheck(t)
-	transportFigures(t, "")
+	transportFigures(t, acctest.WinRMOverHTTP(), "winrm-http")
+}
+
+// TestAccVMTools_runnerOutsideSubnet: with the runner outside the guests'
+// subnet (a CI runner, a Terraform Cloud agent), a stock guest's firewall
+// refuses WinRM over HTTP, and the default transport still builds an image
+// from the stock template and joins a node.
+func TestAccVMTools_runnerOutsideSubnet(t *testing.T) {
+	acctest.PreCheck(t)
+	acctest.Sandbox.Hosts.SetRunnerOutsideSubnet(true)
+	t.Cleanup(func() { acctest.Sandbox.Hosts.SetRunnerOutsideSubnet(false) })
+	transportFigures(t, "", "vmtools", resource.TestStep{
+		Check: func(s *terraform.State) error {
+			ip := s.RootModule().Resources["windows_node.n0"].Primary.Attributes["ip_address"]
+			if ip == "" {
+				return fmt.Errorf("windows_node.n0 has no ip_address")
+			}
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, os.Getenv("SANDBOX_WINRM_PORT")), 5*time.Second)
+			if err == nil {
+				_ = c.Close()
+				return fmt.Errorf("the node's WinRM HTTP port %s:%s accepted the runner from outside its subnet", ip, os.Getenv("SANDBOX_WINRM_PORT"))
+			}
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				return fmt.Errorf("dialing the node's WinRM HTTP port: %v, want connection refused", err)
+			}
+			return nil
+		},
+	})
 }
 
 // TestAccVMTools_planRefusesNetworkAttributes: with type = "vmtools" a

@@ -3,11 +3,13 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 )
 
 // EnvVar is one environment variable.
@@ -28,7 +30,6 @@ func (s *Sandbox) Env() []EnvVar {
 			{"SANDBOX_WINRM_PORT", strconv.Itoa(p.WinRM)},
 			{"SANDBOX_WINRM_HTTPS_PORT", strconv.Itoa(p.WinRMHTTPS)},
 			{"SANDBOX_SSH_PORT", strconv.Itoa(p.SSH)},
-			{"TF_VAR_winrm_port", strconv.Itoa(p.WinRMHTTPS)},
 		}
 	}
 	if a := s.Artifacts; a != nil {
@@ -48,7 +49,6 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"TF_VAR_flanneld_sha256", a.Flanneld.SHA256},
 			EnvVar{"TF_VAR_flannel_cni_plugin_url", a.FlannelCNIPlugin.URL},
 			EnvVar{"TF_VAR_flannel_cni_plugin_sha256", a.FlannelCNIPlugin.SHA256},
-			EnvVar{"TF_VAR_winrm_ca_certificate_file", s.CAFile},
 		)
 	}
 	return append([]EnvVar{
@@ -66,6 +66,11 @@ func (s *Sandbox) Env() []EnvVar {
 		{"SANDBOX_ADMIN_KUBECONFIG", s.Kubeconfig},
 		{"SANDBOX_TEMPLATE_2019", vc.Templates["2019"]},
 		{"SANDBOX_TEMPLATE_2022", vc.Templates["2022"]},
+		// A template prepared for the network transports: a WinRM HTTPS
+		// listener with one certificate for its name (WIN2022-PREP),
+		// shared by every clone, and OpenSSH Server.
+		{"SANDBOX_TEMPLATE_2022_PREPARED", vc.Templates[vcsim.PreparedVersion]},
+		{"SANDBOX_TEMPLATE_2022_PREPARED_NAME", strings.ToUpper(path.Base(vc.Templates[vcsim.PreparedVersion]))},
 		{"SANDBOX_ADMIN_PASSWORD", s.AdminPassword},
 		{"SANDBOX_RESOURCE_POOL_ID", vc.ResourcePoolID},
 		{"SANDBOX_DATASTORE_ID", vc.DatastoreID},

@@ -17,7 +17,7 @@ func testWindowsHost(ctx context.Context, t *testing.T, s *Sandbox) {
 	for _, e := range s.Env() {
 		env[e.Name] = e.Value
 	}
-	for _, name := range []string{"SANDBOX_HOSTS_DIR", "SANDBOX_WINRM_HTTPS_PORT", "SANDBOX_SSH_PORT"} {
+	for _, name := range []string{"SANDBOX_HOSTS_DIR", "SANDBOX_WINRM_PORT", "SANDBOX_WINRM_HTTPS_PORT", "SANDBOX_SSH_PORT"} {
 		if env[name] == "" {
 			t.Errorf("Env lacks %s", name)
 		}
@@ -58,7 +58,8 @@ func testWindowsHost(ctx context.Context, t *testing.T, s *Sandbox) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	tr, err := remote.Connect(cctx, remote.Config{Host: ip, User: "Administrator", Password: "Sandb0x-Node!", HTTPS: true, CACertPEM: s.CA.CertPEM, NTLM: true})
+	// A stock template's clone: the HTTP listener, NTLM with sealed messages.
+	tr, err := remote.Connect(cctx, remote.Config{Host: ip, User: "Administrator", Password: "Sandb0x-Node!", NTLM: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,10 @@
 // acceptance tests run against, on loopback only: govmomi's vCenter
 // simulator with Windows Server base templates, a real Kubernetes control
 // plane, and a simulated Windows host (internal/sandbox/vmtools) for every VM
-// that powers on, each on its own 127.x.y.z with a simulated kubelet; every
-// endpoint signed by one generated CA.
+// that powers on, each on its own 127.x.y.z with a simulated kubelet, and
+// serving what its template's disk carries (a stock Windows Server: the
+// WinRM HTTP listener only); every sandbox endpoint signed by one
+// generated CA.
 //
 // Tests start it in-process (once per package, from TestMain); cmd/sandbox
 // runs it as a process and writes Env to a file for shells.
@@ -43,6 +45,14 @@ type Options struct {
 	// long after its VM powers on (a guest still booting); HostRebootDelay is
 	// Restart-Computer's downtime (winsim's default when 0).
 	HostBootDelay, HostRebootDelay time.Duration
+	// RunnerOutsideSubnet puts the runner (this process: Terraform, the
+	// tests) outside the guests' subnet, as a CI runner or a Terraform Cloud
+	// agent is: a stock guest's firewall admits WinRM HTTP (5985) on its
+	// Public network from the local subnet only, so connections to it are
+	// refused, while vCenter's guest operations (transport vmtools) work.
+	// By default the runner is in the guests' subnet, as in a lab.
+	// cmd/sandbox: --runner-outside-subnet or SANDBOX_RUNNER_OUTSIDE_SUBNET=1.
+	RunnerOutsideSubnet bool
 	// Logf receives progress; nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -177,7 +187,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	}
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
-		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay,
+		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
 		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker()}), Logf: logf,
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ variable "sha256" {
 resource "windows_golden_image" "ltsc2022" {
   name             = "win2022-k8s-v1.36.3"
   folder           = "/dc1/vm/templates"
-  source_template  = "/dc1/vm/templates/win2022-base" # VMware Tools, WinRM over HTTPS
+  source_template  = "/dc1/vm/templates/win2022-base" # stock: VMware Tools and the Administrator password
   resource_pool_id = data.vsphere_compute_cluster.cluster.resource_pool_id
   datastore_id     = data.vsphere_datastore.ds.id
   network_id       = data.vsphere_network.build.id
@@ -43,9 +43,8 @@ resource "windows_golden_image" "ltsc2022" {
   admin_password_wo         = var.admin_password
   admin_password_wo_version = 1
 
-  transport = {
-    ca_certificate = file("winrm-ca.pem") # the CA of the guests' WinRM certificates
-  }
+  # No transport: the default (vmtools) goes through vCenter's guest
+  # operations, so the template needs no listener or certificate.
 
   kubernetes_version     = "v1.36.3" # kubelet and kube-proxy from https://dl.k8s.io/release
   kubelet_sha256         = var.sha256["kubelet"]

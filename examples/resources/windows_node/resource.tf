@@ -15,9 +15,7 @@ resource "windows_node" "worker" {
   admin_password_wo         = var.admin_password
   admin_password_wo_version = 1
 
-  transport = {
-    ca_certificate = file("winrm-ca.pem") # verifies the guest's WinRM HTTPS certificate
-  }
+  # No transport: the default (vmtools) goes through vCenter's guest operations.
 
   labels = {
     "example.com/pool" = "web"

@@ -27,10 +27,6 @@ resource "windows_node_pool" "web" {
   admin_password_wo         = var.admin_password
   admin_password_wo_version = 1
 
-  transport = {
-    ca_certificate = file("winrm-ca.pem")
-  }
-
   labels = {
     "example.com/tier" = "web"
   }

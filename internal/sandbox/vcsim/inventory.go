@@ -31,16 +31,32 @@ type WindowsTemplate struct {
 	GuestID string
 	Build   string // Windows build, e.g. "10.0.20348"
 	Product string
+	// Prepared marks a template an administrator made reachable over the
+	// network before capturing it: an HTTPS WinRM listener with one
+	// certificate issued for the template's own name, and OpenSSH Server
+	// installed. Its disk (internal/sandbox/vmtools) carries them, and so
+	// every clone shares that certificate, its private key and the SSH host
+	// key. The others are stock: what Windows setup, VMware Tools and an
+	// Administrator password leave.
+	Prepared bool
 }
 
 // Templates are the base templates every sandbox has.
 var Templates = []WindowsTemplate{
 	{Version: "2019", Name: "win2019-base", GuestID: "windows2019srv_64Guest", Build: "10.0.17763", Product: "Windows Server 2019 Datacenter"},
 	{Version: "2022", Name: "win2022-base", GuestID: "windows2019srvNext_64Guest", Build: "10.0.20348", Product: "Windows Server 2022 Datacenter"},
+	{Version: PreparedVersion, Name: "win2022-prep", GuestID: "windows2019srvNext_64Guest", Build: "10.0.20348", Product: "Windows Server 2022 Datacenter", Prepared: true},
 }
+
+// PreparedVersion is the Templates key of the prepared template (a Windows
+// Server 2022 with a WinRM HTTPS listener and OpenSSH Server).
+const PreparedVersion = "2022-prepared"
 
 // Annotation is the template's notes field, as an admin would write it.
 func (t WindowsTemplate) Annotation() string {
+	if t.Prepared {
+		return fmt.Sprintf("%s (build %s); sandbox template prepared with a WinRM HTTPS listener (one certificate, for %s) and OpenSSH Server", t.Product, t.Build, t.Name)
+	}
 	return fmt.Sprintf("%s (build %s); sandbox base template", t.Product, t.Build)
 }
 

@@ -26,6 +26,11 @@ func (h *Hosts) stop(st *vmState) {
 	}
 }
 
+// guestNetworkProfile is the network category of every guest: Public, what
+// Windows gives a network it cannot identify (no domain), as a workgroup
+// clone's first boot has it.
+const guestNetworkProfile = "Public"
+
 // boot starts a VM's host.
 func (h *Hosts) boot(st *vmState, ev powerEvent) {
 	if err := h.bootHost(st, ev); err != nil {
@@ -52,10 +57,6 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 			return fmt.Errorf("applying the guest customization: %w", err)
 		}
 	}
-	certPEM, tlsKeyPEM, err := h.opts.CA.IssueServing(st.ip, st.computer, strings.ToLower(st.computer))
-	if err != nil {
-		return fmt.Errorf("issuing the WinRM certificate: %w", err)
-	}
 	customizedName := ev.guestName != ""
 	build := ev.build
 	if build == "" {
@@ -71,13 +72,14 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		NumCPU:        ev.numCPU,
 		MemoryMB:      ev.memoryMB,
 		Dir:           st.dir,
-		TLSCertPEM:    certPEM,
-		TLSKeyPEM:     tlsKeyPEM,
 		Ports:         &ports,
-		BootDelay:     h.opts.BootDelay,
-		RebootDelay:   h.opts.RebootDelay,
-		Faults:        h.faultsFor(st.computer),
-		Programs:      h.opts.Programs,
+		// The listeners, the HTTPS certificate and the firewall rules are
+		// the disk's (the template's, copied): the sandbox issues nothing.
+		Firewall:    &winsim.Firewall{Profile: guestNetworkProfile, ClientsOutsideSubnet: h.runnerOutside()},
+		BootDelay:   h.opts.BootDelay,
+		RebootDelay: h.opts.RebootDelay,
+		Faults:      h.faultsFor(st.computer),
+		Programs:    h.opts.Programs,
 		// Windows waits 30 s for a service to report Running; the sandbox
 		// fails a service program that never does (error 1053) sooner, so
 		// tests of that failure do not spend the full timeout.
@@ -98,9 +100,6 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		st.ip = h.leaseLocked(st.ref)
 		h.mu.Unlock()
 		cfg.IP = st.ip
-		if cfg.TLSCertPEM, cfg.TLSKeyPEM, err = h.opts.CA.IssueServing(st.ip, st.computer, strings.ToLower(st.computer)); err != nil {
-			return fmt.Errorf("issuing the WinRM certificate: %w", err)
-		}
 		host, err = winsim.Start(context.Background(), cfg)
 	}
 	if err != nil {

@@ -19,10 +19,11 @@ const (
 
 // diskEntries are what a clone copies of its source's directory: the disk
 // (fs/, with the SSH host keys under C:\ProgramData\ssh, as a real clone
-// keeps them), the registry (the services are there) and, from disks
-// written before the registry, the service table. Logs and ownership stay
-// behind.
-var diskEntries = []string{"fs", "registry.json", "services.json", "features.json"}
+// keeps them), the registry (the services are there), the WinRM listeners
+// with the HTTPS certificate and its key (winsim.Install's listeners.json),
+// the firewall's rules and, from disks written before the registry, the
+// service table. Logs and ownership stay behind.
+var diskEntries = []string{"fs", "registry.json", "services.json", "features.json", "listeners.json", "firewall.json"}
 
 type owner struct {
 	VM       string    `json:"vm"` // managed object id

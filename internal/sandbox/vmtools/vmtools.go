@@ -72,8 +72,17 @@ const DefaultWindowsBuild = "10.0.20348"
 // Options configure the hosts.
 type Options struct {
 	VSphere *vcsim.Server
-	// CA signs every host's WinRM HTTPS certificate (for its IP and name).
+	// CA is the site's certificate authority: it signs the one WinRM HTTPS
+	// certificate of the prepared template (for the template's name), as an
+	// administrator's CA would. Guests get none of their own.
 	CA *pki.CA
+	// RunnerOutsideSubnet puts the clients (the test process, Terraform)
+	// outside the guests' subnet, as a CI runner or Terraform Cloud agent
+	// is: the stock firewall rule admits WinRM HTTP (5985) on the Public
+	// profile from the local subnet only, so it is refused; guest
+	// operations through vCenter still work. By default the runner is in
+	// the guests' subnet, as in a lab.
+	RunnerOutsideSubnet bool
 	// Dir holds one directory per host ($SANDBOX_DIR/hosts).
 	Dir string
 	// AdminPassword is the base templates' Administrator password.
@@ -106,6 +115,7 @@ type Hosts struct {
 	clones        map[string]cloneInfo // by the clone's BIOS UUID
 	leases        map[string]types.ManagedObjectReference
 	nextLease     uint32
+	outside       bool // the runner is outside the guests' subnet (RunnerOutsideSubnet)
 	defaultFaults winsim.Faults
 	faults        map[string]winsim.Faults // by upper-case computer name
 	changed       chan struct{}            // closed and replaced on every host change
@@ -164,15 +174,34 @@ func Start(ctx context.Context, opts Options) (*Hosts, error) {
 		// sandboxes of concurrently running test packages rarely meet.
 		nextLease: uint32(rand.IntN(1 << 20)),
 	}
+	h.outside = opts.RunnerOutsideSubnet
 	if opts.Ports != nil {
 		h.ports = *opts.Ports
 	} else {
 		h.ports = probePorts()
 	}
+	if err := h.installTemplates(); err != nil {
+		return nil, err
+	}
 	opts.VSphere.OnClone(h.onClone)
 	h.reg.AddHandler(&registryHandler{h})
 	opts.VSphere.ServeGuestOperations(&guestOps{h: h})
 	return h, nil
+}
+
+// SetRunnerOutsideSubnet moves the runner outside the guests' subnet (or
+// back in) for the hosts that boot from now on: the firewall judges a host's
+// listeners as it comes up. Tests put it outside for their own guests.
+func (h *Hosts) SetRunnerOutsideSubnet(outside bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.outside = outside
+}
+
+func (h *Hosts) runnerOutside() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.outside
 }
 
 // Ports are the ports every host listens on.

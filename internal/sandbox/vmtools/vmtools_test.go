@@ -101,11 +101,14 @@ func (w *world) tryClone(ctx context.Context, src vsphereRef, name, computer, ip
 
 type vsphereRef = mo.Reference
 
+// connect opens WinRM to a guest as a stock Windows Server allows it: the
+// HTTP listener, NTLM with message encryption (clones carry no HTTPS
+// listener: the sandbox issues guests no certificate).
 func (w *world) connect(t *testing.T, ip, password string) remote.Transport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	tr, err := remote.Connect(ctx, remote.Config{Host: ip, User: "Administrator", Password: password, HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true})
+	tr, err := remote.Connect(ctx, remote.Config{Host: ip, User: "Administrator", Password: password, NTLM: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +160,7 @@ func TestStaticIPClone(t *testing.T) {
 	// The template password is not the node's.
 	bad, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if _, err := remote.Connect(bad, remote.Config{Host: ip, User: "Administrator", Password: templatePassword, HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true}); err == nil {
+	if _, err := remote.Connect(bad, remote.Config{Host: ip, User: "Administrator", Password: templatePassword, NTLM: true}); err == nil {
 		t.Error("the template password logs in to a customized clone")
 	}
 
@@ -244,10 +247,16 @@ func TestStaticIPOutsideLoopbackIsRefused(t *testing.T) {
 // TestGoldenImageFlow builds an image the way windows_golden_image does:
 // a build VM that installs things and runs sysprep /shutdown, which powers
 // it off; it becomes a template, and its clones carry what it installed.
+// It starts from the prepared template, whose disk has OpenSSH Server (and
+// so a host key the clones keep).
 func TestGoldenImageFlow(t *testing.T) {
 	w := start(t)
 	ctx := t.Context()
-	build := w.clone(t, "golden-build", "GOLDEN-BUILD", "", "Build-Passw0rd!")
+	prepared, err := w.c.FindVMByPath(ctx, w.vc.Templates[vcsim.PreparedVersion])
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := w.cloneFrom(t, prepared, "golden-build", "GOLDEN-BUILD", "", "Build-Passw0rd!")
 	if err := w.c.PowerOn(ctx, build); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +356,7 @@ func TestFaultsRegisteredBeforeBoot(t *testing.T) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_, err := remote.Connect(cctx, remote.Config{Host: "127.0.30.1", User: "Administrator", Password: "Fault-Passw0rd!", HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true})
+	_, err := remote.Connect(cctx, remote.Config{Host: "127.0.30.1", User: "Administrator", Password: "Fault-Passw0rd!", NTLM: true})
 	if err == nil {
 		t.Fatal("logged in to a host that fails every authentication")
 	}
@@ -395,7 +404,7 @@ func TestTwentyNodesAtParallelismTen(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			tr, err := remote.Connect(ctx, remote.Config{Host: got, User: "Administrator", Password: "P4rallel-Passw0rd", HTTPS: true, CACertPEM: w.ca.CertPEM, NTLM: true})
+			tr, err := remote.Connect(ctx, remote.Config{Host: got, User: "Administrator", Password: "P4rallel-Passw0rd", NTLM: true})
 			if err != nil {
 				t.Error(err)
 				return

@@ -58,6 +58,12 @@ type HostConfig struct {
 	AuthorizedKeys []byte
 
 	Ports *Ports
+	// Firewall turns on Windows Defender Firewall's inbound filtering of
+	// the listeners: one that no rule of firewall.json admits (for the
+	// profile and the clients' place) is closed (firewallAdmits). nil: no
+	// filtering. A disk written by Install also decides which listeners
+	// exist and the HTTPS certificate, whatever Ports and TLSCertPEM say.
+	Firewall *Firewall
 	// WinRM is the WinRM service's configuration (winrm get
 	// winrm/config/service); nil is a stock Windows Server's (StockWinRM).
 	// Which listeners exist is Ports'.

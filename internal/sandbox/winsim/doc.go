@@ -238,7 +238,7 @@
 //	Get-NetFirewallRule
 //	    parameters: [-Name <String[]>], -All <SwitchParameter>
 //	    refused (real, not modelled): -DisplayName, -Direction, -Enabled, -PolicyStore, -CimSession, -AsJob
-//	    does: the rules New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name
+//	    does: the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule
 //	Get-Service (aliases gsv)
 //	    parameters: [-Name <String[]>]

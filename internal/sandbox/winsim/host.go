@@ -59,6 +59,11 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if in, ok, err := readInstallation(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("winsim: the listeners of %s: %w", cfg.ComputerName, err)
+	} else if ok {
+		cfg.applyInstallation(in)
+	}
 	profile := `C:\Users\` + cfg.AdminUser
 	env := map[string]string{
 		"COMPUTERNAME": cfg.ComputerName, "USERNAME": cfg.AdminUser, "USERDOMAIN": cfg.ComputerName,
@@ -110,11 +115,14 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if h.tlsConfig, err = h.newTLSConfig(); err != nil {
 		return nil, fmt.Errorf("winsim: TLS for %s: %w", cfg.ComputerName, err)
 	}
-	if _, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM); err != nil {
-		return nil, fmt.Errorf("winsim: SSH host key of %s: %w", cfg.ComputerName, err)
-	}
-	if _, err := h.connSSHConfig(); err != nil {
-		return nil, fmt.Errorf("winsim: SSH for %s: %w", cfg.ComputerName, err)
+	if cfg.Ports.SSH != PortDisabled {
+		// sshd's first start makes its host keys (none without OpenSSH Server).
+		if _, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM); err != nil {
+			return nil, fmt.Errorf("winsim: SSH host key of %s: %w", cfg.ComputerName, err)
+		}
+		if _, err := h.connSSHConfig(); err != nil {
+			return nil, fmt.Errorf("winsim: SSH for %s: %w", cfg.ComputerName, err)
+		}
 	}
 	if err := h.bind(); err != nil {
 		return nil, err
@@ -163,7 +171,9 @@ func (h *Host) bind() error {
 func (h *Host) comeUp() {
 	// sshd starts with the machine and creates host keys that went missing;
 	// if it cannot, connections find no key and close (connSSHConfig).
-	_ = h.createSSHHostKey()
+	if h.cfg.Ports.SSH != PortDisabled {
+		_ = h.createSSHHostKey()
+	}
 	h.mu.Lock()
 	if h.up || h.stopped || h.faults.RefuseConnections {
 		h.mu.Unlock()
@@ -207,6 +217,10 @@ func (h *Host) serveLocked(lns map[string]net.Listener) {
 	close(h.upCh)
 	h.servers = nil
 	for name, ln := range lns {
+		if !h.firewallAdmits(name) {
+			_ = ln.Close() // blocked: the port refuses connections
+			continue
+		}
 		switch name {
 		case "winrm-http", "winrm-https":
 			if name == "winrm-https" {

@@ -279,22 +279,15 @@ func extractArchive(fs *vfs, data []byte, dir, kind string) error {
 	}
 }
 
-// firewallRule is one rule of <Dir>/firewall.json.
-type firewallRule struct {
-	Name, DisplayName, Direction, Action, Protocol string
-	LocalPort                                      []string
-	Enabled                                        string
-}
-
-func (h *Host) firewall() []firewallRule {
-	var rules []firewallRule
+func (h *Host) firewall() []FirewallRule {
+	var rules []FirewallRule
 	if b, err := os.ReadFile(filepath.Join(h.cfg.Dir, "firewall.json")); err == nil {
 		_ = json.Unmarshal(b, &rules)
 	}
 	return rules
 }
 
-func ruleObject(r firewallRule) *pwsh.Object {
+func ruleObject(r FirewallRule) *pwsh.Object {
 	o := NewObject("Microsoft.Management.Infrastructure.CimInstance#root/standardcimv2/MSFT_NetFirewallRule")
 	o.Str = "Name : " + r.Name + "\r\nDisplayName : " + r.DisplayName
 	return o.Set("Name", r.Name).Set("DisplayName", r.DisplayName).Set("Direction", r.Direction).Set("Action", r.Action).Set("Enabled", r.Enabled)
@@ -304,7 +297,7 @@ const netsec = "https://learn.microsoft.com/en-us/powershell/module/netsecurity/
 
 func firewallGet() *Cmdlet {
 	return &Cmdlet{Name: "Get-NetFirewallRule", Class: "Get-NetFirewallRule",
-		Source: netsec + "get-netfirewallrule", Behaviour: "the rules New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name",
+		Source: netsec + "get-netfirewallrule", Behaviour: "the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name",
 		Params: []*Param{P("Name", "System.String[]", 0, Alias("ID")), P("DisplayName", "System.String[]", -1, Unmodelled), P("All", "SwitchParameter", -1),
 			P("Direction", "Direction[]", -1, Unmodelled), P("Enabled", "Enabled[]", -1, Unmodelled), P("PolicyStore", "System.String", -1, Unmodelled),
 			P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled), P("AsJob", "SwitchParameter", -1, Unmodelled)},
@@ -352,7 +345,7 @@ func firewallNew() *Cmdlet {
 			h.fwMu.Lock()
 			defer h.fwMu.Unlock()
 			rules := h.firewall()
-			r := firewallRule{Name: c.Str("Name"), DisplayName: c.Str("DisplayName"), Direction: c.Str("Direction"), Action: c.Str("Action"),
+			r := FirewallRule{Name: c.Str("Name"), DisplayName: c.Str("DisplayName"), Direction: c.Str("Direction"), Action: c.Str("Action"),
 				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled")}
 			if r.Name == "" {
 				r.Name = fmt.Sprintf("{%08x-0000-0000-0000-000000000000}", len(rules)+1)
