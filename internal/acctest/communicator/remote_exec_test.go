@@ -122,6 +122,9 @@ func TestAccRemoteExec_winrm(t *testing.T) {
 // echo chunks, then the restore script) as C:\Temp\terraform_<n>.cmd, ran it
 // over HTTPS with exit code 0, and blanked it afterwards (remote-exec uploads
 // an empty file over the script), as the host's disk and scripts.log show.
+// An empty upload is winrmcp's `echo $null > $dest_file_path`, which in
+// Windows PowerShell 5.1 leaves the UTF-16LE byte order mark alone (FF FE:
+// about_Redirection, redirection writes Unicode).
 func expectUploadedAndRun(h *winsim.Host) error {
 	entries, err := os.ReadDir(h.DiskPath(`C:\Temp`))
 	if err != nil {
@@ -131,7 +134,7 @@ func expectUploadedAndRun(h *winsim.Host) error {
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "terraform_") && strings.HasSuffix(e.Name(), ".cmd") {
 			script = e.Name()
-			if b, err := h.ReadFile(`C:\Temp\` + e.Name()); err != nil || len(b) != 0 {
+			if b, err := h.ReadFile(`C:\Temp\` + e.Name()); err != nil || string(b) != "\xff\xfe" {
 				return fmt.Errorf("%s was not blanked after the run: %q %v", e.Name(), b, err)
 			}
 		}
