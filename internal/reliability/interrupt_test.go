@@ -13,6 +13,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // TestAccNode_interruptDuringClone presses Ctrl-C (SIGINT to terraform)
@@ -213,6 +214,7 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	// before the step's record, the first command of the new connection.
 	interrupt := make(chan struct{})
 	var featureDone atomic.Bool
+	var featureTransport atomic.Value
 	var once sync.Once
 	defer acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
 		if !strings.EqualFold(ev.ComputerName, cn) {
@@ -220,6 +222,7 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 		}
 		switch {
 		case ev.Script != nil && ev.Script.Step == "containers-feature" && ev.Script.ExitCode == 0:
+			featureTransport.Store(ev.Script.Transport)
 			featureDone.Store(true)
 		case featureDone.Load() && (ev.Down || ev.Script != nil):
 			once.Do(func() { close(interrupt) })
@@ -230,6 +233,10 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	case <-interrupt:
 	default:
 		t.Fatalf("the build never restarted its guest; apply: %v\n%s", err, out)
+	}
+	// The build ran over the default transport, VMware Tools.
+	if tr, _ := featureTransport.Load().(string); tr != "vmtools" {
+		t.Errorf("containers-feature ran over %q, want vmtools (the default transport)", tr)
 	}
 	if err == nil || !strings.Contains(out, "Interrupt received") {
 		t.Fatalf("the interrupted apply: %v\n%s", err, out)
@@ -262,5 +269,142 @@ func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	}
 	if _, err := acctest.VSphere(t).FindVMByPath(t.Context(), "/DC0/vm/golden/"+image); err != nil {
 		t.Errorf("no template after the next apply: %v", err)
+	}
+}
+
+// TestAccNode_interruptDuringStepVMTools presses Ctrl-C while a join step
+// runs in the guest over the default transport, VMware Tools guest
+// operations (kubelet-service, held running): the provider terminates the
+// guest process (TerminateProcessInGuest) rather than leaving it running,
+// the state holds the VM (tainted: the create did not finish), no bootstrap
+// token is left, and the next plain apply converges.
+func TestAccNode_interruptDuringStepVMTools(t *testing.T) {
+	defer logDuration(t, "Ctrl-C during a join step over vmtools", time.Now())
+	cli, node, config := nodeToInterrupt(t, "vst")
+	cn := acctest.ComputerNameOf(node)
+	const addr = "windows_node.n0"
+	acctest.Sandbox.Hosts.SetFaults(cn, winsim.Faults{Steps: []winsim.StepFault{{Step: "kubelet-service", Hang: true, Times: 1}}})
+	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(cn) })
+
+	// The moment: the step before kubelet-service has finished and a
+	// guest process (kubelet-service's, held) is running. Should it never
+	// come, the apply is interrupted all the same after a minute, and the
+	// test fails.
+	interrupt := make(chan struct{})
+	var before, missed atomic.Bool
+	var once sync.Once
+	var terminated atomic.Int64
+	defer acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
+		if strings.EqualFold(ev.ComputerName, cn) && ev.Script != nil && ev.Script.Step == "legacy-services" && ev.Script.ExitCode == 0 {
+			before.Store(true)
+		}
+	})()
+	removeCalls := acctest.Sandbox.VSphere.OnCall(func(method, _ string) {
+		if method == "TerminateProcessInGuest" {
+			terminated.Add(1)
+		}
+	})
+	t.Cleanup(removeCalls)
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		deadline := time.After(time.Minute)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-watchDone:
+				return
+			case <-deadline:
+				missed.Store(true)
+				once.Do(func() { close(interrupt) })
+				return
+			case <-tick.C:
+			}
+			if h := acctest.Sandbox.Hosts.ByName(cn); before.Load() && h != nil {
+				for _, p := range h.Processes(nil) {
+					if _, _, ended := p.Exited(); !ended {
+						once.Do(func() { close(interrupt) })
+						return
+					}
+				}
+			}
+		}
+	}()
+	out, err := cli.ApplyInterrupted(config, interrupt)
+	select {
+	case <-interrupt:
+	default:
+		t.Fatalf("kubelet-service was never waited on; apply: %v\n%s", err, out)
+	}
+	if missed.Load() {
+		t.Fatalf("no guest process ran after legacy-services within a minute; apply: %v\n%s", err, out)
+	}
+	if err == nil || !strings.Contains(out, "Interrupt received") {
+		t.Fatalf("the interrupted apply: %v\n%s", err, out)
+	}
+	if !acctest.Wrapped(`(?s)join step "kubelet-service".*(context canceled|interrupt)`).MatchString(out) {
+		t.Errorf("the diagnostic does not name the step it interrupted:\n%s", out)
+	}
+
+	// The guest process ends: terminated by the provider, recorded over
+	// vmtools, none left running.
+	host := acctest.Sandbox.Hosts.ByName(cn)
+	if host == nil {
+		t.Fatalf("no simulated host %s", cn)
+	}
+	if err := acctest.Eventually(30*time.Second, "the guest process is terminated", func(context.Context) (bool, error) {
+		for _, p := range host.Processes(nil) {
+			if _, _, ended := p.Exited(); !ended {
+				return false, nil
+			}
+		}
+		for _, r := range host.Scripts() {
+			// Hang ends only when the process is terminated (or the
+			// guest goes down, which nothing does here).
+			if r.Step == "kubelet-service" && r.Transport == "vmtools" {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Errorf("%v (TerminateProcessInGuest calls seen: %d)", err, terminated.Load())
+	}
+	if terminated.Load() == 0 {
+		t.Errorf("no TerminateProcessInGuest call: the interrupted step's guest process was not terminated by the provider")
+	}
+	removeCalls()
+
+	// The state holds the VM that exists, tainted.
+	st, err := cli.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vmID, err := acctest.VMAt(t, node)
+	if err != nil || vmID == "" {
+		t.Fatalf("no VM at the node's path after the interrupt (%v)", err)
+	}
+	r := acctest.StateResource(st, addr)
+	if r == nil || r.AttributeValues["id"] != vmID || !r.Tainted {
+		t.Fatalf("VM %s exists; the state holds %+v: want it, tainted", vmID, r)
+	}
+	checkNoToken(t, node)
+
+	// The next plain apply, the fault cleared (a replacement VM of the
+	// same computer name would hold it too), converges.
+	acctest.Sandbox.Hosts.ClearFaults(cn)
+	if out, err := cli.Apply(config); err != nil {
+		t.Fatalf("the apply after the interrupt: %v\n%s", err, out)
+	}
+	if err := acctest.CheckNodeReady(t, node); err != nil {
+		t.Error(err)
+	}
+	st, err = cli.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := acctest.VMAt(t, node)
+	if r := acctest.StateResource(st, addr); r == nil || id == "" || r.AttributeValues["id"] != id || r.Tainted {
+		t.Errorf("after the next apply: VM %q, state %+v", id, r)
 	}
 }

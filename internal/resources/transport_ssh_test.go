@@ -169,10 +169,18 @@ func regenerateHostKey(t *testing.T, computerName string) {
 			t.Fatal(err)
 		}
 	}
+	rebootAndWaitKubelet(t, host, computerName)
+}
+
+// rebootAndWaitKubelet restarts a guest and waits for the kubelet to report
+// its Node Ready again, so that its re-registration cannot follow a
+// deletion of the Node.
+func rebootAndWaitKubelet(t *testing.T, host *winsim.Host, node string) {
+	t.Helper()
 	rebooted := time.Now()
 	host.Reboot()
 	if err := acctest.Eventually(time.Minute, "the kubelet reports after the reboot", func(ctx context.Context) (bool, error) {
-		n, err := acctest.Kube(t).FindNode(ctx, computerName)
+		n, err := acctest.Kube(t).FindNode(ctx, node)
 		if err != nil {
 			return false, err
 		}
