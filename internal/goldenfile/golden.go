@@ -1,8 +1,9 @@
-// Package golden compares test output with files under testdata/, and
-// rewrites them when the test binary runs with -update. Tests of the
+// Package goldenfile compares test output with files under testdata/, and
+// rewrites them when the test binary runs with -update; it also reads the
+// fuzz corpora kept there (FuzzStrings). Tests of the
 // rendered PowerShell steps (internal/bootstrap) and of the node agents'
 // manifests and scripts (internal/kube) share it.
-package golden
+package goldenfile
 
 import (
 	"flag"

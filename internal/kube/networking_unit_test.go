@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	goldenfile "github.com/wincluster/terraform-provider-windows/internal/goldenfile"
+	"github.com/wincluster/terraform-provider-windows/internal/goldenfile"
 
 	"sigs.k8s.io/yaml"
 )

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -58,24 +59,7 @@ func newHost(t *testing.T, name string, faults winsim.Faults) *winHost {
 	// The join steps run native programs (sc.exe, kube-log-runner).
 	t.Helper()
 	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: sandboxtest.Shared(t).KubeletChecker(), Faults: faults})
-	return &winHost{Node: n, name: name, tr: connect(t, n)}
-}
-
-// connect opens the provider's own transport to a host (WinRM over HTTPS
-// with NTLM, as windows_node connects): the join steps run over it.
-func connect(t *testing.T, n *kubeletsimtest.Node) remote.Transport {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tr, err := remote.Connect(ctx, remote.Config{
-		Host: "127.0.0.1", Port: n.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: n.CA.CertPEM,
-		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: n.Password,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Close() })
-	return tr
+	return &winHost{Node: n, name: name, tr: acctest.ConnectNode(t, n)}
 }
 
 func (h *winHost) run(t *testing.T, script string) {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
@@ -63,25 +64,7 @@ type hostOptions struct {
 func newNode(t *testing.T, name string, o hostOptions) *node {
 	t.Helper()
 	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: cluster(t).KubeletChecker(), Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
-	return &node{Node: n, name: name, tr: connect(t, n)}
-}
-
-// connect opens the provider's own transport to a node (WinRM over HTTPS
-// with NTLM, as windows_node connects): the join steps and the tests'
-// scripts run over it.
-func connect(t *testing.T, n *kubeletsimtest.Node) remote.Transport {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tr, err := remote.Connect(ctx, remote.Config{
-		Host: "127.0.0.1", Port: n.Host.Ports().WinRMHTTPS, HTTPS: true, CACertPEM: n.CA.CertPEM,
-		TLSServerName: "localhost", NTLM: true, User: "Administrator", Password: n.Password,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tr.Close() })
-	return tr
+	return &node{Node: n, name: name, tr: acctest.ConnectNode(t, n)}
 }
 
 // run runs a script over WinRM and fails the test when it fails.

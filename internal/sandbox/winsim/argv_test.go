@@ -1,16 +1,12 @@
 package winsim
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/wincluster/terraform-provider-windows/internal/goldenfile"
 	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 )
 
@@ -59,8 +55,8 @@ func checkEscapeArg(t *testing.T, s string) {
 // testdata/fuzz (none when they do not exist).
 func TestEscapeArgMatchesPsquote(t *testing.T) {
 	values := append([]string{}, argSeeds...)
-	values = append(values, fuzzCorpus(t, "testdata/fuzz")...)
-	values = append(values, fuzzCorpus(t, filepath.Join("..", "..", "psquote", "testdata", "fuzz"))...)
+	values = append(values, goldenfile.FuzzStrings(t, "testdata/fuzz")...)
+	values = append(values, goldenfile.FuzzStrings(t, filepath.Join("..", "..", "psquote", "testdata", "fuzz"))...)
 	for _, s := range values {
 		checkEscapeArg(t, s)
 	}
@@ -72,36 +68,4 @@ func FuzzEscapeArg(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkEscapeArg)
-}
-
-// fuzzCorpus reads every string value of the fuzz corpus files under dir
-// (one directory per fuzz target, files in "go test fuzz v1" form); none
-// when dir does not exist.
-func fuzzCorpus(t *testing.T, dir string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			line = strings.TrimSpace(line)
-			if lit, ok := strings.CutPrefix(line, "string("); ok && strings.HasSuffix(lit, ")") {
-				v, err := strconv.Unquote(strings.TrimSuffix(lit, ")"))
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
-				out = append(out, v)
-			}
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("reading the fuzz corpus %s: %v", dir, err)
-	}
-	return out
 }
