@@ -286,51 +286,40 @@ func TestAccNode_interruptDuringStepVMTools(t *testing.T) {
 	acctest.Sandbox.Hosts.SetFaults(cn, winsim.Faults{Steps: []winsim.StepFault{{Step: "kubelet-service", Hang: true, Times: 1}}})
 	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(cn) })
 
-	// The moment: the step before kubelet-service has finished and a
-	// guest process (kubelet-service's, held) is running. Should it never
-	// come, the apply is interrupted all the same after a minute, and the
-	// test fails.
+	// The moment: the step before kubelet-service has finished, guest
+	// operations have started the next program (kubelet-service's, held),
+	// and the provider polls it, so it knows the process it must end.
+	// Should it never come, the apply is interrupted all the same after a
+	// minute, and the test fails.
 	interrupt := make(chan struct{})
-	var before, missed atomic.Bool
+	var before, started, missed atomic.Bool
 	var once sync.Once
 	var terminated atomic.Int64
 	defer acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
-		if strings.EqualFold(ev.ComputerName, cn) && ev.Script != nil && ev.Script.Step == "legacy-services" && ev.Script.ExitCode == 0 {
+		if !strings.EqualFold(ev.ComputerName, cn) {
+			return
+		}
+		if ev.Script != nil && ev.Script.Step == "legacy-services" && ev.Script.ExitCode == 0 {
 			before.Store(true)
+		}
+		if ev.Program != nil && before.Load() {
+			started.Store(true)
 		}
 	})()
 	removeCalls := acctest.Sandbox.VSphere.OnCall(func(method, _ string) {
-		if method == "TerminateProcessInGuest" {
+		switch {
+		case method == "TerminateProcessInGuest":
 			terminated.Add(1)
+		case method == "ListProcessesInGuest" && started.Load():
+			once.Do(func() { close(interrupt) })
 		}
 	})
 	t.Cleanup(removeCalls)
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	go func() {
-		deadline := time.After(time.Minute)
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-watchDone:
-				return
-			case <-deadline:
-				missed.Store(true)
-				once.Do(func() { close(interrupt) })
-				return
-			case <-tick.C:
-			}
-			if h := acctest.Sandbox.Hosts.ByName(cn); before.Load() && h != nil {
-				for _, p := range h.Processes(nil) {
-					if _, _, ended := p.Exited(); !ended {
-						once.Do(func() { close(interrupt) })
-						return
-					}
-				}
-			}
-		}
-	}()
+	deadline := time.AfterFunc(time.Minute, func() {
+		missed.Store(true)
+		once.Do(func() { close(interrupt) })
+	})
+	defer deadline.Stop()
 	out, err := cli.ApplyInterrupted(config, interrupt)
 	select {
 	case <-interrupt:

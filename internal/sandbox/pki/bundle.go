@@ -65,6 +65,12 @@ type Bundle struct {
 
 // Generate creates a new CA and every sandbox credential and writes them as
 // PEM files under dir (created if missing). Keys are written 0600.
+//
+// The serving certificates here are the lab's own endpoints', as a real
+// site has them: vCenter's (VMCA signs it on a real vCenter, and the
+// provider verifies it unless told otherwise) and the API server's
+// (kubeadm's CA). No guest gets one: a guest's listeners and certificates
+// come from its template's disk (internal/sandbox/vmtools, templates.go).
 func Generate(dir string) (*Bundle, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating PKI directory: %w", err)

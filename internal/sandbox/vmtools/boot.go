@@ -90,6 +90,9 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 			h.emit(Event{ComputerName: w.ComputerName(), Up: up, Down: !up})
 		},
 		OnScript: func(w *winsim.Host, r winsim.ScriptRecord) { h.emit(Event{ComputerName: w.ComputerName(), Script: &r}) },
+		OnGuestProgram: func(w *winsim.Host, p *winsim.GuestProcess) {
+			h.emit(Event{ComputerName: w.ComputerName(), Program: p})
+		},
 	}
 	host, err := winsim.Start(context.Background(), cfg)
 	for attempt := 0; err != nil && !st.static && errors.Is(err, syscall.EADDRINUSE) && attempt < 16; attempt++ {

@@ -2,12 +2,14 @@ package vmtools
 
 import "github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 
-// Event is something a guest did: a script finished (Script set), or its
-// host started serving (Up) or went down (Down), as VMware Tools reports to
-// vSphere. Tests act on it at the moment it happens rather than polling.
+// Event is something a guest did: a script finished (Script set), guest
+// operations started a program (Program set), or its host started serving
+// (Up) or went down (Down), as VMware Tools reports to vSphere. Tests act on
+// it at the moment it happens rather than polling.
 type Event struct {
 	ComputerName string
 	Script       *winsim.ScriptRecord
+	Program      *winsim.GuestProcess
 	Up, Down     bool
 }
 

@@ -104,6 +104,10 @@ type HostConfig struct {
 	// record Scripts lists: tests act at a step's end without polling the
 	// log. It runs on the goroutine that ran the script and must not block.
 	OnScript func(h *Host, r ScriptRecord)
+	// OnGuestProgram runs when guest operations have started a program
+	// (StartProgramInGuest), before the call returns: tests act while a step
+	// runs without polling the process list. It must not block.
+	OnGuestProgram func(h *Host, p *GuestProcess)
 }
 
 // WinRMService is what the WinRM service allows, as winrm/config/service

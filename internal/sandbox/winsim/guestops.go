@@ -151,6 +151,9 @@ func (h *Host) StartProgram(p GuestProgram) (*GuestProcess, error) {
 		proc.end, proc.exit = time.Now(), int32(code)
 		close(proc.done)
 	}()
+	if h.cfg.OnGuestProgram != nil {
+		h.cfg.OnGuestProgram(h, proc)
+	}
 	return proc, nil
 }
 

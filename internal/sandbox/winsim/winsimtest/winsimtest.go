@@ -59,6 +59,11 @@ func NewSSHKey(t testing.TB) ([]byte, ssh.PublicKey) {
 
 // StartHost starts a host on free ports of 127.0.0.1 and stops it when the
 // test ends. edit may change the configuration before the start.
+//
+// The host is a prepared one, not a clone of a stock template: its WinRM
+// HTTPS listener has a certificate from a throwaway CA, as an administrator
+// who set one up would have, so the simulator's own tests can drive every
+// listener. Clones in the sandbox get only what their template's disk has.
 func StartHost(t testing.TB, edit func(*winsim.HostConfig)) *Fixture {
 	t.Helper()
 	ca := NewCA(t)
