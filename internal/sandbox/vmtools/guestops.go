@@ -103,6 +103,8 @@ func fileFault(err error, path string) types.BaseMethodFault {
 		return &types.NotAFile{FileFault: types.FileFault{File: path}}
 	case errors.Is(err, winsim.ErrGuestDown):
 		return new(types.GuestOperationsUnavailable)
+	case errors.Is(err, winsim.ErrGuestNotModelled):
+		return new(types.NotImplemented)
 	}
 	return &types.GuestOperationsFault{}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
@@ -161,12 +162,31 @@ func TestVMToolsRefusals(t *testing.T) {
 	if _, err := pm.ListProcesses(ctx, auth, nil); err != nil {
 		t.Fatalf("ListProcesses with the right password: %v", err)
 	}
+	// A program environment or a working directory for powershell.exe is
+	// not modelled: refused, never ignored.
+	for _, spec := range []types.GuestProgramSpec{
+		{ProgramPath: `C:\Windows\System32\cmd.exe`, Arguments: "/c exit 0", EnvVariables: []string{"X=1"}},
+		{ProgramPath: `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, Arguments: "-Command exit 0", WorkingDirectory: `C:\Windows`},
+	} {
+		if _, err := pm.StartProgram(ctx, auth, &spec); !fault.Is(err, &types.NotImplemented{}) {
+			t.Errorf("StartProgramInGuest %+v = %v, want NotImplemented", spec, err)
+		}
+	}
+
+	down := make(chan struct{})
+	var downOnce sync.Once
+	defer w.hosts.OnEvent(func(ev vmtools.Event) {
+		if ev.Down && strings.EqualFold(ev.ComputerName, "win-refuse") {
+			downOnce.Do(func() { close(down) })
+		}
+	})()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); host.Reboot() }()
-	deadline := time.Now().Add(5 * time.Second)
-	for host.Up() && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-down:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the guest did not go down within 5s of its reboot")
 	}
 	_, err = pm.ListProcesses(ctx, auth, nil)
 	wg.Wait()

@@ -25,7 +25,9 @@ import (
 // its /c rules and redirections (cmdRedirections); powershell.exe parses
 // its own arguments (parsePowerShell); any other program is found and run
 // as the host runs programs (Run), its arguments split by
-// CommandLineToArgvW's rules. Processes belong to one boot: a restart ends
+// CommandLineToArgvW's rules. A program environment (envVariables) and a
+// working directory for cmd.exe or powershell.exe are not modelled and are
+// refused (NotImplemented through vmtools). Processes belong to one boot: a restart ends
 // them and the new boot knows none of them, as VMware Tools after a reboot
 // does not. An ended process is reported for guestProcessRetention, as
 // vSphere keeps the exit code and end time of a process it started for 5
@@ -131,6 +133,13 @@ func (h *Host) StartProgram(p GuestProgram) (*GuestProcess, error) {
 	kind, err := h.guestProgramKind(p.Path)
 	if err != nil {
 		return nil, err
+	}
+	// What the simulator does not model is refused, not ignored.
+	switch {
+	case len(p.Environment) > 0:
+		return nil, fmt.Errorf("%w: a program's environment variables (GuestProgramSpec.envVariables)", ErrGuestNotModelled)
+	case p.Dir != "" && kind != programAny:
+		return nil, fmt.Errorf("%w: a working directory for %s (GuestProgramSpec.workingDirectory)", ErrGuestNotModelled, kind)
 	}
 	ctx, cancel := context.WithCancel(boot)
 	proc := &GuestProcess{Name: p.Path, CmdLine: `"` + p.Path + `" ` + p.Arguments, Owner: p.User,
