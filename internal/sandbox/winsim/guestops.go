@@ -154,12 +154,18 @@ func (h *Host) StartProgram(p GuestProgram) (*GuestProcess, error) {
 	proc.Pid = g.next
 	g.byPid[proc.Pid] = proc
 	g.mu.Unlock()
-	go func() {
+	if !h.spawn(func() {
 		defer cancel()
 		code := h.runGuestProgram(ctx, kind, p)
 		proc.end, proc.exit = time.Now(), int32(code)
 		close(proc.done)
-	}()
+	}) {
+		cancel()
+		g.mu.Lock()
+		delete(g.byPid, proc.Pid)
+		g.mu.Unlock()
+		return nil, ErrGuestDown
+	}
 	if h.cfg.OnGuestProgram != nil {
 		h.cfg.OnGuestProgram(h, proc)
 	}

@@ -305,6 +305,24 @@ func (h *Host) Stop() error {
 	return nil
 }
 
+// spawn runs fn in a goroutine that Stop waits for, unless the host is
+// stopped already (then it reports false and fn does not run). Scripts and
+// guest programs write into Dir: a caller that removes Dir after Stop (a
+// test's TempDir) must not race a command still running there.
+func (h *Host) spawn(fn func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopped {
+		return false
+	}
+	h.wg.Add(1) // under h.mu, so never after Stop began to Wait
+	go func() {
+		defer h.wg.Done()
+		fn()
+	}()
+	return true
+}
+
 // after runs fn after d unless the host is stopped first.
 func (h *Host) after(d time.Duration, fn func()) {
 	h.mu.Lock()

@@ -244,7 +244,7 @@ func (s *wsmanServer) command(w http.ResponseWriter, env *envelope, sh *wsShell)
 	sh.cmds[c.id] = c
 	s.mu.Unlock()
 	context.AfterFunc(ctx, c.stdin.closeRead)
-	go func() {
+	started := s.h.spawn(func() {
 		code := s.h.execute(ctx, execRequest{
 			Transport: sh.transport, User: sh.user, CommandLine: line,
 			Stdin: c.stdin, Stdout: streamWriter{c: c}, Stderr: streamWriter{c: c, isErr: true},
@@ -254,7 +254,12 @@ func (s *wsmanServer) command(w http.ResponseWriter, env *envelope, sh *wsShell)
 		c.done, c.exit = true, code
 		c.notifyLocked()
 		c.mu.Unlock()
-	}()
+	})
+	if !started { // the host is stopping: as a host going down, no answer
+		cancel()
+		s.h.writeFault(w, env.Header.MessageID, faultInvalidCommand(c.id))
+		return
+	}
 	writeSOAP(w, actionCommand+"Response", env.Header.MessageID,
 		fmt.Sprintf(`<rsp:CommandResponse><rsp:CommandId>%s</rsp:CommandId></rsp:CommandResponse>`, c.id))
 }
