@@ -1,0 +1,136 @@
+// Command releasecheck verifies what `make release-snapshot` left in dist/
+// is what the Terraform Registry needs of a release
+// (https://developer.hashicorp.com/terraform/registry/providers/publishing):
+// a zip per platform, each holding terraform-provider-windows_v<version>
+// (.exe on Windows); <name>_<version>_SHA256SUMS listing every zip and the
+// manifest, and matching them; <name>_<version>_manifest.json equal to
+// terraform-registry-manifest.json (protocol 6).
+//
+// Usage: go run ./tools/releasecheck dist
+package main
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+const name = "terraform-provider-windows"
+
+// platforms are those .goreleaser.yml builds: the registry's for providers
+// built with Go, less darwin/386 and windows/arm that Go no longer supports.
+var platforms = []string{
+	"darwin_amd64", "darwin_arm64", "freebsd_386", "freebsd_amd64", "freebsd_arm", "freebsd_arm64",
+	"linux_386", "linux_amd64", "linux_arm", "linux_arm64", "windows_386", "windows_amd64", "windows_arm64",
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: releasecheck DIST")
+		os.Exit(2)
+	}
+	msg, err := check(os.Args[1], "terraform-registry-manifest.json")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "releasecheck:", err)
+		os.Exit(1)
+	}
+	fmt.Println("releasecheck:", msg)
+}
+
+func check(dist, manifestSource string) (string, error) {
+	found, _ := filepath.Glob(filepath.Join(dist, name+"_*_SHA256SUMS"))
+	if len(found) != 1 {
+		return "", fmt.Errorf("want one %s_<version>_SHA256SUMS in %s, found %d", name, dist, len(found))
+	}
+	version := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(found[0]), name+"_"), "_SHA256SUMS")
+	sums, err := readSums(found[0])
+	if err != nil {
+		return "", err
+	}
+	for file, want := range sums {
+		b, err := os.ReadFile(filepath.Join(dist, file))
+		if err != nil {
+			return "", err
+		}
+		if got := sha256.Sum256(b); hex.EncodeToString(got[:]) != want {
+			return "", fmt.Errorf("%s does not match its SHA-256 in %s", file, filepath.Base(found[0]))
+		}
+	}
+	zips := 0
+	for file := range sums {
+		if strings.HasSuffix(file, ".zip") {
+			zips++
+		}
+	}
+	if zips != len(platforms) {
+		return "", fmt.Errorf("the sums list %d zips, want %d (one per platform)", zips, len(platforms))
+	}
+	for _, p := range platforms {
+		file := fmt.Sprintf("%s_%s_%s.zip", name, version, p)
+		if _, ok := sums[file]; !ok {
+			return "", fmt.Errorf("%s is not in the sums", file)
+		}
+		bin := name + "_v" + version
+		if strings.HasPrefix(p, "windows_") {
+			bin += ".exe"
+		}
+		if err := zipHolds(filepath.Join(dist, file), bin); err != nil {
+			return "", err
+		}
+	}
+	manifest := fmt.Sprintf("%s_%s_manifest.json", name, version)
+	if _, ok := sums[manifest]; !ok {
+		return "", fmt.Errorf("%s is not in the sums", manifest)
+	}
+	got, err := os.ReadFile(filepath.Join(dist, manifest))
+	if err != nil {
+		return "", err
+	}
+	want, err := os.ReadFile(manifestSource)
+	if err != nil {
+		return "", err
+	}
+	if !bytes.Equal(got, want) {
+		return "", fmt.Errorf("%s differs from %s", manifest, manifestSource)
+	}
+	return fmt.Sprintf("%d platforms, the SHA256SUMS and the manifest of %s verified", len(platforms), version), nil
+}
+
+// readSums reads sha256sum's format: "<hex>  <file>" per line.
+func readSums(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sums := map[string]string{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		sum, file, ok := strings.Cut(s.Text(), "  ")
+		if !ok || len(sum) != sha256.Size*2 {
+			return nil, fmt.Errorf("%s: not a sha256sum line: %q", path, s.Text())
+		}
+		sums[file] = sum
+	}
+	return sums, s.Err()
+}
+
+func zipHolds(path, file string) error {
+	r, err := zip.OpenReader(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for _, f := range r.File {
+		if f.Name == file {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s does not hold %s", filepath.Base(path), file)
+}
