@@ -72,10 +72,14 @@
 //
 // The refusal rule. Unknown means failure. A command the host does not model
 // fails as an unknown command fails on Windows (CommandNotFoundException);
-// an unknown parameter, an ambiguous prefix, a missing argument, a missing
-// mandatory parameter (powershell.exe -NonInteractive cannot prompt), a
-// value outside an enum or ValidateSet fail with the ParameterBindingException
-// texts of Windows PowerShell 5.1; a misspelt .NET method is MethodNotFound,
+// an unknown parameter, an ambiguous prefix, a missing argument, a
+// parameter named twice, parameters of different parameter sets (-Path
+// with -LiteralPath), a missing mandatory parameter of the resolved set
+// (powershell.exe -NonInteractive cannot prompt), an array given to a
+// single-valued parameter, a value (or an array element) outside an enum
+// or ValidateSet fail with the ParameterBindingException texts of Windows
+// PowerShell 5.1 (pwsh/paramsets.go binds as CmdletParameterBinderController
+// does; an array given to a String[] parameter binds each element); a misspelt .NET method is MethodNotFound,
 // an unknown type TypeNotFound, an impossible cast InvalidCastFromStringToInteger,
 // a .NET exception "Exception calling ...", a numeric cast out of range
 // "Value was either too large or too small for an Int32." (LanguagePrimitives.cs;
@@ -102,7 +106,10 @@
 // continue, return, exit, throw, try/catch (type filters)/finally with $_;
 // pipelines with Where-Object/ForEach-Object script blocks ($_/$PSItem);
 // & 'path' args and bare native invocation; | Out-Null, > $null, 2>$null,
-// 2>&1, > file (UTF-16LE, as Out-File in 5.1); $input (stdin, read lazily
+// 2>&1, > file (UTF-16LE, as Out-File in 5.1; 2>$null and 2>&1 take a
+// cmdlet's non-terminating errors off the console, still into $Error and $?
+// false, not its terminating ones; other redirections are refused before the
+// command runs: pwsh/redirstreams.go); $input (stdin, read lazily
 // line by line), $?, $LASTEXITCODE, $Error, $Matches; $PSVersionTable
 // (PSVersion 5.1.<build>.<UBR>), $PSHOME, $Host (ConsoleHost: powershell.exe
 // under WinRS and sshd), $PROFILE, $HOME and the preference variables'
@@ -188,7 +195,8 @@
 // BEGIN COMMAND TABLE (generated from the cmdlet registry: go test ./internal/sandbox/winsim -run TestCommandTable -update-doc)
 //
 //	Add-Content
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
 //	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/add-content?view=powershell-5.1
@@ -202,12 +210,14 @@
 //	    does: JSON to PSCustomObject/object[]/Int32/Int64/String/Boolean; a top-level array is one object (5.1); fractional numbers (Decimal in 5.1) refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/convertfrom-json?view=powershell-5.1
 //	Copy-Item (aliases cp, copy, cpi)
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>, -Recurse <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Destination <String>], -Force <SwitchParameter>, -Recurse <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Container, -FromSession, -ToSession
 //	    does: moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/copy-item?view=powershell-5.1
 //	Expand-Archive
-//	    parameters: [-Path <String>], -LiteralPath <String>, [-DestinationPath <String>], -Force <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String>] (set Path) (mandatory), -LiteralPath <String> (set LiteralPath) (mandatory), [-DestinationPath <String>], -Force <SwitchParameter>
 //	    does: unzips a .zip into the destination directory
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.archive/expand-archive?view=powershell-5.1
 //	ForEach-Object (aliases %, foreach)
@@ -216,22 +226,26 @@
 //	    does: runs the script block for each input object ($_ the object) and writes its output
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/foreach-object?view=powershell-5.1
 //	Get-Content (aliases cat, gc, type)
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Raw <SwitchParameter>, -Force <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Raw <SwitchParameter>, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Encoding, -TotalCount, -Tail, -ReadCount, -Delimiter, -Wait, -Stream
 //	    does: the file's lines (CRLF, LF or CR), or with -Raw the whole text; a UTF-8, UTF-16 or UTF-32 byte order mark picks the encoding (and is dropped), else the ANSI code page 1252
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-content?view=powershell-5.1
 //	Get-FileHash
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Algorithm <String> {SHA1|SHA256|SHA384|SHA512|MACTripleDES|MD5|RIPEMD160}
+//	    parameter sets: Path (default), LiteralPath, Stream
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Algorithm <String> {SHA1|SHA256|SHA384|SHA512|MACTripleDES|MD5|RIPEMD160}
 //	    refused (real, not modelled): -InputStream
 //	    does: an object with Algorithm, Hash (upper-case hex of the real bytes) and Path; SHA1, SHA256, SHA384, SHA512, MD5
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/get-filehash?view=powershell-5.1
 //	Get-ItemProperty (aliases gp)
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Name <String[]>]
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>]
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
 //	    does: the values of a modelled registry key (HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion, HKLM:\SYSTEM\CurrentControlSet\Services\<name>); a missing key is PathNotFound
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itemproperty?view=powershell-5.1
 //	Get-ItemPropertyValue (aliases gpv)
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Name <String[]>] (mandatory)
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>] (mandatory)
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
 //	    does: one value of a modelled registry key; a missing value is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itempropertyvalue?view=powershell-5.1
@@ -241,7 +255,8 @@
 //	    does: the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule
 //	Get-Service (aliases gsv)
-//	    parameters: [-Name <String[]>]
+//	    parameter sets: Default (default), DisplayName, InputObject
+//	    parameters: [-Name <String[]>] (set Default)
 //	    refused (real, not modelled): -DisplayName, -Include, -Exclude, -InputObject, -ComputerName, -DependentServices, -RequiredServices
 //	    does: the services of the host's service control manager (wildcards); a missing name is an error (NoServiceFoundForGivenName)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-service?view=powershell-5.1
@@ -266,12 +281,14 @@
 //	    does: each -Path joined with -ChildPath by the FileSystem provider: '/' read as '\', one '\' between the parts (Join-Path 'C:\C\abc\' '/etc/x' is C:\C\abc\etc\x); the drive must exist
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/join-path?view=powershell-5.1
 //	Move-Item (aliases mv, move, mi)
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Destination <String>], -Force <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Destination <String>], -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru
 //	    does: moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/move-item?view=powershell-5.1
 //	New-Item (aliases ni)
-//	    parameters: [-Path <String[]>], -Name <String>, -ItemType <String>, -Value <Object>, -Force <SwitchParameter>
+//	    parameter sets: pathSet (default), nameSet
+//	    parameters: [-Path <String[]>] (mandatory in pathSet), -Name <String> (set nameSet) (mandatory), -ItemType <String>, -Value <Object>, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Credential
 //	    does: -ItemType Directory (parents created; an existing one is an error without -Force) or File (with -Value); outputs the item
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-item?view=powershell-5.1
@@ -295,7 +312,8 @@
 //	    does: the input's text as one string (each object's lines, CRLF-terminated); -Stream: one string per line
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/out-string?view=powershell-5.1
 //	Remove-Item (aliases rm, del, erase, ri, rd, rmdir)
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -Recurse <SwitchParameter>, -Force <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Recurse <SwitchParameter>, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Stream
 //	    does: deletes a file, or a directory (its contents with -Recurse); a missing path is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/remove-item?view=powershell-5.1
@@ -305,7 +323,8 @@
 //	    does: the script finishes, then the host goes down and comes back after RebootDelay
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/restart-computer?view=powershell-5.1
 //	Restart-Service
-//	    parameters: [-Name <String[]>] (mandatory), -Force <SwitchParameter>
+//	    parameter sets: InputObject (default), Default, DisplayName
+//	    parameters: [-Name <String[]>] (set Default) (mandatory), -Force <SwitchParameter>
 //	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude
 //	    does: stops then starts the service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/restart-service?view=powershell-5.1
@@ -315,7 +334,8 @@
 //	    does: -ExpandProperty (a missing property is an error), -Property (new objects with those properties), -First, -Last
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/select-object?view=powershell-5.1
 //	Set-Content
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
 //	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-content?view=powershell-5.1
@@ -330,12 +350,14 @@
 //	    does: runs the program (to completion) with -ArgumentList split at spaces
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-process?view=powershell-5.1
 //	Start-Service (aliases sasv)
-//	    parameters: [-Name <String[]>] (mandatory)
+//	    parameter sets: InputObject (default), Default, DisplayName
+//	    parameters: [-Name <String[]>] (set Default) (mandatory)
 //	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude
 //	    does: starts the service through the service control manager; a failure is CouldNotStartService with the SCM's reason
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-service?view=powershell-5.1
 //	Start-Sleep (aliases sleep)
-//	    parameters: [-Seconds <Int32>], -Milliseconds <Int32>
+//	    parameter sets: Seconds (default), Milliseconds
+//	    parameters: [-Seconds <Int32>] (set Seconds) (mandatory), -Milliseconds <Int32> (set Milliseconds) (mandatory)
 //	    does: sleeps (cancelled with the command)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/start-sleep?view=powershell-5.1
 //	Stop-Computer
@@ -344,12 +366,14 @@
 //	    does: the command finishes, then the host goes down for good (HostConfig.OnShutdown)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/stop-computer?view=powershell-5.1
 //	Stop-Service (aliases spsv)
-//	    parameters: [-Name <String[]>] (mandatory), -Force <SwitchParameter>
+//	    parameter sets: InputObject (default), Default, DisplayName
+//	    parameters: [-Name <String[]>] (set Default) (mandatory), -Force <SwitchParameter>
 //	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude, -NoWait
 //	    does: stops the service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/stop-service?view=powershell-5.1
 //	Test-Path
-//	    parameters: [-Path <String[]>], -LiteralPath <String[]>, -PathType <TestPathType> {Any|Container|Leaf}
+//	    parameter sets: Path (default), LiteralPath
+//	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -PathType <TestPathType> {Any|Container|Leaf}
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -IsValid, -OlderThan, -NewerThan
 //	    does: True or False; -PathType Leaf/Container; registry keys the host models
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/test-path?view=powershell-5.1

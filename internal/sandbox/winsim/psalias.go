@@ -10,13 +10,15 @@ type (
 )
 
 var (
-	P          = pwsh.P
-	Alias      = pwsh.Alias
-	Enum       = pwsh.Enum
-	Set        = pwsh.Set
-	Mandatory  = pwsh.Mandatory
-	Pipeline   = pwsh.Pipeline
-	Unmodelled = pwsh.Unmodelled
-	NewObject  = pwsh.NewObject
-	Text       = pwsh.Text
+	P           = pwsh.P
+	Alias       = pwsh.Alias
+	Enum        = pwsh.Enum
+	Set         = pwsh.Set
+	Mandatory   = pwsh.Mandatory
+	Pipeline    = pwsh.Pipeline
+	Unmodelled  = pwsh.Unmodelled
+	In          = pwsh.In
+	MandatoryIn = pwsh.MandatoryIn
+	NewObject   = pwsh.NewObject
+	Text        = pwsh.Text
 )

@@ -21,32 +21,74 @@ func ps(c *Call) *psHost { return c.Host.(*psHost) }
 // encodings is FileSystemCmdletProviderEncoding (Windows PowerShell 5.1).
 var encodings = []string{"Unknown", "String", "Unicode", "Byte", "BigEndianUnicode", "UTF8", "UTF7", "UTF32", "Ascii", "Default", "Oem", "BigEndianUTF32"}
 
+// pathParams are the FileSystem cmdlets' -Path and -LiteralPath: String[]
+// parameters, each mandatory in its own parameter set ("Path", the default,
+// and "LiteralPath"), so naming both is AmbiguousParameterSet
+// (about_Parameter_Sets; the cmdlets' [Parameter(ParameterSetName = ...)]
+// declarations in PowerShell's source, e.g. RemoveItemCommand).
 func pathParams(pos int) []*Param {
-	return []*Param{P("Path", "System.String[]", pos), P("LiteralPath", "System.String[]", -1, Alias("PSPath")),
+	return []*Param{P("Path", "System.String[]", pos, In("Path"), Mandatory), P("LiteralPath", "System.String[]", -1, Alias("PSPath"), In("LiteralPath"), Mandatory),
 		P("Filter", "System.String", -1, Unmodelled), P("Include", "System.String[]", -1, Unmodelled),
 		P("Exclude", "System.String[]", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled)}
 }
 
-// itemPath is the -Path or -LiteralPath argument, checked against the
-// providers the host has: the FileSystem drive C: and the Registry's HKLM:.
-// Wildcards in -Path are not modelled.
-func itemPath(c *Call) (string, bool, error) {
-	p := c.Str("LiteralPath")
-	if !c.Has("LiteralPath") {
-		if !c.Has("Path") {
-			return "", false, c.Throw(c.Fail("Cannot process command because of one or more missing mandatory parameters: Path.", "InvalidArgument", "", "ParameterBindingException", "MissingMandatoryParameter", "System.Management.Automation.ParameterBindingException"))
+// itemPaths are the -Path or -LiteralPath values of the parameter set the
+// call resolved to: each element of the array is one path.
+func itemPaths(c *Call) []string {
+	if c.Set == "LiteralPath" {
+		return c.Strs("LiteralPath")
+	}
+	return c.Strs("Path")
+}
+
+// eachPath runs fn for each path of the call, as the provider cmdlets
+// process each element of -Path or -LiteralPath in turn: a path on a drive
+// the host does not have is a non-terminating DriveNotFound error (then the
+// next path), wildcards in -Path are not modelled. noDrive, when set, runs
+// after that error (Test-Path still answers False).
+func eachPath(c *Call, fn func(p string, reg bool) error, noDrive func()) error {
+	for _, p := range itemPaths(c) {
+		if c.Set != "LiteralPath" && strings.ContainsAny(p, "*?[") {
+			return c.Unmodelled("wildcards in -Path")
 		}
-		p = c.Str("Path")
-		if strings.ContainsAny(p, "*?[") {
-			return "", false, c.Unmodelled("wildcards in -Path")
+		if drive, ok := missingDrive(p); ok {
+			if err := c.Error(c.Fail(fmt.Sprintf("Cannot find drive. A drive with the name '%s' does not exist.", drive),
+				"ObjectNotFound", drive, "DriveNotFoundException", "DriveNotFound", "System.Management.Automation.DriveNotFoundException")); err != nil {
+				return err
+			}
+			if noDrive != nil {
+				noDrive()
+			}
+			continue
+		}
+		if err := fn(p, isRegistry(p)); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// missingDrive reports a path on a drive other than the providers the host
+// has: the FileSystem drive C: and the Registry's HKLM:.
+func missingDrive(p string) (string, bool) {
 	if len(p) >= 2 && p[1] == ':' && !strings.EqualFold(p[:1], "C") || (strings.Contains(p, ":") && !(len(p) >= 2 && p[1] == ':') && !isRegistry(p)) {
-		drive := p[:strings.IndexByte(p, ':')]
-		return "", false, c.Error(c.Fail(fmt.Sprintf("Cannot find drive. A drive with the name '%s' does not exist.", drive),
-			"ObjectNotFound", drive, "DriveNotFoundException", "DriveNotFound", "System.Management.Automation.DriveNotFoundException"))
+		return p[:strings.IndexByte(p, ':')], true
 	}
-	return p, isRegistry(p), nil
+	return "", false
+}
+
+// itemPath is the one path of a cmdlet that does not take several here (the
+// registry cmdlets, Expand-Archive's String -Path): more than one is refused
+// as not modelled; a missing drive is reported and gives "".
+func itemPath(c *Call) (string, bool, error) {
+	paths := itemPaths(c)
+	if len(paths) != 1 {
+		return "", false, c.Unmodelled(fmt.Sprintf("%d paths in one call", len(paths)))
+	}
+	var got string
+	var reg bool
+	err := eachPath(c, func(p string, r bool) error { got, reg = p, r; return nil }, nil)
+	return got, reg, err
 }
 
 func isRegistry(p string) bool {
@@ -96,46 +138,48 @@ func contentCmdlet(name, class string, appendTo bool) *Cmdlet {
 		Params: append(pathParams(0), P("Value", "System.Object[]", 1, Mandatory, Pipeline), P("NoNewline", "SwitchParameter", -1),
 			P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...)),
 			P("Force", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled), P("Stream", "System.String", -1, Unmodelled)),
+		DefaultSet: "Path",
 		Run: func(c *Call) error {
-			p, reg, err := itemPath(c)
-			if err != nil || p == "" {
-				return err
-			}
-			if reg {
-				return c.Unmodelled(name + " on the registry")
-			}
-			fs := ps(c).h.fs
-			if ok, _ := fs.Stat(parentOf(fs.Clean(p))); !ok {
-				return c.Error(c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", fs.Clean(p)), "ObjectNotFound", fs.Clean(p),
-					"DirectoryNotFoundException", "GetContentWriterDirectoryNotFoundError", "System.IO.DirectoryNotFoundException"))
-			}
-			vals := c.Input
-			if !c.HasInput {
-				vals = itemsOf(c.Value("Value"))
-			}
-			var b strings.Builder
-			for _, v := range vals {
-				b.WriteString(Text(v))
-				if !c.Switch("NoNewline") {
-					b.WriteString("\r\n")
-				}
-			}
-			enc, err := providerEncoding(c)
-			if err != nil {
-				return err
-			}
-			existing := 0
-			if appendTo {
-				if old, rerr := fs.ReadFile(p); rerr == nil {
-					existing = len(old)
-				}
-			}
-			data := enc.Encode(b.String(), existing)
-			if werr := fs.WriteFile(p, data, appendTo); werr != nil {
-				return c.Error(c.Fail(werr.Error(), "WriteError", p, "IOException", "SetContentWriterIOError", "System.IO.IOException"))
-			}
-			return nil
+			return eachPath(c, func(p string, reg bool) error { return writeContent(c, name, appendTo, p, reg) }, nil)
 		}}
+}
+
+// writeContent is Set-Content or Add-Content on one path.
+func writeContent(c *Call, name string, appendTo bool, p string, reg bool) error {
+	if reg {
+		return c.Unmodelled(name + " on the registry")
+	}
+	fs := ps(c).h.fs
+	if ok, _ := fs.Stat(parentOf(fs.Clean(p))); !ok {
+		return c.Error(c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", fs.Clean(p)), "ObjectNotFound", fs.Clean(p),
+			"DirectoryNotFoundException", "GetContentWriterDirectoryNotFoundError", "System.IO.DirectoryNotFoundException"))
+	}
+	vals := c.Input
+	if !c.HasInput {
+		vals = itemsOf(c.Value("Value"))
+	}
+	var b strings.Builder
+	for _, v := range vals {
+		b.WriteString(Text(v))
+		if !c.Switch("NoNewline") {
+			b.WriteString("\r\n")
+		}
+	}
+	enc, err := providerEncoding(c)
+	if err != nil {
+		return err
+	}
+	existing := 0
+	if appendTo {
+		if old, rerr := fs.ReadFile(p); rerr == nil {
+			existing = len(old)
+		}
+	}
+	data := enc.Encode(b.String(), existing)
+	if werr := fs.WriteFile(p, data, appendTo); werr != nil {
+		return c.Error(c.Fail(werr.Error(), "WriteError", p, "IOException", "SetContentWriterIOError", "System.IO.IOException"))
+	}
+	return nil
 }
 
 func itemsOf(v any) []any {
@@ -160,101 +204,42 @@ func fileCmdlets() []*Cmdlet {
 				P("TotalCount", "System.Int64", -1, Alias("First", "Head"), Unmodelled), P("Tail", "System.Int32", -1, Alias("Last"), Unmodelled),
 				P("ReadCount", "System.Int64", -1, Unmodelled), P("Delimiter", "System.String", -1, Unmodelled), P("Wait", "SwitchParameter", -1, Unmodelled),
 				P("Force", "SwitchParameter", -1), P("Stream", "System.String", -1, Unmodelled)),
+			DefaultSet: "Path",
 			Run: func(c *Call) error {
-				p, reg, err := itemPath(c)
-				if err != nil || p == "" {
-					return err
-				}
-				if reg {
-					return c.Unmodelled("Get-Content on the registry")
-				}
-				fs := ps(c).h.fs
-				b, rerr := fs.ReadFile(p)
-				if rerr != nil {
-					return pathNotFound(c, fs.Clean(p))
-				}
-				// StreamReader(stream, Default) detects byte order marks.
-				text := pwsh.DecodeText(b, pwsh.EncDefault)
-				if c.Switch("Raw") {
-					c.Write(text)
-					return nil
-				}
-				if text == "" {
-					return nil
-				}
-				for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n"), "\n") {
-					c.Write(l)
-				}
-				return nil
+				return eachPath(c, func(p string, reg bool) error { return getContent(c, p, reg) }, nil)
 			}},
 		{Name: "New-Item", Class: "Microsoft.PowerShell.Commands.NewItemCommand", Aliases: []string{"ni"}, ShouldProcess: true,
 			Source: mgmt + "new-item?view=powershell-5.1", Behaviour: "-ItemType Directory (parents created; an existing one is an error without -Force) or File (with -Value); outputs the item",
-			Params: []*Param{P("Path", "System.String[]", 0), P("Name", "System.String", -1), P("ItemType", "System.String", -1, Alias("Type")),
+			// NewItemCommand: sets "pathSet" (the default: -Path mandatory)
+			// and "nameSet" (-Name mandatory, -Path optional).
+			DefaultSet: "pathSet",
+			Params: []*Param{P("Path", "System.String[]", 0, MandatoryIn("pathSet")), P("Name", "System.String", -1, In("nameSet"), Mandatory), P("ItemType", "System.String", -1, Alias("Type")),
 				P("Value", "System.Object", -1, Pipeline), P("Force", "SwitchParameter", -1), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled)},
 			Run: runNewItem},
 		{Name: "Test-Path", Class: "Microsoft.PowerShell.Commands.TestPathCommand",
 			Source: mgmt + "test-path?view=powershell-5.1", Behaviour: "True or False; -PathType Leaf/Container; registry keys the host models",
 			Params: append(pathParams(0), P("PathType", "Microsoft.PowerShell.Commands.TestPathType", -1, Alias("Type"), Enum("Any", "Container", "Leaf")),
 				P("IsValid", "SwitchParameter", -1, Unmodelled), P("OlderThan", "System.DateTime", -1, Unmodelled), P("NewerThan", "System.DateTime", -1, Unmodelled)),
+			DefaultSet: "Path",
 			Run: func(c *Call) error {
-				p, reg, err := itemPath(c)
-				if err != nil || p == "" {
-					c.Write(false)
-					return err
-				}
-				if reg {
-					_, ok := ps(c).h.registryKey(p)
-					c.Write(ok && c.Str("PathType") != "Leaf")
-					return nil
-				}
-				exists, dir := ps(c).h.fs.Stat(p)
-				switch c.Str("PathType") {
-				case "Leaf":
-					exists = exists && !dir
-				case "Container":
-					exists = exists && dir
-				}
-				c.Write(exists)
-				return nil
+				return eachPath(c, func(p string, reg bool) error { return testPath(c, p, reg) }, func() { c.Write(false) })
 			}},
 		{Name: "Remove-Item", Class: "Microsoft.PowerShell.Commands.RemoveItemCommand", Aliases: []string{"rm", "del", "erase", "ri", "rd", "rmdir"}, ShouldProcess: true,
 			Source: mgmt + "remove-item?view=powershell-5.1", Behaviour: "deletes a file, or a directory (its contents with -Recurse); a missing path is an error",
-			Params: append(pathParams(0), P("Recurse", "SwitchParameter", -1), P("Force", "SwitchParameter", -1), P("Stream", "System.String[]", -1, Unmodelled)),
+			Params:     append(pathParams(0), P("Recurse", "SwitchParameter", -1), P("Force", "SwitchParameter", -1), P("Stream", "System.String[]", -1, Unmodelled)),
+			DefaultSet: "Path",
 			Run: func(c *Call) error {
-				p, reg, err := itemPath(c)
-				if err != nil || p == "" {
-					return err
-				}
-				if reg {
-					return c.Unmodelled("Remove-Item on the registry")
-				}
-				fs := ps(c).h.fs
-				exists, dir := fs.Stat(p)
-				if !exists {
-					return pathNotFound(c, fs.Clean(p))
-				}
-				if dir && !c.Switch("Recurse") {
-					if entries, _ := fs.List(p); len(entries) > 0 {
-						// -NonInteractive cannot confirm removing a non-empty directory.
-						return c.Unmodelled("Remove-Item of a non-empty directory without -Recurse (Windows would ask to confirm)")
-					}
-				}
-				if rerr := fs.Remove(p, c.Switch("Recurse")); rerr != nil {
-					return c.Error(c.Fail(rerr.Error(), "WriteError", p, "IOException", "RemoveFileSystemItemIOError", "System.IO.IOException"))
-				}
-				return nil
+				return eachPath(c, func(p string, reg bool) error { return removeItem(c, p, reg) }, nil)
 			}},
 		moveCopy("Move-Item", "Microsoft.PowerShell.Commands.MoveItemCommand", []string{"mv", "move", "mi"}),
 		moveCopy("Copy-Item", "Microsoft.PowerShell.Commands.CopyItemCommand", []string{"cp", "copy", "cpi"}),
 		{Name: "Get-FileHash", Class: "Microsoft.PowerShell.Commands.GetFileHashCommand",
 			Source: util + "get-filehash?view=powershell-5.1", Behaviour: "an object with Algorithm, Hash (upper-case hex of the real bytes) and Path; SHA1, SHA256, SHA384, SHA512, MD5",
-			Params: []*Param{P("Path", "System.String[]", 0), P("LiteralPath", "System.String[]", -1, Alias("PSPath")),
-				P("InputStream", "System.IO.Stream", -1, Unmodelled), P("Algorithm", "System.String", -1, Set(hashAlgorithms...))},
+			// GetFileHashCommand: sets "Path" (default), "LiteralPath" and "Stream".
+			DefaultSet: "Path",
+			Params: []*Param{P("Path", "System.String[]", 0, In("Path"), Mandatory), P("LiteralPath", "System.String[]", -1, Alias("PSPath"), In("LiteralPath"), Mandatory),
+				P("InputStream", "System.IO.Stream", -1, In("Stream"), Mandatory, Unmodelled), P("Algorithm", "System.String", -1, Set(hashAlgorithms...))},
 			Run: func(c *Call) error {
-				p, reg, err := itemPath(c)
-				if err != nil || p == "" {
-					return err
-				}
 				alg := c.Str("Algorithm")
 				if alg == "" {
 					alg = "SHA256"
@@ -274,19 +259,25 @@ func fileCmdlets() []*Cmdlet {
 				default:
 					return c.Unmodelled("-Algorithm " + alg)
 				}
-				fs := ps(c).h.fs
-				b, rerr := fs.ReadFile(p)
-				if reg || rerr != nil {
-					return pathNotFound(c, fs.Clean(p))
-				}
-				h.Write(b)
-				o := NewObject("Microsoft.Powershell.Utility.FileHash")
-				sum := strings.ToUpper(hex.EncodeToString(h.Sum(nil)))
-				o.Str = alg + " " + sum + " " + fs.Clean(p)
-				c.Write(o.Set("Algorithm", alg).Set("Hash", sum).Set("Path", fs.Clean(p)))
-				return nil
+				return eachPath(c, func(p string, reg bool) error { return fileHash(c, alg, h, p, reg) }, nil)
 			}},
 	}
+}
+
+// fileHash is Get-FileHash of one path.
+func fileHash(c *Call, alg string, h hash.Hash, p string, reg bool) error {
+	h.Reset()
+	fs := ps(c).h.fs
+	b, rerr := fs.ReadFile(p)
+	if reg || rerr != nil {
+		return pathNotFound(c, fs.Clean(p))
+	}
+	h.Write(b)
+	o := NewObject("Microsoft.Powershell.Utility.FileHash")
+	sum := strings.ToUpper(hex.EncodeToString(h.Sum(nil)))
+	o.Str = alg + " " + sum + " " + fs.Clean(p)
+	c.Write(o.Set("Algorithm", alg).Set("Hash", sum).Set("Path", fs.Clean(p)))
+	return nil
 }
 
 func moveCopy(name, class string, aliases []string) *Cmdlet {
@@ -296,62 +287,73 @@ func moveCopy(name, class string, aliases []string) *Cmdlet {
 	}
 	return &Cmdlet{Name: name, Class: class, Aliases: aliases, ShouldProcess: true,
 		Source: mgmt + strings.ToLower(name) + "?view=powershell-5.1", Behaviour: "moves/copies a file (into a directory destination, or to a path whose directory exists, else DirectoryNotFoundException); an existing destination file needs -Force to be replaced (Move-Item)",
-		Params: params,
+		Params: params, DefaultSet: "Path",
 		Run: func(c *Call) error {
-			src, reg, err := itemPath(c)
-			if err != nil || src == "" {
-				return err
-			}
-			if reg {
-				return c.Unmodelled(name + " on the registry")
-			}
-			fs := ps(c).h.fs
-			dst := c.Str("Destination")
-			if !c.Has("Destination") {
-				dst = fs.Clean(".")
-			}
-			if ok, _ := fs.Stat(src); !ok {
-				return pathNotFound(c, fs.Clean(src))
-			}
-			// The destination is a directory to copy into, or a file whose
-			// directory must exist: FileSystemProvider's File.Copy/MoveTo
-			// raise DirectoryNotFoundException, reported as
-			// CopyFileInfoItemIOError/MoveFileInfoItemIOError (an IOException)
-			// on the source file.
-			if isDir, _ := statDir(fs, dst); !isDir {
-				if ok, dir := fs.Stat(parentOf(fs.Clean(dst))); !ok || !dir {
-					verb := strings.TrimSuffix(name, "-Item")
-					rec := c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", fs.Clean(dst)), "WriteError", fs.Clean(src),
-						"DirectoryNotFoundException", verb+"FileInfoItemIOError", "System.IO.DirectoryNotFoundException")
-					rec.TargetType = "FileInfo"
-					return c.Error(rec)
-				}
-			}
-			if name == "Copy-Item" {
-				if cerr := fs.Copy(src, dst); cerr != nil {
-					return c.Error(c.Fail(cerr.Error(), "WriteError", src, "IOException", "CopyFileInfoItemIOError", "System.IO.IOException"))
-				}
-				return nil
-			}
-			if merr := fs.Move(src, dst, c.Switch("Force")); merr != nil {
-				return c.Error(c.Fail("Cannot create a file when that file already exists.", "WriteError", src, "IOException", "MoveFileInfoItemIOError", "System.IO.IOException"))
-			}
-			return nil
+			return eachPath(c, func(src string, reg bool) error { return moveCopyItem(c, name, src, reg) }, nil)
 		}}
 }
 
-func runNewItem(c *Call) error {
+// moveCopyItem is Move-Item or Copy-Item of one source path.
+func moveCopyItem(c *Call, name, src string, reg bool) error {
+	if reg {
+		return c.Unmodelled(name + " on the registry")
+	}
 	fs := ps(c).h.fs
-	p := c.Str("Path")
-	if c.Has("Name") {
-		if p == "" {
-			p = "."
+	dst := c.Str("Destination")
+	if !c.Has("Destination") {
+		dst = fs.Clean(".")
+	}
+	if ok, _ := fs.Stat(src); !ok {
+		return pathNotFound(c, fs.Clean(src))
+	}
+	// The destination is a directory to copy into, or a file whose
+	// directory must exist: FileSystemProvider's File.Copy/MoveTo
+	// raise DirectoryNotFoundException, reported as
+	// CopyFileInfoItemIOError/MoveFileInfoItemIOError (an IOException)
+	// on the source file.
+	if isDir, _ := statDir(fs, dst); !isDir {
+		if ok, dir := fs.Stat(parentOf(fs.Clean(dst))); !ok || !dir {
+			verb := strings.TrimSuffix(name, "-Item")
+			rec := c.Fail(fmt.Sprintf("Could not find a part of the path '%s'.", fs.Clean(dst)), "WriteError", fs.Clean(src),
+				"DirectoryNotFoundException", verb+"FileInfoItemIOError", "System.IO.DirectoryNotFoundException")
+			rec.TargetType = "FileInfo"
+			return c.Error(rec)
 		}
-		p = strings.TrimRight(p, `\/`) + `\` + c.Str("Name")
 	}
-	if p == "" {
-		return c.Throw(c.Fail("Cannot process command because of one or more missing mandatory parameters: Path.", "InvalidArgument", "", "ParameterBindingException", "MissingMandatoryParameter", "System.Management.Automation.ParameterBindingException"))
+	if name == "Copy-Item" {
+		if cerr := fs.Copy(src, dst); cerr != nil {
+			return c.Error(c.Fail(cerr.Error(), "WriteError", src, "IOException", "CopyFileInfoItemIOError", "System.IO.IOException"))
+		}
+		return nil
 	}
+	if merr := fs.Move(src, dst, c.Switch("Force")); merr != nil {
+		return c.Error(c.Fail("Cannot create a file when that file already exists.", "WriteError", src, "IOException", "MoveFileInfoItemIOError", "System.IO.IOException"))
+	}
+	return nil
+}
+
+// runNewItem creates an item at each -Path (with -Name: each -Path joined
+// with it, the current location when there is no -Path).
+func runNewItem(c *Call) error {
+	paths := c.Strs("Path")
+	if c.Set == "nameSet" {
+		if len(paths) == 0 {
+			paths = []string{"."}
+		}
+		for i, p := range paths {
+			paths[i] = strings.TrimRight(p, `\/`) + `\` + c.Str("Name")
+		}
+	}
+	for _, p := range paths {
+		if err := newItemAt(c, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newItemAt(c *Call, p string) error {
+	fs := ps(c).h.fs
 	if len(p) >= 2 && p[1] == ':' && !strings.EqualFold(p[:1], "C") {
 		return c.Error(c.Fail(fmt.Sprintf("Cannot find drive. A drive with the name '%s' does not exist.", p[:1]),
 			"ObjectNotFound", p[:1], "DriveNotFoundException", "DriveNotFound", "System.Management.Automation.DriveNotFoundException"))
@@ -395,4 +397,69 @@ func runNewItem(c *Call) error {
 func statDir(fs *vfs, p string) (bool, bool) {
 	ok, dir := fs.Stat(p)
 	return ok && dir, ok
+}
+
+// getContent is Get-Content on one path.
+func getContent(c *Call, p string, reg bool) error {
+	if reg {
+		return c.Unmodelled("Get-Content on the registry")
+	}
+	fs := ps(c).h.fs
+	b, rerr := fs.ReadFile(p)
+	if rerr != nil {
+		return pathNotFound(c, fs.Clean(p))
+	}
+	// StreamReader(stream, Default) detects byte order marks.
+	text := pwsh.DecodeText(b, pwsh.EncDefault)
+	if c.Switch("Raw") {
+		c.Write(text)
+		return nil
+	}
+	if text == "" {
+		return nil
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n"), "\n"), "\n") {
+		c.Write(l)
+	}
+	return nil
+}
+
+// testPath is Test-Path on one path: one Boolean each.
+func testPath(c *Call, p string, reg bool) error {
+	if reg {
+		_, ok := ps(c).h.registryKey(p)
+		c.Write(ok && c.Str("PathType") != "Leaf")
+		return nil
+	}
+	exists, dir := ps(c).h.fs.Stat(p)
+	switch c.Str("PathType") {
+	case "Leaf":
+		exists = exists && !dir
+	case "Container":
+		exists = exists && dir
+	}
+	c.Write(exists)
+	return nil
+}
+
+// removeItem is Remove-Item on one path.
+func removeItem(c *Call, p string, reg bool) error {
+	if reg {
+		return c.Unmodelled("Remove-Item on the registry")
+	}
+	fs := ps(c).h.fs
+	exists, dir := fs.Stat(p)
+	if !exists {
+		return pathNotFound(c, fs.Clean(p))
+	}
+	if dir && !c.Switch("Recurse") {
+		if entries, _ := fs.List(p); len(entries) > 0 {
+			// -NonInteractive cannot confirm removing a non-empty directory.
+			return c.Unmodelled("Remove-Item of a non-empty directory without -Recurse (Windows would ask to confirm)")
+		}
+	}
+	if rerr := fs.Remove(p, c.Switch("Recurse")); rerr != nil {
+		return c.Error(c.Fail(rerr.Error(), "WriteError", p, "IOException", "RemoveFileSystemItemIOError", "System.IO.IOException"))
+	}
+	return nil
 }

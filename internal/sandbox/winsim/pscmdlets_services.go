@@ -62,9 +62,16 @@ func namedServices(c *Call) ([]Service, error) {
 
 func svcDoc(name string) string { return mgmt + strings.ToLower(name) + "?view=powershell-5.1" }
 
+// serviceSelect are the parameters that pick the services of Start-,
+// Stop- and Restart-Service (ServiceOperationBaseCommand): each of -Name
+// ("Default"), -DisplayName and -InputObject is mandatory in its own
+// parameter set, the default set being "InputObject"; so two of them is
+// AmbiguousParameterSet. -InputObject is position 0 on Windows too; here
+// it has none, since the binder does not try a second parameter when a
+// string fails to convert to a ServiceController.
 func serviceSelect(extra ...*Param) []*Param {
-	return append([]*Param{P("Name", "System.String[]", 0, Mandatory, Pipeline, Alias("ServiceName")),
-		P("DisplayName", "System.String[]", -1, Unmodelled), P("InputObject", "System.ServiceProcess.ServiceController[]", -1, Unmodelled),
+	return append([]*Param{P("Name", "System.String[]", 0, Mandatory, Pipeline, Alias("ServiceName"), In("Default")),
+		P("DisplayName", "System.String[]", -1, In("DisplayName"), Mandatory, Unmodelled), P("InputObject", "System.ServiceProcess.ServiceController[]", -1, In("InputObject"), Mandatory, Pipeline, Unmodelled),
 		P("PassThru", "SwitchParameter", -1, Unmodelled), P("Include", "System.String[]", -1, Unmodelled), P("Exclude", "System.String[]", -1, Unmodelled)}, extra...)
 }
 
@@ -72,9 +79,12 @@ func serviceCmdlets() []*Cmdlet {
 	return []*Cmdlet{
 		{Name: "Get-Service", Class: "Microsoft.PowerShell.Commands.GetServiceCommand", Aliases: []string{"gsv"},
 			Source: svcDoc("Get-Service"), Behaviour: "the services of the host's service control manager (wildcards); a missing name is an error (NoServiceFoundForGivenName)",
-			Params: []*Param{P("Name", "System.String[]", 0, Pipeline, Alias("ServiceName")), P("DisplayName", "System.String[]", -1, Unmodelled),
+			// GetServiceCommand: sets "Default" (the default: -Name),
+			// "DisplayName" and "InputObject".
+			DefaultSet: "Default",
+			Params: []*Param{P("Name", "System.String[]", 0, Pipeline, Alias("ServiceName"), In("Default")), P("DisplayName", "System.String[]", -1, In("DisplayName"), Mandatory, Unmodelled),
 				P("Include", "System.String[]", -1, Unmodelled), P("Exclude", "System.String[]", -1, Unmodelled),
-				P("InputObject", "System.ServiceProcess.ServiceController[]", -1, Unmodelled), P("ComputerName", "System.String[]", -1, Alias("Cn"), Unmodelled),
+				P("InputObject", "System.ServiceProcess.ServiceController[]", -1, In("InputObject"), Pipeline, Unmodelled), P("ComputerName", "System.String[]", -1, Alias("Cn"), Unmodelled),
 				P("DependentServices", "SwitchParameter", -1, Alias("DS"), Unmodelled), P("RequiredServices", "SwitchParameter", -1, Alias("SDO", "ServicesDependedOn"), Unmodelled)},
 			Run: func(c *Call) error {
 				if !c.Has("Name") {
@@ -155,15 +165,15 @@ func serviceCmdlets() []*Cmdlet {
 			}},
 		{Name: "Start-Service", Class: "Microsoft.PowerShell.Commands.StartServiceCommand", Aliases: []string{"sasv"}, ShouldProcess: true,
 			Source: svcDoc("Start-Service"), Behaviour: "starts the service through the service control manager; a failure is CouldNotStartService with the SCM's reason",
-			Params: serviceSelect(),
-			Run:    func(c *Call) error { return eachService(c, startOne) }},
+			DefaultSet: "InputObject", Params: serviceSelect(),
+			Run: func(c *Call) error { return eachService(c, startOne) }},
 		{Name: "Stop-Service", Class: "Microsoft.PowerShell.Commands.StopServiceCommand", Aliases: []string{"spsv"}, ShouldProcess: true,
 			Source: svcDoc("Stop-Service"), Behaviour: "stops the service",
-			Params: serviceSelect(P("Force", "SwitchParameter", -1), P("NoWait", "SwitchParameter", -1, Unmodelled)),
-			Run:    func(c *Call) error { return eachService(c, stopOne) }},
+			DefaultSet: "InputObject", Params: serviceSelect(P("Force", "SwitchParameter", -1), P("NoWait", "SwitchParameter", -1, Unmodelled)),
+			Run: func(c *Call) error { return eachService(c, stopOne) }},
 		{Name: "Restart-Service", Class: "Microsoft.PowerShell.Commands.RestartServiceCommand", ShouldProcess: true,
 			Source: svcDoc("Restart-Service"), Behaviour: "stops then starts the service",
-			Params: serviceSelect(P("Force", "SwitchParameter", -1)),
+			DefaultSet: "InputObject", Params: serviceSelect(P("Force", "SwitchParameter", -1)),
 			Run: func(c *Call) error {
 				return eachService(c, func(c *Call, n string) error {
 					if err := stopOne(c, n); err != nil {
@@ -274,7 +284,7 @@ func registryCmdlets() []*Cmdlet {
 	return []*Cmdlet{
 		{Name: "Get-ItemProperty", Class: "Microsoft.PowerShell.Commands.GetItemPropertyCommand", Aliases: []string{"gp"},
 			Source: mgmt + "get-itemproperty?view=powershell-5.1", Behaviour: "the values of a modelled registry key (" + CurrentVersionKey + `, HKLM:\SYSTEM\CurrentControlSet\Services\<name>); a missing key is PathNotFound`,
-			Params: append(pathParams(0), P("Name", "System.String[]", 1, Alias("PSProperty"))),
+			Params: append(pathParams(0), P("Name", "System.String[]", 1, Alias("PSProperty"))), DefaultSet: "Path",
 			Run: func(c *Call) error {
 				vals, p, err := get(c, "Get-ItemProperty")
 				if vals == nil {
@@ -298,7 +308,7 @@ func registryCmdlets() []*Cmdlet {
 			}},
 		{Name: "Get-ItemPropertyValue", Class: "Microsoft.PowerShell.Commands.GetItemPropertyValueCommand", Aliases: []string{"gpv"},
 			Source: mgmt + "get-itempropertyvalue?view=powershell-5.1", Behaviour: "one value of a modelled registry key; a missing value is an error",
-			Params: append(pathParams(0), P("Name", "System.String[]", 1, Mandatory, Alias("PSProperty"))),
+			Params: append(pathParams(0), P("Name", "System.String[]", 1, Mandatory, Alias("PSProperty"))), DefaultSet: "Path",
 			Run: func(c *Call) error {
 				vals, p, err := get(c, "Get-ItemPropertyValue")
 				if vals == nil {

@@ -43,7 +43,10 @@ func systemCmdlets() []*Cmdlet {
 			Run: runInvokeWebRequest},
 		{Name: "Expand-Archive", Class: "Expand-Archive", ShouldProcess: true,
 			Source: "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.archive/expand-archive?view=powershell-5.1", Behaviour: "unzips a .zip into the destination directory",
-			Params: []*Param{P("Path", "System.String", 0), P("LiteralPath", "System.String", -1, Alias("PSPath")), P("DestinationPath", "System.String", 1), P("Force", "SwitchParameter", -1)},
+			// ExpandArchive: sets "Path" (default) and "LiteralPath".
+			DefaultSet: "Path",
+			Params: []*Param{P("Path", "System.String", 0, In("Path"), Mandatory), P("LiteralPath", "System.String", -1, Alias("PSPath"), In("LiteralPath"), Mandatory),
+				P("DestinationPath", "System.String", 1), P("Force", "SwitchParameter", -1)},
 			Run: func(c *Call) error {
 				p, _, err := itemPath(c)
 				if err != nil || p == "" {

@@ -18,6 +18,9 @@ const (
 	mgmt  = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/"
 )
 
+// noStderr as a case's stderr: the error stream must be empty.
+const noStderr = "\x00none"
+
 // decodeCLIXML turns powershell.exe's CLIXML error stream back into text.
 func decodeCLIXML(s string) string {
 	if !strings.HasPrefix(s, "#< CLIXML") {
@@ -153,6 +156,21 @@ func TestWindowsRejects(t *testing.T) {
 		{"writealltext-encoding-name-refused", setup + "[IO.File]::WriteAllText('C:\\k\\x.txt', 'a', 'UTF8')", 1, "", "to type \"System.Text.Encoding\"", "https://learn.microsoft.com/en-us/dotnet/api/system.io.file.writealltext"},
 		{"get-content-reads-utf16", setup + "'hi' > 'C:\\k\\g.txt'\n(Get-Content -Path 'C:\\k\\g.txt') + '|' + [IO.File]::ReadAllText('C:\\k\\g.txt')", 0, "hi|hi\r\n", "", "https://learn.microsoft.com/en-us/dotnet/api/system.io.streamreader.-ctor (detectEncodingFromByteOrderMarks)"},
 		{"get-content-bomless-is-ansi", setup + "[IO.File]::WriteAllText('C:\\k\\m.txt', '\u00e9')\n(Get-Content -Path 'C:\\k\\m.txt' -Raw) -eq '\u00c3\u00a9'", 0, "True", "", about + "about_character_encoding?view=powershell-5.1 (Get-Content without a BOM: Default)"},
+		// Parameter binding: parameter sets, arrays, duplicates, redirections
+		// (about_Parameter_Sets; CmdletParameterBinderController.cs).
+		{"path-with-literalpath", "Remove-Item -Path 'C:\\a' -LiteralPath 'C:\\b'", 1, "", "Parameter set cannot be resolved using the specified named parameters.", about + "about_parameter_sets?view=powershell-5.1"},
+		{"services-name-and-displayname", "Start-Service -Name 'a' -DisplayName 'b'", 1, "", "AmbiguousParameterSet", mgmt + "start-service?view=powershell-5.1 (sets Default, DisplayName, InputObject)"},
+		{"sleep-seconds-and-ms", "Start-Sleep -Seconds 1 -Milliseconds 5", 1, "", "AmbiguousParameterSet", "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/start-sleep?view=powershell-5.1 (sets Seconds, Milliseconds)"},
+		{"sleep-default-set-mandatory", "Start-Sleep", 1, "", "Cannot process command because of one or more missing mandatory parameters: Seconds.", "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/start-sleep?view=powershell-5.1"},
+		{"parameter-twice", "Get-Service -Name 'a' -Name 'b'", 1, "", "Cannot bind parameter because parameter 'Name' is specified more than once.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/ParameterBinderController.cs (ParameterAlreadyBound)"},
+		{"array-to-string-parameter", "Get-FileHash -Algorithm 'SHA1','MD5' -LiteralPath 'C:\\x'", 1, "", "Cannot convert 'System.Object[]' to the type 'System.String' required by parameter 'Algorithm'. Specified method is not supported.", "https://github.com/PowerShell/PowerShell/blob/master/src/System.Management.Automation/engine/ParameterBinderBase.cs (CoerceTypeAsNeeded, CannotConvertArgument)"},
+		{"array-path-binds-each", setup + "Set-Content -Path 'C:\\k\\p1.txt','C:\\k\\p2.txt' -Value 'x'\nTest-Path -Path 'C:\\k\\p1.txt','C:\\k\\p2.txt'\nRemove-Item -Path 'C:\\k\\p1.txt','C:\\k\\p2.txt'\nTest-Path -LiteralPath 'C:\\k\\p1.txt','C:\\k\\p2.txt'", 0, "True\r\nTrue\r\nFalse\r\nFalse", "", mgmt + "remove-item?view=powershell-5.1 (-Path <String[]>)"},
+		{"new-item-name-set", setup + "New-Item -Path 'C:\\k' -Name 'sub' -ItemType Directory | Out-Null\nTest-Path -Path 'C:\\k\\sub' -PathType Container", 0, "True", "", mgmt + "new-item?view=powershell-5.1 (nameSet)"},
+		{"cmdlet-2>null-after-argument", "Remove-Item -Path C:\\nope 2>$null\n\"ok=$? errors=$($Error.Count)\"", 0, "ok=False errors=1", "", about + "about_redirection?view=powershell-5.1"},
+		{"cmdlet-2>null-hides-error", "Get-Service 'nosuch' 2>$null\n'after'", 0, "after", noStderr, about + "about_redirection?view=powershell-5.1"},
+		{"cmdlet-2>&1-merges", "Get-Service 'nosuch' 2>&1 | ForEach-Object { \"got: $_\" }\n'end'", 0, "got: Cannot find any service with service name 'nosuch'.", "", about + "about_redirection?view=powershell-5.1"},
+		{"cmdlet-2>null-does-not-stop-stop", "Get-Service 'nosuch' -ErrorAction Stop 2>$null\n'not reached'", 1, "", "NoServiceFoundForGivenName", about + "about_commonparameters?view=powershell-5.1 (-ErrorAction Stop: terminating, not written to the error stream)"},
+		{"cmdlet-error-to-file-refused", "Remove-Item -Path 'C:\\nope.txt' 2> 'C:\\err.txt'", 1, "", "SimulatorNotModelled", about + "about_redirection?view=powershell-5.1 (2> file is real; not modelled)"},
 		{"processor-count", "[Environment]::ProcessorCount", 0, "2", "", "https://learn.microsoft.com/en-us/dotnet/api/system.environment.processorcount"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,7 +182,10 @@ func TestWindowsRejects(t *testing.T) {
 				t.Fatal(err)
 			}
 			stderr = decodeCLIXML(stderr)
-			if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+			if tc.stderr == noStderr && stderr != "" {
+				t.Errorf("stderr %q; want none (source: %s)", stderr, tc.source)
+			}
+			if code != tc.code || !strings.Contains(stdout, tc.stdout) || (tc.stderr != noStderr && !strings.Contains(stderr, tc.stderr)) {
 				t.Errorf("exit %d stdout %q stderr %q\nwant exit %d, stdout containing %q, stderr containing %q (source: %s)", code, stdout, stderr, tc.code, tc.stdout, tc.stderr, tc.source)
 			}
 		})

@@ -36,10 +36,19 @@ func commandTable() []string {
 			case len(p.Set) > 0:
 				s += " {" + strings.Join(p.Set, "|") + "}"
 			}
-			if p.Mandatory {
+			if len(p.Sets) > 0 {
+				s += " (set " + strings.Join(p.Sets, ", ") + ")"
+			}
+			switch {
+			case p.Mandatory && len(p.MandatorySets) > 0:
+				s += " (mandatory in " + strings.Join(p.MandatorySets, ", ") + ")"
+			case p.Mandatory:
 				s += " (mandatory)"
 			}
 			params = append(params, s)
+		}
+		if sets := c.ParameterSets(); len(sets) > 0 {
+			out = append(out, "    parameter sets: "+sets[0]+" (default), "+strings.Join(sets[1:], ", "))
 		}
 		if len(params) > 0 {
 			out = append(out, "    parameters: "+strings.Join(params, ", "))

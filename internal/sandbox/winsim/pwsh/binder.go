@@ -2,7 +2,6 @@ package pwsh
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -15,9 +14,12 @@ type Cmdlet struct {
 	Params  []*Param
 	// ShouldProcess adds -WhatIf and -Confirm (SupportsShouldProcess).
 	ShouldProcess bool
-	Source        string // Microsoft's reference page
-	Behaviour     string // what the simulated host does, for the doc table
-	Run           func(c *Call) error
+	// DefaultSet is CmdletBinding's DefaultParameterSetName: the set chosen
+	// when the arguments leave more than one (paramsets.go).
+	DefaultSet string
+	Source     string // Microsoft's reference page
+	Behaviour  string // what the simulated host does, for the doc table
+	Run        func(c *Call) error
 }
 
 // Param is a parameter as the cmdlet reference declares it.
@@ -31,6 +33,12 @@ type Param struct {
 	Mandatory bool
 	Pipeline  bool // ValueFromPipeline
 	Remaining bool // ValueFromRemainingArguments
+	// Sets are the parameter sets the parameter belongs to (its
+	// [Parameter(ParameterSetName = ...)] attributes); none: every set
+	// (__AllParameterSets). Mandatory applies in each of them unless
+	// MandatorySets names only some.
+	Sets          []string
+	MandatorySets []string
 	// Unmodelled parameters exist on Windows; the simulated host refuses a
 	// call that uses one.
 	Unmodelled bool
@@ -58,6 +66,16 @@ func Enum(names ...string) func(*Param) {
 	return func(p *Param) { p.Enum = names }
 }
 func Set(names ...string) func(*Param) { return func(p *Param) { p.Set = names } }
+
+// In puts a parameter in parameter sets (ParameterSetName).
+func In(sets ...string) func(*Param) { return func(p *Param) { p.Sets = append(p.Sets, sets...) } }
+
+// MandatoryIn makes a parameter mandatory in some of its sets only (a
+// parameter declared with Mandatory = true in one [Parameter()] attribute and
+// not in another, as New-Item's -Path).
+func MandatoryIn(sets ...string) func(*Param) {
+	return func(p *Param) { p.Mandatory, p.MandatorySets = true, sets }
+}
 
 // commonParams are the CommonParameters every cmdlet has
 // (about_CommonParameters).
@@ -135,72 +153,6 @@ type arg struct {
 	node  *Node
 }
 
-// bind binds named and positional arguments and checks types, enums,
-// ValidateSets and mandatory parameters.
-func (c *Cmdlet) bind(named map[*Param]arg, positional []arg, hasInput bool) (map[string]any, *ErrorRecord) {
-	out := map[string]any{}
-	for p, a := range named {
-		v, rec := c.convert(p, a.value)
-		if rec != nil {
-			return nil, rec
-		}
-		out[p.Name] = v
-	}
-	// Positional arguments fill the unbound positional parameters in order.
-	var pos []*Param
-	for _, p := range c.Params {
-		if p.Position >= 0 {
-			if _, bound := out[p.Name]; !bound {
-				pos = append(pos, p)
-			}
-		}
-	}
-	sort.SliceStable(pos, func(i, j int) bool { return pos[i].Position < pos[j].Position })
-	for i := 0; i < len(positional); i++ {
-		a := positional[i]
-		if len(pos) == 0 {
-			return nil, c.bindError(fmt.Sprintf("A positional parameter cannot be found that accepts argument '%s'.", a.text), "PositionalParameterNotFound")
-		}
-		p := pos[0]
-		pos = pos[1:]
-		val := a.value
-		if p.Remaining {
-			var rest []any
-			for _, b := range positional[i:] {
-				rest = append(rest, b.value)
-			}
-			val = rest
-			if len(rest) == 1 {
-				val = rest[0]
-			}
-			i = len(positional)
-		}
-		v, rec := c.convert(p, val)
-		if rec != nil {
-			return nil, rec
-		}
-		out[p.Name] = v
-	}
-	var missing []string
-	for _, p := range c.Params {
-		if _, bound := out[p.Name]; !bound && p.Mandatory && !(p.Pipeline && hasInput) {
-			missing = append(missing, p.Name)
-		}
-	}
-	if len(missing) > 0 {
-		// powershell.exe -NonInteractive cannot prompt for them.
-		return nil, c.bindError("Cannot process command because of one or more missing mandatory parameters: "+strings.Join(missing, " ")+".", "MissingMandatoryParameter")
-	}
-	for name := range out {
-		for _, p := range c.allParams() {
-			if p.Name == name && p.Unmodelled {
-				return nil, errUnsupported("the parameter -" + p.Name + " of " + c.Name)
-			}
-		}
-	}
-	return out, nil
-}
-
 // convert converts an argument to the parameter's type.
 func (c *Cmdlet) convert(p *Param, v any) (any, *ErrorRecord) {
 	cannot := func(detail string) *ErrorRecord {
@@ -239,16 +191,19 @@ func (c *Cmdlet) convert(p *Param, v any) (any, *ErrorRecord) {
 		if strings.HasSuffix(p.Type, "[]") {
 			return out, nil
 		}
-		if len(out) != 1 {
-			return nil, cannot("Cannot convert the \"System.Object[]\" value of type \"System.Object[]\" to type \"System.Int32\".")
+		if len(out) > 1 {
+			return nil, c.cannotConvertArray(p)
+		}
+		if len(out) == 0 {
+			return nil, cannot("Cannot convert the \"System.Object[]\" value of type \"System.Object[]\" to type \"" + p.Type + "\".")
 		}
 		return out[0], nil
 	case p.Type == "System.String":
 		if _, isSB := v.(*ScriptBlock); isSB {
 			return toString(v), nil
 		}
-		if arr, ok := v.([]any); ok && len(arr) != 1 {
-			return toString(v), nil
+		if arr, ok := v.([]any); ok && len(arr) > 1 {
+			return nil, c.cannotConvertArray(p)
 		}
 		s := toString(collapse(items(v)))
 		if err := c.validateSet(p, s); err != nil {
@@ -273,6 +228,18 @@ func (c *Cmdlet) convert(p *Param, v any) (any, *ErrorRecord) {
 		return sb, nil
 	}
 	return v, nil
+}
+
+// cannotConvertArray is an array bound to a parameter that takes one value
+// (System.String, System.Int32, ...): ParameterBinderBase.CoerceTypeAsNeeded
+// converts a collection only to a collection type and fails with
+// CannotConvertArgument, "Specified method is not supported." (the
+// NotSupportedException it raises); it does not join the elements as a cast
+// to [string] would. Seen from Windows PowerShell 5.1 and 7 alike: "Cannot
+// convert 'System.Object[]' to the type 'System.String' required by
+// parameter 'Name'. Specified method is not supported."
+func (c *Cmdlet) cannotConvertArray(p *Param) *ErrorRecord {
+	return c.bindError(fmt.Sprintf("Cannot convert 'System.Object[]' to the type '%s' required by parameter '%s'. Specified method is not supported.", p.Type, p.Name), "CannotConvertArgument")
 }
 
 func (c *Cmdlet) validateSet(p *Param, s string) *ErrorRecord {

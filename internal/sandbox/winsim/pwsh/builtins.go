@@ -178,15 +178,20 @@ func builtinCmdlets() []*Cmdlet {
 		{Name: "Start-Sleep", Class: "Microsoft.PowerShell.Commands.StartSleepCommand", Aliases: []string{"sleep"},
 			Source:    docBase + "microsoft.powershell.utility/start-sleep?view=powershell-5.1",
 			Behaviour: "sleeps (cancelled with the command)",
-			Params:    []*Param{P("Seconds", "System.Int32", 0, Alias("s")), P("Milliseconds", "System.Int32", -1, Alias("ms"))},
+			// StartSleepCommand: DefaultParameterSetName "Seconds"; -Seconds
+			// (position 0) and -Milliseconds each mandatory in its own set.
+			DefaultSet: "Seconds",
+			Params: []*Param{P("Seconds", "System.Int32", 0, Alias("s"), In("Seconds"), Mandatory, Pipeline),
+				P("Milliseconds", "System.Int32", -1, Alias("ms"), In("Milliseconds"), Mandatory)},
 			Run: func(c *Call) error {
-				d := time.Duration(0)
-				if c.Has("Seconds") {
+				var d time.Duration
+				if !c.Has(c.Set) {
+					return c.Unmodelled("pipeline input to -" + c.Set)
+				}
+				if c.Set == "Seconds" {
 					d = time.Duration(c.Value("Seconds").(int)) * time.Second
-				} else if c.Has("Milliseconds") {
-					d = time.Duration(c.Value("Milliseconds").(int)) * time.Millisecond
 				} else {
-					return c.Throw(c.Cmd.bindError("Parameter set cannot be resolved using the specified named parameters.", "AmbiguousParameterSet"))
+					d = time.Duration(c.Value("Milliseconds").(int)) * time.Millisecond
 				}
 				t := time.NewTimer(d)
 				defer t.Stop()

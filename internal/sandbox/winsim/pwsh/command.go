@@ -47,11 +47,14 @@ type Call struct {
 	Input []any          // pipeline input
 	// HasInput is true when the cmdlet is not the first in its pipeline.
 	HasInput bool
-	Ctx      context.Context
-	Host     Host
-	rt       *Runtime
-	node     *Node
-	out      []any
+	// Set is the parameter set the arguments resolved to (paramsets.go).
+	Set   string
+	Ctx   context.Context
+	Host  Host
+	rt    *Runtime
+	node  *Node
+	out   []any
+	errTo string // "" the console, "null" discarded (2>$null), "output" merged (2>&1)
 }
 
 // Has reports whether a parameter was bound.
@@ -120,7 +123,18 @@ func (c *Call) Error(rec *ErrorRecord) error {
 	case "ignore":
 		return nil
 	case "stop":
+		// -ErrorAction decides before any redirection: 2>$null does not
+		// keep Stop from terminating.
 		return &Terminating{Rec: rec, Script: true}
+	}
+	switch c.errTo {
+	case "null":
+		c.rt.errs = append([]any{rec}, c.rt.errs...) // still in $Error
+		return nil
+	case "output":
+		c.rt.errs = append([]any{rec}, c.rt.errs...)
+		c.out = append(c.out, rec)
+		return nil
 	}
 	c.rt.report(rec)
 	return nil
@@ -309,7 +323,11 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 		name = toString(v)
 	}
 	if c, ok := r.cmds.Lookup(name); ok && !strings.ContainsAny(name, `\/`) {
-		out, err := r.cmdlet(n, c, elems, input, hasInput)
+		errTo, err := r.errorStream(redirs)
+		if err != nil {
+			return nil, err
+		}
+		out, err := r.cmdlet(n, c, elems, input, hasInput, errTo)
 		if err == nil && len(redirs) > 0 {
 			return r.redirect(n, redirs, out, nil)
 		}
@@ -335,9 +353,10 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 	return r.native(n, name, elems, redirs, input, hasInput)
 }
 
-// cmdlet binds and runs a modelled cmdlet.
-func (r *Runtime) cmdlet(n *Node, c *Cmdlet, elems []element, input []any, hasInput bool) ([]any, error) {
-	named := map[*Param]arg{}
+// cmdlet binds and runs a modelled cmdlet. errTo is where its
+// non-terminating errors go (errorStream).
+func (r *Runtime) cmdlet(n *Node, c *Cmdlet, elems []element, input []any, hasInput bool, errTo string) ([]any, error) {
+	var named []namedArg
 	var positional []arg
 	for i := 0; i < len(elems); i++ {
 		e := elems[i]
@@ -354,7 +373,7 @@ func (r *Runtime) cmdlet(n *Node, c *Cmdlet, elems []element, input []any, hasIn
 			return nil, r.terminate(e.node, rec, false)
 		}
 		if p.Type == "SwitchParameter" && !e.colon {
-			named[p] = arg{value: true, text: e.node.Text}
+			named = append(named, namedArg{p, arg{value: true, text: e.node.Text}})
 			continue
 		}
 		if i+1 >= len(elems) || elems[i+1].param != "" {
@@ -369,16 +388,16 @@ func (r *Runtime) cmdlet(n *Node, c *Cmdlet, elems []element, input []any, hasIn
 		if err != nil {
 			return nil, err
 		}
-		named[p] = arg{value: v, text: elems[i].node.Text, node: elems[i].node}
+		named = append(named, namedArg{p, arg{value: v, text: elems[i].node.Text, node: elems[i].node}})
 	}
-	args, rec := c.bind(named, positional, hasInput)
+	args, set, rec := c.bind(named, positional, hasInput)
 	if rec != nil {
 		if rec.ErrorID == "SimulatorNotModelled" {
 			return nil, r.terminate(n, rec, true)
 		}
 		return nil, r.terminate(n, rec, false)
 	}
-	call := &Call{Cmd: c, Args: args, Input: input, HasInput: hasInput, Ctx: r.ctx, Host: r.host, rt: r, node: n}
+	call := &Call{Cmd: c, Args: args, Set: set, Input: input, HasInput: hasInput, Ctx: r.ctx, Host: r.host, rt: r, node: n, errTo: errTo}
 	err := c.Run(call)
 	return call.out, err
 }
@@ -396,23 +415,22 @@ func (r *Runtime) argValue(n *Node) (any, error) {
 // stderrLines are a native program's captured stderr.
 func (r *Runtime) redirect(n *Node, redirs []*Node, out []any, stderrLines []string) ([]any, error) {
 	for _, rd := range redirs {
-		op := strings.TrimSpace(rd.Kids[0].Text)
+		op, toNull, ok := redirection(rd)
 		target := rd.child("redirected_file_name")
-		toNull := target != nil && strings.EqualFold(strings.TrimSpace(target.Text), "$null")
 		switch {
+		case !ok:
+			return nil, r.terminate(rd, errUnsupported("the redirection "+rd.Text), true)
 		case op == "2>&1":
 		case (op == ">" || op == "1>") && toNull:
 			out = nil
 		case op == "2>" && toNull:
 		case op == "*>" && toNull:
 			out = nil
-		case (op == ">" || op == ">>") && target != nil:
+		case op == ">" || op == ">>":
 			if err := r.redirectToFile(rd, target, op == ">>", out); err != nil {
 				return nil, err
 			}
 			out = nil
-		default:
-			return nil, r.terminate(rd, errUnsupported("the redirection "+rd.Text), true)
 		}
 	}
 	return out, nil

@@ -20,6 +20,9 @@ func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, 
 	if isScriptFile(path) {
 		return nil, r.terminate(n, errUnsupported("a script file with pipeline input or redirection"), true)
 	}
+	if _, err := r.errorStream(redirs); err != nil {
+		return nil, err // refused before the program runs
+	}
 	var args []string
 	for _, e := range elems {
 		if e.param != "" {
