@@ -287,6 +287,10 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		_, _ = io.WriteString(req.Stdout, h.cfg.ComputerName+"\r\n")
 		return 0
 	case "type":
+		if h.checkRead(ctx, arg) != nil {
+			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
+			return 1
+		}
 		b, err := h.fs.ReadFile(arg)
 		if err != nil {
 			_, _ = io.WriteString(req.Stderr, "The system cannot find the file specified.\r\n")
