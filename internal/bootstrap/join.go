@@ -31,8 +31,8 @@ const (
 	// bootstrap is done (certificate.NewFileStore in --cert-dir names the
 	// current one kubelet-client-current.pem).
 	KubeletClientCert = KubeletCertDir + `\kubelet-client-current.pem`
-	KubeLogRunnerExe    = `C:\k\kube-log-runner.exe`
-	KubeletLogDir       = `C:\var\log\kubelet`
+	KubeLogRunnerExe  = `C:\k\kube-log-runner.exe`
+	KubeletLogDir     = `C:\var\log\kubelet`
 )
 
 // KubeletLogRotation: kube-log-runner (v1.36) rotates the kubelet's log at

@@ -601,4 +601,3 @@ func parseRights(s string) (uint32, bool) {
 	}
 	return mask, true
 }
-

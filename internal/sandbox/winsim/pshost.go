@@ -63,7 +63,7 @@ func (p *psHost) SetMachineEnv(n, v string) error {
 	return p.h.SetMachineEnv(n, v)
 }
 
-func (p *psHost) Stat(path string) (bool, bool)        { return p.h.fs.Stat(path) }
+func (p *psHost) Stat(path string) (bool, bool) { return p.h.fs.Stat(path) }
 func (p *psHost) ReadFile(path string) ([]byte, error) {
 	if err := p.h.checkRead(p.ctx, path); err != nil {
 		return nil, err
