@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,8 +27,12 @@ const (
 	KubeletConfigFile   = `C:\k\kubelet-config.yaml`
 	ClusterCAFile       = `C:\k\ca.crt`
 	KubeletCertDir      = `C:\k\pki`
-	KubeLogRunnerExe    = `C:\k\kube-log-runner.exe`
-	KubeletLogDir       = `C:\var\log\kubelet`
+	// KubeletClientCert is the kubelet's client certificate once its TLS
+	// bootstrap is done (certificate.NewFileStore in --cert-dir names the
+	// current one kubelet-client-current.pem).
+	KubeletClientCert = KubeletCertDir + `\kubelet-client-current.pem`
+	KubeLogRunnerExe  = `C:\k\kube-log-runner.exe`
+	KubeletLogDir     = `C:\var\log\kubelet`
 )
 
 // KubeletLogRotation: kube-log-runner (v1.36) rotates the kubelet's log at
@@ -158,8 +163,8 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	// from an image of the earlier design lacks some, and is told so.
 	needs := append([]string{KubeletExe, KubeLogRunnerExe}, mode.HostPrograms()...)
 	if err := add("join-files", "join-files", map[string]any{
-		"Dirs": []string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, "Files": files, "Needs": needs,
-		"AnswerFiles": AnswerFiles,
+		"Dirs": union([]string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, HardenedDirs), "Files": files, "Needs": needs,
+		"AnswerFiles": AnswerFiles, "Harden": HardenedDirs,
 	}, joinSecrets...); err != nil {
 		return nil, err
 	}
@@ -180,6 +185,53 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 }
 
 type fileData struct{ Path, Base64 string }
+
+// HardenedDirs are the directories whose DACL the join restricts to
+// LocalSystem and Administrators, inheritance removed, before it writes the
+// node's credentials: the kubelet's files and its private key (C:\k,
+// C:\k\pki), the CNI configuration and plugins the kubelet runs as
+// LocalSystem (C:\etc\cni, C:\opt\cni) and containerd's configuration. On
+// Windows Server a folder made at C:\ lets every local user read its files
+// and add new ones (C:\ gives Users read and execute, and "create files" and
+// "create folders" beneath). Upstream's Windows recipes leave these
+// directories as created (sig-windows-tools PrepareNode.ps1, image-builder
+// roles/kubernetes/tasks/kubelet.yml); this follows what kubeadm and the CIS
+// Kubernetes Benchmark ask of a Linux node instead (section 4.1: the kubelet's
+// kubeconfig and configuration readable by root only, its certificate
+// directory and keys 600), on Windows' terms.
+var HardenedDirs = []string{KubernetesDir, KubeletCertDir, parentDir(CNIConfDir), CNIConfDir,
+	parentDir(CNIBinDir), CNIBinDir, ContainerdDir}
+
+// union is a with the elements of b it lacks appended.
+func union(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, e := range b {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// parentDir is a Windows path's directory.
+func parentDir(p string) string { return p[:strings.LastIndexByte(p, '\\')] }
+
+// AfterReadySteps run once the Node is Ready: the kubelet holds its own
+// client certificate, so the bootstrap kubeconfig (and the token in it)
+// goes, as kubeadm deletes /etc/kubernetes/bootstrap-kubelet.conf after the
+// TLS bootstrap (cmd/kubeadm/app/cmd/phases/join/kubelet.go). The kubelet
+// reads --bootstrap-kubeconfig only while its --kubeconfig holds no valid
+// certificate (pkg/kubelet/certificate/bootstrap LoadClientCert), so a
+// restart does not need it.
+func AfterReadySteps() ([]Step, error) {
+	script, err := render("join-cleanup", "join-cleanup", map[string]any{
+		"Cert": KubeletClientCert, "Bootstrap": BootstrapKubeconfig,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []Step{{Name: "join-cleanup", Script: script, Rerunnable: true}}, nil
+}
 
 // KubeletServiceCommand is the kubelet service's binPath: kube-log-runner
 // (first-party, from the same release as the kubelet) writes the kubelet's

@@ -28,7 +28,14 @@ func TestJoinStepsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "join-steps-flannel.ps1", joinSteps(steps))
+	after, err := AfterReadySteps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "join-steps-flannel.ps1", joinSteps(append(slices.Clone(steps), after...)))
+	if after[0].Sensitive() {
+		t.Errorf("step %s carries secrets", after[0].Name)
+	}
 	if !steps[0].Sensitive() || !slices.Contains(steps[0].Secrets, "abcdef.0123456789abcdef") || !slices.Contains(steps[0].Secrets, "0123456789abcdef") {
 		t.Errorf("the step writing the bootstrap token does not carry it: %q", steps[0].Secrets)
 	}

@@ -130,7 +130,7 @@ func (t *sshTransport) Run(ctx context.Context, script string) (Result, error) {
 		if err := t.put(ctx, bytes.NewReader(body), path); err != nil {
 			return Result{}, fmt.Errorf("%s: uploading a %d-character script: %w", t.cfg, len(script), err)
 		}
-		defer t.removeLater(path)
+		defer t.removeNow(ctx, path)
 		line = fileCommand(path)
 	}
 	res, err := t.exec(ctx, line)
@@ -175,6 +175,15 @@ func (t *sshTransport) exec(ctx context.Context, line string) (Result, error) {
 
 // removeCleanupTimeout bounds the background removal of a temporary file.
 const removeCleanupTimeout = 30 * time.Second
+
+// removeNow deletes a temporary script before Run returns, after a failure
+// or a cancelled ctx too: a script may carry a secret that must not outlive
+// its step (winrmTransport.removeNow).
+func (t *sshTransport) removeNow(ctx context.Context, path string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeCleanupTimeout)
+	defer cancel()
+	_, _ = t.exec(rctx, encodedCommand(removeScript(path)))
+}
 
 // removeLater deletes a temporary file in the background (a cancelled caller
 // must not wait for it); its failure is harmless.

@@ -148,7 +148,9 @@ func (t *vmtoolsTransport) Run(ctx context.Context, script string) (Result, erro
 		if err := t.put(ctx, bytes.NewReader(body), path); err != nil {
 			return Result{}, fmt.Errorf("%s: uploading a %d-character script: %w", t.cfg, len(script), err)
 		}
-		files = append(files, path)
+		// The script may carry a secret: it goes before Run returns (the
+		// output files in the background).
+		defer t.deleteNow(ctx, path)
 		args = cmdArguments(fileCommand(path), out, errf)
 	}
 	pid, err := t.tb.ProcessManager.StartProgram(ctx, t.auth, &types.GuestProgramSpec{ProgramPath: cmdExe, Arguments: args})
@@ -273,6 +275,15 @@ func (t *vmtoolsTransport) removeFiles(ctx context.Context, paths ...string) {
 			_ = t.tb.FileManager.DeleteFile(ctx, t.auth, p)
 		}
 	}()
+}
+
+// deleteNow deletes a guest file before returning, after a failure or a
+// cancelled ctx too (bounded by vmtoolsCleanup); a failure (the guest gone)
+// is not the caller's.
+func (t *vmtoolsTransport) deleteNow(ctx context.Context, path string) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vmtoolsCleanup)
+	defer cancel()
+	_ = t.tb.FileManager.DeleteFile(dctx, t.auth, path)
 }
 
 // terminateLater ends an abandoned process in the background.

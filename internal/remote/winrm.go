@@ -74,11 +74,21 @@ func (t *winrmTransport) Run(ctx context.Context, script string) (Result, error)
 		if _, err := upload(ctx, t, bytes.NewReader(body), int64(len(body)), sha256Hex(body), path, false); err != nil {
 			return Result{}, fmt.Errorf("%s: uploading a %d-character script: %w", t.cfg, len(script), err)
 		}
-		defer t.removeLater(path)
+		defer t.removeNow(ctx, path)
 		line = fileCommand(path)
 	}
 	res, err := t.command(ctx, line, nil)
 	return finish(t.cfg, res, err)
+}
+
+// removeNow deletes a temporary script before Run returns, after a failure
+// or a cancelled ctx too: a script may carry a secret (the join step's
+// bootstrap token) that must not outlive its step on the guest. It is bounded
+// by cleanupGrace; its failure (the guest gone) is not the step's.
+func (t *winrmTransport) removeNow(ctx context.Context, path string) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.cleanupGrace())
+	defer cancel()
+	_, _ = t.command(rctx, encodedCommand(removeScript(path)), nil)
 }
 
 // removeLater deletes a temporary file in the background (a cancelled caller

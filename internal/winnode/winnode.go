@@ -299,6 +299,18 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 			return res, guest.Stage("waiting for the node agents to run", err)
 		}
 	}
+	// The kubelet has had its client certificate since it registered: the
+	// bootstrap kubeconfig goes (its token was deleted at Ready).
+	after, err := bootstrap.AfterReadySteps()
+	if err != nil {
+		return res, guest.Stage("rendering the steps after Ready", err)
+	}
+	for _, step := range after {
+		m.progress("step "+step.Name, nil)
+		if _, err := g.Run(ctx, step); err != nil {
+			return res, err
+		}
+	}
 	res.Node = node
 	res.ReadyToDone = time.Since(readyAt)
 	return res, nil

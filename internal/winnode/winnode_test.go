@@ -22,7 +22,11 @@ import (
 
 var errBoom = errors.New("boom")
 
-const allSteps = "windows-build,join-files,legacy-services,kubelet-service"
+const joinSteps = "windows-build,join-files,legacy-services,kubelet-service"
+
+// allSteps are a whole join's: the join steps, then the clean-up once the
+// Node is Ready and its agents run.
+const allSteps = joinSteps + ",join-cleanup"
 
 // TestCreate runs a node's create against the in-memory vCenter, cluster and
 // guest, failing it at every stage: the error names the stage (the texts the
@@ -89,18 +93,18 @@ func TestCreate(t *testing.T) {
 		}, want: `^join step "legacy-services": wsman: connection reset$`, steps: "windows-build,join-files,legacy-services"},
 		{name: "kubelet-service step", setup: func(w *world, _ *winnode.Spec) {
 			w.g.Steps["kubelet-service"] = guesttest.Reply{ExitCode: 1, Stderr: "Start-Service : Service 'kubelet' cannot be started: simulated failure"}
-		}, want: `^join step "kubelet-service" exited with code 1:\nStart-Service : Service 'kubelet' cannot be started: simulated failure$`, steps: allSteps},
+		}, want: `^join step "kubelet-service" exited with code 1:\nStart-Service : Service 'kubelet' cannot be started: simulated failure$`, steps: joinSteps},
 		{name: "Node never registers", setup: func(w *world, _ *winnode.Spec) { w.g.Steps["kubelet-service"] = guesttest.Reply{} },
 			want:  `(?s)^waiting for the Node to become Ready: Node "win-1" never registered.*\n\nLast lines of C:\\var\\log\\kubelet\\kubelet.log:\nI0101 kubelet starting\nE0101 bootstrap: token \(sensitive value\) rejected: Unauthorized$`,
-			steps: allSteps},
+			steps: joinSteps},
 		{name: "Node not Ready", setup: func(w *world, _ *winnode.Spec) { w.k.neverReady = true },
-			want: `(?s)^waiting for the Node to become Ready: Node "win-1" registered but is not Ready.*Last lines of`, steps: allSteps},
+			want: `(?s)^waiting for the Node to become Ready: Node "win-1" registered but is not Ready.*Last lines of`, steps: joinSteps},
 		{name: "token deletion", setup: func(w *world, _ *winnode.Spec) { w.k.fail["DeleteBootstrapToken"] = errBoom },
-			want: `^deleting the bootstrap token: boom$`, steps: allSteps, tokenLeft: true},
+			want: `^deleting the bootstrap token: boom$`, steps: joinSteps, tokenLeft: true},
 		{name: "node settings", setup: func(w *world, _ *winnode.Spec) { w.k.fail["ApplyNodeSettings"] = errBoom },
-			want: `^setting the Node's providerID, labels and taints: boom$`, steps: allSteps},
+			want: `^setting the Node's providerID, labels and taints: boom$`, steps: joinSteps},
 		{name: "node agents", setup: func(w *world, _ *winnode.Spec) { w.k.fail["WaitForAgentsReady"] = errBoom },
-			want: `^waiting for the node agents to run: boom$`, steps: allSteps},
+			want: `^waiting for the node agents to run: boom$`, steps: joinSteps},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -199,7 +203,7 @@ func TestCreateResult(t *testing.T) {
 	if !slices.Contains(w.k.Calls(), "WaitForAgentsReady win-1 kube-system kube-proxy,flannel") {
 		t.Errorf("cluster calls %v: want the flannel agents awaited in kube-system", w.k.Calls())
 	}
-	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents"
+	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents,step join-cleanup"
 	if got := strings.Join(w.progress, ","); got != wantProgress {
 		t.Errorf("progress %s\nwant     %s", got, wantProgress)
 	}

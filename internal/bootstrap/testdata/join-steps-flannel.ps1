@@ -23,6 +23,27 @@ New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\k\pki' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\log\kubelet' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\etc\cni' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd' | Out-Null
+# Only LocalSystem and Administrators may read or change the kubelet's
+# credentials and what it trusts and runs (bootstrap.HardenedDirs): the
+# well-known SIDs S-1-5-18 and S-1-5-32-544, whatever the system's language.
+$out = icacls.exe 'C:\k' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\k' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\k\pki' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\k\pki' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc\cni' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\etc\cni' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc\cni\net.d' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\etc\cni\net.d' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt\cni' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt\cni' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt\cni\bin' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt\cni\bin' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\Program Files\containerd' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\Program Files\containerd' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 [IO.File]::WriteAllBytes('C:\k\ca.crt', [Convert]::FromBase64String('LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo='))
 [IO.File]::WriteAllBytes('C:\k\bootstrap-kubeconfig', [Convert]::FromBase64String('YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6Ci0gY2x1c3RlcjoKICAgIGNlcnRpZmljYXRlLWF1dGhvcml0eS1kYXRhOiBMUzB0TFMxQ1JVZEpUaUJEUlZKVVNVWkpRMEZVUlMwdExTMHRDazFKU1VJS0xTMHRMUzFGVGtRZ1EwVlNWRWxHU1VOQlZFVXRMUzB0TFFvPQogICAgc2VydmVyOiBodHRwczovLzEwLjAuMC4xMDo2NDQzCiAgbmFtZToga3ViZXJuZXRlcwpjb250ZXh0czoKLSBjb250ZXh0OgogICAgY2x1c3Rlcjoga3ViZXJuZXRlcwogICAgdXNlcjogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyCiAgbmFtZTogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyQGt1YmVybmV0ZXMKY3VycmVudC1jb250ZXh0OiB0bHMtYm9vdHN0cmFwLXRva2VuLXVzZXJAa3ViZXJuZXRlcwpraW5kOiBDb25maWcKdXNlcnM6Ci0gbmFtZTogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyCiAgdXNlcjoKICAgIHRva2VuOiBhYmNkZWYuMDEyMzQ1Njc4OWFiY2RlZgo='))
 [IO.File]::WriteAllBytes('C:\k\kubelet-config.yaml', [Convert]::FromBase64String('YXBpVmVyc2lvbjoga3ViZWxldC5jb25maWcuazhzLmlvL3YxYmV0YTEKYXV0aGVudGljYXRpb246CiAgYW5vbnltb3VzOgogICAgZW5hYmxlZDogZmFsc2UKICB3ZWJob29rOgogICAgZW5hYmxlZDogdHJ1ZQogIHg1MDk6CiAgICBjbGllbnRDQUZpbGU6IEM6XGtcY2EuY3J0CmF1dGhvcml6YXRpb246CiAgbW9kZTogV2ViaG9vawpjZ3JvdXBzUGVyUU9TOiBmYWxzZQpjbHVzdGVyRE5TOgotIDEwLjk2LjAuMTAKY2x1c3RlckRvbWFpbjogY2x1c3Rlci5sb2NhbApjb250YWluZXJSdW50aW1lRW5kcG9pbnQ6IG5waXBlOi8vLy8uL3BpcGUvY29udGFpbmVyZC1jb250YWluZXJkCmVuZm9yY2VOb2RlQWxsb2NhdGFibGU6IFtdCmhhaXJwaW5Nb2RlOiBwcm9taXNjdW91cy1icmlkZ2UKa2luZDogS3ViZWxldENvbmZpZ3VyYXRpb24KbWF4UG9kczogMTEwCnJlZ2lzdGVyV2l0aFRhaW50czoKLSBlZmZlY3Q6IE5vU2NoZWR1bGUKICBrZXk6IG9zCiAgdmFsdWU6IHdpbmRvd3MKcmVzb2x2Q29uZjogIiIKcm90YXRlQ2VydGlmaWNhdGVzOiB0cnVlCg=='))
@@ -74,4 +95,14 @@ $out = sc.exe failure 'kubelet' reset= '86400' actions= 'restart/10000/restart/1
 if ($LASTEXITCODE) { throw ('sc.exe failure ' + 'kubelet' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
 Start-Service -Name 'kubelet'
 Write-Output ('kubelet' + ' ' + (Get-Service -Name 'kubelet').Status)
+
+########## join-cleanup
+# step: join-cleanup
+$ErrorActionPreference = 'Stop'
+# The Node is Ready: the kubelet has traded the bootstrap token for its own
+# client certificate, and the bootstrap kubeconfig that holds the token goes
+# (bootstrap.AfterReadySteps).
+if (-not (Test-Path -LiteralPath 'C:\k\pki\kubelet-client-current.pem' -PathType Leaf)) { throw 'C:\k\pki\kubelet-client-current.pem is missing: the kubelet has no client certificate yet; the bootstrap kubeconfig stays' }
+if (Test-Path -LiteralPath 'C:\k\bootstrap-kubeconfig') { Remove-Item -LiteralPath 'C:\k\bootstrap-kubeconfig' -Force }
+Write-Output 'bootstrap kubeconfig removed'
 

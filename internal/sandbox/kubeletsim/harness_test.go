@@ -59,11 +59,12 @@ type hostOptions struct {
 	containerdDown  bool // containerd installed but not running
 	noKubeletBinary bool
 	noCNI           bool // no CNI configuration or plugins
+	accounts        []winsim.LocalAccount
 }
 
 func newNode(t *testing.T, name string, o hostOptions) *node {
 	t.Helper()
-	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: cluster(t).KubeletChecker(), Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI})
+	n := kubeletsimtest.NewNode(t, name, kubeletsimtest.Options{Checker: cluster(t).KubeletChecker(), Faults: o.faults, ContainerdDown: o.containerdDown, NoKubeletBinary: o.noKubeletBinary, NoCNI: o.noCNI, LocalAccounts: o.accounts})
 	return &node{Node: n, name: name, tr: acctest.ConnectNode(t, n)}
 }
 

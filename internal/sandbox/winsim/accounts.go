@@ -128,11 +128,10 @@ func (h *Host) logonContext(ctx context.Context, req execRequest) context.Contex
 // errAccessDenied is ERROR_ACCESS_DENIED (5, HRESULT 0x80070005).
 var errAccessDenied = &ErrorCode{Code: 5, Message: "Access is denied."}
 
-// protectedPath reports whether writing path needs an administrator's token:
-// C:\Windows, C:\Program Files, C:\Program Files (x86) and C:\ProgramData
-// and everything under them. (Windows lets Users create new folders in
-// C:\ProgramData, which then belong to their creator; the simulator keeps no
-// owners, so it refuses every write there to a filtered token.)
+// protectedPath reports whether path is under C:\Windows, C:\Program
+// Files, C:\Program Files (x86) or C:\ProgramData, whose default DACLs
+// (acl.go) give a standard user read and execute only: what a program
+// without its own access checks (tar.exe -C) is judged by.
 func protectedPath(clean string) bool {
 	l := strings.ToLower(clean)
 	for _, p := range []string{`c:\windows`, `c:\program files`, `c:\program files (x86)`, `c:\programdata`} {
@@ -143,19 +142,17 @@ func protectedPath(clean string) bool {
 	return false
 }
 
-// checkWrite refuses a write of path (a file path or an HKLM key) to a
-// filtered token: nil when ctx's token may write it.
+// checkWrite refuses a write of path (a file path or an HKLM key) that
+// ctx's token may not make: nil when it may. An HKLM key needs an elevated
+// token; a file is judged by its DACL (acl.go).
 func (h *Host) checkWrite(ctx context.Context, path string) error {
-	if elevated(ctx) {
-		return nil
-	}
 	if isRegistry(path) || strings.HasPrefix(strings.ToUpper(normKey(path)), `HKLM`) {
+		if elevated(ctx) {
+			return nil
+		}
 		return errRegistryDenied
 	}
-	if protectedPath(h.fs.Clean(path)) {
-		return &pathDenied{path: h.fs.Clean(path)}
-	}
-	return nil
+	return h.checkFileWrite(ctx, h.fs.Clean(path))
 }
 
 // errRegistryDenied is .NET's SecurityException for a registry write the
@@ -166,6 +163,10 @@ var errRegistryDenied = errors.New("Requested registry access is not allowed.")
 type pathDenied struct{ path string }
 
 func (e *pathDenied) Error() string { return "Access to the path '" + e.path + "' is denied." }
+
+// AccessDenied tells the PowerShell engine the error is
+// UnauthorizedAccessException, not a missing file.
+func (e *pathDenied) AccessDenied() bool { return true }
 
 // userProfile moves a logon's environment (env, upper-case names, as the
 // host's disk holds the built-in Administrator's) to the profile of the

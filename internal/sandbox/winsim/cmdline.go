@@ -217,20 +217,43 @@ var echoRE = regexp.MustCompile(`(?is)^echo(?:[ .](.*))?$`)
 // |, &) outside double quotes.
 func cmdOperator(s string) bool {
 	quoted := false
-	for _, c := range s {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case c == '"':
 			quoted = !quoted
-		case !quoted && strings.ContainsRune("<>|&", c):
+		case !quoted && c == '^':
+			i++ // escaped
+		case !quoted && strings.IndexByte("<>|&", c) >= 0:
 			return true
 		}
 	}
 	return false
 }
 
+// cmdUnescape removes cmd.exe's ^ escapes outside double quotes.
+func cmdUnescape(s string) string {
+	var b strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case !quoted && c == '^' && i+1 < len(s):
+			i++
+			c = s[i]
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
 // runLine runs one cmd.exe command line, after cmd's %NAME% expansion.
 func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth int) int {
-	line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "@"))
+	// Leading blanks and @ go; trailing ones stay (echo prints them).
+	line = strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(line, " \t"), "@"), " \t")
+	line = strings.TrimRight(line, "\r\n")
 	line = h.fs.expandCmdEnv(line)
 	if depth > 8 {
 		_, _ = io.WriteString(req.Stderr, "batch nesting too deep\r\n")
@@ -245,6 +268,9 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 	}
 	if inv, ok := h.parsePowerShell(line); ok {
 		return h.runPowerShell(ctx, req, inv, nil)
+	}
+	if code, ok := h.runCmdParts(ctx, req, line, depth); ok {
+		return code
 	}
 	if m := EchoRedirectRE.FindStringSubmatch(line); m != nil && !cmdOperator(m[1]) {
 		if h.checkWrite(ctx, m[3]) != nil {
@@ -269,7 +295,7 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 			fmt.Fprintf(req.Stderr, "winsim: cmd.exe: the simulated host does not model the operators in: %s\r\n", line)
 			return 1
 		}
-		_, _ = io.WriteString(req.Stdout, m[1]+"\r\n")
+		_, _ = io.WriteString(req.Stdout, cmdUnescape(m[1])+"\r\n")
 		return 0
 	}
 	fields := cmdFields(line)
@@ -287,6 +313,10 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		_, _ = io.WriteString(req.Stdout, h.cfg.ComputerName+"\r\n")
 		return 0
 	case "type":
+		if h.checkRead(ctx, arg) != nil {
+			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
+			return 1
+		}
 		b, err := h.fs.ReadFile(arg)
 		if err != nil {
 			_, _ = io.WriteString(req.Stderr, "The system cannot find the file specified.\r\n")
@@ -295,14 +325,10 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		_, _ = req.Stdout.Write(b)
 		return 0
 	case "mkdir", "md":
-		if h.checkWrite(ctx, arg) != nil {
-			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
-			return 1
-		}
-		return boolExit(h.fs.MkdirAll(arg) != nil)
+		return h.cmdMkdir(ctx, req, arg)
 	case "del", "erase":
 		target := strings.TrimSpace(strings.TrimPrefix(arg, "/f"))
-		if h.checkWrite(ctx, target) != nil {
+		if h.checkDelete(ctx, h.fs.Clean(target)) != nil {
 			_, _ = io.WriteString(req.Stderr, "Access is denied.\r\n")
 			return 1
 		}

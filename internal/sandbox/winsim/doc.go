@@ -26,8 +26,15 @@
 //     Terraform's and Packer's WinRM communicator (packer-community/winrmcp)
 //     uploads base64 chunks to %TEMP%\winrmcp-<uuid>.tmp.
 //   - echo <text>, echo <text> 1>&2 (to stderr), exit [/b] <n>, hostname,
-//     type <path>, mkdir <path>, del <path>, cmd /c <line> (any other echo
-//     with cmd's operators < > | & is refused), and a path to a .cmd/.bat
+//     type <path>, mkdir/md <path> (an existing path: "A subdirectory or
+//     file <path> already exists.", errorlevel 1), del <path>, cmd /c <line>;
+//     commands joined by & (always), && (after success) and || (after
+//     failure), ^ escaping the next character, outside double quotes
+//     (cmd_operators.go; learn.microsoft.com/windows-server/administration/
+//     windows-commands/cmd). Refused as not modelled: pipes, parenthesised
+//     blocks, input redirection and any redirection other than echo's to a
+//     file or 1>&2; if, for, set, call, copy, rmdir and the other builtins
+//     are not recognised; and a path to a .cmd/.bat
 //     file (run line by line with cmd's "echo on" prompt lines) or a .ps1
 //     file (run as PowerShell).
 //   - a program (a path, or a name on PATH): run as native programs are below.
@@ -148,9 +155,14 @@
 // anything else by its content (ExecutableIdentity); a file that is not an
 // executable fails with "The specified executable is not a valid application
 // for this OS platform." Programs here: cmd.exe (/c <line>, run as cmd.exe
-// lines below), tar.exe (-x[z]f <archive> -C <dir>), icacls.exe (<file>
-// /inheritance:e|d|r /grant[:r] <principal>:[(OI)(CI)...]<F|M|RX|R|W|D|N>; a
-// malformed grant is "Invalid parameter", exit 87), hostname.exe,
+// lines below), tar.exe (-x[z]f <archive> -C <dir>), icacls.exe on the ACL
+// model below (<file> alone displays the DACL as icacls prints it; /grant[:r]
+// <sid>:[(OI)(CI)(IO)(NP)]<perm> ..., /remove[:g] <sid> ...,
+// /inheritance:e|d|r, /reset, /q, /c; <sid> a name or *S-1-...; an unknown
+// name is "No mapping between account names and security IDs was done.",
+// exit 1332; a malformed grant "Invalid parameter", exit 87; without
+// WRITE_DAC "Access is denied.", exit 5; /T, /deny, /save, /restore,
+// /setowner and the rest refused; programs_icacls.go), hostname.exe,
 // shutdown.exe (/s, /p: power off; /r: restart), sysprep.exe (/generalize
 // /oobe /quiet /mode:vm /unattend:<existing file> with /shutdown or /reboot;
 // Setup caches the answer file as C:\Windows\Panther\unattend.xml:
@@ -568,17 +580,11 @@
 // (elevated). Every administrative operation the host models asks
 // elevated(ctx) in uac.go, and a filtered token is refused as Windows
 // refuses it (ERROR_ACCESS_DENIED, 5, HRESULT 0x80070005):
-//   - writes under C:\Windows, C:\Program Files (x86) and C:\Program Files
-//     and C:\ProgramData (Set-Content, Add-Content, New-Item, Remove-Item,
-//     Move-Item, Copy-Item, Expand-Archive, Invoke-WebRequest -OutFile,
-//     PowerShell's redirections and .NET file writes, cmd.exe's echo >, mkdir
-//     and del, SFTP): "Access to the path '...' is denied."
-//     (UnauthorizedAccessException). Those folders' ACLs give Users read and
-//     execute only ("Access Control Lists", learn.microsoft.com/windows/win32/
-//     secauthz/access-control-lists; default folder ACLs). Windows lets Users
-//     create new folders in C:\ProgramData; the simulator keeps no owners and
-//     refuses every write there instead. A folder at the root (C:\k) is
-//     allowed: Users may create folders on C:\.
+//   - file reads and writes the DACL does not grant (see "File system
+//     security"): under C:\Windows, C:\Program Files (x86), C:\Program Files
+//     and C:\ProgramData a filtered token may read only; a folder at the
+//     root (C:\k) it may create. "Access to the path '...' is denied."
+//     (UnauthorizedAccessException).
 //   - HKLM writes ([Environment]::SetEnvironmentVariable(..., 'Machine')):
 //     "Requested registry access is not allowed." (SecurityException).
 //   - the service control manager (New-Service, Set-Service, Start-,
@@ -607,6 +613,32 @@
 // without administrator rights). So GuestLogon admits the built-in
 // Administrator only and refuses every other account as not modelled
 // (vmtools answers NotImplemented), never pretending either way.
+//
+// # File system security
+//
+// Every file and directory has an owner and a DACL (acl.go, where each rule
+// cites its source): allow ACEs with icacls' rights and the inheritance flags
+// OI CI IO NP, inherited by new children by the ACE inheritance rules
+// (CREATOR OWNER becomes the owner), protected DACLs inheriting nothing.
+// The defaults are Windows Server's: C:\ gives SYSTEM and Administrators
+// full control, Users read and execute and "create folders" (CI)(AD) and
+// "create files" (CI)(IO)(WD), CREATOR OWNER full control, so a folder made
+// at C:\ lets every local user read its files and add files; C:\Windows,
+// C:\Program Files (x86), C:\Program Files and C:\ProgramData give Users
+// read and execute only; C:\Windows\Temp lets Users create files; a profile
+// C:\Users\<name> is its user's, SYSTEM's and Administrators'. Every read
+// (Get-Content, Get-FileHash, [IO.File] reads, cmd's type, SFTP) needs
+// FILE_READ_DATA, every write FILE_WRITE_DATA on the file or FILE_ADD_FILE /
+// FILE_ADD_SUBDIRECTORY on its directory, every delete DELETE or the
+// directory's FILE_DELETE_CHILD, for the token of the logon (LocalSystem
+// for services); a refusal is "Access to the path '...' is denied."
+// (UnauthorizedAccessException). An object a standard user creates is
+// owned by that user; one an administrator or LocalSystem creates by
+// Administrators. Not modelled: deny ACEs, SACLs and integrity labels,
+// changing an owner, TrustedInstaller's ownership of system files,
+// ProgramData's "Users may create folders" ACE (a user is refused there),
+// explicit ACEs kept across a move (a moved object inherits from its new
+// place). ACLs are kept in <Dir>/fs/acl.json, so clones copy them.
 //
 // # WinRM details
 //

@@ -103,43 +103,6 @@ func runTar(ctx context.Context, p *Process) int {
 	return 0
 }
 
-// icaclsGrant is <principal>:[(inheritance)...]<perm>, perm one of icacls'
-// simple rights. Source: https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls
-var icaclsGrant = regexp.MustCompile(`^[^:]+:(\((OI|CI|IO|NP|I)\))*(\(?(N|F|M|RX|R|W|D)\)?)$`)
-
-// runIcacls: icacls <file> [/inheritance:e|d|r] [/grant[:r] <grant> ...].
-func runIcacls(ctx context.Context, p *Process) int {
-	if len(p.Args) < 2 {
-		return refuse(p, "icacls without a file and an operation")
-	}
-	file := p.Args[0]
-	for i := 1; i < len(p.Args); i++ {
-		a := strings.ToLower(p.Args[i])
-		switch {
-		case a == "/inheritance:e" || a == "/inheritance:d" || a == "/inheritance:r":
-		case a == "/grant" || a == "/grant:r":
-			if i+1 >= len(p.Args) || !icaclsGrant.MatchString(p.Args[i+1]) {
-				bad := ""
-				if i+1 < len(p.Args) {
-					bad = p.Args[i+1]
-				}
-				fmt.Fprintf(p.Stderr, "Invalid parameter \"%s\"\r\n", bad)
-				return 87
-			}
-			i++
-		default:
-			return refuse(p, "the icacls argument "+p.Args[i])
-		}
-	}
-	if ok, _ := p.Host.fs.Stat(file); !ok {
-		fmt.Fprintf(p.Stderr, "%s: The system cannot find the file specified.\r\n", file)
-		fmt.Fprintf(p.Stdout, "Successfully processed 0 files; Failed processing 1 files\r\n")
-		return 2
-	}
-	fmt.Fprintf(p.Stdout, "processed file: %s\r\nSuccessfully processed 1 files; Failed processing 0 files\r\n", file)
-	return 0
-}
-
 func runHostname(ctx context.Context, p *Process) int {
 	if len(p.Args) > 0 {
 		fmt.Fprintf(p.Stderr, "sethostname: Use the Network Control Panel Applet to set hostname.\r\n")

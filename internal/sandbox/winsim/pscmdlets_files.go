@@ -268,6 +268,9 @@ func fileCmdlets() []*Cmdlet {
 func fileHash(c *Call, alg string, h hash.Hash, p string, reg bool) error {
 	h.Reset()
 	fs := ps(c).h.fs
+	if derr := ps(c).h.checkRead(ps(c).ctx, p); !reg && derr != nil {
+		return c.Error(c.Fail(derr.Error(), "PermissionDenied", fs.Clean(p), "UnauthorizedAccessException", "UnauthorizedAccessError,Microsoft.PowerShell.Commands.GetFileHashCommand", "System.UnauthorizedAccessException"))
+	}
 	b, rerr := fs.ReadFile(p)
 	if reg || rerr != nil {
 		return pathNotFound(c, fs.Clean(p))
@@ -405,6 +408,9 @@ func getContent(c *Call, p string, reg bool) error {
 		return c.Unmodelled("Get-Content on the registry")
 	}
 	fs := ps(c).h.fs
+	if derr := ps(c).h.checkRead(ps(c).ctx, p); derr != nil {
+		return c.Error(c.Fail(derr.Error(), "PermissionDenied", fs.Clean(p), "UnauthorizedAccessException", "GetContentReaderUnauthorizedAccessError", "System.UnauthorizedAccessException"))
+	}
 	b, rerr := fs.ReadFile(p)
 	if rerr != nil {
 		return pathNotFound(c, fs.Clean(p))

@@ -63,8 +63,13 @@ func (p *psHost) SetMachineEnv(n, v string) error {
 	return p.h.SetMachineEnv(n, v)
 }
 
-func (p *psHost) Stat(path string) (bool, bool)        { return p.h.fs.Stat(path) }
-func (p *psHost) ReadFile(path string) ([]byte, error) { return p.h.fs.ReadFile(path) }
+func (p *psHost) Stat(path string) (bool, bool) { return p.h.fs.Stat(path) }
+func (p *psHost) ReadFile(path string) ([]byte, error) {
+	if err := p.h.checkRead(p.ctx, path); err != nil {
+		return nil, err
+	}
+	return p.h.fs.ReadFile(path)
+}
 func (p *psHost) WriteFile(path string, b []byte, appendTo bool) error {
 	if err := p.h.checkWrite(p.ctx, path); err != nil {
 		return err
@@ -81,7 +86,7 @@ func (p *psHost) Create(path string) (io.WriteCloser, error) {
 	return p.h.fs.OpenWrite(path, false)
 }
 func (p *psHost) MkdirAll(path string) error {
-	if err := p.h.checkWrite(p.ctx, path); err != nil {
+	if err := p.h.checkCreate(p.ctx, p.h.fs.Clean(path), true); err != nil {
 		return err
 	}
 	return p.h.fs.MkdirAll(path)

@@ -33,6 +33,9 @@ func (s sftpFS) win(p string) string {
 }
 
 func (s sftpFS) Fileread(r *sftp.Request) (io.ReaderAt, error) {
+	if err := s.h.checkRead(s.ctx, s.win(r.Filepath)); err != nil {
+		return nil, os.ErrPermission
+	}
 	f, err := os.Open(s.h.fs.resolve(s.win(r.Filepath)))
 	if err != nil {
 		return nil, os.ErrNotExist

@@ -64,9 +64,10 @@ func guardCmdlets(cmds []*Cmdlet) []*Cmdlet {
 				return run(call)
 			}
 			if need == needPathWrite {
+				h := ps(call).h
 				for _, n := range writtenPathParams {
 					for _, s := range pathStrings(call.Value(n)) {
-						if err := ps(call).h.checkWrite(ctx, s); err != nil {
+						if err := h.checkPathWrite(ctx, call, n, s); err != nil {
 							return call.Error(deniedRecord(call, s, err))
 						}
 					}
@@ -77,6 +78,26 @@ func guardCmdlets(cmds []*Cmdlet) []*Cmdlet {
 		}
 	}
 	return cmds
+}
+
+// checkPathWrite judges what a path-writing cmdlet does to the path its
+// parameter param names: New-Item -ItemType Directory creates a directory,
+// Remove-Item deletes, the others write a file (acl.go).
+func (h *Host) checkPathWrite(ctx context.Context, call *Call, param, path string) error {
+	if isRegistry(path) {
+		return h.checkWrite(ctx, path)
+	}
+	clean := h.fs.Clean(path)
+	switch {
+	case call.Cmd.Name == "New-Item" && strings.EqualFold(pwsh.Text(call.Value("ItemType")), "Directory"):
+		if err := h.checkCreate(ctx, clean, true); err != nil {
+			return err
+		}
+		return nil
+	case call.Cmd.Name == "Remove-Item":
+		return h.checkDelete(ctx, clean)
+	}
+	return h.checkWrite(ctx, path)
 }
 
 // pathStrings are the paths a path parameter's value names.
@@ -130,8 +151,7 @@ var programNeeds = map[string]func(h *Host, args []string) bool{
 	"sc.exe": func(_ *Host, args []string) bool {
 		return len(args) == 0 || !containsFold([]string{"query", "queryex", "qc", "qdescription", "qfailure", "getdisplayname", "getkeyname"}, args[0])
 	},
-	// tar.exe writes where -C points (or the working directory); icacls
-	// changes an ACL only with a switch, and that needs WRITE_DAC.
+	// tar.exe writes where -C points (or the working directory).
 	"tar.exe": func(h *Host, args []string) bool {
 		for i, a := range args {
 			if a == "-C" && i+1 < len(args) {
@@ -140,9 +160,9 @@ var programNeeds = map[string]func(h *Host, args []string) bool{
 		}
 		return false
 	},
-	"icacls.exe": func(h *Host, args []string) bool {
-		return len(args) > 1 && protectedPath(h.fs.Clean(args[0]))
-	},
+	// icacls judges each change against the object's DACL itself
+	// (WRITE_DAC, programs_icacls.go).
+	"icacls.exe": func(*Host, []string) bool { return false },
 }
 
 // guardProgram refuses to start a program a filtered token may not run, as

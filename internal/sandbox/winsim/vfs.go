@@ -26,6 +26,8 @@ type vfs struct {
 	// changed is closed (and replaced) at every change: what a
 	// FileSystemWatcher waits on.
 	changed chan struct{}
+	// acls are the security descriptors set on it (acl.go).
+	acls *aclStore
 }
 
 // Changes returns a channel closed at the next change of the filesystem: a
@@ -63,7 +65,7 @@ func newVFS(root string, env map[string]string) (*vfs, error) {
 	if err := os.MkdirAll(filepath.Join(root, "C"), 0o755); err != nil {
 		return nil, fmt.Errorf("creating virtual C: drive: %w", err)
 	}
-	return &vfs{root: root, env: env}, nil
+	return &vfs{root: root, env: env, acls: loadACLStore(root)}, nil
 }
 
 var (
@@ -256,6 +258,8 @@ func (v *vfs) Remove(path string, recurse bool) error {
 		return &pathError{v.Clean(path)}
 	}
 	defer v.notifyLocked()
+	// What was set on the deleted objects goes with them.
+	v.acls.forget(v.Clean(path), "")
 	if recurse {
 		return os.RemoveAll(disk)
 	}
@@ -290,6 +294,9 @@ func (v *vfs) Move(src, dst string, force bool) error {
 		return err
 	}
 	defer v.notifyLocked()
+	// A moved object inherits from its new place (the simulator does not
+	// keep explicit ACEs across a move, as Windows does within a volume).
+	v.acls.forget(v.Clean(src), "")
 	return os.Rename(from, to)
 }
 

@@ -63,6 +63,9 @@ type Options struct {
 	// NoCNI leaves out the CNI network configuration and plugins: the node
 	// then never becomes Ready ("cni plugin not initialized").
 	NoCNI bool
+	// LocalAccounts are local users besides the built-in Administrator
+	// (winsim.HostConfig.LocalAccounts).
+	LocalAccounts []winsim.LocalAccount
 }
 
 // CNI layout of the golden image: containerd's config names these
@@ -128,6 +131,7 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.BIOSUUID = "4210f7c2-5d2e-6c35-bd31-2a6f0c1e9a11"
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
+		c.LocalAccounts = o.LocalAccounts
 		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker})
 	})
 	files := map[string]string{

@@ -1,6 +1,7 @@
 package pwsh
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -17,6 +18,18 @@ func ioErr(path string, err error) error {
 
 func fileNotFound(path string) error {
 	return dotnetErr("System.IO.FileNotFoundException", fmt.Sprintf("Could not find file '%s'.", path))
+}
+
+// readError is the .NET exception of a failed read: the host's access
+// check refused it (UnauthorizedAccessException,
+// learn.microsoft.com/dotnet/api/system.io.file.readallbytes#exceptions),
+// else the file is missing.
+func readError(path string, err error) error {
+	var denied interface{ AccessDenied() bool }
+	if errors.As(err, &denied) && denied.AccessDenied() {
+		return dotnetErr("System.UnauthorizedAccessException", err.Error())
+	}
+	return fileNotFound(path)
 }
 
 func argCount(method string, a []any, n ...int) error {
@@ -69,7 +82,7 @@ func readAllText(r *Runtime, method string, a []any) (string, error) {
 	p := r.host.FullPath(argString(a[0]))
 	b, err := r.host.ReadFile(p)
 	if err != nil {
-		return "", fileNotFound(p)
+		return "", readError(p, err)
 	}
 	return DecodeText(b, enc), nil
 }
@@ -145,7 +158,7 @@ func init() {
 				p := r.host.FullPath(argString(a[0]))
 				b, err := r.host.ReadFile(p)
 				if err != nil {
-					return nil, fileNotFound(p)
+					return nil, readError(p, err)
 				}
 				return b, nil
 			},
@@ -165,7 +178,7 @@ func init() {
 				p := r.host.FullPath(argString(a[0]))
 				b, err := r.host.ReadFile(p)
 				if err != nil {
-					return nil, fileNotFound(p)
+					return nil, readError(p, err)
 				}
 				return streamReader(DecodeText(b, EncUTF8NoBOM)), nil
 			},
