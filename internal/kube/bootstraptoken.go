@@ -83,10 +83,10 @@ func bootstrapTokenSecret(id, secret string, expires time.Time, description stri
 		},
 		Type: bootstrapapi.SecretTypeBootstrapToken,
 		StringData: map[string]string{
-			bootstrapapi.BootstrapTokenIDKey:               id,
-			bootstrapapi.BootstrapTokenSecretKey:           secret,
-			bootstrapapi.BootstrapTokenDescriptionKey:      description,
-			bootstrapapi.BootstrapTokenExpirationKey:       expires.UTC().Format(time.RFC3339),
+			bootstrapapi.BootstrapTokenIDKey:          id,
+			bootstrapapi.BootstrapTokenSecretKey:      secret,
+			bootstrapapi.BootstrapTokenDescriptionKey: description,
+			bootstrapapi.BootstrapTokenExpirationKey:  expires.UTC().Format(time.RFC3339),
 			// Authentication only: the kubelet's TLS bootstrap authenticates
 			// with it. Signing (usage-bootstrap-signing) would have the
 			// controller manager's bootstrapsigner sign kube-public/cluster-info

@@ -45,7 +45,7 @@ func TestBootstrapTokenJoin(t *testing.T) {
 		want := map[string]string{
 			"token-id": id, "token-secret": token[7:], "description": "windows_node " + name,
 			"usage-bootstrap-authentication": "true",
-			"auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token",
+			"auth-extra-groups":              "system:bootstrappers:kubeadm:default-node-token",
 		}
 		for k, v := range want {
 			if got := string(sec.Data[k]); got != v {

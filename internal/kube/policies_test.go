@@ -38,7 +38,9 @@ func TestAdmissionPolicies(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "tpw-policy-unrelated-" + suffix},
 		Data:       map[string][]byte{"password": []byte("not for the provider")},
 	})
-	t.Cleanup(func() { _ = admin.CoreV1().Secrets("kube-system").Delete(context.Background(), unrelated.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = admin.CoreV1().Secrets("kube-system").Delete(context.Background(), unrelated.Name, metav1.DeleteOptions{})
+	})
 	// kubeadm's own token: a bootstrap token Secret without the provider's label.
 	kubeadmID := "k" + suffix[:5]
 	for len(kubeadmID) < 6 {
