@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 
+	tomlv2 "github.com/pelletier/go-toml/v2"
+
+	"github.com/wincluster/terraform-provider-windows/internal/imageref"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
@@ -159,6 +162,14 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 	if cfg.PauseImage == "" {
 		cfg.PauseImage = DefaultPause
 	}
+	if err := imageref.Validate("pause_image", cfg.PauseImage); err != nil {
+		return nil, err
+	}
+	for _, img := range cfg.PrepullImages {
+		if err := imageref.Validate("prepull_images", img); err != nil {
+			return nil, err
+		}
+	}
 
 	var steps []Step
 	add := func(name, tmpl string, data any, mayReboot bool) error {
@@ -229,7 +240,7 @@ func ContainerdConfig(pause, containerdVersion string) string {
 		return strings.Join([]string{
 			`version = 2`,
 			`[plugins."io.containerd.grpc.v1.cri"]`,
-			`  sandbox_image = "` + pause + `"`,
+			`  sandbox_image = ` + tomlString(pause),
 			`  [plugins."io.containerd.grpc.v1.cri".containerd]`,
 			`    default_runtime_name = "runhcs-wcow-process"`,
 			`  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]`,
@@ -243,12 +254,27 @@ func ContainerdConfig(pause, containerdVersion string) string {
 	return strings.Join([]string{
 		`version = 3`,
 		`[plugins.'io.containerd.cri.v1.images'.pinned_images]`,
-		`  sandbox = '` + pause + `'`,
+		`  sandbox = ` + tomlString(pause),
 		`[plugins.'io.containerd.cri.v1.runtime'.cni]`,
 		`  bin_dirs = ['` + CNIBinDir + `']`,
 		`  conf_dir = '` + CNIConfDir + `'`,
 		``,
 	}, "\r\n")
+}
+
+// tomlString is s as a TOML string, quoted and escaped by a TOML encoder
+// (go-toml v2, the library containerd 2 reads its configuration with), so
+// that no value can end the string or the line and add configuration of
+// its own. The references ImageSteps accepts need no escaping; this holds
+// even if one that does slipped past it.
+func tomlString(s string) string {
+	b, err := tomlv2.Marshal(struct {
+		V string `toml:"v"`
+	}{s})
+	if err != nil { // a string always encodes
+		panic(err)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(string(b), "v = "), "\n")
 }
 
 // ContainerdSupported reports whether a containerd version is in

@@ -5,12 +5,14 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/wincluster/terraform-provider-windows/internal/imageref"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
 )
 
 // hostileImageConfig puts v into every value of an image build that comes
 // from the configuration: an additional executable's URL, destination,
-// archive member and install path, a prepulled image, the SSH key.
+// archive member and install path, a prepulled image (when it is one:
+// imageref refuses anything else), the SSH key.
 func hostileImageConfig(v string) ImageConfig {
 	cfg := testImageConfig()
 	a := Artifact{Name: "additional-9", URL: "https://example.com/" + v + ".tgz", SHA256: strings.Repeat("cd", 32),
@@ -19,7 +21,11 @@ func hostileImageConfig(v string) ImageConfig {
 		a.URL = "https://example.com/a.tgz" // a URL the plan refuses: the paths still carry v
 	}
 	cfg.Additional = append(cfg.Additional, a)
-	cfg.PrepullImages = append(cfg.PrepullImages, "example.com/"+v)
+	img := "example.com/" + v + ":1"
+	if imageref.Validate("prepull_images", img) != nil {
+		img = "example.com/a:1" // an image the plan (and ImageSteps) refuses
+	}
+	cfg.PrepullImages = append(cfg.PrepullImages, img)
 	cfg.SSHAuthorizedKey = "ssh-ed25519 AAAA " + v
 	return cfg
 }
@@ -60,7 +66,8 @@ func stepShapes(t testing.TB, steps []Step) []string {
 // kind PowerShell knows, $(...), backticks, line breaks), the image steps
 // parse, and into the same statements and commands as with a plain value:
 // the value stays inside its string literals. A URL the plan refuses
-// (Artifact.Validate) is left out; the paths, image and key still carry v.
+// (Artifact.Validate) or image (imageref.Validate) is left out; the paths
+// and key still carry v.
 func FuzzImageStepsQuoting(f *testing.F) {
 	for _, s := range []string{"x", "it's", "x'; Start-Process calc; '", "x\u2019; Start-Process calc; \u2019",
 		"x\u201d; calc; \u201c", "$(calc)", "`n", "a\r\nStart-Process calc\r\n#", "'@\n", "\u2019@"} {

@@ -23,12 +23,14 @@ import (
 const BootstrapTokenGroup = "system:bootstrappers:kubeadm:default-node-token"
 
 // LabelManagedBy marks objects this provider creates (bootstrap token
-// Secrets), so sweepers and users can tell them apart from kubeadm's.
+// Secrets, RuntimeClasses, the networking objects), so sweepers and users
+// can tell them apart from kubeadm's, and so the provider's admission
+// policies (examples/rbac) let it change these and no others.
 const LabelManagedBy = "app.kubernetes.io/managed-by"
 
 // CreateBootstrapToken creates a bootstrap token in kubeadm's format: the
 // Secret kube-system/bootstrap-token-<id> of type
-// bootstrap.kubernetes.io/token, usable for authentication and signing,
+// bootstrap.kubernetes.io/token, usable for authentication only,
 // authenticating as BootstrapTokenGroup and expiring after ttl (the
 // controller manager's tokencleaner deletes it then). Its id is
 // BootstrapTokenID(description); its secret is random. It returns the token
@@ -81,12 +83,17 @@ func bootstrapTokenSecret(id, secret string, expires time.Time, description stri
 		},
 		Type: bootstrapapi.SecretTypeBootstrapToken,
 		StringData: map[string]string{
-			bootstrapapi.BootstrapTokenIDKey:               id,
-			bootstrapapi.BootstrapTokenSecretKey:           secret,
-			bootstrapapi.BootstrapTokenDescriptionKey:      description,
-			bootstrapapi.BootstrapTokenExpirationKey:       expires.UTC().Format(time.RFC3339),
+			bootstrapapi.BootstrapTokenIDKey:          id,
+			bootstrapapi.BootstrapTokenSecretKey:      secret,
+			bootstrapapi.BootstrapTokenDescriptionKey: description,
+			bootstrapapi.BootstrapTokenExpirationKey:  expires.UTC().Format(time.RFC3339),
+			// Authentication only: the kubelet's TLS bootstrap authenticates
+			// with it. Signing (usage-bootstrap-signing) would have the
+			// controller manager's bootstrapsigner sign kube-public/cluster-info
+			// with it, for `kubeadm join`'s token discovery; a node of this
+			// provider gets the cluster CA from the provider instead, and the
+			// provider's admission policy (examples/rbac) refuses the usage.
 			bootstrapapi.BootstrapTokenUsageAuthentication: "true",
-			bootstrapapi.BootstrapTokenUsageSigningKey:     "true",
 			bootstrapapi.BootstrapTokenExtraGroupsKey:      BootstrapTokenGroup,
 		},
 	}

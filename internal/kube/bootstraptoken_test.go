@@ -44,13 +44,21 @@ func TestBootstrapTokenJoin(t *testing.T) {
 		}
 		want := map[string]string{
 			"token-id": id, "token-secret": token[7:], "description": "windows_node " + name,
-			"usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
-			"auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token",
+			"usage-bootstrap-authentication": "true",
+			"auth-extra-groups":              "system:bootstrappers:kubeadm:default-node-token",
 		}
 		for k, v := range want {
 			if got := string(sec.Data[k]); got != v {
 				t.Errorf("%s = %q, want %q", k, got, v)
 			}
+		}
+		// The kubelet's TLS bootstrap below authenticates with the token;
+		// nothing signs with it.
+		if v, ok := sec.Data["usage-bootstrap-signing"]; ok {
+			t.Errorf("usage-bootstrap-signing = %q, want none", v)
+		}
+		if sec.Labels[kube.LabelManagedBy] != kube.FieldManager {
+			t.Errorf("labels %v, want %s=%s", sec.Labels, kube.LabelManagedBy, kube.FieldManager)
 		}
 		exp, err := time.Parse(time.RFC3339, string(sec.Data["expiration"]))
 		if err != nil {

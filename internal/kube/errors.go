@@ -48,7 +48,13 @@ const RBACManifest = "examples/rbac/terraform-provider-windows.yaml"
 const forbiddenHint = ". The provider's Kubernetes identity lacks this permission, which the provider's role grants: " +
 	"bind the roles of " + RBACManifest + " (guide \"Least privilege\") to it"
 
-// forbiddenTransport adds forbiddenHint to the Status of every 403 Forbidden
+// policyHint is appended to a 403 from a ValidatingAdmissionPolicy ("ValidatingAdmissionPolicy
+// 'x' with binding 'x' denied request: ..."), the refusal of a call the
+// provider's role grants but its admission policies narrow.
+const policyHint = ". An admission policy refused it: the provider's policies in " + RBACManifest +
+	" let it change only its own objects (guide \"Least privilege\")"
+
+// forbiddenTransport adds forbiddenHint (or policyHint) to the Status of every 403 Forbidden
 // response, in one place for every call the provider makes: the message
 // reaches the diagnostic through whatever wraps the error, and
 // apierrors.IsForbidden (which reads the reason, not the text) still holds.
@@ -70,10 +76,17 @@ func (t forbiddenTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
 	st, ok := obj.(*metav1.Status)
-	if err != nil || !ok || st.Reason != metav1.StatusReasonForbidden || strings.HasSuffix(st.Message, forbiddenHint) {
+	if err != nil || !ok || st.Reason != metav1.StatusReasonForbidden ||
+		strings.HasSuffix(st.Message, forbiddenHint) || strings.HasSuffix(st.Message, policyHint) {
 		return resp, nil
 	}
-	st.Message += forbiddenHint
+	// An admission policy's refusal is no missing permission: binding more
+	// roles would not help, and the policy's message says what it allows.
+	if strings.Contains(st.Message, " is forbidden: ValidatingAdmissionPolicy '") {
+		st.Message += policyHint
+	} else {
+		st.Message += forbiddenHint
+	}
 	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}
 	b, err := json.Marshal(st)
 	if err != nil {

@@ -67,7 +67,14 @@ func (c *Client) DeleteRuntimeClass(ctx context.Context, name string) error {
 	return nil
 }
 
+// applyTo writes spec into rc, with the label LabelManagedBy: the
+// provider's admission policy (examples/rbac) lets it change only the
+// RuntimeClasses that carry it.
 func (spec RuntimeClassSpec) applyTo(rc *nodev1.RuntimeClass) {
+	if rc.Labels == nil {
+		rc.Labels = map[string]string{}
+	}
+	rc.Labels[LabelManagedBy] = FieldManager
 	rc.Handler = spec.Handler
 	rc.Scheduling = &nodev1.Scheduling{NodeSelector: spec.NodeSelector, Tolerations: spec.Tolerations}
 	rc.Overhead = nil

@@ -203,10 +203,13 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"pause_image": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: imageString,
-				MarkdownDescription: "The pod sandbox (pause) image containerd uses. Defaults to `" + bootstrap.DefaultPause + "`.",
+				Validators: []validator.String{imageReference()},
+				MarkdownDescription: "The pod sandbox (pause) image containerd uses: a full reference with a tag or a digest " +
+					"(`registry/repository:tag`, `...@sha256:<digest>` to pin its content). Defaults to `" + bootstrap.DefaultPause + "`.",
 			},
 			"prepull_images": schema.ListAttribute{
 				ElementType: types.StringType, Optional: true, PlanModifiers: imageList,
+				Validators: []validator.List{listvalidator.ValueStringsAre(imageReference())},
 				MarkdownDescription: "Images pulled into the template, so the first pods on new nodes start without waiting. The HostProcess base image " +
 					"of the node agents (`" + networking.DefaultHostProcessImage + "`, see `windows_node_networking.host_process_image`) is always pulled " +
 					"first; for an air-gapped site, list your mirror's copy here too.",

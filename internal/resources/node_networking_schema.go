@@ -51,6 +51,7 @@ func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRe
 					"where the cluster's own node agents run (the agents use the `system-node-critical` priority class).",
 				Validators: []validator.String{dnsLabel()}},
 			"host_process_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(networking.DefaultHostProcessImage),
+				Validators: []validator.String{imageReference()},
 				MarkdownDescription: "Image of the agents' HostProcess containers: an empty base layer (the agents run the host's own, " +
 					"checksum-verified programs). Defaults to `" + networking.DefaultHostProcessImage + "`, which `windows_golden_image` " +
 					"prepulls; set a mirror's copy for air-gapped sites (and `prepull_images` on the image)."},

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/wincluster/terraform-provider-windows/internal/imageref"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
@@ -184,4 +185,28 @@ func (v vsphereObjectValidator) ValidateString(_ context.Context, req validator.
 // forms.
 func accepts(kind vsphere.Kind) string {
 	return " Accepts " + kind.Markdown() + "."
+}
+
+// imageReference checks a container image reference as containerd reads it
+// (imageref.Validate): a value that is not one could otherwise end the
+// string it is written into, in containerd's configuration or a script.
+func imageReference() validator.String { return imageReferenceValidator{} }
+
+type imageReferenceValidator struct{}
+
+func (imageReferenceValidator) Description(context.Context) string {
+	return "a container image reference, [registry/]repository:tag or @sha256:digest"
+}
+
+func (v imageReferenceValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (imageReferenceValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := imageref.Validate(req.Path.String(), req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid container image reference", err.Error()+".")
+	}
 }

@@ -56,6 +56,11 @@ func TestStringValidators(t *testing.T) {
 			"0s", []string{`drain.timeout: "0s" is not a valid duration`, "positive"}},
 		{"httpsURL", httpsURL(), path.Root("api_server"), []string{"https://10.0.0.10:6443"},
 			"http://10.0.0.10:6443", []string{`api_server: "http://10.0.0.10:6443" is not a valid https URL`}},
+		{"imageReference", imageReference(), path.Root("pause_image"), []string{"registry.k8s.io/pause:3.10.1",
+			"mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0@sha256:" + strings.Repeat("b4", 32)},
+			"registry.k8s.io/pause:3.10\"\n[plugins.x]", []string{"Invalid container image reference: pause_image", "is not a container image reference"}},
+		{"imageReference short", imageReference(), path.Root("prepull_images").AtListIndex(1), nil,
+			"pause:3.10", []string{`prepull_images[1] "pause:3.10" is a short name`, "docker.io/library/pause:3.10"}},
 		{"httpURL quoting", httpURL(), path.Root("artifacts_base_url"), []string{"http://mirror/k8s", "https://dl.k8s.io/release"},
 			"https://mirror/$x", []string{"percent-encode"}},
 	}

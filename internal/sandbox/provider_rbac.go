@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +33,8 @@ import (
 const providerTokenLifetime = 24 * time.Hour
 
 // ProviderRBAC decodes the provider's documented RBAC manifest
-// (examples/rbac/terraform-provider-windows.yaml). With networkingNamespace
+// (examples/rbac/terraform-provider-windows.yaml): its roles, bindings and
+// admission policies. With networkingNamespace
 // set, it returns only the documents granting windows_node_networking a
 // namespace, rewritten for that one, as the manifest tells users to.
 func ProviderRBAC(networkingNamespace string) ([]runtime.Object, error) {
@@ -86,6 +89,10 @@ func ApplyRBAC(ctx context.Context, cs kubernetes.Interface, objs []runtime.Obje
 			_, err = cs.RbacV1().Roles(o.Namespace).Create(ctx, o, create)
 		case *rbacv1.RoleBinding:
 			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(ctx, o, create)
+		case *admissionv1.ValidatingAdmissionPolicy:
+			_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, o, create)
+		case *admissionv1.ValidatingAdmissionPolicyBinding:
+			_, err = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, o, create)
 		default:
 			return fmt.Errorf("applying RBAC: unexpected %T", obj)
 		}
@@ -139,7 +146,54 @@ func (s *Sandbox) issueProviderKubeconfig(ctx context.Context) error {
 	if err := ApplyRBAC(ctx, s.ControlPlane.Client, objs); err != nil {
 		return err
 	}
-	return s.WriteServiceAccountKubeconfig(ctx, rbac.Namespace, rbac.ServiceAccount, s.ProviderKubeconfig)
+	if err := s.WriteServiceAccountKubeconfig(ctx, rbac.Namespace, rbac.ServiceAccount, s.ProviderKubeconfig); err != nil {
+		return err
+	}
+	return s.waitForProviderPolicies(ctx)
+}
+
+// policyLoadTimeout bounds the wait for the API server to enforce the
+// manifest's admission policies: it loads them within a second or two.
+const policyLoadTimeout = 30 * time.Second
+
+// waitForProviderPolicies returns once the API server enforces the
+// manifest's admission policies for the provider's ServiceAccount. It loads
+// them asynchronously, from informers, and no API tells when it has (a
+// policy's status.typeChecking comes from another controller), so a request
+// the last policy refuses is the proof, sent as a dry run (nothing is
+// written) until refused: an unlabelled RuntimeClass. The API server's
+// policy source compiles every policy and binding its informers hold at each
+// refresh, and each informer delivers its objects in creation order, so
+// once the manifest's last policy and binding (rbac.PolicyRuntimeClasses)
+// hold, the earlier ones do too.
+func (s *Sandbox) waitForProviderPolicies(ctx context.Context) error {
+	cfg, err := clientcmd.BuildConfigFromFlags("", s.ProviderKubeconfig)
+	if err != nil {
+		return err
+	}
+	provider, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, policyLoadTimeout)
+	defer cancel()
+	probe := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "tpw-policy-probe"}, Handler: "probe"}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := provider.NodeV1().RuntimeClasses().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+rbac.PolicyRuntimeClasses+"'") {
+			return nil
+		}
+		if err != nil && !apierrors.IsForbidden(err) {
+			return fmt.Errorf("probing the provider's admission policies: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the API server did not enforce the admission policy %s within %s (last answer: %v)", rbac.PolicyRuntimeClasses, policyLoadTimeout, err)
+		case <-tick.C:
+		}
+	}
 }
 
 // RenameIdentity rewrites ProviderRBAC's objects for another ServiceAccount
@@ -157,8 +211,9 @@ func RenameIdentity(objs []runtime.Object, name string) []runtime.Object {
 	for _, obj := range objs {
 		obj = obj.DeepCopyObject()
 		switch o := obj.(type) {
-		case *corev1.Namespace:
-			continue // shared
+		case *corev1.Namespace, *admissionv1.ValidatingAdmissionPolicy, *admissionv1.ValidatingAdmissionPolicyBinding:
+			// Shared: the policies hold every ServiceAccount of the namespace.
+			continue
 		case *corev1.ServiceAccount:
 			o.Name = rename(o.Name)
 		case *rbacv1.ClusterRole:
@@ -207,7 +262,9 @@ func WithoutVerb(objs []runtime.Object, apiGroup, resource, verb string) bool {
 // IssueProviderCertificate issues a client certificate for user and binds
 // to it the documented roles (ProviderRBAC's, bound to the user instead of
 // the ServiceAccount): the provider's permissions for configurations that
-// authenticate with a certificate (kubernetes.client_certificate).
+// authenticate with a certificate (kubernetes.client_certificate). The
+// certificate's organization is rbac.Group, as the manifest tells an admin
+// binding the roles to a user, so that the admission policies hold it too.
 func (s *Sandbox) IssueProviderCertificate(ctx context.Context, user string) (certPEM, keyPEM []byte, err error) {
 	objs, err := ProviderRBAC("")
 	if err != nil {
@@ -230,5 +287,5 @@ func (s *Sandbox) IssueProviderCertificate(ctx context.Context, user string) (ce
 	if err := ApplyRBAC(ctx, s.ControlPlane.Client, bound); err != nil {
 		return nil, nil, err
 	}
-	return s.CA.IssueClient(user)
+	return s.CA.IssueClient(user, rbac.Group)
 }

@@ -18,11 +18,14 @@ import (
 // discovered network and the networking mode.
 type fakeKube struct {
 	ops
-	nodes   map[string]*corev1.Node
-	tokens  map[string]bool // id -> not yet deleted
-	network kube.ClusterNetwork
-	ca      []byte
-	mode    string // what ObservedNetworkingMode reads
+	nodes  map[string]*corev1.Node
+	tokens map[string]bool // id -> not yet deleted
+	// tokenDeleteBound records, for each DeleteBootstrapToken, whether its
+	// context was live and ended within the create's token-delete bound.
+	tokenDeleteBound []bool
+	network          kube.ClusterNetwork
+	ca               []byte
+	mode             string // what ObservedNetworkingMode reads
 	// neverReady keeps a registered Node NotReady through every wait.
 	neverReady bool
 	boots      int
@@ -167,6 +170,10 @@ func (k *fakeKube) DeleteStaleBootstrapTokens(ctx context.Context, description s
 }
 
 func (k *fakeKube) DeleteBootstrapToken(ctx context.Context, id string) error {
+	dl, ok := ctx.Deadline()
+	k.mu.Lock()
+	k.tokenDeleteBound = append(k.tokenDeleteBound, ok && time.Until(dl) <= 15*time.Second && ctx.Err() == nil)
+	k.mu.Unlock()
 	if err := k.enter(ctx, "DeleteBootstrapToken", id); err != nil {
 		return err
 	}

@@ -85,6 +85,12 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 // is ending, and Terraform waits for it.
 const uncordonTimeout = 15 * time.Second
 
+// tokenDeleteTimeout bounds the deletion of a join's bootstrap token, which
+// runs even after the create's context is done (a failure, Ctrl-C, the
+// resource's create timeout): one DELETE, which an API server answers in
+// milliseconds.
+const tokenDeleteTimeout = 15 * time.Second
+
 // uncordonInterrupted lifts the cordon of a drain that the run's
 // cancellation interrupted (Ctrl-C: Terraform stops the provider): the node
 // stays, in the cluster and in the state, so it goes back into service

@@ -215,7 +215,14 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		tokenErr  error
 	)
 	deleteToken := func() error {
-		tokenOnce.Do(func() { tokenErr = m.Kube.DeleteBootstrapToken(context.WithoutCancel(ctx), tokenID) })
+		tokenOnce.Do(func() {
+			// Also once ctx is cancelled or past the resource's timeout, so
+			// that the credential does not linger; but bounded, so that an
+			// API server that does not answer cannot hold the run.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tokenDeleteTimeout)
+			defer cancel()
+			tokenErr = m.Kube.DeleteBootstrapToken(dctx, tokenID)
+		})
 		return tokenErr
 	}
 	// Also after a failure: an unused join credential must not linger.

@@ -251,6 +251,9 @@ func TestCreateCancelled(t *testing.T) {
 			if live := w.k.liveTokens(); len(live) != 0 {
 				t.Errorf("bootstrap tokens %v outlived the cancelled create", live)
 			}
+			if c.token && (len(w.k.tokenDeleteBound) == 0 || slices.Contains(w.k.tokenDeleteBound, false)) {
+				t.Errorf("token deletions %v: want each with a live context bounded by 15 s", w.k.tokenDeleteBound)
+			}
 			if exists := w.k.node("win-1") != nil; exists != c.node {
 				t.Errorf("Node exists: %v, want %v", exists, c.node)
 			}
