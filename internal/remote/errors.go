@@ -60,6 +60,10 @@ func (e *ConnectError) hint() string {
 		}
 		return fmt.Sprintf("check that the host is up at that address, that the firewall allows TCP %d, and %s", e.Port, listener)
 	case StepTLS:
+		var pin *CertificatePinError
+		if errors.As(e.Err, &pin) {
+			return "the listener's certificate is not the one pinned; trust another one only after checking it over a channel that authenticates the guest (its console, or vCenter's guest operations)"
+		}
 		var hn x509.HostnameError
 		if errors.As(e.Err, &hn) && hn.Certificate != nil {
 			return notThisGuestHint(e.Host, hn.Certificate)
