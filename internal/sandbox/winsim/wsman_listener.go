@@ -1,7 +1,11 @@
 package winsim
 
 import (
+	"bytes"
+	"context"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -10,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
 )
@@ -274,4 +279,21 @@ func (h *Host) openHTTPS() error {
 	h.ports.WinRMHTTPS = ln.Addr().(*net.TCPAddr).Port
 	h.serveWSManLocked("winrm-https", ln)
 	return nil
+}
+
+// Console runs a PowerShell script as the administrator at the guest's
+// console: an elevated powershell.exe with no network logon, what a person
+// at the VM's console (or vSphere's web console) runs. Tests change a guest
+// with it as that person would; it runs the same modelled cmdlets as every
+// other script, and refuses what they refuse.
+func (h *Host) Console(ctx context.Context, script string) (stdout, stderr string, exitCode int) {
+	u := utf16.Encode([]rune(script))
+	b := make([]byte, 2*len(u))
+	for i, r := range u {
+		binary.LittleEndian.PutUint16(b[2*i:], r)
+	}
+	var out, errOut bytes.Buffer
+	code := h.Run(ctx, &Process{Path: `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`,
+		Args: []string{"-NoProfile", "-NonInteractive", "-EncodedCommand", base64.StdEncoding.EncodeToString(b)}, Stdout: &out, Stderr: &errOut})
+	return out.String(), errOut.String(), code
 }

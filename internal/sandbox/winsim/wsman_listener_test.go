@@ -1,39 +1,28 @@
 package winsim_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
-// console runs a script as the administrator at the guest's console
-// (an elevated powershell.exe) and returns its output and exit code.
+// console runs a script at the guest's console; stderr's CLIXML decoded.
 func console(t *testing.T, h *winsim.Host, script string) (string, string, int) {
 	t.Helper()
-	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	u := utf16.Encode([]rune(script))
-	b := make([]byte, 2*len(u))
-	for i, r := range u {
-		binary.LittleEndian.PutUint16(b[2*i:], r)
-	}
-	code := h.Run(ctx, &winsim.Process{Path: `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`,
-		Args: []string{"-NoProfile", "-NonInteractive", "-EncodedCommand", base64.StdEncoding.EncodeToString(b)}, Stdout: &out, Stderr: &errOut})
-	return out.String(), decodeCLIXML(errOut.String()), code
+	out, stderr, code := h.Console(ctx, script)
+	return out, decodeCLIXML(stderr), code
 }
 
 // servedCert is the SHA-256 of the certificate the HTTPS listener presents
