@@ -149,3 +149,51 @@ func ranOver(host *winsim.Host, transport string, steps ...string) error {
 	}
 	return nil
 }
+
+// TestAccNode_httpsBootstrapRefused: what contradicts per-clone HTTPS trust
+// is refused at plan (a CA or name check beside the pin, the default
+// transport, a golden image, whose build VM becomes the template), and a
+// node cloned from a template that carries an HTTPS listener (the prepared
+// template's one certificate, with its key in every clone) fails at the
+// listener step with a diagnostic naming the shared template certificate
+// and the fix; nothing is pinned.
+func TestAccNode_httpsBootstrapRefused(t *testing.T) {
+	acctest.PreCheck(t)
+	node := acctest.NodeName("hbr")
+	prepared := os.Getenv("SANDBOX_TEMPLATE_2022_PREPARED")
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
+		Steps: []resource.TestStep{
+			{
+				Config: acctest.NodeConfigOnTemplate(prepared, []string{node}, `  transport = {
+    type            = "winrm"
+    https_bootstrap = "vmtools"
+    ca_certificate  = "unused"
+  }
+`),
+				PlanOnly:    true,
+				ExpectError: acctest.Wrapped(`(?s)Conflicting certificate verification.*transport.ca_certificate does not apply with transport.https_bootstrap`),
+			},
+			{
+				Config:      acctest.NodeConfigOnTemplate(prepared, []string{node}, "  transport = {\n    https_bootstrap = \"vmtools\"\n  }\n"),
+				PlanOnly:    true,
+				ExpectError: acctest.Wrapped(`transport.https_bootstrap does not apply to the default transport, type = "vmtools"`),
+			},
+			{
+				Config: acctest.GoldenImageConfig(acctest.Name("img"), map[string]string{
+					"transport": "{\n    type            = \"winrm\"\n    https_bootstrap = \"vmtools\"\n  }",
+				}),
+				PlanOnly:    true,
+				ExpectError: acctest.Wrapped(`(?s)https_bootstrap is not supported here.*build VM becomes the template`),
+			},
+			{
+				Config: acctest.NodeConfigOnTemplate(prepared, []string{node}, httpsBootstrapTransport()),
+				ExpectError: acctest.Wrapped(`(?s)creating Windows node \(` + node + `\).*the template has a WinRM HTTPS certificate.*shared template certificate.*` +
+					`Fix: remove the HTTPS listener and its certificate from the template.*already has a WinRM HTTPS listener, for ` +
+					os.Getenv("SANDBOX_TEMPLATE_2022_PREPARED_NAME") + ` with the certificate [0-9A-F]{40}`),
+			},
+		},
+	})
+}
