@@ -97,7 +97,8 @@ func notThisGuestHint(host string, cert *x509.Certificate) string {
 		"would trust every clone and anyone holding a copy of the template. Use the vmtools transport (vCenter's guest "+
 		"operations: no listener or certificate on the guest), or WinRM over the HTTP listener with NTLM message encryption "+
 		"(https = false, port 5985), or give each clone its own certificate at its first boot (for its own name and address, "+
-		"bound to the HTTPS listener) before the provider connects", strings.Join(names, ", "), host)
+		"bound to the HTTPS listener) before the provider connects: https_bootstrap = \"vmtools\" has the provider do that on a "+
+		"template without an HTTPS listener, and pins the certificate", strings.Join(names, ", "), host)
 }
 
 func asConnectError(err error) (*ConnectError, bool) {
