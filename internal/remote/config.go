@@ -39,6 +39,10 @@ type Config struct {
 	CACertPEM     []byte // CA that signed the listener's certificate; system roots when empty
 	Insecure      bool   // skip certificate verification: an explicit opt-in
 	TLSServerName string // name to verify instead of Host
+	// CertSHA256 pins the listener's certificate (winrm_pin.go): exactly
+	// the certificate of this SHA-256 (hex) is accepted, with no chain or
+	// name check; CACertPEM, Insecure and TLSServerName do not apply.
+	CertSHA256 string
 	// NTLM (Negotiate) instead of Basic authentication. Over HTTP it is
 	// required, and every message is encrypted with the connection's NTLM
 	// session ([MS-WSMV] 2.2.9.1.1), as a stock Windows listener
@@ -124,6 +128,10 @@ func (c Config) validate() error {
 	case c.Protocol == ProtocolWinRM && !c.HTTPS && !c.NTLM:
 		return errors.New("remote: WinRM over HTTP needs NTLM: Basic authentication would send the password in clear text, " +
 			"and Windows refuses it by default (winrm/config/service Basic=false, AllowUnencrypted=false)")
+	case c.CertSHA256 != "" && (c.Protocol != ProtocolWinRM || !c.HTTPS):
+		return errors.New("remote: CertSHA256 pins a WinRM HTTPS certificate: it needs Protocol winrm and HTTPS")
+	case c.CertSHA256 != "" && (c.Insecure || len(c.CACertPEM) > 0 || c.TLSServerName != ""):
+		return errors.New("remote: CertSHA256 replaces certificate verification: Insecure, CACertPEM and TLSServerName do not apply")
 	case c.Protocol == ProtocolSSH && c.Password == "" && len(c.PrivateKeyPEM) == 0:
 		return errors.New("remote: SSH needs a Password or a PrivateKeyPEM")
 	case c.Protocol == ProtocolSSH && c.HostKey == "" && c.HostKeys == nil:

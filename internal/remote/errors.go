@@ -60,6 +60,10 @@ func (e *ConnectError) hint() string {
 		}
 		return fmt.Sprintf("check that the host is up at that address, that the firewall allows TCP %d, and %s", e.Port, listener)
 	case StepTLS:
+		var pin *CertificatePinError
+		if errors.As(e.Err, &pin) {
+			return "the listener's certificate is not the one pinned; trust another one only after checking it over a channel that authenticates the guest (its console, or vCenter's guest operations)"
+		}
 		var hn x509.HostnameError
 		if errors.As(e.Err, &hn) && hn.Certificate != nil {
 			return notThisGuestHint(e.Host, hn.Certificate)
@@ -93,7 +97,8 @@ func notThisGuestHint(host string, cert *x509.Certificate) string {
 		"would trust every clone and anyone holding a copy of the template. Use the vmtools transport (vCenter's guest "+
 		"operations: no listener or certificate on the guest), or WinRM over the HTTP listener with NTLM message encryption "+
 		"(https = false, port 5985), or give each clone its own certificate at its first boot (for its own name and address, "+
-		"bound to the HTTPS listener) before the provider connects", strings.Join(names, ", "), host)
+		"bound to the HTTPS listener) before the provider connects: https_bootstrap = \"vmtools\" has the provider do that on a "+
+		"template without an HTTPS listener, and pins the certificate", strings.Join(names, ", "), host)
 }
 
 func asConnectError(err error) (*ConnectError, bool) {

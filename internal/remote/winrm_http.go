@@ -47,7 +47,11 @@ func newHTTPClient(cfg Config, url string) (*http.Client, error) {
 	if tlsCfg.ServerName == "" {
 		tlsCfg.ServerName = cfg.Host
 	}
-	if len(cfg.CACertPEM) > 0 {
+	if cfg.CertSHA256 != "" {
+		if err := pinTLS(tlsCfg, hostPort(cfg.Host, cfg.port()), cfg.CertSHA256); err != nil {
+			return nil, err
+		}
+	} else if len(cfg.CACertPEM) > 0 {
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(cfg.CACertPEM) {
 			return nil, errors.New("remote: CACertPEM holds no PEM certificate")
@@ -107,8 +111,9 @@ func tlsStep(err error) Step {
 		cerr x509.CertificateInvalidError
 		rerr tls.RecordHeaderError
 		aerr tls.AlertError
+		perr *CertificatePinError
 	)
-	if errors.As(err, &verr) || errors.As(err, &uerr) || errors.As(err, &herr) || errors.As(err, &cerr) || errors.As(err, &rerr) || errors.As(err, &aerr) {
+	if errors.As(err, &perr) || errors.As(err, &verr) || errors.As(err, &uerr) || errors.As(err, &herr) || errors.As(err, &cerr) || errors.As(err, &rerr) || errors.As(err, &aerr) {
 		return StepTLS
 	}
 	return StepDial

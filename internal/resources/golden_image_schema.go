@@ -137,7 +137,8 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Optional: true, PlanModifiers: imageInt64,
 				MarkdownDescription: "Any number; changing it rebuilds the image with the current `admin_password_wo`.",
 			},
-			"transport": transportSchema(imageTransport...),
+			"transport": transportSchema("the image's build VM becomes the template, so a listener and key made on it would be every clone's "+
+				"(the shared template certificate https_bootstrap exists to avoid); build the image over the default transport (vmtools) and give the nodes https_bootstrap", imageTransport...),
 			"kubernetes_version": schema.StringAttribute{
 				Required: true, PlanModifiers: imageString,
 				MarkdownDescription: "Kubernetes version of kubelet and kube-proxy, for example `v1.36.3`.",

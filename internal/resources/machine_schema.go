@@ -33,12 +33,15 @@ type machineSchema struct {
 	replaceInt64, nodeReplaceInt64   []planmodifier.Int64
 	// onChange says what changing a create-only input does.
 	onChange string
+	// noHTTPSBootstrap is why the resource refuses transport.https_bootstrap.
+	noHTTPSBootstrap string
 }
 
 var (
 	nodeMachine = machineSchema{replaceString: replaceString, nodeReplaceString: nodeReplaceString, replaceBool: replaceBool,
 		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, onChange: "replaces the node"}
-	poolMachine = machineSchema{onChange: "rolls new members in (max_surge, max_unavailable)"}
+	poolMachine = machineSchema{onChange: "rolls new members in (max_surge, max_unavailable)",
+		noHTTPSBootstrap: "a pool's members would each need their own pinned certificate, which members do not record yet; give windows_node resources https_bootstrap, or let the pool use the default transport (vmtools)"}
 )
 
 // withMachine adds the machine's attributes to a resource's own.
@@ -86,7 +89,7 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			MarkdownDescription: "Any number; changing it " + s.onChange + " with the current `admin_password_wo`."},
 		"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(vsphere.DefaultTimeZone), PlanModifiers: s.replaceInt64,
 			MarkdownDescription: fmt.Sprintf("Windows time zone index of the customization (%d = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern).", vsphere.DefaultTimeZone)},
-		"transport": transportSchema(),
+		"transport": transportSchema(s.noHTTPSBootstrap),
 		"labels": schema.MapAttribute{
 			ElementType: types.StringType, Optional: true,
 			MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest.",

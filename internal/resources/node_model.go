@@ -117,6 +117,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 	var d diag.Diagnostics
 	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)
 	diags.Append(d...)
+	s.HTTPSListener = httpsBootstrap(ctx, m.Transport)
 	return s
 }
 
@@ -264,6 +265,7 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 func (m *nodeModel) setJoined(res winnode.Result) {
 	m.setIdentity(res.Identity)
 	m.Transport = withHostKey(m.Transport, res.SSHHostKey)
+	m.Transport = withRecorded(m.Transport, "winrm_certificate_sha256", res.WinRMCertificateSHA256)
 	m.IPAddress = types.StringValue(res.IP)
 	m.WindowsBuildFull = types.StringValue(res.WindowsBuildFull)
 	m.WindowsBuild = types.StringValue(winversion.TrimUBR(res.WindowsBuildFull))

@@ -33,21 +33,28 @@ type transportModel struct {
 	TLSServerName types.String `tfsdk:"tls_server_name"`
 	SSHPrivateKey types.String `tfsdk:"ssh_private_key_wo"`
 	SSHHostKey    types.String `tfsdk:"ssh_host_key"`
+	// HTTPSBootstrap and WinRMCertSHA256: per-clone WinRM HTTPS trust
+	// (transport_https.go).
+	HTTPSBootstrap  types.String `tfsdk:"https_bootstrap"`
+	WinRMCertSHA256 types.String `tfsdk:"winrm_certificate_sha256"`
 }
 
 var transportAttrTypes = map[string]attr.Type{
 	"type": types.StringType, "port": types.Int64Type, "https": types.BoolType, "use_ntlm": types.BoolType,
 	"insecure": types.BoolType, "ca_certificate": types.StringType, "tls_server_name": types.StringType,
 	"ssh_private_key_wo": types.StringType, "ssh_host_key": types.StringType,
+	"https_bootstrap": types.StringType, "winrm_certificate_sha256": types.StringType,
 }
 
 // transportSchema is the transport attribute; modifiers are its plan
 // modifiers (a golden image is rebuilt when it changes, a node is not).
-func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttribute {
+// noHTTPSBootstrap, when not empty, is why the resource refuses
+// https_bootstrap.
+func transportSchema(noHTTPSBootstrap string, modifiers ...planmodifier.Object) schema.SingleNestedAttribute {
 	return schema.SingleNestedAttribute{
 		Optional:      true,
 		PlanModifiers: modifiers,
-		Validators:    []validator.Object{plainHTTPValidator{}, vmtoolsTransportValidator{}},
+		Validators:    []validator.Object{plainHTTPValidator{}, vmtoolsTransportValidator{}, httpsTrustValidator{refused: noHTTPSBootstrap}},
 		MarkdownDescription: "How the provider reaches the guest. Defaults to `type = \"vmtools\"`: vCenter's guest operations, " +
 			"which need nothing on a stock template but VMware Tools and no network path from the provider to the guest. " +
 			"`type = \"winrm\"` is WinRM over HTTPS (port 5986) with NTLM authentication and certificate verification against " +
@@ -117,6 +124,8 @@ func transportSchema(modifiers ...planmodifier.Object) schema.SingleNestedAttrib
 					"(its console: `Get-Content C:\\ProgramData\\ssh\\ssh_host_ed25519_key.pub`), to accept it. Removing it from the " +
 					"configuration keeps the recorded key.",
 			},
+			"https_bootstrap":          httpsBootstrapAttribute(),
+			"winrm_certificate_sha256": winrmCertificateAttribute(),
 		},
 	}
 }
@@ -191,7 +200,8 @@ func (keepRecordedHostKey) PlanModifyString(ctx context.Context, req planmodifie
 type vmtoolsTransportValidator struct{}
 
 // networkOnlyAttributes are the transport attributes vmtools has no use for.
-var networkOnlyAttributes = []string{"port", "https", "use_ntlm", "insecure", "ca_certificate", "tls_server_name", "ssh_private_key_wo", "ssh_host_key"}
+var networkOnlyAttributes = []string{"port", "https", "use_ntlm", "insecure", "ca_certificate", "tls_server_name", "ssh_private_key_wo", "ssh_host_key",
+	"https_bootstrap", "winrm_certificate_sha256"}
 
 func (vmtoolsTransportValidator) Description(context.Context) string {
 	return `with type = "vmtools", none of the WinRM or SSH attributes`
@@ -251,8 +261,10 @@ func transportChanged(state, plan types.Object) bool {
 		return !state.Equal(plan)
 	}
 	a, b := maps.Clone(state.Attributes()), maps.Clone(plan.Attributes())
-	delete(a, "ssh_host_key")
-	delete(b, "ssh_host_key")
+	for _, recorded := range []string{"ssh_host_key", "winrm_certificate_sha256"} {
+		delete(a, recorded)
+		delete(b, recorded)
+	}
 	return !maps.EqualFunc(a, b, attr.Value.Equal)
 }
 
@@ -260,18 +272,25 @@ func transportChanged(state, plan types.Object) bool {
 // trusted, when the plan left it open; null when nothing recorded one (a
 // state must hold no unknown value). A configured key stays as written.
 func withHostKey(transport types.Object, key string) types.Object {
+	// winrm_certificate_sha256 is settled alike: null unless recorded.
+	return withRecorded(withRecorded(transport, "ssh_host_key", key), "winrm_certificate_sha256", "")
+}
+
+// withRecorded settles a recorded attribute of the transport (ssh_host_key,
+// winrm_certificate_sha256) as withHostKey does.
+func withRecorded(transport types.Object, name, value string) types.Object {
 	if transport.IsNull() || transport.IsUnknown() {
 		return transport
 	}
 	attrs := maps.Clone(transport.Attributes())
-	current, _ := attrs["ssh_host_key"].(types.String)
+	current, _ := attrs[name].(types.String)
 	if !current.IsUnknown() && !current.IsNull() {
 		return transport
 	}
-	if key != "" {
-		attrs["ssh_host_key"] = types.StringValue(key)
+	if value != "" {
+		attrs[name] = types.StringValue(value)
 	} else if current.IsUnknown() {
-		attrs["ssh_host_key"] = types.StringNull()
+		attrs[name] = types.StringNull()
 	} else {
 		return transport
 	}
@@ -282,6 +301,9 @@ func withHostKey(transport types.Object, key string) types.Object {
 // refused SSH host key names transport.ssh_host_key and the way to accept a
 // legitimately new key; anything else is a plain error.
 func addGuestError(diags *diag.Diagnostics, summary string, err error, configured bool, more string) {
+	if addCertificateError(diags, summary, err, more) {
+		return
+	}
 	var hk *remote.HostKeyError
 	if !errors.As(err, &hk) {
 		diags.AddError(summary, err.Error()+more)
@@ -331,6 +353,7 @@ func transportConfig(ctx context.Context, transport types.Object, user, password
 		TLSServerName: t.TLSServerName.ValueString(),
 		PrivateKeyPEM: []byte(t.SSHPrivateKey.ValueString()),
 		HostKey:       t.SSHHostKey.ValueString(),
+		CertSHA256:    t.WinRMCertSHA256.ValueString(),
 	}
 	if cfg.Protocol == "" {
 		cfg.Protocol = defaultProtocol

@@ -61,6 +61,10 @@ type Spec struct {
 	IPv4          *vsphere.StaticIPv4 // nil: DHCP
 
 	Transport remote.Config // Host, User and Password are filled in
+	// HTTPSListener: the provider creates the guest's WinRM HTTPS listener
+	// over vmtools, with a certificate made on the guest, and pins it
+	// (guest.CreateHTTPSListener), unless Transport pins one already.
+	HTTPSListener bool
 
 	// Kubernetes.
 	Labels map[string]string
@@ -95,7 +99,10 @@ type Result struct {
 	// SSHHostKey is the SSH host key the guest presented and the transport
 	// trusted (authorized_keys format); "" over WinRM.
 	SSHHostKey string
-	Node       *corev1.Node
+	// WinRMCertificateSHA256 is the WinRM HTTPS certificate pinned: the
+	// one the provider's listener was made with, or Transport's pin.
+	WinRMCertificateSHA256 string
+	Node                   *corev1.Node
 	// ReadyToDone is how long it took from the Node turning Ready to the end
 	// of the create (providerID, labels, taints, token clean-up).
 	ReadyToDone time.Duration
@@ -174,6 +181,19 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	if tcfg.Protocol == remote.ProtocolVMTools {
 		tcfg.Guest = m.VSphere.GuestOperations(id.VMID)
 	}
+	if spec.HTTPSListener && tcfg.CertSHA256 == "" {
+		// A fresh clone: its listener is made now, over vCenter, and its
+		// certificate pinned for this connection and every later one.
+		m.progress("WinRM HTTPS listener", map[string]any{"vm": id.VMID})
+		via := remote.Config{Protocol: remote.ProtocolVMTools, Host: ip, User: tcfg.User, Password: tcfg.Password,
+			Guest: m.VSphere.GuestOperations(id.VMID), ConnectTimeout: tcfg.ConnectTimeout, Backoff: tcfg.Backoff}
+		pin, err := guest.CreateHTTPSListener(ctx, m.Connect, via, ip)
+		if err != nil {
+			return res, err
+		}
+		tcfg.CertSHA256 = pin
+	}
+	res.WinRMCertificateSHA256 = tcfg.CertSHA256
 	m.progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
 	g, err := guest.Connect(ctx, m.Connect, tcfg, "join")
 	if err != nil {

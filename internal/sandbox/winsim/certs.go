@@ -12,9 +12,17 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
-// newTLSConfig loads the configured certificate, or makes a self-signed one
-// (as a fresh WinRM HTTPS listener has) for the computer name and IP.
+// newTLSConfig loads the HTTPS listener's certificate: the store's one the
+// disk's listener names by thumbprint, else the configured one, else a
+// self-signed one for the computer name and IP (winsim's own tests). The
+// handshake reads it anew each time (httpsCertificate).
 func (h *Host) newTLSConfig() (*tls.Config, error) {
+	cfg := &tls.Config{GetCertificate: h.httpsCertificate, MinVersion: tls.VersionTLS12}
+	if in, ok, err := readInstallation(h.cfg.Dir); err != nil {
+		return nil, err
+	} else if ok && in.WinRMHTTPS != nil && in.WinRMHTTPS.CertificateThumbprint != "" {
+		return cfg, h.bindStoreCert(in.WinRMHTTPS.CertificateThumbprint)
+	}
 	certPEM, keyPEM := h.cfg.TLSCertPEM, h.cfg.TLSKeyPEM
 	if len(certPEM) == 0 {
 		var err error
@@ -26,7 +34,8 @@ func (h *Host) newTLSConfig() (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the HTTPS certificate: %w", err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+	h.httpsCert = &cert
+	return cfg, nil
 }
 
 // SSH host keys live where Win32-OpenSSH keeps them. sshd creates the

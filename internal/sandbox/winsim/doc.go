@@ -272,6 +272,11 @@
 //	    refused (real, not modelled): -DisplayName, -Include, -Exclude, -InputObject, -ComputerName, -DependentServices, -RequiredServices
 //	    does: the services of the host's service control manager (wildcards); a missing name is an error (NoServiceFoundForGivenName)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-service?view=powershell-5.1
+//	Get-WSManInstance
+//	    parameters: [-ResourceURI <Uri>] (mandatory), -Enumerate <SwitchParameter>
+//	    refused (real, not modelled): -SelectorSet, -Dialect, -Filter, -Fragment, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
+//	    does: -ResourceURI winrm/config/Listener -Enumerate: the listeners (Address, Transport, Port, Hostname, CertificateThumbprint) of the disk; any other resource or a -SelectorSet is refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/get-wsmaninstance
 //	Get-WindowsFeature
 //	    parameters: [-Name <String[]>]
 //	    refused (real, not modelled): -Vhd, -ComputerName, -Credential, -LogPath
@@ -307,13 +312,23 @@
 //	New-NetFirewallRule
 //	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>
 //	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -RemoteAddress, -PolicyStore, -CimSession, -AsJob
-//	    does: stores the rule (firewall.json); an existing -Name is an error
+//	    does: stores the rule (firewall.json), applied at once (a WinRM HTTPS listener waiting for 5986 serves); an existing -Name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule
+//	New-SelfSignedCertificate
+//	    parameters: -DnsName <String[]>, -CertStoreLocation <String>, -KeyExportPolicy <KeyExportPolicy[]> {NonExportable|ExportableEncrypted|Exportable}, -FriendlyName <String>
+//	    refused (real, not modelled): -Subject, -KeyAlgorithm, -KeyLength, -NotAfter, -NotBefore, -Type, -KeyUsage, -TextExtension, -Signer, -CloneCert, -Provider, -KeySpec, -HashAlgorithm, -KeyProtection, -Container, -SuppressOid, -TestRoot, -ExistingKey
+//	    does: makes an RSA 2048 key and a self-signed certificate (CN = the first -DnsName, every -DnsName in the SAN, Client and Server Authentication, one year) in Cert:\LocalMachine\My with its key, which stays on the disk (nothing modelled exports it); outputs the X509Certificate2 (Thumbprint, RawData, DnsNameList). Only -CertStoreLocation Cert:\LocalMachine\My and -DnsName are modelled: without either the call is refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/pki/new-selfsignedcertificate
 //	New-Service
 //	    parameters: [-Name <String>] (mandatory), [-BinaryPathName <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}
 //	    refused (real, not modelled): -Credential, -DependsOn
 //	    does: creates a stopped service in the service control manager; Boot and System start modes are refused by the SCM for a Win32 service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-service?view=powershell-5.1
+//	New-WSManInstance
+//	    parameters: [-ResourceURI <Uri>] (mandatory), [-SelectorSet <Hashtable>] (mandatory), -ValueSet <Hashtable>
+//	    refused (real, not modelled): -OptionSet, -ApplicationName, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
+//	    does: creates the HTTPS listener (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'} -ValueSet @{Hostname=...; CertificateThumbprint=...}) bound to that certificate of Cert:\LocalMachine\My, serving at once on 5986 where the firewall admits it; a certificate not in the store, a Hostname other than its CN and an existing listener are refused, as is any other resource, selector or setting
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/new-wsmaninstance
 //	Out-Null
 //	    parameters: -InputObject <PSObject>
 //	    does: discards its input
@@ -356,6 +371,11 @@
 //	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
 //	    does: changes -StartupType, -DisplayName; -Status Running/Stopped starts or stops it
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-service?view=powershell-5.1
+//	Set-WSManInstance
+//	    parameters: [-ResourceURI <Uri>] (mandatory), [-SelectorSet <Hashtable>], -ValueSet <Hashtable>
+//	    refused (real, not modelled): -OptionSet, -Dialect, -Fragment, -ApplicationName, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
+//	    does: changes the HTTPS listener's Hostname and CertificateThumbprint (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'}); the next connection gets the new certificate. A missing listener, a certificate not in the store and a Hostname other than its CN are refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/set-wsmaninstance
 //	Start-Process (aliases saps, start)
 //	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
 //	    refused (real, not modelled): -PassThru, -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment

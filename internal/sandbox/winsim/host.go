@@ -31,6 +31,14 @@ type Host struct {
 	gprocs   guestProcesses // started by guest operations (guestops.go)
 
 	tlsConfig *tls.Config
+	// certMu guards httpsCert, the certificate the HTTPS listener serves
+	// (certstore.go); httpsPort is the port an HTTPS listener created at
+	// run time binds (New-WSManInstance), and httpsServing says one is
+	// served now.
+	certMu       sync.Mutex
+	httpsCert    *tls.Certificate
+	httpsPort    int
+	httpsServing bool
 
 	mu       sync.Mutex
 	faults   Faults
@@ -59,6 +67,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	httpsPort := cfg.Ports.WinRMHTTPS
 	if in, ok, err := readInstallation(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("winsim: the listeners of %s: %w", cfg.ComputerName, err)
 	} else if ok {
@@ -92,17 +101,18 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}
 	h := &Host{
-		cfg:      cfg,
-		fs:       fs,
-		reg:      reg,
-		scm:      &scm{},
-		features: features,
-		images:   &imageStore{path: filepath.Join(cfg.Dir, "images.json")},
-		log:      &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
-		faults:   cfg.Faults,
-		fired:    map[int]int{},
-		sshConns: map[net.Conn]struct{}{},
-		upCh:     make(chan struct{}),
+		cfg:       cfg,
+		fs:        fs,
+		reg:       reg,
+		scm:       &scm{},
+		features:  features,
+		images:    &imageStore{path: filepath.Join(cfg.Dir, "images.json")},
+		log:       &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
+		faults:    cfg.Faults,
+		fired:     map[int]int{},
+		sshConns:  map[net.Conn]struct{}{},
+		upCh:      make(chan struct{}),
+		httpsPort: httpsPort,
 	}
 	h.svcs = &serviceTable{reg: reg, status: h.scm.status}
 	if err := h.seedRegistry(); err != nil {
@@ -223,21 +233,7 @@ func (h *Host) serveLocked(lns map[string]net.Listener) {
 		}
 		switch name {
 		case "winrm-http", "winrm-https":
-			if name == "winrm-https" {
-				ln = tls.NewListener(ln, h.tlsConfig)
-			}
-			srv := &http.Server{
-				Handler:           h.wsmanHandler(name),
-				ConnContext:       withConnState,
-				ReadHeaderTimeout: 30 * time.Second,
-				ErrorLog:          discardLogger,
-			}
-			h.servers = append(h.servers, srv)
-			h.wg.Add(1)
-			go func() {
-				defer h.wg.Done()
-				_ = srv.Serve(ln)
-			}()
+			h.serveWSManLocked(name, ln)
 		case "ssh":
 			h.sshLn = ln
 			h.wg.Add(1)
@@ -249,6 +245,26 @@ func (h *Host) serveLocked(lns map[string]net.Listener) {
 	}
 }
 
+// serveWSManLocked serves a WinRM listener on ln.
+func (h *Host) serveWSManLocked(name string, ln net.Listener) {
+	if name == "winrm-https" {
+		ln = tls.NewListener(ln, h.tlsConfig)
+		h.httpsServing = true
+	}
+	srv := &http.Server{
+		Handler:           h.wsmanHandler(name),
+		ConnContext:       withConnState,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          discardLogger,
+	}
+	h.servers = append(h.servers, srv)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		_ = srv.Serve(ln)
+	}()
+}
+
 // goDown closes every listener and connection, cancels running scripts and
 // stops the services, like a powered-off or rebooting machine.
 func (h *Host) goDown() {
@@ -258,6 +274,7 @@ func (h *Host) goDown() {
 		return
 	}
 	h.up = false
+	h.httpsServing = false
 	h.upCh = make(chan struct{})
 	h.upCancel()
 	servers, sshLn := h.servers, h.sshLn

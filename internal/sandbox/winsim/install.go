@@ -38,10 +38,14 @@ type Installation struct {
 	OpenSSHServer bool
 }
 
-// HTTPSListener is an HTTPS listener and its certificate, as the disk holds them.
+// HTTPSListener is an HTTPS listener and its certificate, as the disk holds
+// them: CertificateThumbprint names a certificate of Cert:\LocalMachine\My
+// (certstore.go), as a listener created with New-WSManInstance does;
+// without it (a disk Install wrote), CertPEM and KeyPEM are the certificate.
 type HTTPSListener struct {
-	Hostname        string
-	CertPEM, KeyPEM []byte
+	Hostname              string
+	CertificateThumbprint string `json:",omitempty"`
+	CertPEM, KeyPEM       []byte `json:",omitempty"`
 }
 
 // StockInstallation is a Windows Server 2019 or 2022 as setup leaves it:
@@ -118,7 +122,7 @@ func (c *HostConfig) applyInstallation(in Installation) {
 	}
 	if in.WinRMHTTPS == nil {
 		p.WinRMHTTPS = PortDisabled
-	} else {
+	} else if in.WinRMHTTPS.CertificateThumbprint == "" {
 		c.TLSCertPEM, c.TLSKeyPEM = in.WinRMHTTPS.CertPEM, in.WinRMHTTPS.KeyPEM
 	}
 	if !in.OpenSSHServer {

@@ -334,7 +334,7 @@ func firewallGet() *Cmdlet {
 func firewallNew() *Cmdlet {
 	gen := "Microsoft.PowerShell.Cmdletization.GeneratedTypes.NetSecurity."
 	return &Cmdlet{Name: "New-NetFirewallRule", Class: "New-NetFirewallRule", ShouldProcess: true,
-		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json); an existing -Name is an error",
+		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json), applied at once (a WinRM HTTPS listener waiting for 5986 serves); an existing -Name is an error",
 		Params: []*Param{P("DisplayName", "System.String", -1, Mandatory), P("Name", "System.String", -1, Alias("ID")),
 			P("Direction", gen+"Direction", -1, Enum("Inbound", "Outbound")), P("Action", gen+"Action", -1, Enum("NotConfigured", "Allow", "Block")),
 			P("Protocol", "System.String", -1), P("LocalPort", "System.String[]", -1), P("RemotePort", "System.String[]", -1, Unmodelled),
@@ -349,7 +349,7 @@ func firewallNew() *Cmdlet {
 			defer h.fwMu.Unlock()
 			rules := h.firewall()
 			r := FirewallRule{Name: c.Str("Name"), DisplayName: c.Str("DisplayName"), Direction: c.Str("Direction"), Action: c.Str("Action"),
-				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled")}
+				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled"), Profile: c.Str("Profile")}
 			if r.Name == "" {
 				r.Name = fmt.Sprintf("{%08x-0000-0000-0000-000000000000}", len(rules)+1)
 			}
@@ -374,6 +374,11 @@ func firewallNew() *Cmdlet {
 				return c.Throw(c.Fail(err.Error(), "WriteError", r.Name, "IOException", "FirewallStore", "System.IO.IOException"))
 			}
 			c.Write(ruleObject(r))
+			// A listener waiting for its port to be opened serves now:
+			// Windows applies a new rule at once.
+			if err := h.openHTTPS(); err != nil {
+				return c.Throw(c.Fail(err.Error(), "NotSpecified", r.Name, "IOException", "FirewallStore", "System.IO.IOException"))
+			}
 			return nil
 		}}
 }
@@ -384,7 +389,8 @@ func firewallNew() *Cmdlet {
 var hostCommands *pwsh.Registry
 
 func init() {
-	host := append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...)
+	host := append(append(append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...),
+		certCmdlets()...), wsmanCmdlets()...)
 	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
 }
 

@@ -39,6 +39,10 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// Features, capabilities, the firewall, restarts.
 	"Install-WindowsFeature": needAdmin, "Add-WindowsCapability": needAdmin, "New-NetFirewallRule": needAdmin,
 	"Restart-Computer": needAdmin, "Stop-Computer": needAdmin,
+	// The machine's certificate store and the WinRM configuration: both
+	// need an administrator (Cert:\LocalMachine\My's private keys, and
+	// winrm/config's default security descriptor, Administrators only).
+	"New-SelfSignedCertificate": needAdmin, "Get-WSManInstance": needAdmin, "New-WSManInstance": needAdmin, "Set-WSManInstance": needAdmin,
 }
 
 type cmdletNeed int
