@@ -397,3 +397,89 @@ func TestAccNode_interruptDuringStepVMTools(t *testing.T) {
 		t.Errorf("after the next apply: VM %q, state %+v", id, r)
 	}
 }
+
+// TestAccNode_interruptDuringProgramStartVMTools presses Ctrl-C while
+// StartProgramInGuest is in flight for a join step (kubelet-service, held
+// running): vCenter has started the program, but its pid never reaches the
+// provider. The provider finds the program by the unique file names in its
+// command line (ListProcessesInGuest) and terminates it, rather than leave
+// it running in the guest.
+func TestAccNode_interruptDuringProgramStartVMTools(t *testing.T) {
+	defer logDuration(t, "Ctrl-C during StartProgramInGuest", time.Now())
+	cli, node, config := nodeToInterrupt(t, "vsp")
+	cn := acctest.ComputerNameOf(node)
+	acctest.Sandbox.Hosts.SetFaults(cn, winsim.Faults{Steps: []winsim.StepFault{{Step: "kubelet-service", Hang: true, Times: 1}}})
+	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(cn) })
+
+	// The guest has started kubelet-service's program; its
+	// StartProgramInGuest answer is held until the provider, interrupted,
+	// lists the guest's processes (or a minute has passed: then the
+	// provider never looked, and the test fails below).
+	interrupt, listed := make(chan struct{}), make(chan struct{})
+	var before atomic.Bool
+	var held *winsim.GuestProcess
+	var interruptOnce, listedOnce sync.Once
+	var terminated atomic.Int64
+	defer acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
+		if !strings.EqualFold(ev.ComputerName, cn) {
+			return
+		}
+		if ev.Script != nil && ev.Script.Step == "legacy-services" && ev.Script.ExitCode == 0 {
+			before.Store(true)
+		}
+		if ev.Program != nil && before.Load() && held == nil {
+			held = ev.Program
+			interruptOnce.Do(func() { close(interrupt) })
+			select {
+			case <-listed:
+			case <-time.After(time.Minute):
+			}
+		}
+	})()
+	removeCalls := acctest.Sandbox.VSphere.OnCall(func(method, _ string) {
+		select {
+		case <-interrupt:
+		default:
+			return
+		}
+		switch method {
+		case "ListProcessesInGuest":
+			listedOnce.Do(func() { close(listed) })
+		case "TerminateProcessInGuest":
+			terminated.Add(1)
+		}
+	})
+	t.Cleanup(removeCalls)
+	deadline := time.AfterFunc(2*time.Minute, func() { interruptOnce.Do(func() { close(interrupt) }) })
+	defer deadline.Stop()
+	out, err := cli.ApplyInterrupted(config, interrupt)
+	if held == nil {
+		t.Fatalf("kubelet-service's program was never started; apply: %v\n%s", err, out)
+	}
+	if err == nil || !strings.Contains(out, "Interrupt received") {
+		t.Fatalf("the interrupted apply: %v\n%s", err, out)
+	}
+	select {
+	case <-listed:
+	default:
+		t.Fatalf("the interrupted provider never listed the guest's processes: the program it started is left running")
+	}
+	select {
+	case <-held.Done():
+	case <-time.After(30 * time.Second):
+		t.Errorf("the held program still runs 30 s after the interrupt (TerminateProcessInGuest calls seen: %d)", terminated.Load())
+	}
+	if terminated.Load() == 0 {
+		t.Errorf("no TerminateProcessInGuest call after the interrupt")
+	}
+	removeCalls()
+	checkNoToken(t, node)
+
+	acctest.Sandbox.Hosts.ClearFaults(cn)
+	if out, err := cli.Apply(config); err != nil {
+		t.Fatalf("the apply after the interrupt: %v\n%s", err, out)
+	}
+	if err := acctest.CheckNodeReady(t, node); err != nil {
+		t.Error(err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -155,6 +156,14 @@ func (t *vmtoolsTransport) Run(ctx context.Context, script string) (Result, erro
 	}
 	pid, err := t.tb.ProcessManager.StartProgram(ctx, t.auth, &types.GuestProgramSpec{ProgramPath: cmdExe, Arguments: args})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Cancelled in flight: vCenter may have started the program
+			// all the same, and its pid never came back. The program's
+			// command line holds this Run's unique file names: found by
+			// them, it is terminated as wait would have.
+			t.terminateStartedLater(ctx, base)
+			return Result{}, ctx.Err()
+		}
 		return Result{}, t.callError("starting powershell.exe", err)
 	}
 	code, err := t.wait(ctx, pid)
@@ -294,6 +303,30 @@ func (t *vmtoolsTransport) terminateLater(ctx context.Context, pid int64) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vmtoolsCleanup)
 		defer cancel()
 		_ = t.tb.ProcessManager.TerminateProcess(ctx, t.auth, pid)
+	}()
+}
+
+// terminateStartedLater ends, in the background, a program this Run may
+// have started but whose pid it never learned: the one whose command line
+// names base (vmtoolsTempBase, unique per Run). ListProcessesInGuest with
+// no pids lists every process guest operations started on this boot. A
+// start that reaches vCenter only after this lookup is not found: the
+// window is the cancelled request's transit.
+func (t *vmtoolsTransport) terminateStartedLater(ctx context.Context, base string) {
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vmtoolsCleanup)
+		defer cancel()
+		procs, err := t.tb.ProcessManager.ListProcesses(ctx, t.auth, nil)
+		if err != nil {
+			return // the guest gone: nothing of this Run runs there
+		}
+		for _, p := range procs {
+			if p.EndTime == nil && strings.Contains(p.CmdLine, base) {
+				_ = t.tb.ProcessManager.TerminateProcess(ctx, t.auth, p.Pid)
+			}
+		}
 	}()
 }
 
