@@ -319,6 +319,7 @@ func addDataDisk(t *testing.T, vmID, node string) (string, *object.Datastore) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ds.InventoryPath = "/DC0/datastore/" + name // Stat names the datastore by it
 	dc, err := object.NewSearchIndex(c.Client.Client).FindByInventoryPath(ctx, "/DC0")
 	if err != nil || dc == nil {
 		t.Fatalf("datacenter DC0: %v", err)
