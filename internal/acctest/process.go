@@ -54,13 +54,16 @@ func (c *CLI) ApplyInPluginProcess(config string, started func(*os.Process)) (st
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	exited := make(chan error, 1)
+	exited := make(chan struct{})
 	defer func() {
 		_ = cmd.Process.Kill() // already dead after a SIGKILL: harmless
 		<-exited
 	}()
 	line, err := bufio.NewReader(stdout).ReadBytes('\n')
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		_ = cmd.Wait() // killed, at the latest by the defer: its status says only that
+		close(exited)
+	}()
 	if err != nil {
 		return "", fmt.Errorf("the provider process did not start serving: %w\n%s", err, stderr.String())
 	}

@@ -44,11 +44,9 @@ func attachedVolumes(objs []any, node string) []string {
 		if !ok || va.Spec.NodeName != node || !va.Status.Attached {
 			continue
 		}
-		name := va.Name
+		name := "VolumeAttachment " + va.Name // an inline volume
 		if pv := va.Spec.Source.PersistentVolumeName; pv != nil {
 			name = "PersistentVolume " + *pv
-		} else {
-			name = "VolumeAttachment " + va.Name
 		}
 		names = append(names, name)
 	}

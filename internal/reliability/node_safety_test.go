@@ -215,7 +215,9 @@ func TestAccNode_destroyWaitsForVolumeDetach(t *testing.T) {
 	if _, err := k.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = k.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = k.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+	})
 	va, err := k.StorageV1().VolumeAttachments().Create(ctx, &storagev1.VolumeAttachment{
 		ObjectMeta: metav1.ObjectMeta{Name: "csi-" + node},
 		Spec: storagev1.VolumeAttachmentSpec{Attacher: "csi.vsphere.vmware.com", NodeName: node,
