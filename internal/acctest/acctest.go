@@ -37,8 +37,12 @@ var Sandbox *sandbox.Sandbox
 // Main starts the sandbox when acceptance tests are enabled (TF_ACC), exports
 // its settings into the environment the provider reads, runs the tests and
 // stops the sandbox. The sandbox is the package's shared one
-// (sandboxtest.Shared returns it too), started before any test.
+// (sandboxtest.Shared returns it too), started before any test. Started by
+// ApplyInPluginProcess, the binary serves the provider instead.
 func Main(m *testing.M) {
+	if os.Getenv(pluginProcessEnv) != "" {
+		os.Exit(servePluginProcess())
+	}
 	if os.Getenv("TF_ACC") == "" {
 		os.Exit(m.Run())
 	}

@@ -1,9 +1,11 @@
 package kube
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -39,7 +41,22 @@ type NodeSettings struct {
 	// Taints this provider owns, identified by key and effect. Taints others
 	// set are left alone; one dropped from here is removed.
 	Taints []corev1.Taint
+	// VM is the node's VM as VMAnnotation records it (NodeVM); "" keeps
+	// what the Node has. Every apply also sets LabelManagedBy to
+	// FieldManager: together they are how a later run tells a Node this
+	// provider joined, and on which VM, from one of the same name that is
+	// someone else's.
+	VM string
 }
+
+// VMAnnotation names the VM a Node was joined on: "<vCenter instance
+// UUID>/<managed object id>" (NodeVM). A managed object id is unique within
+// one vCenter only, so the vCenter is part of it: a Node of another vCenter
+// never names a VM of this one.
+const VMAnnotation = "windows.wincluster.io/vm"
+
+// NodeVM is VMAnnotation's value for a VM of a vCenter.
+func NodeVM(vcenterUUID, vmID string) string { return vcenterUUID + "/" + vmID }
 
 // ApplyNodeSettings sets the Node's providerID, labels and taints as s says
 // with a server-side apply under NodeFieldManager, and returns the updated
@@ -108,11 +125,22 @@ func nodeSettingsPatch(n *corev1.Node, s NodeSettings) ([]byte, error) {
 	}
 	a := nodeApply{
 		APIVersion: "v1", Kind: "Node",
-		Metadata: nodeApplyMeta{Name: n.Name, ResourceVersion: n.ResourceVersion, Labels: s.Labels},
+		Metadata: nodeApplyMeta{Name: n.Name, ResourceVersion: n.ResourceVersion},
 		Spec:     nodeApplySpec{ProviderID: providerID},
 	}
+	a.Metadata.Labels = maps.Clone(s.Labels)
+	if a.Metadata.Labels == nil {
+		a.Metadata.Labels = map[string]string{}
+	}
+	a.Metadata.Labels[LabelManagedBy] = FieldManager
+	a.Metadata.Annotations = map[string]string{}
 	if len(s.Taints) > 0 {
-		a.Metadata.Annotations = map[string]string{OwnedTaintsAnnotation: formatTaintKeys(s.Taints)}
+		a.Metadata.Annotations[OwnedTaintsAnnotation] = formatTaintKeys(s.Taints)
+	}
+	// An apply that leaves the VM out keeps the Node's (a pool's label
+	// change): with server-side apply, a field left out is a field removed.
+	if vm := cmp.Or(s.VM, n.Annotations[VMAnnotation]); vm != "" {
+		a.Metadata.Annotations[VMAnnotation] = vm
 	}
 	if len(n.Spec.Taints) > 0 || len(s.Taints) > 0 {
 		taints := mergeTaints(n.Spec.Taints, parseTaintKeys(n.Annotations[OwnedTaintsAnnotation]), s.Taints)

@@ -94,10 +94,32 @@ func TestNodeSettingsPatch(t *testing.T) {
 				t.Errorf("patch lacks %s: %s", want, got)
 			}
 		}
-		for _, not := range []string{"providerID", "annotations", "labels"} {
+		for _, not := range []string{"providerID", "annotations"} {
 			if strings.Contains(got, not) {
 				t.Errorf("patch has %s: %s", not, got)
 			}
+		}
+		// The one label every apply carries: this provider joined the Node.
+		if want := `"labels":{"app.kubernetes.io/managed-by":"terraform-provider-windows"}`; !strings.Contains(got, want) {
+			t.Errorf("patch lacks %s: %s", want, got)
+		}
+	})
+	t.Run("the VM annotation is set, and kept by an apply without it", func(t *testing.T) {
+		b, err := nodeSettingsPatch(node(""), NodeSettings{VM: NodeVM("vc-1", "vm-42")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"windows.wincluster.io/vm":"vc-1/vm-42"`; !strings.Contains(string(b), want) {
+			t.Errorf("patch lacks %s: %s", want, b)
+		}
+		n := node("")
+		n.Annotations[VMAnnotation] = NodeVM("vc-1", "vm-42")
+		b, err = nodeSettingsPatch(n, NodeSettings{Labels: map[string]string{"a": "1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"windows.wincluster.io/vm":"vc-1/vm-42"`; !strings.Contains(string(b), want) {
+			t.Errorf("an apply without the VM drops it (server-side apply removes what it leaves out): %s", b)
 		}
 	})
 	t.Run("no taints anywhere leaves the list out", func(t *testing.T) {

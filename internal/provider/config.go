@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ type vsphereModel struct {
 	CAFile             types.String `tfsdk:"ca_file"`
 	CACertificate      types.String `tfsdk:"ca_certificate"`
 	AllowUnverifiedSSL types.Bool   `tfsdk:"allow_unverified_ssl"`
+	AllowUnencrypted   types.Bool   `tfsdk:"allow_unencrypted_http"`
 }
 
 type kubernetesModel struct {
@@ -77,6 +79,11 @@ func vsphereBlock() schema.SingleNestedBlock {
 				Optional: true,
 				MarkdownDescription: "Skip verification of vCenter's TLS certificate. Defaults to `false`; an explicit opt-in for lab systems only — " +
 					"prefer `ca_file` or `ca_certificate`. Environment: `VSPHERE_ALLOW_UNVERIFIED_SSL`.",
+			},
+			"allow_unencrypted_http": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Accept an `http://` `server`, which sends the vCenter password and session in clear text. Defaults to `false`: " +
+					"such a `server` is refused at plan. An explicit opt-in for a simulator or a lab only. Environment: `VSPHERE_ALLOW_UNENCRYPTED_HTTP`.",
 			},
 		},
 	}
@@ -157,6 +164,12 @@ func (m providerModel) clients(ctx context.Context, unknown []string, diags *dia
 			CAFile:             stringOr(vs.CAFile, "VSPHERE_CA_FILE"),
 			CACertificate:      stringOr(vs.CACertificate, "VSPHERE_CA_CERTIFICATE"),
 			AllowUnverifiedSSL: boolOr(vs.AllowUnverifiedSSL, "VSPHERE_ALLOW_UNVERIFIED_SSL", path.Root("vsphere").AtName("allow_unverified_ssl"), diags),
+			AllowUnencryptedHTTP: boolOr(vs.AllowUnencrypted, "VSPHERE_ALLOW_UNENCRYPTED_HTTP",
+				path.Root("vsphere").AtName("allow_unencrypted_http"), diags),
+		}
+		// Refused here, at plan, not at the first login in the apply.
+		if _, err := c.VSphereConfig.SDKURL(); errors.Is(err, vsphere.ErrUnencryptedHTTP) {
+			diags.AddAttributeError(path.Root("vsphere").AtName("server"), "Unencrypted vCenter URL", err.Error())
 		}
 	}
 	if len(c.KubeConfigUnknown) == 0 {

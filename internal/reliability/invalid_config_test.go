@@ -163,6 +163,7 @@ resource "windows_node_pool" "p" {
 
 		// the provider block
 		{"provider Kubernetes endpoint", provider(`kubernetes { host = "https://127.0.0.1:1" }`), `kubernetes\.host`, `cannot reach`},
+		{"provider vCenter over http", provider(`vsphere { server = "http://vcenter.example" }`), `vsphere\.server`, `allow_unencrypted_http = true`},
 		{"provider kubeconfig missing", provider(`kubernetes { config_path = "/nonexistent/kubeconfig" }`), `kubernetes\.config_path`, `existing kubeconfig file`},
 	}
 }

@@ -88,7 +88,14 @@ func newHTTPClient(cfg Config, url string) (*http.Client, error) {
 		return conn, nil
 	}
 	tr := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
+		// No proxy, whatever HTTPS_PROXY or HTTP_PROXY say: net/http tunnels
+		// a request through a proxy over a connection it dials itself and
+		// secures with its own TLS configuration, so neither dial above
+		// would run: the configured CA and server name would not be checked
+		// (the system roots instead), and no NTLM handshake (nor the sealing
+		// of HTTP messages) would happen on the connection. A guest is
+		// reached directly, as Terraform's own WinRM communicator does.
+		Proxy:               nil,
 		MaxIdleConnsPerHost: 8,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   false,

@@ -243,6 +243,8 @@ func (c *Client) cloneSpec(ctx context.Context, spec CloneSpec, source *mo.Virtu
 	for k, v := range spec.ExtraConfig {
 		cs.Config.ExtraConfig = append(cs.Config.ExtraConfig, &types.OptionValue{Key: k, Value: v})
 	}
+	// Which disks are the source's, for the destroy (AddedDisks).
+	cs.Config.ExtraConfig = append(cs.Config.ExtraConfig, &types.OptionValue{Key: SourceDisksKey, Value: sourceDiskKeys(source.Config.Hardware.Device)})
 	if spec.ResourcePool != nil {
 		r := spec.ResourcePool.Reference()
 		cs.Location.Pool = &r

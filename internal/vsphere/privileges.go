@@ -49,6 +49,9 @@ const PrivilegesFile = "internal/vsphere/privileges.go"
 // ResetListView (the shared watch after an error), Rename_Task; and
 // TerminateProcessInGuest (a vmtools step cancelled) and
 // InitiateFileTransferToGuest (a vmtools script too long for a command line).
+// Since then: FindChild (every node create), RemoveDisk in ReconfigVM_Task
+// (a destroy of a VM with an added disk), CreateCollectorForEvents and
+// DestroyCollector (a vCenter older than 7.0U2, which vcsim is not).
 var MethodPrivileges = map[string]Privilege{
 	// Sessions and reads. Every object the provider reads also needs
 	// System.Read on it (the Read-only role): the property collector leaves
@@ -69,6 +72,16 @@ var MethodPrivileges = map[string]Privilege{
 	"DestroyView":              {Privileges: []string{"System.View"}, On: "the view", Resources: readsMachines},
 	"FindByInventoryPath":      {Privileges: []string{"System.View"}, On: "the search index", Resources: readsMachines},
 	"FindByUuid":               {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
+	// A node's create looks for an earlier clone of it (one its create
+	// never recorded) at the clone's place: FindVMInFolder.
+	"FindChild": {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
+	// The customization wait of a vCenter older than 7.0U2 reads the VM's
+	// events (vsphere.waitForCustomizationEvents). CreateCollectorForEvents
+	// needs System.View (its "Required Privileges" in the API reference);
+	// DestroyCollector removes the session's own collector, as
+	// DestroyPropertyCollector does its own.
+	"CreateCollectorForEvents": {Privileges: []string{"System.View"}, On: "the event manager", Resources: machines},
+	"DestroyCollector":         {Privileges: []string{"System.Anonymous"}, On: "the session's event history collector", Resources: machines},
 
 	// Machines.
 	"CreateFolder": {Privileges: []string{"Folder.Create"}, On: "the parent folder of a VM folder that does not exist yet", Resources: machines},
@@ -78,17 +91,21 @@ var MethodPrivileges = map[string]Privilege{
 	// pool, AllocateSpace on the datastore, Network.Assign on the network
 	// of a changed NIC, Customize for a customization spec, and the
 	// VirtualMachine.Config privileges of the config spec (CPUs, memory,
-	// extraConfig, the grown disk, the NIC).
+	// extraConfig: the clone's marks and source disks; the grown disk, the
+	// NIC; the annotation, whose privilege is "Set annotation",
+	// VirtualMachine.Config.Annotation, in vSphere's "Virtual Machine Change
+	// Configuration Privileges", not Config.Rename).
 	"CloneVM_Task": {Privileges: []string{
 		"VirtualMachine.Provisioning.Clone", "VirtualMachine.Provisioning.DeployTemplate", "VirtualMachine.Provisioning.Customize",
 		"VirtualMachine.Inventory.CreateFromExisting", "Resource.AssignVMToPool", "Datastore.AllocateSpace", "Network.Assign",
 		"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig",
-		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice",
+		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Annotation",
 	}, On: "the source template (Clone, DeployTemplate, Customize); the folder (CreateFromExisting); the resource pool; the datastore; the network; the new VM (Config)", Resources: machines},
 	// ReconfigVM_Task: the VirtualMachine.Config privilege of each change
 	// the spec makes: CPUs and memory (hardware changes), extraConfig (the
-	// provider's markers).
-	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig"},
+	// provider's markers), removing the disks a VM did not get from its
+	// template before it is destroyed (RemoveDisk: "Remove disk").
+	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.RemoveDisk"},
 		On: "the VM", Resources: machines},
 	"PowerOnVM_Task":      {Privileges: []string{"VirtualMachine.Interact.PowerOn"}, On: "the VM", Resources: machines},
 	"PowerOffVM_Task":     {Privileges: []string{"VirtualMachine.Interact.PowerOff"}, On: "the VM", Resources: machines},

@@ -35,6 +35,10 @@ type Config struct {
 	// AllowUnverifiedSSL turns certificate verification off: an explicit,
 	// documented opt-in for lab systems only.
 	AllowUnverifiedSSL bool
+	// AllowUnencryptedHTTP accepts an http:// server, which sends the
+	// password and every session cookie in clear text: an explicit opt-in
+	// for a simulator or a lab, refused otherwise (ErrUnencryptedHTTP).
+	AllowUnencryptedHTTP bool
 	// UserAgent is sent with every request; "" is UserAgent. The sandbox
 	// counts the provider's calls by it (privileges.go).
 	UserAgent string
@@ -81,11 +85,24 @@ func (cfg Config) SDKURL() (*url.URL, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("vsphere.server %q is not a host name, host:port or https URL", cfg.Server)
 	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !cfg.AllowUnencryptedHTTP {
+			return nil, fmt.Errorf("%w: vsphere.server %q would send the vCenter password and session in clear text; use https:// (or leave the scheme out), or, for a lab only, set vsphere.allow_unencrypted_http = true (VSPHERE_ALLOW_UNENCRYPTED_HTTP)", ErrUnencryptedHTTP, cfg.Server)
+		}
+	default:
+		return nil, fmt.Errorf("vsphere.server %q: the scheme %q is not https", cfg.Server, u.Scheme)
+	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/sdk"
 	}
 	return u, nil
 }
+
+// ErrUnencryptedHTTP is wrapped by SDKURL's error for an http:// server
+// without AllowUnencryptedHTTP.
+var ErrUnencryptedHTTP = errors.New("unencrypted http:// vCenter URL refused")
 
 // NewClient connects and logs in to vCenter, verifying its certificate
 // against the system roots plus the configured CA unless AllowUnverifiedSSL.

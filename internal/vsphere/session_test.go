@@ -2,6 +2,7 @@ package vsphere_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,4 +104,24 @@ func TestNewClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestSDKURLRefusesHTTP: an http:// server would send the password in clear
+// text; it is refused, naming the attribute and the opt-in, unless opted in.
+func TestSDKURLRefusesHTTP(t *testing.T) {
+	_, err := vsphere.Config{Server: "http://vc.example"}.SDKURL()
+	if !errors.Is(err, vsphere.ErrUnencryptedHTTP) || !strings.Contains(err.Error(), "vsphere.server") || !strings.Contains(err.Error(), "allow_unencrypted_http = true") {
+		t.Errorf("http:// = %v: want vsphere.ErrUnencryptedHTTP naming vsphere.server and the opt-in", err)
+	}
+	if u, err := (vsphere.Config{Server: "http://vc.example", AllowUnencryptedHTTP: true}).SDKURL(); err != nil || u.String() != "http://vc.example/sdk" {
+		t.Errorf("opted in: %v, %v", u, err)
+	}
+	for _, server := range []string{"vc.example", "https://vc.example", "vc.example:8443"} {
+		if _, err := (vsphere.Config{Server: server}).SDKURL(); err != nil {
+			t.Errorf("%s: %v", server, err)
+		}
+	}
+	if _, err := (vsphere.Config{Server: "ftp://vc.example"}).SDKURL(); err == nil {
+		t.Error("ftp:// accepted")
+	}
 }

@@ -50,7 +50,7 @@ func (a vsphereAdapter) cloneNode(ctx context.Context, req CloneRequest) (Identi
 	sysprep := req.Sysprep
 	cs := vsphere.CloneSpec{
 		Source: source, Name: req.Name, NumCPUs: req.NumCPUs, MemoryMB: req.MemoryMB, DiskSizeGB: req.DiskSizeGB,
-		LinkedClone: req.LinkedClone, Annotation: req.Annotation, Sysprep: &sysprep,
+		LinkedClone: req.LinkedClone, Annotation: req.Annotation, ExtraConfig: req.ExtraConfig, Sysprep: &sysprep,
 	}
 	pool, err := l.FindResourcePoolByID(ctx, req.ResourcePoolID)
 	if err != nil {
@@ -182,4 +182,37 @@ func (a vsphereAdapter) GuestOperations(vmID string) *remote.GuestOperations {
 	ref := vsphere.VMRef(vmID)
 	return &remote.GuestOperations{Client: a.c.Client.Client, VM: ref,
 		WaitReady: func(ctx context.Context) error { return a.c.WaitForGuestOperations(ctx, ref) }}
+}
+
+func (a vsphereAdapter) VCenterID() string { return a.c.VCenterID() }
+
+func (a vsphereAdapter) VMGone(ctx context.Context, vmID string) (bool, error) {
+	return a.c.VMGone(ctx, vsphere.VMRef(vmID))
+}
+
+func (a vsphereAdapter) DetachDisks(ctx context.Context, vmID string, keys []int32) error {
+	return a.c.DetachDisks(ctx, vsphere.VMRef(vmID), keys)
+}
+
+// FindClone resolves the folder through the run's lookups, as CloneNode
+// does, and asks for the VM of the clone's name in it: one round trip when
+// there is none, the usual case.
+func (a vsphereAdapter) FindClone(ctx context.Context, req CloneRequest) (*vsphere.VMInfo, error) {
+	l := a.c.Lookups()
+	pool, err := l.FindResourcePoolByID(ctx, req.ResourcePoolID)
+	if err != nil {
+		return nil, err
+	}
+	folder, err := l.FindFolder(ctx, req.Folder, pool, false)
+	if vsphere.IsNotFound(err) {
+		return nil, &vsphere.NotFoundError{Kind: "virtual machine", ID: req.Folder + "/" + req.Name}
+	}
+	if err != nil {
+		return nil, err
+	}
+	ref, err := a.c.FindVMInFolder(ctx, folder, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return a.c.ReadVM(ctx, ref)
 }

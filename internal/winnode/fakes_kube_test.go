@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
@@ -39,6 +40,10 @@ type fakeKube struct {
 	agentsWatched chan struct{}
 	// applied is closed once ApplyNodeSettings has succeeded.
 	applied chan struct{}
+	// volumes are the volumes attached to each node (VolumeAttachments);
+	// volumesChanged is closed when one detaches.
+	volumes        map[string][]string
+	volumesChanged chan struct{}
 }
 
 // settingsApplied is closed once ApplyNodeSettings has succeeded.
@@ -55,7 +60,7 @@ const tokenSecret = "0123456789abcdef"
 
 func newFakeKube() *fakeKube {
 	return &fakeKube{
-		ops: newOps(), nodes: map[string]*corev1.Node{}, tokens: map[string]bool{},
+		ops: newOps(), nodes: map[string]*corev1.Node{}, tokens: map[string]bool{}, volumes: map[string][]string{},
 		network: kube.ClusterNetwork{APIEndpoint: "https://10.0.0.10:6443", ServiceCIDRs: []string{"10.96.0.0/12"},
 			ClusterCIDRs: []string{"10.244.0.0/16"}, DNSServiceIP: "10.96.0.10", ClusterDomain: "cluster.local"},
 		ca:   []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"),
@@ -71,7 +76,7 @@ func (k *fakeKube) register(name string) {
 	k.boots++
 	n := k.nodes[name]
 	if n == nil {
-		n = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{kube.LabelOS: "windows"}}}
+		n = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(fmt.Sprintf("uid-%d", k.boots)), Labels: map[string]string{kube.LabelOS: "windows"}}}
 		k.nodes[name] = n
 	}
 	n.Status.NodeInfo.BootID = fmt.Sprintf("boot-%d", k.boots)
@@ -330,6 +335,13 @@ func (k *fakeKube) ApplyNodeSettings(ctx context.Context, name string, s kube.No
 		n.Spec.ProviderID = s.ProviderID
 	}
 	maps.Copy(n.Labels, s.Labels)
+	n.Labels[kube.LabelManagedBy] = kube.FieldManager
+	if s.VM != "" {
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		n.Annotations[kube.VMAnnotation] = s.VM
+	}
 	n.Spec.Taints = slices.Clone(s.Taints)
 	if k.applied == nil {
 		k.applied = make(chan struct{})
@@ -389,12 +401,57 @@ func (k *fakeKube) DrainNode(ctx context.Context, name string, opts kube.DrainOp
 	return k.enter(ctx, "DrainNode", name)
 }
 
-func (k *fakeKube) DeleteNode(ctx context.Context, name string) error {
+func (k *fakeKube) DeleteNodeUID(ctx context.Context, name string, uid types.UID) error {
 	if err := k.enter(ctx, "DeleteNode", name); err != nil {
 		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if n := k.nodes[name]; n != nil && n.UID != uid {
+		return fmt.Errorf("Node %q: precondition failed: UID %s, not %s", name, n.UID, uid)
+	}
 	delete(k.nodes, name)
 	return nil
+}
+
+// WaitForVolumesDetached waits until volumes[node] is empty (detach
+// removes one and wakes the waiters).
+func (k *fakeKube) WaitForVolumesDetached(ctx context.Context, node string, waiting func([]string)) error {
+	if err := k.enter(ctx, "WaitForVolumesDetached", node); err != nil {
+		return err
+	}
+	told := false
+	for {
+		k.mu.Lock()
+		left := slices.Clone(k.volumes[node])
+		changed := k.volumesChanged
+		if changed == nil {
+			changed = make(chan struct{})
+			k.volumesChanged = changed
+		}
+		k.mu.Unlock()
+		if len(left) == 0 {
+			return nil
+		}
+		if !told && waiting != nil {
+			told = true
+			waiting(left)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("volumes still attached to Node %q: %v: %w", node, left, ctx.Err())
+		}
+	}
+}
+
+// detachVolume is the CSI driver detaching a volume from the node.
+func (k *fakeKube) detachVolume(node, volume string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.volumes[node] = slices.DeleteFunc(k.volumes[node], func(v string) bool { return v == volume })
+	if k.volumesChanged != nil {
+		close(k.volumesChanged)
+		k.volumesChanged = nil
+	}
 }

@@ -101,6 +101,8 @@ type fakeVSphere struct {
 	shutdownStalls bool
 	last           winnode.CloneRequest
 	next           int
+	// detached are the disks DetachDisks took off VMs: their files remain.
+	detached []vsphere.Disk
 }
 
 func newFakeVSphere() *fakeVSphere {
@@ -176,9 +178,59 @@ func (f *fakeVSphere) CloneNode(ctx context.Context, req winnode.CloneRequest) (
 	vm := f.add(req.Folder+"/"+req.Name, &vsphere.VMInfo{
 		VM:         vsphere.VM{Name: req.Name, InstanceUUID: fmt.Sprintf("5011aaaa-0000-0000-0000-%012d", n), BIOSUUID: fmt.Sprintf("4211AAAA-0000-0000-0000-%012d", n)},
 		PowerState: vimtypes.VirtualMachinePowerStatePoweredOff, NumCPUs: req.NumCPUs, MemoryMB: req.MemoryMB,
-		ExtraConfig: maps.Clone(tmpl.ExtraConfig),
+		ExtraConfig: maps.Clone(tmpl.ExtraConfig), Disks: slices.Clone(tmpl.Disks),
 	})
+	maps.Copy(vm.ExtraConfig, req.ExtraConfig)
 	return winnode.Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: f.paths[vm.ID()]}, nil
+}
+
+// vcenterID is the fake vCenter's instance UUID.
+const vcenterID = "vc-0000-1111"
+
+func (f *fakeVSphere) VCenterID() string { return vcenterID }
+
+func (f *fakeVSphere) VMGone(ctx context.Context, vmID string) (bool, error) {
+	if err := f.enter(ctx, "VMGone", vmID); err != nil {
+		return false, err
+	}
+	_, err := f.vm(vmID)
+	return vsphere.IsNotFound(err), nil
+}
+
+func (f *fakeVSphere) FindClone(ctx context.Context, req winnode.CloneRequest) (*vsphere.VMInfo, error) {
+	if err := f.enter(ctx, "FindClone", req.Folder+"/"+req.Name); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, p := range f.paths {
+		if p == req.Folder+"/"+req.Name {
+			c := *f.vms[id]
+			return &c, nil
+		}
+	}
+	return nil, &vsphere.NotFoundError{Kind: "virtual machine", ID: req.Folder + "/" + req.Name}
+}
+
+// DetachDisks takes the disks off the VM and keeps them in detached.
+func (f *fakeVSphere) DetachDisks(ctx context.Context, vmID string, keys []int32) error {
+	if err := f.enter(ctx, "DetachDisks", vmID, keys); err != nil {
+		return err
+	}
+	if _, err := f.vm(vmID); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	vm := f.vms[vmID]
+	vm.Disks = slices.DeleteFunc(slices.Clone(vm.Disks), func(d vsphere.Disk) bool {
+		if slices.Contains(keys, d.Key) {
+			f.detached = append(f.detached, d)
+			return true
+		}
+		return false
+	})
+	return nil
 }
 
 func (f *fakeVSphere) GuestOperations(vmID string) *remote.GuestOperations {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -55,6 +56,18 @@ type VSphere interface {
 	// GuestOperations is the way into a VM's guest through vCenter, for
 	// the vmtools transport.
 	GuestOperations(vmID string) *remote.GuestOperations
+
+	// Ownership and removal.
+	// VCenterID is the vCenter's instance UUID (vsphere.Client.VCenterID).
+	VCenterID() string
+	// VMGone is true only when vCenter says the VM id does not exist
+	// (vsphere.Client.VMGone), never for a VM the session cannot see.
+	VMGone(ctx context.Context, vmID string) (bool, error)
+	// FindClone reads the VM named req.Name directly in req.Folder: where
+	// the clone goes. None is a *vsphere.NotFoundError.
+	FindClone(ctx context.Context, req CloneRequest) (*vsphere.VMInfo, error)
+	// DetachDisks removes disks from the VM, keeping their files.
+	DetachDisks(ctx context.Context, vmID string, keys []int32) error
 }
 
 // CloneRequest is a node's VM: the template it clones, where it goes
@@ -67,6 +80,7 @@ type CloneRequest struct {
 	MemoryMB, DiskSizeGB                           int64
 	LinkedClone                                    bool
 	Annotation                                     string
+	ExtraConfig                                    map[string]string
 	Sysprep                                        vsphere.Sysprep
 }
 
@@ -95,5 +109,9 @@ type Kube interface {
 	CordonNode(ctx context.Context, name string, cordon bool) error
 	MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error
 	DrainNode(ctx context.Context, name string, opts kube.DrainOptions) error
-	DeleteNode(ctx context.Context, name string) error
+	// DeleteNodeUID deletes the Node only while it is the one read (uid).
+	DeleteNodeUID(ctx context.Context, name string, uid types.UID) error
+	// WaitForVolumesDetached watches VolumeAttachments until none is
+	// attached to the node.
+	WaitForVolumesDetached(ctx context.Context, node string, waiting func(attached []string)) error
 }

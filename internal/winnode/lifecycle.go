@@ -48,11 +48,51 @@ func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, er
 	return obs, nil
 }
 
-// Delete takes a node away cleanly: cordon and drain (honouring
-// PodDisruptionBudgets), delete the Node, shut the guest down, destroy the
-// VM. Parts already gone are skipped.
+// Delete takes a node away in Cluster API's order for a Machine
+// (internal/controllers/machine: drain, waitForVolumeDetach, delete the
+// infrastructure, delete the Node): cordon and drain (honouring
+// PodDisruptionBudgets); wait until no VolumeAttachment is attached to the
+// node, since a VM destroyed before its CSI volumes detach takes their disks
+// with it; shut the guest down; detach the disks the VM did not get from its
+// template (vsphere.AddedDisks: a volume whose VolumeAttachment is gone but
+// whose disk is still on the VM, a disk added by hand), keeping their files;
+// destroy the VM; then delete the Node, with a UID precondition. A Node of
+// the name that is not this VM's (ownership) stops the delete before
+// anything changes: it is neither drained nor deleted. Parts already gone
+// are skipped.
 func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.DrainOptions) error {
-	if node, err := m.Kube.FindNode(ctx, nodeName); err == nil {
+	id := Identity{VMID: vmID}
+	var vm *vsphere.VMInfo
+	if vmID != "" {
+		info, err := m.VSphere.ReadVM(ctx, vmID)
+		switch {
+		case vsphere.IsNotFound(err):
+		case err != nil:
+			return guest.Stage("reading the VM", err)
+		default:
+			vm = info
+			id = Identity{VMID: vmID, BIOSUUID: info.BIOSUUID, InstanceUUID: info.InstanceUUID}
+		}
+	}
+	node, err := m.Kube.FindNode(ctx, nodeName)
+	switch {
+	case kube.IsNotFound(err):
+		node = nil
+	case err != nil:
+		return guest.Stage("reading the Node", err)
+	case vm == nil:
+		// The VM is gone: only the VM annotation can say the Node was its.
+		if why := m.ownership(node, id); why != "" || id.VMID == "" {
+			m.progress("Node left alone: not provably this node's", map[string]any{"node": nodeName, "why": why})
+			node = nil
+		}
+	default:
+		if why := m.ownership(node, id); why != "" {
+			return guest.Stage("checking the Node", &NodeNotOursError{Name: nodeName, Why: why,
+				Fix: fmt.Sprintf("It is not drained or deleted, and VM %s is not destroyed. If that Node is stale, delete it (kubectl delete node %s) and destroy again; to keep it, remove this node from the state (terraform state rm) and destroy VM %s by hand.", vmID, nodeName, vmID)})
+		}
+	}
+	if node != nil {
 		m.progress("drain", map[string]any{"node": nodeName})
 		if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
 			if errors.Is(ctx.Err(), context.Canceled) && !node.Spec.Unschedulable {
@@ -60,23 +100,45 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 			}
 			return guest.Stage("draining the Node", err)
 		}
+		if kube.NodeUnreachable(node) {
+			// As Cluster API: nothing on an unreachable node can unmount its
+			// volumes, and waiting would block its removal for good.
+			m.progress("volumes not awaited: the Node is unreachable", map[string]any{"node": nodeName})
+		} else {
+			waiting := func(attached []string) {
+				m.progress("wait for volumes to detach", map[string]any{"node": nodeName, "attached": attached})
+			}
+			if err := m.Kube.WaitForVolumesDetached(ctx, nodeName, waiting); err != nil {
+				return guest.Stage("waiting for the node's volumes to detach", err)
+			}
+		}
+	}
+	if vm != nil {
+		m.progress("shut down", map[string]any{"vm": vmID})
+		if err := m.shutdown(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
+			return guest.Stage("shutting the guest down", err)
+		}
+		if added := vsphere.AddedDisks(vm); len(added) > 0 {
+			keys := make([]int32, len(added))
+			files := make([]string, len(added))
+			for i, d := range added {
+				keys[i], files[i] = d.Key, d.FileName
+			}
+			m.progress("detach disks", map[string]any{"vm": vmID, "disks": files})
+			if err := m.VSphere.DetachDisks(ctx, vmID, keys); err != nil && !vsphere.IsNotFound(err) {
+				return guest.Stage("detaching the disks the VM did not get from its template", err)
+			}
+		}
+		m.progress("destroy VM", map[string]any{"vm": vmID})
+		if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
+			return guest.Stage("destroying the VM", err)
+		}
+	}
+	if node != nil {
 		m.progress("delete Node", map[string]any{"node": nodeName})
-		if err := m.Kube.DeleteNode(ctx, nodeName); err != nil {
+		if err := m.Kube.DeleteNodeUID(ctx, nodeName, node.UID); err != nil {
 			return guest.Stage("deleting the Node", err)
 		}
-	} else if !kube.IsNotFound(err) {
-		return guest.Stage("reading the Node", err)
-	}
-	if vmID == "" {
-		return nil
-	}
-	m.progress("shut down", map[string]any{"vm": vmID})
-	if err := m.shutdown(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
-		return guest.Stage("shutting the guest down", err)
-	}
-	m.progress("destroy VM", map[string]any{"vm": vmID})
-	if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
-		return guest.Stage("destroying the VM", err)
 	}
 	return nil
 }
@@ -111,10 +173,23 @@ func (m *Manager) uncordonInterrupted(ctx context.Context, nodeName string, drai
 // so a drain would wait for them in vain. With the Node gone the pod
 // garbage collector deletes its pods and their controllers recreate them
 // elsewhere — what the cloud node lifecycle controller of a cloud provider
-// (the vSphere one among them) does when a VM disappears.
-func (m *Manager) ForgetNode(ctx context.Context, nodeName string) error {
+// (the vSphere one among them) does when a VM disappears. Only a Node that
+// is provably the gone VM's (ownership) is deleted, with its UID as a
+// precondition; another is left alone and named.
+func (m *Manager) ForgetNode(ctx context.Context, nodeName string, id Identity) error {
+	node, err := m.Kube.FindNode(ctx, nodeName)
+	if kube.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return guest.Stage("reading the Node", err)
+	}
+	if why := m.ownership(node, id); why != "" {
+		return guest.Stage("checking the Node", &NodeNotOursError{Name: nodeName, Why: why,
+			Fix: fmt.Sprintf("If that Node is stale, delete it (kubectl delete node %s).", nodeName)})
+	}
 	m.progress("delete the Node of a VM that is gone", map[string]any{"node": nodeName})
-	if err := m.Kube.DeleteNode(ctx, nodeName); err != nil && !kube.IsNotFound(err) {
+	if err := m.Kube.DeleteNodeUID(ctx, nodeName, node.UID); err != nil {
 		return guest.Stage("deleting the Node", err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package winnode_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	vimtypes "github.com/vmware/govmomi/vim25/types"
@@ -196,8 +198,9 @@ func markCordoned(w *world) {
 	n.Annotations = map[string]string{kube.CordonedForPowerCycleAnnotation: "hardware change"}
 }
 
-// TestDelete takes a node away: drain, Node, guest, VM, skipping what is
-// gone, and stopping at the first failure with the rest untouched.
+// TestDelete takes a node away in Cluster API's order: drain, volumes
+// detached, guest, VM, then the Node; skipping what is gone, and stopping at
+// the first failure with the rest untouched.
 func TestDelete(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -210,8 +213,10 @@ func TestDelete(t *testing.T) {
 	}{
 		{name: "all of it"},
 		{name: "Node already gone", setup: func(w *world, _ func()) { delete(w.k.nodes, "win-1") }},
-		{name: "VM already gone", setup: func(w *world, _ func()) { w.vs.vms = map[string]*vsphere.VMInfo{} }, hardOff: true},
-		{name: "no VM recorded", noVMID: true, vmLeft: true},
+		// Its VM annotation proves the Node the gone VM's.
+		{name: "VM already gone", setup: func(w *world, _ func()) { w.vs.vms = map[string]*vsphere.VMInfo{} }},
+		// Nothing proves the Node this node's: it stays.
+		{name: "no VM recorded", noVMID: true, vmLeft: true, node: nodeState{exists: true}},
 		{name: "guest does not shut down", setup: func(w *world, _ func()) { w.vs.shutdownStalls = true }, hardOff: true},
 		{name: "Tools not running", setup: func(w *world, _ func()) { w.vs.fail["ShutdownGuest"] = errBoom }, hardOff: true},
 		{name: "reading the Node", setup: func(w *world, _ func()) { w.k.fail["FindNode"] = errBoom },
@@ -221,12 +226,14 @@ func TestDelete(t *testing.T) {
 		// Interrupted (Ctrl-C): the node stays, so its cordon is lifted.
 		{name: "drain cancelled", setup: func(w *world, cancel func()) { w.k.at["DrainNode"] = cancel },
 			want: `^draining the Node: context canceled; the destroy was interrupted, so the Node was uncordoned: .*destroy again`, node: nodeState{exists: true}, vmLeft: true},
-		{name: "Node deletion", setup: func(w *world, _ func()) { w.k.fail["DeleteNode"] = errBoom },
-			want: `^deleting the Node: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true},
+		{name: "volume wait", setup: func(w *world, _ func()) { w.k.fail["WaitForVolumesDetached"] = errBoom },
+			want: `^waiting for the node's volumes to detach: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true},
 		{name: "shutdown", setup: func(w *world, _ func()) { w.vs.fail["ShutdownGuest"], w.vs.fail["PowerOff"] = errBoom, errBoom },
-			want: `^shutting the guest down: boom$`, vmLeft: true, hardOff: true},
+			want: `^shutting the guest down: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true, hardOff: true},
 		{name: "destroy", setup: func(w *world, _ func()) { w.vs.fail["Destroy"] = errBoom },
-			want: `^destroying the VM: boom$`, vmLeft: true},
+			want: `^destroying the VM: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true},
+		{name: "Node deletion", setup: func(w *world, _ func()) { w.k.fail["DeleteNode"] = errBoom },
+			want: `^deleting the Node: boom$`, node: nodeState{exists: true, cordoned: true}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -255,10 +262,76 @@ func TestDelete(t *testing.T) {
 			if hard := w.vs.called("PowerOff"); hard != c.hardOff {
 				t.Errorf("powered off hard: %v, want %v", hard, c.hardOff)
 			}
-			if w.vs.called("Destroy") && w.k.called("DeleteNode") && !w.k.called("DrainNode") {
+			if w.k.called("DeleteNode") && !w.k.called("DrainNode") {
 				t.Error("the Node was deleted without a drain")
 			}
+			if w.k.called("DeleteNode") && !w.k.before("WaitForVolumesDetached", "DeleteNode") {
+				t.Errorf("calls %v: the volumes must be awaited before the Node goes", w.k.Calls())
+			}
 		})
+	}
+}
+
+// TestDeleteWaitsForVolumesAndKeepsDataDisks: a volume attached to the node
+// holds the destroy until its VolumeAttachment goes; the disk the VM did not
+// get from its template is detached, not destroyed, before the VM is; the
+// Node goes last.
+func TestDeleteWaitsForVolumesAndKeepsDataDisks(t *testing.T) {
+	w, id := joined(t)
+	w.vs.mu.Lock()
+	vm := w.vs.vms[id.VMID]
+	vm.ExtraConfig[vsphere.SourceDisksKey] = "2000"
+	vm.Disks = []vsphere.Disk{{Key: 2000, FileName: "[ds1] win-1/win-1.vmdk"}, {Key: 2001, FileName: "[ds1] fcd/pv-data.vmdk"}}
+	w.vs.mu.Unlock()
+	w.k.volumes["win-1"] = []string{"PersistentVolume pv-data"}
+	var order []string
+	w.m.Progress = func(stage string, fields map[string]any) {
+		order = append(order, stage)
+		if stage == "wait for volumes to detach" {
+			if got := fmt.Sprint(fields["attached"]); got != "[PersistentVolume pv-data]" {
+				t.Errorf("told of %s attached, want pv-data", got)
+			}
+			if w.vs.called("ShutdownGuest") {
+				t.Error("the guest was shut down before the volume detached")
+			}
+			go w.k.detachVolume("win-1", "PersistentVolume pv-data") // the CSI driver
+		}
+	}
+	if err := w.m.Delete(t.Context(), "win-1", id.VMID, kube.DrainOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"drain", "wait for volumes to detach", "shut down", "detach disks", "destroy VM", "delete Node"}
+	if !slices.Equal(order, want) {
+		t.Errorf("stages %v, want %v", order, want)
+	}
+	if len(w.vs.detached) != 1 || w.vs.detached[0].Key != 2001 {
+		t.Errorf("detached %+v: want the data disk 2001 alone", w.vs.detached)
+	}
+	if !w.vs.before("DetachDisks", "Destroy") {
+		t.Errorf("calls %v: the data disk must be detached before the VM is destroyed", w.vs.Calls())
+	}
+	if w.k.node("win-1") != nil {
+		t.Error("the Node is left")
+	}
+}
+
+// TestDeleteLeavesNodeOfAnotherVM: a Node of the node's name that belongs to
+// another VM stops the destroy before anything changes: it is not drained,
+// not deleted, and this node's VM stays.
+func TestDeleteLeavesNodeOfAnotherVM(t *testing.T) {
+	w, id := joined(t)
+	w.k.mu.Lock()
+	w.k.nodes["win-1"].Annotations[kube.VMAnnotation] = kube.NodeVM(vcenterID, "vm-999")
+	w.k.mu.Unlock()
+	err := w.m.Delete(t.Context(), "win-1", id.VMID, kube.DrainOptions{})
+	checkErr(t, err, `^checking the Node: Node "win-1" belongs to another VM \(its windows.wincluster.io/vm annotation is "vc-0000-1111/vm-999".*nothing was deleted. .*VM vm-\d+ is not destroyed`)
+	for _, op := range []string{"DrainNode", "DeleteNode", "CordonNode"} {
+		if w.k.called(op) {
+			t.Errorf("%s called: %v", op, w.k.Calls())
+		}
+	}
+	if w.vs.called("Destroy") || w.vs.called("ShutdownGuest") {
+		t.Errorf("the VM was touched: %v", w.vs.Calls())
 	}
 }
 

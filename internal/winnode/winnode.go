@@ -129,12 +129,25 @@ func (m *Manager) progress(stage string, fields map[string]any) {
 // Create clones, customizes, bootstraps and joins a node. onVM is called as
 // soon as the VM exists, before anything else can fail, so the caller saves
 // it: from then on a failure leaves a tracked VM, never an untracked one.
+// The clone carries the node's name and template (cloneMarks) from its
+// first moment, so that a create that died before its caller saved the VM
+// (the process killed between the clone and the state write) leaves a VM
+// the next create finds and adopts, instead of cloning a second one.
 func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (Result, error) {
 	var res Result
-	m.progress("clone", map[string]any{"template": spec.Template})
-	id, err := m.VSphere.CloneNode(ctx, cloneRequest(spec))
-	if err != nil && id.VMID == "" {
-		return res, guest.Stage("cloning "+spec.Template, err)
+	req := cloneRequest(spec)
+	id, adopted, err := m.adopt(ctx, spec, req)
+	switch {
+	case err != nil && id.VMID == "":
+		return res, guest.Stage("checking the node's VM name", err)
+	case adopted:
+		m.progress("adopt earlier clone", map[string]any{"vm": id.VMID})
+	default:
+		m.progress("clone", map[string]any{"template": spec.Template})
+		id, err = m.VSphere.CloneNode(ctx, req)
+		if err != nil && id.VMID == "" {
+			return res, guest.Stage("cloning "+spec.Template, err)
+		}
 	}
 	res.Identity = id
 	if onVM != nil {
@@ -144,9 +157,18 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 		// The VM exists but its identity is incomplete: tracked, then failed.
 		return res, guest.Stage("cloning "+spec.Template, err)
 	}
-	m.progress("power on", map[string]any{"vm": id.VMID})
-	if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {
-		return res, guest.Stage("powering on", err)
+	if adopted {
+		// It may be on already (its create died later than the clone):
+		// its customization has then ended or goes on, and the wait below
+		// reads which.
+		if err := m.PowerOnIfOff(ctx, id.VMID); err != nil {
+			return res, err
+		}
+	} else {
+		m.progress("power on", map[string]any{"vm": id.VMID})
+		if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {
+			return res, guest.Stage("powering on", err)
+		}
 	}
 	m.progress("customize", map[string]any{"vm": id.VMID})
 	if err := m.VSphere.WaitForCustomization(ctx, id.VMID); err != nil {
@@ -303,6 +325,7 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
 	node, err := m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
 		ProviderID: id.ProviderID(), Labels: NodeLabels(spec.Labels, build), Taints: spec.Taints,
+		VM: kube.NodeVM(m.VSphere.VCenterID(), id.VMID),
 	})
 	if terr := <-tokenDone; terr != nil {
 		return res, guest.Stage("deleting the bootstrap token", terr)
@@ -376,37 +399,6 @@ func (m *Manager) keepTokenAlive(ctx context.Context, id string, ttl time.Durati
 // podCIDRWait bounds the wait for the Node's pod CIDR after it is Ready.
 const podCIDRWait = 10 * time.Second
 
-// removeStaleNode deletes a Node of this name left behind by a VM that no
-// longer exists (destroyed outside Terraform): its spec.providerID names the
-// old VM and cannot change, so the new VM's kubelet would take the Node over
-// and setting the providerID would fail. A Node whose VM still exists
-// belongs to another machine and is left alone: the name is taken.
-func (m *Manager) removeStaleNode(ctx context.Context, name string, id Identity) error {
-	node, err := m.Kube.FindNode(ctx, name)
-	if kube.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	pid := node.Spec.ProviderID
-	if pid == "" || strings.EqualFold(pid, id.ProviderID()) {
-		return nil // not yet claimed, or ours (a re-join)
-	}
-	taken := fmt.Errorf("a Node named %q already exists for another machine (providerID %s): give this node another name, or delete that Node (kubectl delete node %s) if the machine is gone", name, pid, name)
-	uuid, ok := strings.CutPrefix(pid, "vsphere://")
-	if !ok {
-		return taken
-	}
-	if _, err := m.VSphere.FindVMByUUID(ctx, uuid, false); err == nil {
-		return taken
-	} else if !vsphere.IsNotFound(err) {
-		return err
-	}
-	m.progress("delete stale Node", map[string]any{"node": name, "provider_id": pid})
-	return m.Kube.DeleteNode(ctx, name)
-}
-
 // cloneRequest is the VM of a node: its Windows computer name is the node
 // name in upper case.
 func cloneRequest(spec Spec) CloneRequest {
@@ -414,8 +406,9 @@ func cloneRequest(spec Spec) CloneRequest {
 		Template: spec.Template, Name: spec.Name, Folder: spec.Folder,
 		ResourcePoolID: spec.ResourcePoolID, DatastoreID: spec.DatastoreID, NetworkID: spec.NetworkID, HostID: spec.HostID,
 		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
-		Annotation: "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
-		Sysprep:    vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
+		Annotation:  "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
+		ExtraConfig: cloneMarks(spec),
+		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	vimtypes "github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -78,11 +79,11 @@ func TestCreate(t *testing.T) {
 		{name: "Node name taken by a live machine", setup: func(w *world, _ *winnode.Spec) {
 			other := w.vs.add("/dc/vm/other/win-1", &vsphere.VMInfo{VM: vsphere.VM{Name: "win-1", BIOSUUID: "4211bbbb-0000-0000-0000-000000000001"}})
 			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}, Spec: corev1.NodeSpec{ProviderID: "vsphere://" + other.BIOSUUID}}
-		}, want: `^checking the Node name: a Node named "win-1" already exists for another machine \(providerID vsphere://4211bbbb-0000-0000-0000-000000000001\)`,
+		}, want: `^checking the Node name: Node "win-1" belongs to another machine \(providerID vsphere://4211bbbb-0000-0000-0000-000000000001; .*nothing was deleted\. Give this node another name`,
 			steps: "windows-build"},
 		{name: "Node name taken outside vSphere", setup: func(w *world, _ *winnode.Spec) {
 			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"}, Spec: corev1.NodeSpec{ProviderID: "aws:///eu-west-1a/i-0abc"}}
-		}, want: `^checking the Node name: a Node named "win-1" already exists for another machine`, steps: "windows-build"},
+		}, want: `^checking the Node name: Node "win-1" belongs to another machine \(providerID aws:///eu-west-1a/i-0abc;.*nothing was deleted`, steps: "windows-build"},
 		{name: "bootstrap token", setup: func(w *world, _ *winnode.Spec) { w.k.fail["CreateBootstrapToken"] = errBoom },
 			want: `^creating a bootstrap token: boom$`, steps: "windows-build"},
 		{name: "join-files step", setup: func(w *world, _ *winnode.Spec) {
@@ -115,7 +116,7 @@ func TestCreate(t *testing.T) {
 			}
 			var reported []winnode.Identity
 			res, err := w.m.Create(t.Context(), spec, func(id winnode.Identity) {
-				if calls := w.vs.Calls(); !slices.Equal(calls, []string{"CloneNode win-1"}) {
+				if calls := w.vs.Calls(); !slices.Equal(calls, []string{"FindClone /dc/vm/nodes/win-1", "CloneNode win-1"}) {
 					t.Errorf("onVM after %v: it must come before anything else can fail", calls)
 				}
 				reported = append(reported, id)
@@ -279,8 +280,7 @@ func TestJoin(t *testing.T) {
 			w.k.nodes["win-1"].Spec.ProviderID = id.ProviderID()
 		}, false},
 		{"stale Node of a destroyed VM", func(w *world, _ winnode.Identity) {
-			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1"},
-				Spec: corev1.NodeSpec{ProviderID: "vsphere://4211cccc-0000-0000-0000-000000000009"}}
+			w.k.nodes["win-1"] = staleNode("vm-9")
 		}, true},
 		{"Node without a providerID", func(w *world, _ winnode.Identity) {
 			w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1", Labels: map[string]string{kube.LabelOS: "windows"}}}
@@ -347,5 +347,136 @@ func TestJoinOptions(t *testing.T) {
 	cfg := w.g.Configs()[0]
 	if cfg.Host != "192.0.2.21" || cfg.User != "Administrator" || cfg.Password != "N0de-Passw0rd!" {
 		t.Errorf("connected with host %q user %q: want the guest's IP and the admin account", cfg.Host, cfg.User)
+	}
+}
+
+// staleNode is a Node this provider joined on VM vmID of the fake vCenter.
+func staleNode(vmID string) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "uid-stale",
+			Labels:      map[string]string{kube.LabelManagedBy: kube.FieldManager},
+			Annotations: map[string]string{kube.VMAnnotation: kube.NodeVM(vcenterID, vmID)}},
+		Spec: corev1.NodeSpec{ProviderID: "vsphere://4211cccc-0000-0000-0000-000000000009"},
+	}
+}
+
+// TestJoinLeavesNodesNotOurs: a Node of the node's name that is not
+// provably this provider's, on a VM that is provably gone, is never
+// deleted (a VM merely not seen proves nothing): the join stops before the
+// bootstrap token and the error names the Node and why.
+func TestJoinLeavesNodesNotOurs(t *testing.T) {
+	cases := []struct {
+		name string
+		node func(w *world) *corev1.Node
+		want string
+	}{
+		{"no label: not joined by this provider", func(*world) *corev1.Node {
+			n := staleNode("vm-9")
+			delete(n.Labels, kube.LabelManagedBy)
+			return n
+		}, `Node "win-1" belongs to another VM .*not joined by this provider \(no app.kubernetes.io/managed-by=terraform-provider-windows label\); nothing was deleted`},
+		{"another vCenter's VM", func(*world) *corev1.Node {
+			n := staleNode("vm-9")
+			n.Annotations[kube.VMAnnotation] = kube.NodeVM("other-vcenter", "vm-9")
+			return n
+		}, `Node "win-1" belongs to another VM \(its windows.wincluster.io/vm annotation is "other-vcenter/vm-9".*a VM this vCenter cannot vouch for; nothing was deleted`},
+		{"its VM still exists", func(w *world) *corev1.Node {
+			other := w.vs.add("/dc/vm/elsewhere/win-1", &vsphere.VMInfo{VM: vsphere.VM{Name: "win-1", BIOSUUID: "4211cccc-0000-0000-0000-000000000009"}})
+			return staleNode(other.ID())
+		}, `Node "win-1" belongs to another VM .*and VM vm-\d+ still exists; nothing was deleted`},
+		{"registered by another machine, never claimed", func(*world) *corev1.Node {
+			n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "uid-other"}}
+			n.Status.NodeInfo.SystemUUID = "4211DDDD-0000-0000-0000-000000000001"
+			return n
+		}, `Node "win-1" was registered by another machine \(system UUID "4211DDDD-0000-0000-0000-000000000001", no providerID`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			vm := w.vs.add("/dc/vm/nodes/win-1", &vsphere.VMInfo{VM: vsphere.VM{Name: "win-1", BIOSUUID: "4211AAAA-0000-0000-0000-000000000042"}})
+			w.k.nodes["win-1"] = c.node(w)
+			before := w.k.node("win-1")
+			_, err := w.m.Join(t.Context(), testSpec(), winnode.Identity{VMID: vm.ID(), BIOSUUID: vm.BIOSUUID})
+			checkErr(t, err, "^checking the Node name: "+c.want)
+			var notOurs *winnode.NodeNotOursError
+			if !errors.As(err, &notOurs) || notOurs.Name != "win-1" {
+				t.Errorf("error %v: want a *NodeNotOursError naming win-1", err)
+			}
+			if w.k.called("DeleteNode") || w.k.called("CreateBootstrapToken") {
+				t.Errorf("calls %v: nothing may be deleted, and the join must stop before its token", w.k.Calls())
+			}
+			if after := w.k.node("win-1"); after == nil || after.UID != before.UID {
+				t.Errorf("the Node changed: %+v", after)
+			}
+		})
+	}
+}
+
+// TestJoinStaleNodeReplaced: the stale Node is deleted with its UID as a
+// precondition, so a Node registered anew between the read and the delete
+// (another machine's) survives.
+func TestJoinStaleNodeReplaced(t *testing.T) {
+	w := newWorld(t)
+	vm := w.vs.add("/dc/vm/nodes/win-1", &vsphere.VMInfo{VM: vsphere.VM{Name: "win-1", BIOSUUID: "4211AAAA-0000-0000-0000-000000000042"}})
+	w.k.nodes["win-1"] = staleNode("vm-9")
+	w.vs.at["VMGone"] = func() { // the stale Node goes and another registers
+		w.k.mu.Lock()
+		w.k.nodes["win-1"] = &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "win-1", UID: "uid-new"}}
+		w.k.mu.Unlock()
+	}
+	_, err := w.m.Join(t.Context(), testSpec(), winnode.Identity{VMID: vm.ID(), BIOSUUID: vm.BIOSUUID})
+	checkErr(t, err, `^checking the Node name: Node "win-1": precondition failed`)
+	if n := w.k.node("win-1"); n == nil || n.UID != "uid-new" {
+		t.Errorf("the new Node was deleted: %+v", n)
+	}
+}
+
+// TestCreateAdoptsEarlierClone: a create that died between the clone and
+// the state write left a VM carrying the node's marks; the next create
+// adopts it (reports it through onVM, powers it on, joins it) and clones
+// nothing. A VM at that place without the marks, or of another template,
+// is never adopted: the create stops, names it, and clones nothing.
+func TestCreateAdoptsEarlierClone(t *testing.T) {
+	cases := []struct {
+		name  string
+		marks map[string]string
+		want  string
+	}{
+		{"left by a killed create", map[string]string{winnode.CloneNodeKey: "win-1", winnode.CloneTemplateKey: templatePath}, ""},
+		{"not this provider's", nil,
+			`^checking the node's VM name: a VM named "win-1" already exists in folder "/dc/vm/nodes" \(vm-\d+\) and was not cloned by terraform-provider-windows \(it has no wincluster.node record\), so it is not adopted`},
+		{"another template", map[string]string{winnode.CloneNodeKey: "win-1", winnode.CloneTemplateKey: "/dc/vm/templates/old"},
+			`^checking the node's VM name: .*was cloned from template "/dc/vm/templates/old", and this node clones "/dc/vm/templates/win2022"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			left := w.vs.add("/dc/vm/nodes/win-1", &vsphere.VMInfo{
+				VM:         vsphere.VM{Name: "win-1", BIOSUUID: "4211AAAA-0000-0000-0000-000000000077"},
+				PowerState: vimtypes.VirtualMachinePowerStatePoweredOff, ExtraConfig: c.marks,
+			})
+			var reported []winnode.Identity
+			res, err := w.m.Create(t.Context(), testSpec(), func(id winnode.Identity) { reported = append(reported, id) })
+			if w.vs.called("CloneNode") {
+				t.Errorf("calls %v: nothing may be cloned with a VM at the clone's place", w.vs.Calls())
+			}
+			if c.want != "" {
+				checkErr(t, err, c.want)
+				var notOurs *winnode.NotOurVMError
+				if !errors.As(err, &notOurs) || len(reported) != 0 || w.vs.called("PowerOn") {
+					t.Errorf("err %v, reported %v: want a *NotOurVMError, the VM neither reported nor touched", err, reported)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reported) != 1 || reported[0].VMID != left.ID() || res.VMID != left.ID() || reported[0].InventoryPath != "/dc/vm/nodes/win-1" {
+				t.Errorf("reported %+v, result %s: want the left VM %s adopted", reported, res.VMID, left.ID())
+			}
+			if n := w.k.node("win-1"); n == nil || n.Spec.ProviderID != res.ProviderID() {
+				t.Errorf("Node %+v: want it joined on the adopted VM", n)
+			}
+		})
 	}
 }

@@ -24,7 +24,7 @@ type Nodes interface {
 	Delete(ctx context.Context, nodeName, vmID string, drain kube.DrainOptions) error
 	// ForgetNode deletes the Node of a member whose VM is gone, without a
 	// drain (no kubelet is left to stop its pods).
-	ForgetNode(ctx context.Context, nodeName string) error
+	ForgetNode(ctx context.Context, nodeName string, id winnode.Identity) error
 	// SetNodeSettings applies the labels and taints the pool owns.
 	SetNodeSettings(ctx context.Context, nodeName string, s kube.NodeSettings) (*corev1.Node, error)
 }
@@ -244,7 +244,7 @@ func (c *converger) startRemove(ctx context.Context, m Member) {
 	go func() {
 		var err error
 		if m.Health == VMMissing {
-			err = c.nodes.ForgetNode(ctx, m.Name) // only its Node is left
+			err = c.nodes.ForgetNode(ctx, m.Name, m.Identity) // only its Node is left
 		} else {
 			err = c.nodes.Delete(ctx, m.Name, m.VMID, c.pool.Drain)
 		}

@@ -114,7 +114,7 @@ func (c *cluster) Delete(ctx context.Context, nodeName, vmID string, _ kube.Drai
 	return ctx.Err()
 }
 
-func (c *cluster) ForgetNode(ctx context.Context, nodeName string) error {
+func (c *cluster) ForgetNode(ctx context.Context, nodeName string, _ winnode.Identity) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.nodes, nodeName)
