@@ -192,7 +192,7 @@ func TestBootstrapTokenSecret(t *testing.T) {
 	}
 	want := map[string]string{
 		"token-id": "abcdef", "token-secret": "0123456789abcdef", "description": "windows_node win-0",
-		"expiration": "2026-05-06T06:08:09Z", "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
+		"expiration": "2026-05-06T06:08:09Z", "usage-bootstrap-authentication": "true",
 		"auth-extra-groups": BootstrapTokenGroup,
 	}
 	if fmt.Sprint(s.StringData) != fmt.Sprint(want) {
