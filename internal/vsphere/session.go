@@ -143,7 +143,7 @@ func NewClient(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	// A session that ends mid-run (idle timeout, terminated) logs in again.
 	rl := &relogin{RoundTripper: vc.RoundTripper, user: user, mgr: c.SessionManager}
-	vc.RoundTripper = rl
+	vc.RoundTripper = permissionFaults{RoundTripper: rl}
 	return &Client{Client: c, URL: u, relogin: rl}, nil
 }
 
