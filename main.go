@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/provider"
 )
 
@@ -27,6 +28,11 @@ func main() {
 		Debug:           debug,
 		ProtocolVersion: 6,
 	})
+	// Serve returns once Terraform has stopped the plugin: the vCenter
+	// sessions end now, not at vCenter's idle timeout.
+	if lerr := clients.LogoutAll(context.Background()); lerr != nil {
+		log.Print(lerr)
+	}
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -113,7 +113,43 @@ func (c *Clients) VSphere(ctx context.Context) (*vsphere.Client, error) {
 		return nil, err
 	}
 	c.vsphere = vc
+	sessions.add(vc)
 	return vc, nil
+}
+
+// sessions are the vCenter sessions this process made, to log out of when
+// it ends (LogoutAll). The framework has no hook for a provider's end; a
+// provider instance is configured again for each operation, and its clients
+// live as long as the process.
+var sessions openSessions
+
+type openSessions struct {
+	mu      sync.Mutex
+	clients []*vsphere.Client
+}
+
+func (s *openSessions) add(c *vsphere.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients = append(s.clients, c)
+}
+
+// LogoutAll logs out of every vCenter session the process made; main calls
+// it once the plugin server has stopped (Terraform is done with it). The
+// errors are returned together: the process is ending, there is nothing
+// else to do with them than to say so.
+func LogoutAll(ctx context.Context) error {
+	sessions.mu.Lock()
+	clients := sessions.clients
+	sessions.clients = nil
+	sessions.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		wg.Go(func() { errs[i] = c.Logout(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // UnknownConfigError is the answer of a client whose provider settings are

@@ -58,7 +58,9 @@ var MethodPrivileges = map[string]Privilege{
 	// out, without an error, what the session may not read.
 	"RetrieveServiceContent": {Privileges: []string{"System.Anonymous"}, On: "the service instance", Resources: allResources},
 	"Login":                  {Privileges: []string{"System.Anonymous"}, On: "the session manager", Resources: allResources},
-	"RetrievePropertiesEx":   {Privileges: []string{"System.Anonymous", "System.Read"}, On: "the property collector; System.Read on each object read", Resources: allResources},
+	// The provider process logs out when Terraform is done with it (main.go).
+	"Logout":               {Privileges: []string{"System.Anonymous"}, On: "the session manager", Resources: allResources},
+	"RetrievePropertiesEx": {Privileges: []string{"System.Anonymous", "System.Read"}, On: "the property collector; System.Read on each object read", Resources: allResources},
 	"ContinueRetrievePropertiesEx": {Privileges: []string{"System.Anonymous", "System.Read"}, On: "the property collector; System.Read on each object read",
 		Resources: readsMachines},
 	"CreatePropertyCollector":  {Privileges: []string{"System.Anonymous"}, On: "the property collector", Resources: machines},

@@ -72,6 +72,25 @@ func (c *Client) Close() {
 	c.watcher().close()
 }
 
+// logoutTimeout bounds Logout: Terraform gives a plugin 2 s to exit once it
+// has asked it to stop (hashicorp/go-plugin, Client.Kill).
+const logoutTimeout = 1500 * time.Millisecond
+
+// Logout ends the shared waits and the vCenter session: without it every
+// provider process would leave a session for vCenter's idle timeout (30
+// minutes by default) to end, and a busy CI could reach the session limit
+// (vpxd.httpClientIdleTimeout, config.vpxd.sessionLimit). A Client is not
+// used after it.
+func (c *Client) Logout(ctx context.Context) error {
+	c.Close()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logoutTimeout)
+	defer cancel()
+	if err := c.SessionManager.Logout(ctx); err != nil {
+		return fmt.Errorf("logging out of vCenter %s: %w", c.URL.Host, err)
+	}
+	return nil
+}
+
 // SDKURL turns the server setting into the SDK endpoint URL.
 func (cfg Config) SDKURL() (*url.URL, error) {
 	server := strings.TrimSpace(cfg.Server)

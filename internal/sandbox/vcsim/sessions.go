@@ -42,6 +42,29 @@ func (s *Server) TerminateSessions(ctx context.Context) (int, error) {
 	return len(ids), nil
 }
 
+// OpenSessions counts the sessions vCenter holds for clients that sent
+// userAgent (SessionManager.sessionList, as the vSphere Client's Sessions
+// view shows them).
+func (s *Server) OpenSessions(ctx context.Context, userAgent string) (int, error) {
+	c, err := s.login(ctx, s.roots)
+	if err != nil {
+		return 0, err
+	}
+	sm := session.NewManager(c)
+	defer func() { _ = sm.Logout(context.WithoutCancel(ctx)) }()
+	var mgr mo.SessionManager
+	if err := property.DefaultCollector(c).RetrieveOne(ctx, *c.ServiceContent.SessionManager, []string{"sessionList"}, &mgr); err != nil {
+		return 0, fmt.Errorf("vcsim: listing sessions: %w", err)
+	}
+	n := 0
+	for _, us := range mgr.SessionList {
+		if us.UserAgent == userAgent {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // CallHook observes a call as it arrives, before the simulator runs it:
 // method is its name, obj the name of the object it is on ("" when that is
 // no named entity). It must not block; it may start work of its own (a
