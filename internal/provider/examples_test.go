@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,36 +18,30 @@ import (
 )
 
 // TestExamplesMatchTheSchema parses every example (examples/**/*.tf, the
-// docs' snippets and the composed configurations with hashicorp/vsphere and
-// hashicorp/kubernetes) with HCL's own parser and checks every windows_*
-// resource and data source it declares, every attribute it sets (and the
-// keys of nested attribute objects), and every windows_* attribute it
-// references against this provider's schema. Other providers' blocks are
-// parsed but not checked: their schemas are not available here (neither
-// hashicorp/vsphere nor hashicorp/kubernetes can be downloaded or built on
-// the machines that test this provider).
+// docs' snippets and the composed configurations with vmware/vsphere and
+// hashicorp/kubernetes) and every HCL snippet of README.md and templates/
+// with HCL's own parser and checks every windows_* resource and data source
+// it declares against this provider's schema: every attribute it sets (and
+// the keys of nested attribute objects) exists and is not read-only, every
+// Required attribute and every required block is set (so an example applies
+// as written), and every windows_* attribute it references exists. Other
+// providers' blocks are parsed but not checked: their schemas are not
+// available here (neither vmware/vsphere nor hashicorp/kubernetes can be
+// downloaded or built on the machines that test this provider).
 func TestExamplesMatchTheSchema(t *testing.T) {
 	schemas := providerSchemas(t)
-	var files []string
-	root := filepath.Join("..", "..", "examples")
-	if err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".tf") {
-			files = append(files, p)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 20 {
-		t.Fatalf("found %d examples under %s", len(files), root)
-	}
-	parser := hclparse.NewParser()
-	checked := 0
-	for _, file := range files {
-		f, diags := parser.ParseHCLFile(file)
+	sources := exampleSources(t)
+	checked, snippets := 0, 0
+	for _, src := range sources {
+		// A parser of its own: a parser returns the file it parsed first
+		// for every later snippet of the same Markdown file.
+		f, diags := hclparse.NewParser().ParseHCL(src.text, src.name)
 		if diags.HasErrors() {
-			t.Errorf("%s: %s", file, diags.Error())
+			t.Errorf("%s: %s", src.name, diags.Error())
 			continue
+		}
+		if src.snippet {
+			snippets++
 		}
 		body := f.Body.(*hclsyntax.Body)
 		for _, block := range body.Blocks {
@@ -65,11 +60,12 @@ func TestExamplesMatchTheSchema(t *testing.T) {
 			}
 			s, ok := schemas[kind][typ]
 			if !ok {
-				t.Errorf("%s: %s %q is not in the provider", file, kind, typ)
+				t.Errorf("%s: %s %q is not in the provider", src.name, kind, typ)
 				continue
 			}
 			checked++
-			checkBody(t, file, typ, block.Body, s.Block)
+			checkBody(t, src.name, typ, block.Body, s.Block)
+			checkRequired(t, src.name, typ, block.Body, s.Block)
 		}
 		// References to windows_* attributes anywhere in the file.
 		_ = hclsyntax.VisitAll(body, func(n hclsyntax.Node) hcl.Diagnostics {
@@ -78,13 +74,154 @@ func TestExamplesMatchTheSchema(t *testing.T) {
 				return nil
 			}
 			for _, tr := range e.Variables() {
-				checkReference(t, file, tr, schemas)
+				checkReference(t, src.name, tr, schemas)
 			}
 			return nil
 		})
 	}
 	if checked == 0 {
 		t.Fatal("no windows_* block found in the examples")
+	}
+	if snippets < 2 {
+		t.Fatalf("found %d HCL snippets in README.md and templates/: the extraction is broken", snippets)
+	}
+}
+
+// exampleSource is one example file, or one fenced HCL snippet of a
+// Markdown file (padded with blank lines, so that line numbers are the
+// Markdown file's).
+type exampleSource struct {
+	name    string
+	text    []byte
+	snippet bool
+}
+
+func exampleSources(t *testing.T) []exampleSource {
+	t.Helper()
+	var sources []exampleSource
+	root := filepath.Join("..", "..", "examples")
+	if err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".tf") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, exampleSource{name: p, text: b})
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(sources) < 20 {
+		t.Fatalf("found %d examples under %s", len(sources), root)
+	}
+	markdown := []string{filepath.Join("..", "..", "README.md")}
+	if err := filepath.WalkDir(filepath.Join("..", "..", "templates"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".tmpl") {
+			markdown = append(markdown, p)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range markdown {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources = append(sources, markdownSnippets(p, string(b))...)
+	}
+	return sources
+}
+
+// markdownSnippets returns the ```hcl and ```terraform blocks of a Markdown
+// file.
+func markdownSnippets(name, text string) []exampleSource {
+	var out []exampleSource
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		fence := strings.TrimSpace(lines[i])
+		if fence != "```hcl" && fence != "```terraform" {
+			continue
+		}
+		start := i + 1
+		end := start
+		for end < len(lines) && strings.TrimSpace(lines[end]) != "```" {
+			end++
+		}
+		// Blank lines before the snippet keep the Markdown file's line numbers.
+		code := strings.Repeat("\n", start) + strings.Join(lines[start:end], "\n") + "\n"
+		out = append(out, exampleSource{name: name, text: []byte(code), snippet: true})
+		i = end
+	}
+	return out
+}
+
+// checkRequired fails for every Required attribute and every block with
+// MinItems > 0 that body leaves out, and likewise inside nested attribute
+// objects and nested blocks.
+func checkRequired(t *testing.T, file, typ string, body *hclsyntax.Body, schema *tfprotov6.SchemaBlock) {
+	t.Helper()
+	for _, a := range schema.Attributes {
+		set, ok := body.Attributes[a.Name]
+		if a.Required && !ok {
+			t.Errorf("%s:%d: %s leaves out the required argument %q", file, body.SrcRange.Start.Line, typ, a.Name)
+			continue
+		}
+		if ok && a.NestedType != nil {
+			checkRequiredNested(t, file, typ+"."+a.Name, set.Expr, a.NestedType)
+		}
+	}
+	for _, b := range schema.BlockTypes {
+		n := 0
+		for _, nb := range body.Blocks {
+			if nb.Type == b.TypeName {
+				n++
+				checkRequired(t, file, typ+"."+b.TypeName, nb.Body, b.Block)
+			}
+		}
+		if b.MinItems > 0 && n < int(b.MinItems) {
+			t.Errorf("%s:%d: %s has %d %q blocks, needs at least %d", file, body.SrcRange.Start.Line, typ, n, b.TypeName, b.MinItems)
+		}
+	}
+}
+
+// checkRequiredNested checks the objects of a nested attribute written as an
+// object or a list/set of objects; values built otherwise (variables, for
+// expressions) are left to Terraform.
+func checkRequiredNested(t *testing.T, file, where string, expr hclsyntax.Expression, nested *tfprotov6.SchemaObject) {
+	t.Helper()
+	var objects []*hclsyntax.ObjectConsExpr
+	switch e := expr.(type) {
+	case *hclsyntax.ObjectConsExpr:
+		if nested.Nesting == tfprotov6.SchemaObjectNestingModeMap {
+			for _, item := range e.Items {
+				if o, ok := item.ValueExpr.(*hclsyntax.ObjectConsExpr); ok {
+					objects = append(objects, o)
+				}
+			}
+		} else {
+			objects = append(objects, e)
+		}
+	case *hclsyntax.TupleConsExpr:
+		for _, el := range e.Exprs {
+			if o, ok := el.(*hclsyntax.ObjectConsExpr); ok {
+				objects = append(objects, o)
+			}
+		}
+	}
+	for _, o := range objects {
+		keys := map[string]bool{}
+		for _, item := range o.Items {
+			if key, diags := item.KeyExpr.Value(nil); !diags.HasErrors() && key.IsKnown() && !key.IsNull() {
+				keys[key.AsString()] = true
+			}
+		}
+		for _, a := range nested.Attributes {
+			if a.Required && !keys[a.Name] {
+				t.Errorf("%s:%d: %s leaves out the required argument %q", file, o.SrcRange.Start.Line, where, a.Name)
+			}
+		}
 	}
 }
 
