@@ -1,10 +1,10 @@
 # Composed with the providers a vSphere + Kubernetes site already runs:
-# hashicorp/vsphere's data sources look the placement up, this provider
+# vmware/vsphere's data sources look the placement up, this provider
 # builds the image and joins the nodes, and hashicorp/kubernetes runs a
 # Windows workload on them through the RuntimeClass.
 #
-# Written against hashicorp/vsphere v2.16.1 (its data sources' attributes
-# read in its source) and hashicorp/kubernetes v2 (kubernetes_deployment_v1);
+# Written against vmware/vsphere v2.16.1 (its data sources' attributes
+# read in its source) and hashicorp/kubernetes 3.x (kubernetes_deployment_v1);
 # see docs/guides/compose-with-vsphere-provider.md for what was validated and
 # how. Every windows_* attribute below takes the data sources' values as they
 # hand them out: managed object ids, UUIDs, absolute or relative paths.
@@ -16,12 +16,12 @@ terraform {
       source = "wincluster/windows"
     }
     vsphere = {
-      source  = "hashicorp/vsphere"
+      source  = "vmware/vsphere"
       version = "~> 2.16"
     }
     kubernetes = {
       source  = "hashicorp/kubernetes"
-      version = "~> 2.38"
+      version = "~> 3.0"
     }
   }
 }
@@ -43,8 +43,11 @@ variable "admin_password" {
   sensitive = true
 }
 
-variable "kubelet_sha256" {
-  type = string
+# The published SHA-256 of each download: see "Getting the checksums" in
+# docs/resources/golden_image.md.
+variable "sha256" {
+  description = "SHA-256 of kubelet, kube_proxy, kube_log_runner, containerd, cni_plugins, flanneld and flannel_cni_plugin."
+  type        = map(string)
 }
 
 data "vsphere_datacenter" "dc" {
@@ -77,16 +80,28 @@ data "vsphere_virtual_machine" "base" {
 }
 
 resource "windows_golden_image" "ltsc2022" {
-  name_prefix        = "win2022-k8s-"
-  folder             = data.vsphere_virtual_machine.base.folder # "/DC0/vm/templates"
-  source_template    = data.vsphere_virtual_machine.base.id     # its BIOS UUID
-  resource_pool_id   = data.vsphere_compute_cluster.cluster.resource_pool_id
-  datastore_id       = data.vsphere_datastore.ds.id
-  network_id         = data.vsphere_network.nodes.id
-  admin_password_wo  = var.admin_password
-  kubernetes_version = "v1.36.3"
-  kubelet_sha256     = var.kubelet_sha256
-  # kube_proxy_sha256, containerd_url/_sha256, cni_plugins_url/_sha256 ...
+  name_prefix       = "win2022-k8s-"
+  folder            = data.vsphere_virtual_machine.base.folder # "/DC0/vm/templates"
+  source_template   = data.vsphere_virtual_machine.base.id     # its BIOS UUID
+  resource_pool_id  = data.vsphere_compute_cluster.cluster.resource_pool_id
+  datastore_id      = data.vsphere_datastore.ds.id
+  network_id        = data.vsphere_network.nodes.id
+  admin_password_wo = var.admin_password
+
+  kubernetes_version     = "v1.36.3"
+  kubelet_sha256         = var.sha256["kubelet"]
+  kube_proxy_sha256      = var.sha256["kube_proxy"]
+  kube_log_runner_sha256 = var.sha256["kube_log_runner"]
+  containerd_url         = "https://github.com/containerd/containerd/releases/download/v2.2.7/containerd-2.2.7-windows-amd64.tar.gz"
+  containerd_sha256      = var.sha256["containerd"]
+  cni_plugins_url        = "https://github.com/containernetworking/plugins/releases/download/v1.9.1/cni-plugins-windows-amd64-v1.9.1.tgz"
+  cni_plugins_sha256     = var.sha256["cni_plugins"]
+
+  # windows_node_networking below runs flannel: the nodes need its binaries.
+  flanneld_url              = "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe"
+  flanneld_sha256           = var.sha256["flanneld"]
+  flannel_cni_plugin_url    = "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
+  flannel_cni_plugin_sha256 = var.sha256["flannel_cni_plugin"]
 
   lifecycle {
     create_before_destroy = true

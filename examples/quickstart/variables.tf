@@ -3,7 +3,7 @@
 # put them in a terraform.tfvars.
 
 # Where the golden image build runs: managed object ids, as the
-# hashicorp/vsphere data sources return them (data.vsphere_resource_pool.x.id).
+# vmware/vsphere data sources return them (data.vsphere_resource_pool.x.id).
 variable "resource_pool_id" {
   description = "Resource pool of the build VM, for example `resgroup-8`."
   type        = string

@@ -1,5 +1,5 @@
 # A Windows Server 2022 image for Kubernetes v1.36.3, built in vSphere and
-# placed with the hashicorp/vsphere provider's data sources.
+# placed with the vmware/vsphere provider's data sources.
 data "vsphere_datacenter" "dc" {
   name = "dc1"
 }

@@ -1,4 +1,4 @@
-# Composed with the hashicorp/vsphere provider (written against v2.16.1): its
+# Composed with the vmware/vsphere provider (written against v2.16.1): its
 # data sources look up the placement, windows_node takes their values as they
 # hand them out (see the guide "Compose with the vSphere and Kubernetes
 # providers" for every accepted form).
