@@ -106,12 +106,16 @@ func words(s string) string {
 // RuntimeClass, then 6 s of local-exec, then another RuntimeClass. client-go
 // must run the plugin again for the second one (its credential has expired),
 // and the apply succeed. KUBE_TOKEN holds a wrong token: exec wins over it.
+// Traced (TF_LOG=trace), no log line holds the plugin's token.
 func TestAccProvider_execExpiresDuringApply(t *testing.T) {
 	acctest.PreCheck(t)
 	plugin := execPlugin(t)
 	e := newExecEnv(t)
 	t.Setenv("KUBECONFIG", "")
 	t.Setenv("KUBE_TOKEN", "not-a-token")
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "trace")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	marker := filepath.Join(t.TempDir(), "waited")
 	first, second := acctest.Name("win-exec-a"), acctest.Name("win-exec-b")
 	config := fmt.Sprintf(`
@@ -171,24 +175,44 @@ resource "windows_runtime_class" "second" {
 			},
 		}},
 	})
+	logs := readFile(t, logFile)
+	if len(logs) < 1000 {
+		t.Fatalf("the trace log has only %d bytes; tracing did not work", len(logs))
+	}
+	if token := strings.TrimSpace(readFile(t, e.TokenFile)); strings.Contains(logs, token) {
+		t.Errorf("the plugin's token appears in the trace log %s", logFile)
+	}
 }
 
 // TestAccProvider_execFails: a plugin that exits 1 gives a diagnostic naming
 // kubernetes.exec with the plugin's own message; a plugin that is not
-// installed names kubernetes.exec.command.
+// installed names kubernetes.exec.command. With a kubeconfig whose user has
+// working credentials (the sandbox admin's), exec still decides: it replaces
+// them.
 func TestAccProvider_execFails(t *testing.T) {
 	acctest.PreCheck(t)
 	plugin := execPlugin(t)
 	e := newExecEnv(t)
 	t.Setenv("KUBECONFIG", "")
 	const msg = "error: no cached login for profile lab: run aws sso login --profile lab"
-	cases := map[string]struct{ command, extra, want string }{
-		"exit 1": {plugin, fmt.Sprintf(`      env = {
+	const v1beta1 = "client.authentication.k8s.io/v1beta1"
+	cases := map[string]struct{ block, want string }{
+		"exit 1": {execProviderBlock(t, v1beta1, plugin, fmt.Sprintf(`      env = {
         EXEC_PLUGIN_FAIL = %q
         EXEC_PLUGIN_LOG  = %q
-      }`, msg, e.Log),
+      }`, msg, e.Log)),
 			`(?s)Cannot connect to Kubernetes.*` + words("kubernetes.exec: the credential plugin") + `.*` + words("failed with exit code 1; its message: "+msg)},
-		"not installed": {"no-such-credential-plugin", "",
+		"kubeconfig user": {fmt.Sprintf(`
+  kubernetes {
+    config_path = %q
+    exec {
+      api_version = %q
+      command     = %q
+      env         = { EXEC_PLUGIN_FAIL = "the plugin decides, not the kubeconfig" }
+    }
+  }`, acctest.Sandbox.Kubeconfig, v1beta1, plugin),
+			`(?s)` + words("its message: the plugin decides, not the kubeconfig")},
+		"not installed": {execProviderBlock(t, v1beta1, "no-such-credential-plugin", ""),
 			`(?s)` + words("kubernetes.exec: the credential plugin no-such-credential-plugin is not installed where Terraform runs") + `.*` + words("kubernetes.exec.command")},
 	}
 	for name, tc := range cases {
@@ -196,7 +220,7 @@ func TestAccProvider_execFails(t *testing.T) {
 			resource.Test(t, resource.TestCase{
 				ProtoV6ProviderFactories: acctest.ProviderFactories,
 				Steps: []resource.TestStep{{
-					Config:      runtimeClassWith(execProviderBlock(t, "client.authentication.k8s.io/v1beta1", tc.command, tc.extra), acctest.Name("win-exec-err")),
+					Config:      runtimeClassWith(tc.block, acctest.Name("win-exec-err")),
 					ExpectError: regexp.MustCompile(tc.want),
 				}},
 			})
