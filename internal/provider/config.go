@@ -144,8 +144,9 @@ func execBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
 		MarkdownDescription: "A credential plugin that prints the credentials, as kubectl's `users[].user.exec` and `hashicorp/kubernetes`'s `exec` have it: " +
 			"for clusters whose users sign in through a plugin (EKS's `aws eks get-token`, AKS's `kubelogin`, OIDC, Rancher). " +
-			"The provider runs it when it first talks to the cluster and again whenever the credentials it printed expire or the API server rejects them, " +
-			"so a token that expires during a long apply is renewed. The plugin must not prompt (it runs without standard input) and must be installed " +
+			"The provider runs it (through client-go's exec support) when it first talks to the cluster, and again once the credential's " +
+			"`expirationTimestamp` has passed, so a token that expires during a long apply is renewed; after a 401 answer it runs it again for the " +
+			"next request (the rejected one fails). The plugin must not prompt (it runs without standard input) and must be installed " +
 			"where Terraform runs. It replaces any other credentials: it conflicts with `token`, `client_certificate` and `client_key`, " +
 			"and wins over the credentials of the kubeconfig's user and of `KUBE_TOKEN`, `KUBE_CLIENT_CERT_DATA` and `KUBE_CLIENT_KEY_DATA`.",
 		Attributes: map[string]schema.Attribute{
