@@ -150,14 +150,17 @@ func execBlock() schema.SingleNestedBlock {
 			"where Terraform runs. It replaces any other credentials: it conflicts with `token`, `client_certificate` and `client_key`, " +
 			"and wins over the credentials of the kubeconfig's user and of `KUBE_TOKEN`, `KUBE_CLIENT_CERT_DATA` and `KUBE_CLIENT_KEY_DATA`.",
 		Attributes: map[string]schema.Attribute{
+			// Required in an exec block, enforced by validateKubernetes: the
+			// framework would demand a Required attribute of a nested block
+			// even when the block is left out.
 			"api_version": schema.StringAttribute{
-				Required: true,
-				MarkdownDescription: "The `apiVersion` of the ExecCredential the plugin prints: `client.authentication.k8s.io/v1beta1` " +
+				Optional: true,
+				MarkdownDescription: "Required in an `exec` block. The `apiVersion` of the ExecCredential the plugin prints: `client.authentication.k8s.io/v1beta1` " +
 					"(what `aws eks get-token` and `kubelogin` print) or `client.authentication.k8s.io/v1`. `v1alpha1` was removed in Kubernetes 1.24.",
 			},
 			"command": schema.StringAttribute{
-				Required:            true,
-				MarkdownDescription: "The plugin: a command name looked up in `PATH`, or a path.",
+				Optional:            true,
+				MarkdownDescription: "Required in an `exec` block. The plugin: a command name looked up in `PATH`, or a path.",
 			},
 			"args": schema.ListAttribute{
 				ElementType:         types.StringType,
@@ -246,6 +249,11 @@ func validateKubernetes(ks *kubernetesModel, diags *diag.Diagnostics) {
 	}
 	at := path.Root("kubernetes").AtName("exec")
 	e := ks.Exec
+	if e.APIVersion.IsNull() {
+		diags.AddAttributeError(at.AtName("api_version"), "Missing kubernetes.exec.api_version",
+			"An exec block needs api_version, the apiVersion of the ExecCredential the plugin prints: "+
+				strings.Join(kube.ExecAPIVersions, " or ")+" (`aws eks get-token` and kubelogin print client.authentication.k8s.io/v1beta1).")
+	}
 	if v := e.APIVersion; !v.IsNull() && !v.IsUnknown() && !slices.Contains(kube.ExecAPIVersions, v.ValueString()) {
 		detail := "kubernetes.exec.api_version is " + strconv.Quote(v.ValueString()) + ". Set it to the apiVersion of the ExecCredential the plugin prints: " +
 			strings.Join(kube.ExecAPIVersions, " or ") + " (`aws eks get-token` and kubelogin print client.authentication.k8s.io/v1beta1)."
@@ -255,8 +263,8 @@ func validateKubernetes(ks *kubernetesModel, diags *diag.Diagnostics) {
 		diags.AddAttributeError(at.AtName("api_version"), "Unsupported kubernetes.exec.api_version", detail)
 	}
 	if v := e.Command; !v.IsUnknown() && strings.TrimSpace(v.ValueString()) == "" {
-		diags.AddAttributeError(at.AtName("command"), "Empty kubernetes.exec.command",
-			"kubernetes.exec.command is empty: set it to the credential plugin, such as \"aws\" or \"kubelogin\" (a name looked up in PATH, or a path).")
+		diags.AddAttributeError(at.AtName("command"), "Missing kubernetes.exec.command",
+			"kubernetes.exec.command is missing or empty: set it to the credential plugin, such as \"aws\" or \"kubelogin\" (a name looked up in PATH, or a path).")
 	}
 	for _, c := range []struct {
 		name string

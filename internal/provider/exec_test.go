@@ -263,12 +263,17 @@ func TestAccProvider_execValidation(t *testing.T) {
       api_version = "client.authentication.k8s.io/v1"
       command     = ""
     }
-  }`, `(?s)Empty kubernetes.exec.command`},
+  }`, `(?s)Missing kubernetes.exec.command.*` + words(`set it to the credential plugin, such as "aws" or "kubelogin"`)},
 		"no command": {`kubernetes {
     exec {
       api_version = "client.authentication.k8s.io/v1"
     }
-  }`, `(?s)"command" is required`},
+  }`, `(?s)Missing kubernetes.exec.command.*` + words("missing or empty")},
+		"no api_version": {`kubernetes {
+    exec {
+      command = "aws"
+    }
+  }`, `(?s)Missing kubernetes.exec.api_version.*` + words("client.authentication.k8s.io/v1 or client.authentication.k8s.io/v1beta1")},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
