@@ -186,7 +186,8 @@ resource "windows_runtime_class" "second" {
 
 // TestAccProvider_execFails: a plugin that exits 1 gives a diagnostic naming
 // kubernetes.exec with the plugin's own message; a plugin that is not
-// installed names kubernetes.exec.command. With a kubeconfig whose user has
+// installed names kubernetes.exec.command, and a token the API server
+// rejects names kubernetes.exec. With a kubeconfig whose user has
 // working credentials (the sandbox admin's), exec still decides: it replaces
 // them.
 func TestAccProvider_execFails(t *testing.T) {
@@ -196,6 +197,10 @@ func TestAccProvider_execFails(t *testing.T) {
 	t.Setenv("KUBECONFIG", "")
 	const msg = "error: no cached login for profile lab: run aws sso login --profile lab"
 	const v1beta1 = "client.authentication.k8s.io/v1beta1"
+	badToken := filepath.Join(t.TempDir(), "bad-token")
+	if err := os.WriteFile(badToken, []byte("not-a-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := map[string]struct{ block, want string }{
 		"exit 1": {execProviderBlock(t, v1beta1, plugin, fmt.Sprintf(`      env = {
         EXEC_PLUGIN_FAIL = %q
@@ -212,6 +217,11 @@ func TestAccProvider_execFails(t *testing.T) {
     }
   }`, acctest.Sandbox.Kubeconfig, v1beta1, plugin),
 			`(?s)` + words("its message: the plugin decides, not the kubeconfig")},
+		"rejected token": {execProviderBlock(t, v1beta1, plugin, fmt.Sprintf(`      env = {
+        EXEC_PLUGIN_TOKEN_FILE = %q
+        EXEC_PLUGIN_TTL        = "1m"
+      }`, badToken)),
+			`(?s)` + words("rejected the credentials of the credential plugin") + `.*` + words("401 Unauthorized): check kubernetes.exec")},
 		"not installed": {execProviderBlock(t, v1beta1, "no-such-credential-plugin", ""),
 			`(?s)` + words("kubernetes.exec: the credential plugin no-such-credential-plugin is not installed where Terraform runs") + `.*` + words("kubernetes.exec.command")},
 	}
