@@ -41,6 +41,11 @@ type Config struct {
 	ClientKey            string // PEM
 	ClusterCACertificate string // PEM
 	Insecure             bool
+	// Exec, when set, is a credential plugin (kubernetes.exec) that
+	// client-go runs for the credentials, again whenever they expire or the
+	// API server answers 401. It replaces any other credentials: Token,
+	// ClientCertificate/ClientKey and the kubeconfig user's.
+	Exec *Exec
 }
 
 // IsZero reports whether no way to reach a cluster was configured.
@@ -113,6 +118,10 @@ func (c *Client) check(ctx context.Context) error {
 	var urlErr *url.Error
 	var netErr net.Error
 	switch {
+	case c.REST.ExecProvider != nil && isExecFailure(err):
+		return execError(ctx, c.REST.ExecProvider, err)
+	case apierrors.IsUnauthorized(err) && c.REST.ExecProvider != nil:
+		return fmt.Errorf("the Kubernetes API server at %s rejected the credentials of the credential plugin %s (401 Unauthorized): check kubernetes.exec (its args and env name the right cluster, account or role) and that the plugin's user is allowed into the cluster", host, c.REST.ExecProvider.Command)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the Kubernetes API server at %s rejected the credentials (401 Unauthorized): check kubernetes.token, client_certificate/client_key or the user of the kubeconfig context", host)
 	case apierrors.IsForbidden(err):
@@ -151,14 +160,16 @@ func (cfg Config) restConfig() (*rest.Config, error) {
 	if cfg.Insecure {
 		overrides.ClusterInfo.InsecureSkipTLSVerify = true
 	}
-	if cfg.Token != "" {
-		overrides.AuthInfo.Token = cfg.Token
-	}
-	if cfg.ClientCertificate != "" {
-		overrides.AuthInfo.ClientCertificateData = []byte(cfg.ClientCertificate)
-	}
-	if cfg.ClientKey != "" {
-		overrides.AuthInfo.ClientKeyData = []byte(cfg.ClientKey)
+	if cfg.Exec == nil {
+		if cfg.Token != "" {
+			overrides.AuthInfo.Token = cfg.Token
+		}
+		if cfg.ClientCertificate != "" {
+			overrides.AuthInfo.ClientCertificateData = []byte(cfg.ClientCertificate)
+		}
+		if cfg.ClientKey != "" {
+			overrides.AuthInfo.ClientKeyData = []byte(cfg.ClientKey)
+		}
 	}
 
 	var loader clientcmd.ClientConfigLoader
@@ -188,6 +199,9 @@ func (cfg Config) restConfig() (*rest.Config, error) {
 			where = "kubeconfig " + strings.Join(cfg.ConfigPaths, string(filepath.ListSeparator))
 		}
 		return nil, fmt.Errorf("reading Kubernetes settings from %s: %w", where, err)
+	}
+	if cfg.Exec != nil {
+		useExec(restConfig, cfg.Exec)
 	}
 	return restConfig, nil
 }

@@ -47,6 +47,14 @@ type kubernetesModel struct {
 	ClientKey            types.String `tfsdk:"client_key"`
 	ClusterCACertificate types.String `tfsdk:"cluster_ca_certificate"`
 	Insecure             types.Bool   `tfsdk:"insecure"`
+	Exec                 *execModel   `tfsdk:"exec"`
+}
+
+type execModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Command    types.String `tfsdk:"command"`
+	Args       types.List   `tfsdk:"args"`
+	Env        types.Map    `tfsdk:"env"`
 }
 
 func vsphereBlock() schema.SingleNestedBlock {
@@ -135,6 +143,45 @@ func kubernetesBlock() schema.SingleNestedBlock {
 				MarkdownDescription: "Skip verification of the API server's certificate. Defaults to `false`; an explicit opt-in for throwaway clusters only. Environment: `KUBE_INSECURE`.",
 			},
 		},
+		Blocks: map[string]schema.Block{"exec": execBlock()},
+	}
+}
+
+func execBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "A credential plugin that prints the credentials, as kubectl's `users[].user.exec` and `hashicorp/kubernetes`'s `exec` have it: " +
+			"for clusters whose users sign in through a plugin (EKS's `aws eks get-token`, AKS's `kubelogin`, OIDC, Rancher). " +
+			"The provider runs it (through client-go's exec support) when it first talks to the cluster, and again once the credential's " +
+			"`expirationTimestamp` has passed, so a token that expires during a long apply is renewed; after a 401 answer it runs it again for the " +
+			"next request (the rejected one fails). The plugin must not prompt (it runs without standard input) and must be installed " +
+			"where Terraform runs. It replaces any other credentials: it conflicts with `token`, `client_certificate` and `client_key`, " +
+			"and wins over the credentials of the kubeconfig's user and of `KUBE_TOKEN`, `KUBE_CLIENT_CERT_DATA` and `KUBE_CLIENT_KEY_DATA`.",
+		Attributes: map[string]schema.Attribute{
+			// Required in an exec block, enforced by validateKubernetes: the
+			// framework would demand a Required attribute of a nested block
+			// even when the block is left out.
+			"api_version": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Required in an `exec` block. The `apiVersion` of the ExecCredential the plugin prints: `client.authentication.k8s.io/v1beta1` " +
+					"(what `aws eks get-token` and `kubelogin` print) or `client.authentication.k8s.io/v1`. `v1alpha1` was removed in Kubernetes 1.24.",
+			},
+			"command": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "Required in an `exec` block. The plugin: a command name looked up in `PATH`, or a path.",
+			},
+			"args": schema.ListAttribute{
+				ElementType:         types.StringType,
+				Optional:            true,
+				MarkdownDescription: "The plugin's arguments.",
+			},
+			"env": schema.MapAttribute{
+				ElementType: types.StringType,
+				Optional:    true,
+				Sensitive:   true,
+				MarkdownDescription: "Environment variables for the plugin, in addition to Terraform's own environment. " +
+					"Sensitive, since they may carry secrets.",
+			},
+		},
 	}
 }
 
@@ -186,9 +233,64 @@ func (m providerModel) clients(ctx context.Context, unknown []string, diags *dia
 			ClusterCACertificate: stringOr(ks.ClusterCACertificate, "KUBE_CLUSTER_CA_CERT_DATA"),
 			Insecure:             boolOr(ks.Insecure, "KUBE_INSECURE", path.Root("kubernetes").AtName("insecure"), diags),
 			ConfigPaths:          ks.configPaths(ctx, diags),
+			Exec:                 ks.Exec.exec(ctx, diags),
 		}
 	}
 	return c
+}
+
+// exec is the credential plugin, nil when the block is left out.
+func (e *execModel) exec(ctx context.Context, diags *diag.Diagnostics) *kube.Exec {
+	if e == nil {
+		return nil
+	}
+	out := &kube.Exec{APIVersion: e.APIVersion.ValueString(), Command: e.Command.ValueString()}
+	if !e.Args.IsNull() {
+		diags.Append(e.Args.ElementsAs(ctx, &out.Args, false)...)
+	}
+	if !e.Env.IsNull() {
+		diags.Append(e.Env.ElementsAs(ctx, &out.Env, false)...)
+	}
+	return out
+}
+
+// validateKubernetes checks the kubernetes block at plan: the credential
+// plugin's settings, and that it is the only credential configured.
+func validateKubernetes(ks *kubernetesModel, diags *diag.Diagnostics) {
+	if ks == nil || ks.Exec == nil {
+		return
+	}
+	at := path.Root("kubernetes").AtName("exec")
+	e := ks.Exec
+	if e.APIVersion.IsNull() {
+		diags.AddAttributeError(at.AtName("api_version"), "Missing kubernetes.exec.api_version",
+			"An exec block needs api_version, the apiVersion of the ExecCredential the plugin prints: "+
+				strings.Join(kube.ExecAPIVersions, " or ")+" (`aws eks get-token` and kubelogin print client.authentication.k8s.io/v1beta1).")
+	}
+	if v := e.APIVersion; !v.IsNull() && !v.IsUnknown() && !slices.Contains(kube.ExecAPIVersions, v.ValueString()) {
+		detail := "kubernetes.exec.api_version is " + strconv.Quote(v.ValueString()) + ". Set it to the apiVersion of the ExecCredential the plugin prints: " +
+			strings.Join(kube.ExecAPIVersions, " or ") + " (`aws eks get-token` and kubelogin print client.authentication.k8s.io/v1beta1)."
+		if strings.HasSuffix(v.ValueString(), "/v1alpha1") {
+			detail += " client.authentication.k8s.io/v1alpha1 was removed in Kubernetes 1.24: update the plugin if it prints only that."
+		}
+		diags.AddAttributeError(at.AtName("api_version"), "Unsupported kubernetes.exec.api_version", detail)
+	}
+	if v := e.Command; !v.IsUnknown() && strings.TrimSpace(v.ValueString()) == "" {
+		diags.AddAttributeError(at.AtName("command"), "Missing kubernetes.exec.command",
+			"kubernetes.exec.command is missing or empty: set it to the credential plugin, such as \"aws\" or \"kubelogin\" (a name looked up in PATH, or a path).")
+	}
+	for _, c := range []struct {
+		name string
+		v    types.String
+	}{{"token", ks.Token}, {"client_certificate", ks.ClientCertificate}, {"client_key", ks.ClientKey}} {
+		name := c.name
+		if c.v.IsNull() {
+			continue
+		}
+		diags.AddAttributeError(path.Root("kubernetes").AtName(name), "Conflicting Kubernetes credentials",
+			"kubernetes.exec and kubernetes."+name+" both give the provider credentials, and only one may: "+
+				"remove kubernetes."+name+" to sign in through the credential plugin, or remove the exec block to use kubernetes."+name+".")
+	}
 }
 
 // unknownAttributes names the attributes of the provider configuration that
@@ -220,10 +322,11 @@ func unknownAttributes(config tftypes.Value) []string {
 }
 
 // withoutUnknownBlocks returns the configuration with a block that is unknown
-// as a whole made null, so that it decodes (clients does not resolve it).
+// as a whole (kubernetes, or kubernetes.exec) made null, so that it decodes
+// (clients does not resolve a block with anything unknown).
 func withoutUnknownBlocks(config tfsdk.Config) tfsdk.Config {
 	raw, err := tftypes.Transform(config.Raw, func(at *tftypes.AttributePath, v tftypes.Value) (tftypes.Value, error) {
-		if len(at.Steps()) == 1 && !v.IsKnown() {
+		if !v.IsKnown() && (len(at.Steps()) == 1 || v.Type().Is(tftypes.Object{})) {
 			return tftypes.NewValue(v.Type(), nil), nil
 		}
 		return v, nil

@@ -31,9 +31,10 @@ type windowsProvider struct {
 }
 
 var (
-	_ provider.Provider                  = (*windowsProvider)(nil)
-	_ provider.ProviderWithFunctions     = (*windowsProvider)(nil)
-	_ provider.ProviderWithListResources = (*windowsProvider)(nil)
+	_ provider.Provider                   = (*windowsProvider)(nil)
+	_ provider.ProviderWithFunctions      = (*windowsProvider)(nil)
+	_ provider.ProviderWithListResources  = (*windowsProvider)(nil)
+	_ provider.ProviderWithValidateConfig = (*windowsProvider)(nil)
 )
 
 func (p *windowsProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -82,6 +83,16 @@ func (p *windowsProvider) Configure(ctx context.Context, req provider.ConfigureR
 	resp.DataSourceData = c
 	resp.EphemeralResourceData = c
 	resp.ListResourceData = c
+}
+
+// ValidateConfig rejects contradictory settings at plan (config.go).
+func (p *windowsProvider) ValidateConfig(ctx context.Context, req provider.ValidateConfigRequest, resp *provider.ValidateConfigResponse) {
+	var model providerModel
+	resp.Diagnostics.Append(withoutUnknownBlocks(req.Config).Get(ctx, &model)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	validateKubernetes(model.Kubernetes, &resp.Diagnostics)
 }
 
 func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {
