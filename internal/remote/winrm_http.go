@@ -126,6 +126,15 @@ func tlsStep(err error) Step {
 	return StepDial
 }
 
+// splitDomainUser splits DOMAIN\user into the user and the domain ("" for
+// a local account), as NTLM's AUTHENTICATE message carries them.
+func splitDomainUser(u string) (user, domain string) {
+	if d, name, ok := strings.Cut(u, `\`); ok {
+		return name, d
+	}
+	return u, ""
+}
+
 // sealed reports whether a configuration encrypts its messages: NTLM over
 // HTTP, as a stock Windows listener requires ([MS-WSMV] 2.2.9.1.1). Over
 // HTTPS, TLS protects them and the listener takes them as they are.
@@ -139,7 +148,7 @@ func (c Config) sealed() bool { return c.NTLM && !c.HTTPS }
 func ntlmHandshake(conn net.Conn, cfg Config, url string) (*ntlmssp.SecuritySession, error) {
 	_ = conn.SetDeadline(time.Now().Add(cfg.DialTimeout))
 	defer func() { _ = conn.SetDeadline(time.Time{}) }() // a failed reset surfaces on the next read
-	user, domain, domainNeeded := azntlm.GetDomain(cfg.User)
+	user, domain := splitDomainUser(cfg.User)
 	var negotiate []byte
 	var processChallenge func([]byte) ([]byte, error)
 	var client *ntlmssp.Client
@@ -155,11 +164,14 @@ func ntlmHandshake(conn net.Conn, cfg Config, url string) (*ntlmssp.SecuritySess
 		processChallenge = func(challenge []byte) ([]byte, error) { return client.Authenticate(challenge, nil) }
 	} else {
 		var err error
-		if negotiate, err = azntlm.NewNegotiateMessage(domain, ""); err != nil {
+		// The negotiate message's domain and workstation are the client
+		// machine's (none here); the user's domain goes with the
+		// authenticate message, which splits it from the name itself.
+		if negotiate, err = azntlm.NewNegotiateMessage("", ""); err != nil {
 			return nil, &stepError{StepAuth, err}
 		}
 		processChallenge = func(challenge []byte) ([]byte, error) {
-			return azntlm.ProcessChallenge(challenge, user, cfg.Password, domainNeeded)
+			return azntlm.NewAuthenticateMessage(challenge, cfg.User, cfg.Password, nil)
 		}
 	}
 	br := bufio.NewReader(conn)
