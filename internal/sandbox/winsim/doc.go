@@ -264,7 +264,7 @@
 //	Get-NetFirewallRule
 //	    parameters: [-Name <String[]>], -All <SwitchParameter>
 //	    refused (real, not modelled): -DisplayName, -Direction, -Enabled, -PolicyStore, -CimSession, -AsJob
-//	    does: the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name
+//	    does: the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name), each with Name, DisplayName, Direction, Action, Enabled, Profile and RemoteAddress (on Windows a property of its address filter, Get-NetFirewallAddressFilter, which is not modelled); a missing name is CmdletizationQuery_NotFound_Name
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule
 //	Get-Service (aliases gsv)
 //	    parameter sets: Default (default), DisplayName, InputObject
@@ -305,9 +305,9 @@
 //	    does: -ItemType Directory (parents created; an existing one is an error without -Force) or File (with -Value); outputs the item
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-item?view=powershell-5.1
 //	New-NetFirewallRule
-//	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>
-//	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -RemoteAddress, -PolicyStore, -CimSession, -AsJob
-//	    does: stores the rule (firewall.json); an existing -Name is an error
+//	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>, -RemoteAddress <String[]>
+//	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -PolicyStore, -CimSession, -AsJob
+//	    does: stores the rule (firewall.json) with its -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule
 //	New-Service
 //	    parameters: [-Name <String>] (mandatory), [-BinaryPathName <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}
