@@ -69,6 +69,9 @@
 //     a script that has one as Windows does, evaluates a doubled one inside a
 //     single-quoted string as one quote, and refuses the script where
 //     Windows would end or start a string the grammar does not see;
+//   - a parenthesis right after a bare argument (New-Object T('a', 'b'))
+//     is a method's argument_list to the grammar; PowerShell reads a
+//     separate parenthesised argument, and so does the engine (pwsh/expr.go);
 //   - a redirection with no space before its target (2>$null, >out.txt)
 //     is one generic token among a command's arguments: the engine reads it
 //     as the redirection (pwsh/redirtoken.go).
@@ -237,6 +240,12 @@
 //	    refused (real, not modelled): -Begin, -End, -RemainingScripts, -MemberName, -ArgumentList
 //	    does: runs the script block for each input object ($_ the object) and writes its output
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/foreach-object?view=powershell-5.1
+//	Get-Acl
+//	    parameter sets: ByPath (default), ByLiteralPath, ByInputObject
+//	    parameters: [-Path <String[]>] (set ByPath), -LiteralPath <String[]> (set ByLiteralPath) (mandatory)
+//	    refused (real, not modelled): -InputObject, -Filter, -Include, -Exclude, -Audit, -AllCentralAccessPolicies, -UseTransaction
+//	    does: the security object of a file or directory (READ_CONTROL needed): Path, Owner, Access (FileSystemAccessRule objects: IdentityReference, FileSystemRights, AccessControlType, IsInherited, InheritanceFlags, PropagationFlags), AreAccessRulesProtected, and the methods SetAccessRuleProtection, AddAccessRule, SetAccessRule, RemoveAccessRuleAll (pscmdlets_acl.go); Group, Sddl and the rest refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/get-acl?view=powershell-5.1
 //	Get-Content (aliases cat, gc, type)
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Raw <SwitchParameter>, -Force <SwitchParameter>
@@ -309,6 +318,12 @@
 //	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -PolicyStore, -CimSession, -AsJob
 //	    does: stores the rule (firewall.json) with its -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule
+//	New-Object
+//	    parameter sets: Net (default), Com
+//	    parameters: [-TypeName <String>] (set Net) (mandatory), [-ArgumentList <Object[]>] (set Net)
+//	    refused (real, not modelled): -ComObject, -Strict, -Property
+//	    does: -TypeName with -ArgumentList calls the type's constructor as [T]::new(...) does, for the types whose ::new() the engine models; an unknown type is TypeNotFound
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/new-object?view=powershell-5.1
 //	New-Service
 //	    parameters: [-Name <String>] (mandatory), [-BinaryPathName <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}
 //	    refused (real, not modelled): -Credential, -DependsOn
@@ -345,6 +360,12 @@
 //	    refused (real, not modelled): -ExcludeProperty, -Unique, -Skip, -SkipLast, -Wait, -Index
 //	    does: -ExpandProperty (a missing property is an error), -Property (new objects with those properties), -First, -Last
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/select-object?view=powershell-5.1
+//	Set-Acl
+//	    parameter sets: ByPath (default), ByLiteralPath, ByInputObject
+//	    parameters: [-Path <String[]>] (set ByPath) (mandatory), -LiteralPath <String[]> (set ByLiteralPath) (mandatory), [-AclObject <Object>] (mandatory)
+//	    refused (real, not modelled): -InputObject, -Passthru, -CentralAccessPolicy, -ClearCentralAccessPolicy, -Filter, -Include, -Exclude, -UseTransaction
+//	    does: writes a Get-Acl object's DACL and protection to the path; needs WRITE_DAC (else "Attempted to perform an unauthorized operation."); an owner change, a token without WRITE_OWNER and an -AclObject Get-Acl did not make are refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/set-acl?view=powershell-5.1
 //	Set-Content
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
@@ -440,6 +461,7 @@
 //	    [System.Net.IPAddress] ::any, ::loopback, ::new(), ::parse()  https://learn.microsoft.com/en-us/dotnet/api/system.net.ipaddress
 //	    [System.Object[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Security.AccessControl.FileSystemAccessRule] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.security.accesscontrol.filesystemaccessrule
 //	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Text.Encoding] ::ascii, ::bigendianunicode, ::default, ::unicode, ::utf32, ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
@@ -634,7 +656,9 @@
 // for services); a refusal is "Access to the path '...' is denied."
 // (UnauthorizedAccessException). An object a standard user creates is
 // owned by that user; one an administrator or LocalSystem creates by
-// Administrators. Not modelled: deny ACEs, SACLs and integrity labels,
+// Administrators. Get-Acl (READ_CONTROL) and Set-Acl (WRITE_DAC) read and
+// write the same descriptors, with the FileSystemAccessRule methods listed
+// in pscmdlets_acl.go. Not modelled: deny ACEs, SACLs and integrity labels,
 // changing an owner, TrustedInstaller's ownership of system files,
 // ProgramData's "Users may create folders" ACE (a user is refused there),
 // explicit ACEs kept across a move (a moved object inherits from its new

@@ -423,6 +423,7 @@ var hostCommands *pwsh.Registry
 
 func init() {
 	host := append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...)
+	host = append(host, aclCmdlets()...)
 	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
 }
 

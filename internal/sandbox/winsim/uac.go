@@ -39,6 +39,10 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// Features, capabilities, the firewall, restarts.
 	"Install-WindowsFeature": needAdmin, "Add-WindowsCapability": needAdmin, "New-NetFirewallRule": needAdmin,
 	"Restart-Computer": needAdmin, "Stop-Computer": needAdmin,
+	// The security descriptor's own checks: Get-Acl needs READ_CONTROL,
+	// Set-Acl WRITE_DAC on the object, for any token (pscmdlets_acl.go),
+	// as icacls.exe is left to its own checks (guardProgram below).
+	"Get-Acl": needNothing, "Set-Acl": needNothing,
 }
 
 type cmdletNeed int
