@@ -33,8 +33,14 @@
 //     (cmd_operators.go; learn.microsoft.com/windows-server/administration/
 //     windows-commands/cmd). Refused as not modelled: pipes, parenthesised
 //     blocks, input redirection and any redirection other than echo's to a
-//     file or 1>&2; if, for, set, call, copy, rmdir and the other builtins
-//     are not recognised; and a path to a .cmd/.bat
+//     file or 1>&2; cmd's other internal commands (assoc, break, call,
+//     cd/chdir, cls, color, copy, date, dir, dpath, endlocal, for, ftype,
+//     goto, if, keys, mklink, move, path, pause, popd, prompt, pushd,
+//     rd/rmdir, rem, ren/rename, set, setlocal, shift, start, time, title,
+//     ver, verify, vol: each has its page under learn.microsoft.com/
+//     windows-server/administration/windows-commands/) are refused by name
+//     ("winsim: cmd.exe: the simulated host does not model the internal
+//     command 'ver'", exit code 1: cmd_builtins.go); and a path to a .cmd/.bat
 //     file (run line by line with cmd's "echo on" prompt lines) or a .ps1
 //     file (run as PowerShell).
 //   - a program (a path, or a name on PATH): run as native programs are below.
