@@ -335,6 +335,12 @@
 //	    refused (real, not modelled): -Credential, -DependsOn
 //	    does: creates a stopped service in the service control manager; Boot and System start modes are refused by the SCM for a Win32 service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-service?view=powershell-5.1
+//	Out-File
+//	    parameter sets: ByPath (default), ByLiteralPath
+//	    parameters: [-FilePath <String>] (set ByPath) (mandatory), -LiteralPath <String> (set ByLiteralPath) (mandatory), [-Encoding <String>] {unknown|string|unicode|bigendianunicode|utf8|utf7|utf32|ascii|default|oem}, -Append <SwitchParameter>, -NoNewline <SwitchParameter>, -InputObject <PSObject>
+//	    refused (real, not modelled): -Force, -NoClobber, -Width
+//	    does: writes the input as the console shows it, CRLF after each line, in -Encoding: unicode (UTF-16LE with a BOM, the default) or string, bigendianunicode, utf8, utf32 (with a BOM), ascii, default (code page 1252), oem (437); -Append adds at the end without a second BOM; -NoNewline concatenates strings; unknown, utf7, -Width, -NoClobber, -Force refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/out-file?view=powershell-5.1
 //	Out-Null
 //	    parameters: -InputObject <PSObject>
 //	    does: discards its input
@@ -383,6 +389,12 @@
 //	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
 //	    does: changes -StartupType, -DisplayName; -Status Running/Stopped starts or stops it
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-service?view=powershell-5.1
+//	Set-StrictMode
+//	    parameter sets: Version (default), Off
+//	    parameters: -Off <SwitchParameter> (set Off) (mandatory)
+//	    refused (real, not modelled): -Version
+//	    does: -Off: strict mode stays off (the engine never turns it on); -Version refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/set-strictmode?view=powershell-5.1
 //	Start-Process (aliases saps, start)
 //	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
 //	    refused (real, not modelled): -PassThru, -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment

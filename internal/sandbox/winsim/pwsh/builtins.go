@@ -13,7 +13,9 @@ const docBase = "https://learn.microsoft.com/en-us/powershell/module/"
 func Builtins() *Registry { return NewRegistry(BuiltinCmdlets()...) }
 
 // BuiltinCmdlets lists them (for hosts that build their own Registry).
-func BuiltinCmdlets() []*Cmdlet { return append(builtinCmdlets(), newObjectCmdlet()) }
+func BuiltinCmdlets() []*Cmdlet {
+	return append(builtinCmdlets(), newObjectCmdlet(), outFileCmdlet(), setStrictModeCmdlet())
+}
 
 func pipelineItems(c *Call, param string) []any {
 	if c.HasInput {
