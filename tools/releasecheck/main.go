@@ -108,7 +108,7 @@ func readSums(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to flush
 	sums := map[string]string{}
 	s := bufio.NewScanner(f)
 	for s.Scan() {
@@ -126,7 +126,7 @@ func zipHolds(path, file string) error {
 	if err != nil {
 		return err
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }() // read only: nothing to flush
 	for _, f := range r.File {
 		if f.Name == file {
 			return nil
