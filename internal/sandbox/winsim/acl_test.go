@@ -10,7 +10,12 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
-const icaclsDoc = "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"
+const (
+	icaclsDoc = "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"
+	getAclDoc = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/get-acl?view=powershell-5.1"
+	setAclDoc = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/set-acl?view=powershell-5.1"
+	fsSecDoc  = "https://learn.microsoft.com/en-us/dotnet/api/system.security.accesscontrol.filesystemsecurity"
+)
 
 // TestACLRejects runs icacls, Get-Acl/Set-Acl and file access through
 // outside WinRM clients, in order on one host: the built-in Administrator
@@ -56,6 +61,29 @@ func TestACLRejects(t *testing.T) {
 		{"user-cmd-type-refused-after", "plain", "cmd.exe /c type C:\\k\\pki\\node.key\n$LASTEXITCODE", 0, "1", "Access is denied.", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/type"},
 		{"user-create-refused-after", "plain", "Set-Content -Path 'C:\\k\\pki\\x.txt' -Value 'y'", 1, "", "Access to the path 'C:\\k\\pki\\x.txt' is denied.", "no ACE for Users"},
 		{"admin-still-reads", "admin", "Get-Content -Path 'C:\\k\\pki\\node.key'", 0, "KEY", "", "Administrators:(OI)(CI)(F)"},
+		// Get-Acl / Set-Acl (pscmdlets_acl.go).
+		{"getacl-explicit-vs-inherited", "admin", "$a = Get-Acl -Path 'C:\\k\\pki'\n($a.Access | ForEach-Object { \"$($_.IdentityReference.Value);$($_.FileSystemRights);$($_.AccessControlType);$($_.IsInherited);$($_.InheritanceFlags);$($_.PropagationFlags)\" }) -join '|'\n\"$($a.AreAccessRulesProtected)|$($a.Owner)\"\n$f = Get-Acl -Path 'C:\\k\\pki\\node.key'\n($f.Access | ForEach-Object { \"$($_.IdentityReference.Value);$($_.IsInherited);$($_.InheritanceFlags)\" }) -join '|'\n$f.AreAccessRulesProtected", 0,
+			"NT AUTHORITY\\SYSTEM;FullControl;Allow;False;ContainerInherit, ObjectInherit;None|BUILTIN\\Administrators;FullControl;Allow;False;ContainerInherit, ObjectInherit;None\r\nTrue|BUILTIN\\Administrators\r\nNT AUTHORITY\\SYSTEM;True;None|BUILTIN\\Administrators;True;None\r\nFalse", "",
+			getAclDoc + "; https://learn.microsoft.com/en-us/dotnet/api/system.security.accesscontrol.authorizationrule.isinherited"},
+		{"getacl-default-rights-names", "admin", "((Get-Acl -Path 'C:\\k').Access | Where-Object { $_.IdentityReference.Value -eq 'BUILTIN\\Users' } | ForEach-Object { \"$($_.FileSystemRights);$($_.IsInherited);$($_.InheritanceFlags);$($_.PropagationFlags)\" }) -join '|'", 0,
+			"ReadAndExecute, Synchronize;True;ContainerInherit, ObjectInherit;None|AppendData;True;ContainerInherit;None|CreateFiles;True;ContainerInherit;None", "",
+			"https://learn.microsoft.com/en-us/dotnet/api/system.security.accesscontrol.filesystemrights (flags: ReadAndExecute 131241 + Synchronize 1048576)"},
+		{"user-getacl-refused-after", "plain", "Get-Acl -Path 'C:\\k\\pki'", 1, "", "Attempted to perform an unauthorized operation.", "READ_CONTROL: no ACE for Users after hardening"},
+		{"user-setacl-refused", "plain", "$a = Get-Acl -Path 'C:\\k'\n$a.AddAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule('plain', 'FullControl', 'ContainerInherit,ObjectInherit', 'None', 'Allow')))\nSet-Acl -Path 'C:\\k' -AclObject $a", 1, "", "Attempted to perform an unauthorized operation.", setAclDoc + " (WRITE_DAC, as icacls)"},
+		{"user-setacl-changed-nothing", "admin", "[bool]((icacls.exe 'C:\\k') -match 'plain')", 0, "False", "", "the refused Set-Acl wrote nothing"},
+		{"admin-setacl-protect-and-grant", "admin", "New-Item -ItemType Directory -Path 'C:\\k\\acl' | Out-Null\n$a = Get-Acl -Path 'C:\\k\\acl'\n$a.SetAccessRuleProtection($true, $false)\nforeach ($id in 'SYSTEM', 'Administrators') { $a.AddAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule($id, 'FullControl', 'ContainerInherit,ObjectInherit', 'None', 'Allow'))) }\n$a.AddAccessRule([System.Security.AccessControl.FileSystemAccessRule]::new('plain', 'Modify', 'ContainerInherit,ObjectInherit', 'None', 'Allow'))\nSet-Acl -Path 'C:\\k\\acl' -AclObject $a\n(icacls.exe 'C:\\k\\acl') -join '|'", 0,
+			"C:\\k\\acl NT AUTHORITY\\SYSTEM:(OI)(CI)(F)|         BUILTIN\\Administrators:(OI)(CI)(F)|         WIN-TEST\\plain:(OI)(CI)(M)|", "", setAclDoc + "; " + fsSecDoc + ".setaccessruleprotection"},
+		{"user-writes-after-grant", "plain", "Set-Content -Path 'C:\\k\\acl\\p.txt' -Value 'p'\nGet-Content -Path 'C:\\k\\acl\\p.txt'", 0, "p", "", "plain:(OI)(CI)(M) from Set-Acl"},
+		{"admin-setaccessrule-replaces", "admin", "$a = Get-Acl -Path 'C:\\k\\acl'\n$a.SetAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule('plain', 'Read', 'ContainerInherit,ObjectInherit', 'None', 'Allow')))\nSet-Acl -Path 'C:\\k\\acl' -AclObject $a\n(icacls.exe 'C:\\k\\acl')[2]", 0, "WIN-TEST\\plain:(OI)(CI)(R)", "", fsSecDoc + ".setaccessrule (CommonAcl.SetQualifiedAce)"},
+		{"user-write-refused-after-setaccessrule", "plain", "Set-Content -Path 'C:\\k\\acl\\q.txt' -Value 'q'", 1, "", "Access to the path 'C:\\k\\acl\\q.txt' is denied.", "plain:(OI)(CI)(R) only"},
+		{"admin-removeaccessruleall", "admin", "$a = Get-Acl -Path 'C:\\k\\acl'\n$a.RemoveAccessRuleAll((New-Object System.Security.AccessControl.FileSystemAccessRule('plain', 'Read', 'Allow')))\nSet-Acl -Path 'C:\\k\\acl' -AclObject $a\n\"$((icacls.exe 'C:\\k\\acl').Count)|$([bool]((icacls.exe 'C:\\k\\acl') -match 'plain'))\"", 0, "4|False", "", fsSecDoc + ".removeaccessruleall (two ACEs, a blank line, the summary)"},
+		{"setacl-deny-not-modelled", "admin", "$a = Get-Acl -Path 'C:\\k\\acl'\n$a.AddAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule('plain', 'Write', 'Deny')))", 1, "", "SimulatorNotModelled", fsSecDoc + ".addaccessrule (Deny is real; deny ACEs not modelled)"},
+		{"setacl-unknown-identity", "admin", "$a = Get-Acl -Path 'C:\\k\\acl'\n$a.AddAccessRule((New-Object System.Security.AccessControl.FileSystemAccessRule('nosuchuser', 'Read', 'Allow')))", 1, "", "Some or all identity references could not be translated.", "https://learn.microsoft.com/en-us/dotnet/api/system.security.principal.identitynotmappedexception"},
+		{"getacl-sddl-not-modelled", "admin", "(Get-Acl -Path 'C:\\k').Sddl", 1, "", "SimulatorNotModelled", getAclDoc + " (Sddl is real; not modelled)"},
+		{"rule-bad-rights", "admin", "New-Object System.Security.AccessControl.FileSystemAccessRule('plain', 'FullKontrol', 'Allow')", 1, "", "Unable to match the identifier name FullKontrol to a valid enumerator name.", "https://learn.microsoft.com/en-us/dotnet/api/system.security.accesscontrol.filesystemrights"},
+		{"new-object-unknown-type", "admin", "New-Object System.Security.AccessControl.NoSuchRule('a')", 1, "", "Cannot find type [System.Security.AccessControl.NoSuchRule]: verify that the assembly containing this type is loaded.", "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/new-object?view=powershell-5.1"},
+		{"setacl-path-mandatory", "admin", "Set-Acl -AclObject (Get-Acl -Path 'C:\\k')", 1, "", "missing mandatory parameters: Path", setAclDoc + " (-Path mandatory in ByPath)"},
+		{"setacl-not-getacl-object", "admin", "Set-Acl -Path 'C:\\k' -AclObject 'x'", 1, "", "SimulatorNotModelled", setAclDoc},
 		{"inheritance-disable-copies", "admin", "New-Item -ItemType Directory -Path 'C:\\d' | Out-Null\nicacls.exe 'C:\\d' /inheritance:d | Out-Null\nicacls.exe 'C:\\d'", 0, "C:\\d NT AUTHORITY\\SYSTEM:(OI)(CI)(F)\r\n", "", icaclsDoc + " (/inheritance:d copies the ACEs)"},
 		{"remove-and-reset", "admin", "icacls.exe 'C:\\d' /remove 'BUILTIN\\Users' | Out-Null\n(icacls.exe 'C:\\d') -join '|'\nicacls.exe 'C:\\d' /reset | Out-Null\n(icacls.exe 'C:\\d')[0]", 0, "C:\\d NT AUTHORITY\\SYSTEM:(I)(OI)(CI)(F)", "", icaclsDoc},
 		{"grant-specific-rights", "admin", "icacls.exe 'C:\\d' /grant 'plain:(OI)(CI)(RD,WD)' | Out-Null\n(icacls.exe 'C:\\d')[0]", 0, "C:\\d WIN-TEST\\plain:(OI)(CI)(RD,WD)", "", icaclsDoc},

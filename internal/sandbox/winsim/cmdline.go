@@ -334,6 +334,10 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		}
 		return boolExit(h.fs.Remove(target, false) != nil)
 	}
+	if b := cmdBuiltinOf(fields[0]); b != "" {
+		// An internal command the cases above do not model (cmd_builtins.go).
+		return refuseCmdBuiltin(req.Stderr, b)
+	}
 	script := strings.Trim(fields[0], `"`)
 	switch ext := strings.ToLower(script[strings.LastIndexByte(script, '.')+1:]); ext {
 	case "cmd", "bat", "ps1":

@@ -33,8 +33,14 @@
 //     (cmd_operators.go; learn.microsoft.com/windows-server/administration/
 //     windows-commands/cmd). Refused as not modelled: pipes, parenthesised
 //     blocks, input redirection and any redirection other than echo's to a
-//     file or 1>&2; if, for, set, call, copy, rmdir and the other builtins
-//     are not recognised; and a path to a .cmd/.bat
+//     file or 1>&2; cmd's other internal commands (assoc, break, call,
+//     cd/chdir, cls, color, copy, date, dir, dpath, endlocal, for, ftype,
+//     goto, if, keys, mklink, move, path, pause, popd, prompt, pushd,
+//     rd/rmdir, rem, ren/rename, set, setlocal, shift, start, time, title,
+//     ver, verify, vol: each has its page under learn.microsoft.com/
+//     windows-server/administration/windows-commands/) are refused by name
+//     ("winsim: cmd.exe: the simulated host does not model the internal
+//     command 'ver'", exit code 1: cmd_builtins.go); and a path to a .cmd/.bat
 //     file (run line by line with cmd's "echo on" prompt lines) or a .ps1
 //     file (run as PowerShell).
 //   - a program (a path, or a name on PATH): run as native programs are below.
@@ -69,6 +75,9 @@
 //     a script that has one as Windows does, evaluates a doubled one inside a
 //     single-quoted string as one quote, and refuses the script where
 //     Windows would end or start a string the grammar does not see;
+//   - a parenthesis right after a bare argument (New-Object T('a', 'b'))
+//     is a method's argument_list to the grammar; PowerShell reads a
+//     separate parenthesised argument, and so does the engine (pwsh/expr.go);
 //   - a redirection with no space before its target (2>$null, >out.txt)
 //     is one generic token among a command's arguments: the engine reads it
 //     as the redirection (pwsh/redirtoken.go).
@@ -237,6 +246,12 @@
 //	    refused (real, not modelled): -Begin, -End, -RemainingScripts, -MemberName, -ArgumentList
 //	    does: runs the script block for each input object ($_ the object) and writes its output
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/foreach-object?view=powershell-5.1
+//	Get-Acl
+//	    parameter sets: ByPath (default), ByLiteralPath, ByInputObject
+//	    parameters: [-Path <String[]>] (set ByPath), -LiteralPath <String[]> (set ByLiteralPath) (mandatory)
+//	    refused (real, not modelled): -InputObject, -Filter, -Include, -Exclude, -Audit, -AllCentralAccessPolicies, -UseTransaction
+//	    does: the security object of a file or directory (READ_CONTROL needed): Path, Owner, Access (FileSystemAccessRule objects: IdentityReference, FileSystemRights, AccessControlType, IsInherited, InheritanceFlags, PropagationFlags), AreAccessRulesProtected, and the methods SetAccessRuleProtection, AddAccessRule, SetAccessRule, RemoveAccessRuleAll (pscmdlets_acl.go); Group, Sddl and the rest refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/get-acl?view=powershell-5.1
 //	Get-Content (aliases cat, gc, type)
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Raw <SwitchParameter>, -Force <SwitchParameter>
@@ -264,7 +279,7 @@
 //	Get-NetFirewallRule
 //	    parameters: [-Name <String[]>], -All <SwitchParameter>
 //	    refused (real, not modelled): -DisplayName, -Direction, -Enabled, -PolicyStore, -CimSession, -AsJob
-//	    does: the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name
+//	    does: the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name), each with Name, DisplayName, Direction, Action, Enabled, Profile and RemoteAddress (on Windows a property of its address filter, Get-NetFirewallAddressFilter, which is not modelled); a missing name is CmdletizationQuery_NotFound_Name
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule
 //	Get-Service (aliases gsv)
 //	    parameter sets: Default (default), DisplayName, InputObject
@@ -310,10 +325,16 @@
 //	    does: -ItemType Directory (parents created; an existing one is an error without -Force) or File (with -Value); outputs the item
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-item?view=powershell-5.1
 //	New-NetFirewallRule
-//	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>
-//	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -RemoteAddress, -PolicyStore, -CimSession, -AsJob
-//	    does: stores the rule (firewall.json), applied at once (a WinRM HTTPS listener waiting for 5986 serves); an existing -Name is an error
+//	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>, -RemoteAddress <String[]>
+//	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -PolicyStore, -CimSession, -AsJob
+//	    does: stores the rule (firewall.json) with its -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule
+//	New-Object
+//	    parameter sets: Net (default), Com
+//	    parameters: [-TypeName <String>] (set Net) (mandatory), [-ArgumentList <Object[]>] (set Net)
+//	    refused (real, not modelled): -ComObject, -Strict, -Property
+//	    does: -TypeName with -ArgumentList calls the type's constructor as [T]::new(...) does, for the types whose ::new() the engine models; an unknown type is TypeNotFound
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/new-object?view=powershell-5.1
 //	New-SelfSignedCertificate
 //	    parameters: -DnsName <String[]>, -CertStoreLocation <String>, -KeyExportPolicy <KeyExportPolicy[]> {NonExportable|ExportableEncrypted|Exportable}, -FriendlyName <String>
 //	    refused (real, not modelled): -Subject, -KeyAlgorithm, -KeyLength, -NotAfter, -NotBefore, -Type, -KeyUsage, -TextExtension, -Signer, -CloneCert, -Provider, -KeySpec, -HashAlgorithm, -KeyProtection, -Container, -SuppressOid, -TestRoot, -ExistingKey
@@ -329,6 +350,12 @@
 //	    refused (real, not modelled): -OptionSet, -ApplicationName, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
 //	    does: creates the HTTPS listener (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'} -ValueSet @{Hostname=...; CertificateThumbprint=...}) bound to that certificate of Cert:\LocalMachine\My, serving at once on 5986 where the firewall admits it; a certificate not in the store, a Hostname other than its CN and an existing listener are refused, as is any other resource, selector or setting
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/new-wsmaninstance
+//	Out-File
+//	    parameter sets: ByPath (default), ByLiteralPath
+//	    parameters: [-FilePath <String>] (set ByPath) (mandatory), -LiteralPath <String> (set ByLiteralPath) (mandatory), [-Encoding <String>] {unknown|string|unicode|bigendianunicode|utf8|utf7|utf32|ascii|default|oem}, -Append <SwitchParameter>, -NoNewline <SwitchParameter>, -InputObject <PSObject>
+//	    refused (real, not modelled): -Force, -NoClobber, -Width
+//	    does: writes the input as the console shows it, CRLF after each line, in -Encoding: unicode (UTF-16LE with a BOM, the default) or string, bigendianunicode, utf8, utf32 (with a BOM), ascii, default (code page 1252), oem (437); -Append adds at the end without a second BOM; -NoNewline concatenates strings; unknown, utf7, -Width, -NoClobber, -Force refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/out-file?view=powershell-5.1
 //	Out-Null
 //	    parameters: -InputObject <PSObject>
 //	    does: discards its input
@@ -360,6 +387,12 @@
 //	    refused (real, not modelled): -ExcludeProperty, -Unique, -Skip, -SkipLast, -Wait, -Index
 //	    does: -ExpandProperty (a missing property is an error), -Property (new objects with those properties), -First, -Last
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/select-object?view=powershell-5.1
+//	Set-Acl
+//	    parameter sets: ByPath (default), ByLiteralPath, ByInputObject
+//	    parameters: [-Path <String[]>] (set ByPath) (mandatory), -LiteralPath <String[]> (set ByLiteralPath) (mandatory), [-AclObject <Object>] (mandatory)
+//	    refused (real, not modelled): -InputObject, -Passthru, -CentralAccessPolicy, -ClearCentralAccessPolicy, -Filter, -Include, -Exclude, -UseTransaction
+//	    does: writes a Get-Acl object's DACL and protection to the path; needs WRITE_DAC (else "Attempted to perform an unauthorized operation."); an owner change, a token without WRITE_OWNER and an -AclObject Get-Acl did not make are refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.security/set-acl?view=powershell-5.1
 //	Set-Content
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
@@ -371,6 +404,12 @@
 //	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
 //	    does: changes -StartupType, -DisplayName; -Status Running/Stopped starts or stops it
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-service?view=powershell-5.1
+//	Set-StrictMode
+//	    parameter sets: Version (default), Off
+//	    parameters: -Off <SwitchParameter> (set Off) (mandatory)
+//	    refused (real, not modelled): -Version
+//	    does: -Off: strict mode stays off (the engine never turns it on); -Version refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/set-strictmode?view=powershell-5.1
 //	Set-WSManInstance
 //	    parameters: [-ResourceURI <Uri>] (mandatory), [-SelectorSet <Hashtable>], -ValueSet <Hashtable>
 //	    refused (real, not modelled): -OptionSet, -Dialect, -Fragment, -ApplicationName, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
@@ -460,6 +499,7 @@
 //	    [System.Net.IPAddress] ::any, ::loopback, ::new(), ::parse()  https://learn.microsoft.com/en-us/dotnet/api/system.net.ipaddress
 //	    [System.Object[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Object]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
+//	    [System.Security.AccessControl.FileSystemAccessRule] ::new()  https://learn.microsoft.com/en-us/dotnet/api/system.security.accesscontrol.filesystemaccessrule
 //	    [System.String[]]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.String]  https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/about_type_accelerators
 //	    [System.Text.Encoding] ::ascii, ::bigendianunicode, ::default, ::unicode, ::utf32, ::utf8  https://learn.microsoft.com/en-us/dotnet/api/system.text.encoding
@@ -654,7 +694,9 @@
 // for services); a refusal is "Access to the path '...' is denied."
 // (UnauthorizedAccessException). An object a standard user creates is
 // owned by that user; one an administrator or LocalSystem creates by
-// Administrators. Not modelled: deny ACEs, SACLs and integrity labels,
+// Administrators. Get-Acl (READ_CONTROL) and Set-Acl (WRITE_DAC) read and
+// write the same descriptors, with the FileSystemAccessRule methods listed
+// in pscmdlets_acl.go. Not modelled: deny ACEs, SACLs and integrity labels,
 // changing an owner, TrustedInstaller's ownership of system files,
 // ProgramData's "Users may create folders" ACE (a user is refused there),
 // explicit ACEs kept across a move (a moved object inherits from its new

@@ -137,8 +137,12 @@ type FirewallRule struct {
 	Name, DisplayName, Direction, Action, Protocol string
 	LocalPort                                      []string
 	Enabled                                        string
-	// Profile is Any, or a comma-separated list of Domain, Private and
-	// Public; empty is Any (New-NetFirewallRule's default).
+	// Profile is Any, or Domain, Private and Public joined by ", " (the
+	// NetSecurity.Profile flags as Get-NetFirewallRule shows them); empty
+	// is Any (New-NetFirewallRule's default). A rule applies only while
+	// one of its profiles is the active one: "The rule is active on the
+	// local computer only when the specified profile is currently active"
+	// (learn.microsoft.com/powershell/module/netsecurity/new-netfirewallrule, -Profile).
 	Profile string `json:",omitempty"`
 	// RemoteAddress is Any (empty too), LocalSubnet or addresses.
 	RemoteAddress []string `json:",omitempty"`
@@ -175,6 +179,10 @@ type Firewall struct {
 	// Terraform runner) are not on the guest's subnet, so LocalSubnet
 	// rules do not admit them: a CI runner or Terraform Cloud agent.
 	ClientsOutsideSubnet bool
+	// ClientAddress is the address the guest sees the clients connect
+	// from, for rules that name addresses, subnets or ranges
+	// (-RemoteAddress); empty: unknown, and no such rule admits them.
+	ClientAddress string
 }
 
 // wellKnownPort is the Windows port of a listener: the firewall's rules
@@ -200,7 +208,7 @@ func (h *Host) firewallAdmits(listener string) bool {
 		if !ruleHasPort(r.LocalPort, port) || !ruleHasProfile(r.Profile, fw.Profile) {
 			continue
 		}
-		if ruleAdmitsAddress(r.RemoteAddress, fw.ClientsOutsideSubnet) {
+		if ruleAdmitsAddress(r.RemoteAddress, fw) {
 			return true
 		}
 	}
@@ -234,23 +242,6 @@ func ruleHasProfile(profiles, profile string) bool {
 	for _, p := range strings.Split(profiles, ",") {
 		if strings.EqualFold(strings.TrimSpace(p), profile) {
 			return true
-		}
-	}
-	return false
-}
-
-func ruleAdmitsAddress(addrs []string, outside bool) bool {
-	if len(addrs) == 0 {
-		return true
-	}
-	for _, a := range addrs {
-		switch {
-		case strings.EqualFold(a, "Any"):
-			return true
-		case strings.EqualFold(a, "LocalSubnet"):
-			if !outside {
-				return true
-			}
 		}
 	}
 	return false

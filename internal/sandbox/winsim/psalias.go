@@ -13,6 +13,7 @@ var (
 	P           = pwsh.P
 	Alias       = pwsh.Alias
 	Enum        = pwsh.Enum
+	FlagsEnum   = pwsh.FlagsEnum
 	Set         = pwsh.Set
 	Mandatory   = pwsh.Mandatory
 	Pipeline    = pwsh.Pipeline

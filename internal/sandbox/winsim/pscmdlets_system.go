@@ -293,14 +293,29 @@ func (h *Host) firewall() []FirewallRule {
 func ruleObject(r FirewallRule) *pwsh.Object {
 	o := NewObject("Microsoft.Management.Infrastructure.CimInstance#root/standardcimv2/MSFT_NetFirewallRule")
 	o.Str = "Name : " + r.Name + "\r\nDisplayName : " + r.DisplayName
-	return o.Set("Name", r.Name).Set("DisplayName", r.DisplayName).Set("Direction", r.Direction).Set("Action", r.Action).Set("Enabled", r.Enabled)
+	profile := r.Profile
+	if profile == "" {
+		profile = "Any"
+	}
+	// Profile is a property of MSFT_NetFirewallRule; RemoteAddress belongs
+	// to its address filter (Get-NetFirewallAddressFilter, not modelled),
+	// shown here on the rule so that scripts and tests can read it.
+	remote := make([]any, 0, len(r.RemoteAddress))
+	for _, a := range r.RemoteAddress {
+		remote = append(remote, a)
+	}
+	if len(remote) == 0 {
+		remote = append(remote, "Any")
+	}
+	return o.Set("Name", r.Name).Set("DisplayName", r.DisplayName).Set("Direction", r.Direction).Set("Action", r.Action).Set("Enabled", r.Enabled).
+		Set("Profile", profile).Set("RemoteAddress", remote)
 }
 
 const netsec = "https://learn.microsoft.com/en-us/powershell/module/netsecurity/"
 
 func firewallGet() *Cmdlet {
 	return &Cmdlet{Name: "Get-NetFirewallRule", Class: "Get-NetFirewallRule",
-		Source: netsec + "get-netfirewallrule", Behaviour: "the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name); a missing name is CmdletizationQuery_NotFound_Name",
+		Source: netsec + "get-netfirewallrule", Behaviour: "the rules of firewall.json: a disk Install wrote has the stock WinRM rules (StockFirewallRules), then those New-NetFirewallRule created (by -Name), each with Name, DisplayName, Direction, Action, Enabled, Profile and RemoteAddress (on Windows a property of its address filter, Get-NetFirewallAddressFilter, which is not modelled); a missing name is CmdletizationQuery_NotFound_Name",
 		Params: []*Param{P("Name", "System.String[]", 0, Alias("ID")), P("DisplayName", "System.String[]", -1, Unmodelled), P("All", "SwitchParameter", -1),
 			P("Direction", "Direction[]", -1, Unmodelled), P("Enabled", "Enabled[]", -1, Unmodelled), P("PolicyStore", "System.String", -1, Unmodelled),
 			P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled), P("AsJob", "SwitchParameter", -1, Unmodelled)},
@@ -334,13 +349,13 @@ func firewallGet() *Cmdlet {
 func firewallNew() *Cmdlet {
 	gen := "Microsoft.PowerShell.Cmdletization.GeneratedTypes.NetSecurity."
 	return &Cmdlet{Name: "New-NetFirewallRule", Class: "New-NetFirewallRule", ShouldProcess: true,
-		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json), applied at once (a WinRM HTTPS listener waiting for 5986 serves); an existing -Name is an error",
+		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json) with its -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error",
 		Params: []*Param{P("DisplayName", "System.String", -1, Mandatory), P("Name", "System.String", -1, Alias("ID")),
 			P("Direction", gen+"Direction", -1, Enum("Inbound", "Outbound")), P("Action", gen+"Action", -1, Enum("NotConfigured", "Allow", "Block")),
 			P("Protocol", "System.String", -1), P("LocalPort", "System.String[]", -1), P("RemotePort", "System.String[]", -1, Unmodelled),
-			P("Enabled", gen+"Enabled", -1, Enum("True", "False")), P("Profile", gen+"Profile", -1, Enum("Any", "Domain", "Private", "Public", "NotApplicable")),
+			P("Enabled", gen+"Enabled", -1, Enum("True", "False")), P("Profile", gen+"Profile", -1, FlagsEnum("Any", "Domain", "Private", "Public", "NotApplicable")),
 			P("Description", "System.String", -1), P("Group", "System.String", -1), P("Program", "System.String", -1, Unmodelled),
-			P("LocalAddress", "System.String[]", -1, Unmodelled), P("RemoteAddress", "System.String[]", -1, Unmodelled),
+			P("LocalAddress", "System.String[]", -1, Unmodelled), P("RemoteAddress", "System.String[]", -1),
 			P("PolicyStore", "System.String", -1, Unmodelled), P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled),
 			P("AsJob", "SwitchParameter", -1, Unmodelled)},
 		Run: func(c *Call) error {
@@ -349,7 +364,30 @@ func firewallNew() *Cmdlet {
 			defer h.fwMu.Unlock()
 			rules := h.firewall()
 			r := FirewallRule{Name: c.Str("Name"), DisplayName: c.Str("DisplayName"), Direction: c.Str("Direction"), Action: c.Str("Action"),
-				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled"), Profile: c.Str("Profile")}
+				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled"),
+				Profile: c.Str("Profile"), RemoteAddress: c.Strs("RemoteAddress")}
+			// -Profile: "The default value is Any"; -RemoteAddress: "The
+			// default value is Any" (New-NetFirewallRule, learn.microsoft.com).
+			if r.Profile == "" {
+				r.Profile = "Any"
+			}
+			if strings.Contains(r.Profile, "NotApplicable") {
+				return c.Unmodelled("-Profile NotApplicable")
+			}
+			if len(r.RemoteAddress) == 0 {
+				r.RemoteAddress = []string{"Any"}
+			}
+			for _, a := range r.RemoteAddress {
+				if why := remoteAddrUnmodelled(a); why != "" {
+					return c.Unmodelled(why)
+				}
+				if strings.EqualFold(a, "Any") && len(r.RemoteAddress) > 1 {
+					// "*" (Any) "must be the only token included"
+					// (INetFwRule::put_RemoteAddresses); what the cmdlet
+					// answers to a list with Any is not modelled.
+					return c.Unmodelled("-RemoteAddress Any in a list")
+				}
+			}
 			if r.Name == "" {
 				r.Name = fmt.Sprintf("{%08x-0000-0000-0000-000000000000}", len(rules)+1)
 			}
@@ -391,6 +429,7 @@ var hostCommands *pwsh.Registry
 func init() {
 	host := append(append(append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...),
 		certCmdlets()...), wsmanCmdlets()...)
+	host = append(host, aclCmdlets()...)
 	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
 }
 

@@ -16,6 +16,7 @@ import (
 const (
 	about = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/about/"
 	mgmt  = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/"
+	of51  = "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/out-file?view=powershell-5.1"
 )
 
 // noStderr as a case's stderr: the error stream must be empty.
@@ -86,6 +87,12 @@ func TestWindowsRejects(t *testing.T) {
 		{"start-service-missing", "Start-Service -Name 'nosuch'", 1, "", "Cannot find any service with service name 'nosuch'.", mgmt + "start-service?view=powershell-5.1"},
 		{"start-disabled-service", "New-Service -Name 'dis' -BinaryPathName 'C:\\x.exe' -DisplayName 'Dis' -StartupType Disabled | Out-Null\nStart-Service -Name 'dis'", 1, "", "Service 'Dis (dis)' cannot be started due to the following error: Cannot start service dis on computer '.'.", mgmt + "start-service?view=powershell-5.1"},
 		{"install-unknown-feature", "Install-WindowsFeature -Name 'No-Such-Feature'", 1, "", "The role, role service, or feature name is not valid: 'No-Such-Feature'.", "https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature"},
+		{"firewall-profile-and-address-stored", "New-NetFirewallRule -DisplayName 'k' -Name 'fw-k' -LocalPort 10250 -Protocol TCP -Profile 'Public,Domain' -RemoteAddress 'LocalSubnet','10.0.0.0/8' | Out-Null\n$r = Get-NetFirewallRule -Name 'fw-k'\n\"$($r.Profile)|$($r.RemoteAddress -join ';')\"", 0, "Domain, Public|LocalSubnet;10.0.0.0/8", "", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule (-Profile, -RemoteAddress)"},
+		{"firewall-profile-default-any", "New-NetFirewallRule -DisplayName 'd' -Name 'fw-d' -LocalPort 1 -Protocol TCP | Out-Null\n$r = Get-NetFirewallRule -Name 'fw-d'\n\"$($r.Profile)|$($r.RemoteAddress)\"", 0, "Any|Any", "", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule (The default value is Any)"},
+		{"firewall-bad-profile", "New-NetFirewallRule -DisplayName 'x' -Profile 'Domain,Work'", 1, "", "Unable to match the identifier name Work to a valid enumerator name.", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule (Any, Domain, Private, Public, NotApplicable)"},
+		{"firewall-profile-notapplicable-unmodelled", "New-NetFirewallRule -DisplayName 'x' -Profile NotApplicable", 1, "", "SimulatorNotModelled", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule (NotApplicable is real; not modelled)"},
+		{"firewall-address-keyword-unmodelled", "New-NetFirewallRule -DisplayName 'x' -RemoteAddress DefaultGateway", 1, "", "SimulatorNotModelled", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule (keyword DefaultGateway is real; not modelled)"},
+		{"firewall-address-garbage-refused", "New-NetFirewallRule -DisplayName 'x' -RemoteAddress 'not-an-address'", 1, "", "SimulatorNotModelled", "(simulator: Windows' message for an invalid address is not known here; refused)"},
 		{"firewall-rule-missing", "Get-NetFirewallRule -Name 'nope'", 1, "", "No MSFT_NetFirewallRule objects found with property 'Name' equal to 'nope'.", "https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallrule"},
 		// Code, not text.
 		{"comment-does-nothing", "# Restart-Computer -Force\nWrite-Output 'still here'", 0, "still here", "", about + "about_comments"},
@@ -163,6 +170,23 @@ func TestWindowsRejects(t *testing.T) {
 		{"writealltext-encoding-name-refused", setup + "[IO.File]::WriteAllText('C:\\k\\x.txt', 'a', 'UTF8')", 1, "", "to type \"System.Text.Encoding\"", "https://learn.microsoft.com/en-us/dotnet/api/system.io.file.writealltext"},
 		{"get-content-reads-utf16", setup + "'hi' > 'C:\\k\\g.txt'\n(Get-Content -Path 'C:\\k\\g.txt') + '|' + [IO.File]::ReadAllText('C:\\k\\g.txt')", 0, "hi|hi\r\n", "", "https://learn.microsoft.com/en-us/dotnet/api/system.io.streamreader.-ctor (detectEncodingFromByteOrderMarks)"},
 		{"get-content-bomless-is-ansi", setup + "[IO.File]::WriteAllText('C:\\k\\m.txt', '\u00e9')\n(Get-Content -Path 'C:\\k\\m.txt' -Raw) -eq '\u00c3\u00a9'", 0, "True", "", about + "about_character_encoding?view=powershell-5.1 (Get-Content without a BOM: Default)"},
+		// Out-File (5.1): unicode by default, -Encoding, -Append, -NoNewline.
+		{"out-file-default-utf16le-bom", setup + "'\u00e9' | Out-File -FilePath 'C:\\k\\of1.txt'\n[IO.File]::ReadAllBytes('C:\\k\\of1.txt') -join ','", 0, "255,254,233,0,13,0,10,0", "", of51 + " (-Encoding: The default value is unicode)"},
+		{"out-file-utf8-bom", setup + "'a' | Out-File -FilePath 'C:\\k\\of2.txt' -Encoding utf8\n[IO.File]::ReadAllBytes('C:\\k\\of2.txt') -join ','", 0, "239,187,191,97,13,10", "", about + "about_character_encoding?view=powershell-5.1 (UTF8: with BOM)"},
+		{"out-file-ascii-positional-encoding", setup + "'a\u00e9' | Out-File 'C:\\k\\of3.txt' ascii\n[IO.File]::ReadAllBytes('C:\\k\\of3.txt') -join ','", 0, "97,63,13,10", "", of51 + " (-Encoding position 1; ascii replaces with ?)"},
+		{"out-file-oem-and-default", setup + "'\u00e9' | Out-File -FilePath 'C:\\k\\of4.txt' -Encoding oem\n'\u00e9' | Out-File -FilePath 'C:\\k\\of5.txt' -Encoding default\n([IO.File]::ReadAllBytes('C:\\k\\of4.txt') -join ',') + '|' + ([IO.File]::ReadAllBytes('C:\\k\\of5.txt') -join ',')", 0, "130,13,10|233,13,10", "", about + "about_character_encoding?view=powershell-5.1 (OEM 437, Default 1252)"},
+		{"out-file-append-no-second-bom", setup + "'a' | Out-File -FilePath 'C:\\k\\of6.txt'\n'b' | Out-File -FilePath 'C:\\k\\of6.txt' -Append\n[IO.File]::ReadAllBytes('C:\\k\\of6.txt') -join ','", 0, "255,254,97,0,13,0,10,0,98,0,13,0,10,0", "", of51 + " (-Append)"},
+		{"out-file-nonewline", setup + "'a', 'b' | Out-File -FilePath 'C:\\k\\of7.txt' -Encoding ascii -NoNewline\n[IO.File]::ReadAllBytes('C:\\k\\of7.txt') -join ','", 0, "97,98", "", of51 + " (-NoNewline: concatenated, no newline)"},
+		{"out-file-objects-as-console", setup + "@(1, 2) | Out-File -FilePath 'C:\\k\\of8.txt' -Encoding ascii\n[IO.File]::ReadAllText('C:\\k\\of8.txt')", 0, "1\r\n2\r\n", "", of51 + " (the display representation)"},
+		{"out-file-no-directory", "'a' | Out-File -FilePath 'C:\\nodir\\x.txt'", 1, "", "Could not find a part of the path 'C:\\nodir\\x.txt'.", of51 + " (it does not create directories)"},
+		{"redirect-no-directory", "'a' > 'C:\\nodir2\\x.txt'\nTest-Path -Path 'C:\\nodir2'", 0, "False", "Could not find a part of the path 'C:\\nodir2\\x.txt'.", about + "about_redirection?view=powershell-5.1 (as Out-File: no directory is created)"},
+		{"out-file-width-unmodelled", setup + "'a' | Out-File -FilePath 'C:\\k\\w.txt' -Width 10", 1, "", "SimulatorNotModelled", of51 + " (-Width is real; not modelled)"},
+		{"out-file-utf7-unmodelled", setup + "'a' | Out-File -FilePath 'C:\\k\\u7.txt' -Encoding utf7", 1, "", "SimulatorNotModelled", of51 + " (utf7 is real; not modelled)"},
+		{"out-file-bad-encoding", setup + "'a' | Out-File -FilePath 'C:\\k\\b.txt' -Encoding latin1", 1, "", "does not belong to the set", of51 + " (5.1 ValidateSet)"},
+		{"out-file-append-to-ansi-unmodelled", setup + "Set-Content -Path 'C:\\k\\ansi.txt' -Value 'x'\n'b' | Out-File -FilePath 'C:\\k\\ansi.txt' -Append", 1, "", "SimulatorNotModelled", of51 + " (-Append without -Encoding: 5.1 looks at the file's encoding; not modelled)"},
+		// Set-StrictMode: -Off leaves strict mode off; -Version is not modelled.
+		{"set-strictmode-version-unmodelled", "Set-StrictMode -Version Latest\n$undefined", 1, "", "SimulatorNotModelled", about + "about_strict_mode?view=powershell-5.1 (-Version is real; not modelled)"},
+		{"set-strictmode-off", "Set-StrictMode -Off\n\"[$undefined]\"", 0, "[]", "", "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/set-strictmode?view=powershell-5.1 (-Off; strict mode is off by default)"},
 		// Parameter binding: parameter sets, arrays, duplicates, redirections
 		// (about_Parameter_Sets; CmdletParameterBinderController.cs).
 		{"path-with-literalpath", "Remove-Item -Path 'C:\\a' -LiteralPath 'C:\\b'", 1, "", "Parameter set cannot be resolved using the specified named parameters.", about + "about_parameter_sets?view=powershell-5.1"},

@@ -43,6 +43,10 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// need an administrator (Cert:\LocalMachine\My's private keys, and
 	// winrm/config's default security descriptor, Administrators only).
 	"New-SelfSignedCertificate": needAdmin, "Get-WSManInstance": needAdmin, "New-WSManInstance": needAdmin, "Set-WSManInstance": needAdmin,
+	// The security descriptor's own checks: Get-Acl needs READ_CONTROL,
+	// Set-Acl WRITE_DAC on the object, for any token (pscmdlets_acl.go),
+	// as icacls.exe is left to its own checks (guardProgram below).
+	"Get-Acl": needNothing, "Set-Acl": needNothing,
 }
 
 type cmdletNeed int

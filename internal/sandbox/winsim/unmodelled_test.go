@@ -41,10 +41,17 @@ func TestUnmodelledRefused(t *testing.T) {
 		{"instance-method", "(1).CompareTo(2)", 1, "", "does not model the method [System.Int32].CompareTo()", "https://learn.microsoft.com/en-us/dotnet/api/system.int32.compareto"},
 		{"automatic-variable", "$MyInvocation.MyCommand", 1, "", "SimulatorNotModelled", about + "about_automatic_variables?view=powershell-5.1#myinvocation"},
 		{"program", "whoami.exe\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "winsim: the simulated host has no implementation of whoami.exe", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/whoami"},
-		// cmd.exe answers a builtin it does not model as it answers an
-		// unknown name (doc.go, "Command lines"): refused, exit 9009, not
-		// run; Windows would print its version.
-		{"cmd-builtin", "cmd /c \"ver\"\n\"exit=$LASTEXITCODE\"", 0, "exit=9009", "'ver' is not recognized as an internal or external command", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/ver"},
+		// cmd.exe's internal commands it does not model are refused by
+		// name, exit 1 (doc.go, "Command lines"; cmd_builtins.go), not
+		// answered as unknown names: Windows runs them.
+		{"cmd-builtin-ver", "cmd /c \"ver\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "the simulated host does not model the internal command 'ver'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/ver"},
+		{"cmd-builtin-set", "cmd /c \"set X=1\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "does not model the internal command 'set'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/set_1"},
+		{"cmd-builtin-if", "cmd /c \"if exist C:\\k echo yes\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "does not model the internal command 'if'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/if"},
+		{"cmd-builtin-for", "cmd /c \"for %i in (a) do echo %i\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "does not model the internal command 'for'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/for"},
+		{"cmd-builtin-copy", "cmd /c \"copy C:\\a.txt C:\\b.txt\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "does not model the internal command 'copy'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/copy"},
+		{"cmd-builtin-rmdir", "cmd /c \"rmdir /s /q C:\\k\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "does not model the internal command 'rmdir'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/rmdir"},
+		{"cmd-builtin-dir-switch", "cmd /c \"dir/b C:\\\"\n\"exit=$LASTEXITCODE\"", 0, "exit=1", "does not model the internal command 'dir'", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/dir"},
+		{"cmd-unknown-name-still-9009", "cmd /c \"nosuchprogram\"\n\"exit=$LASTEXITCODE\"", 0, "exit=9009", "'nosuchprogram' is not recognized as an internal or external command", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/cmd (control: an unknown name is still 9009)"},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

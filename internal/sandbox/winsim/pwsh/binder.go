@@ -24,10 +24,16 @@ type Cmdlet struct {
 
 // Param is a parameter as the cmdlet reference declares it.
 type Param struct {
-	Name      string
-	Aliases   []string
-	Type      string   // .NET type: System.String, System.String[], SwitchParameter, System.Int32, System.Object[], System.Management.Automation.ScriptBlock, or an enum type
-	Enum      []string // an enum type's names
+	Name    string
+	Aliases []string
+	Type    string   // .NET type: System.String, System.String[], SwitchParameter, System.Int32, System.Object[], System.Management.Automation.ScriptBlock, or an enum type
+	Enum    []string // an enum type's names
+	// Flags marks Enum as a [Flags] enum whose first name is the zero
+	// value: a comma-separated string or an array of names binds as their
+	// bitwise OR (LanguagePrimitives.ConvertTo through
+	// EnumSingleTypeConverter, "Enum.Parse ... a list of one or more named
+	// constants delimited by commas": learn.microsoft.com/dotnet/api/system.enum.parse).
+	Flags     bool
 	Set       []string // ValidateSet
 	Position  int      // -1: named only
 	Mandatory bool
@@ -64,6 +70,12 @@ var (
 func Alias(a ...string) func(*Param) { return func(p *Param) { p.Aliases = append(p.Aliases, a...) } }
 func Enum(names ...string) func(*Param) {
 	return func(p *Param) { p.Enum = names }
+}
+
+// FlagsEnum declares a [Flags] enum; names[0] is its zero value (as
+// NetSecurity.Profile's Any), the others its bits in declaration order.
+func FlagsEnum(names ...string) func(*Param) {
+	return func(p *Param) { p.Enum, p.Flags = names, true }
 }
 func Set(names ...string) func(*Param) { return func(p *Param) { p.Set = names } }
 
@@ -162,6 +174,30 @@ func (c *Cmdlet) convert(p *Param, v any) (any, *ErrorRecord) {
 	switch {
 	case p.Type == "SwitchParameter":
 		return toBool(v), nil
+	case p.Flags:
+		// The value is the OR of the names: Enum.ToString of a [Flags]
+		// value lists its set bits in declaration order joined by ", ",
+		// and the zero value by its own name.
+		set := map[string]bool{}
+		for _, e := range items(v) {
+			for _, s := range strings.Split(toString(e), ",") {
+				name, ok := enumName(p.Enum, s)
+				if !ok {
+					return nil, cannot(fmt.Sprintf("Unable to match the identifier name %s to a valid enumerator name. Specify one of the following enumerator names and try again:\r\n%s", strings.TrimSpace(s), strings.Join(p.Enum, ", ")))
+				}
+				set[name] = true
+			}
+		}
+		var on []string
+		for _, n := range p.Enum[1:] {
+			if set[n] {
+				on = append(on, n)
+			}
+		}
+		if len(on) == 0 {
+			return p.Enum[0], nil
+		}
+		return strings.Join(on, ", "), nil
 	case len(p.Enum) > 0:
 		var names []any
 		for _, e := range items(v) {

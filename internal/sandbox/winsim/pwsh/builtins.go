@@ -10,10 +10,12 @@ const docBase = "https://learn.microsoft.com/en-us/powershell/module/"
 
 // Builtins returns the engine's own cmdlets (Microsoft.PowerShell.Utility and
 // Core): output, pipelines, errors. The host adds its own.
-func Builtins() *Registry { return NewRegistry(builtinCmdlets()...) }
+func Builtins() *Registry { return NewRegistry(BuiltinCmdlets()...) }
 
 // BuiltinCmdlets lists them (for hosts that build their own Registry).
-func BuiltinCmdlets() []*Cmdlet { return builtinCmdlets() }
+func BuiltinCmdlets() []*Cmdlet {
+	return append(builtinCmdlets(), newObjectCmdlet(), outFileCmdlet(), setStrictModeCmdlet())
+}
 
 func pipelineItems(c *Call, param string) []any {
 	if c.HasInput {

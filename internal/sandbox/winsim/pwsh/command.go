@@ -475,6 +475,9 @@ func (r *Runtime) redirectToFile(rd, target *Node, appendTo bool, out []any) err
 		}
 	}
 	b := EncUnicode.Encode(text.String(), existing)
+	if !parentExists(r.host, path) {
+		return r.terminate(rd, scriptError("Could not find a part of the path '"+path+"'.", "OpenError", "", "", "DirectoryNotFoundException", "FileOpenFailure,Microsoft.PowerShell.Commands.OutFileCommand", "System.IO.DirectoryNotFoundException"), false)
+	}
 	if err := r.host.WriteFile(path, b, appendTo); err != nil {
 		return r.terminate(rd, scriptError("Could not find a part of the path '"+path+"'.", "OpenError", "", "", "DirectoryNotFoundException", "FileOpenFailure,Microsoft.PowerShell.Commands.OutFileCommand", "System.IO.DirectoryNotFoundException"), false)
 	}

@@ -226,6 +226,13 @@ func errUnsupported(what string) *ErrorRecord {
 		"NotImplemented", "", "", "NotSupportedException", "SimulatorNotModelled", "System.NotSupportedException")
 }
 
+// NotModelled is the simulator's refusal of a real member or value the
+// engine or the host does not model, for a Method or a static member to
+// return: it ends the script, as the refusal of a command does.
+func NotModelled(what string) error {
+	return &Terminating{Rec: errUnsupported(what), Script: true}
+}
+
 // ThrowRecord is the record of `throw <value>` (nil: a bare `throw`).
 func ThrowRecord(v any) *ErrorRecord {
 	if rec, ok := v.(*ErrorRecord); ok {

@@ -108,6 +108,27 @@ func (r *Runtime) eval(n *Node) (any, error) {
 		return r.stringLiteral(n)
 	case "variable":
 		return r.variable(n)
+	case "argument_list":
+		// Grammar gap: tree-sitter-powershell reads a parenthesis right
+		// after a bare command argument (New-Object T('a', 'b')) as a
+		// method's argument list; PowerShell ends the bare word at '(' and
+		// reads a parenthesised expression, a separate argument: one
+		// value, or the array of the comma-separated ones (the usual
+		// New-Object form, about_Parsing "argument mode").
+		var vals []any
+		if list := n.field("argument_expression_list"); list != nil {
+			for _, a := range list.named() {
+				v, err := r.eval(a)
+				if err != nil {
+					return nil, err
+				}
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 1 {
+			return vals[0], nil
+		}
+		return vals, nil
 	case "parenthesized_expression":
 		p := n.child("pipeline")
 		if p == nil {

@@ -56,6 +56,9 @@ type Object struct {
 	Methods  map[string]Method // lower-case name
 	Str      string            // ToString(); "" renders "@{Prop=...}" for PSCustomObject
 	enc      *TextEncoding     // a System.Text.Encoding's codec (textenc.go)
+	// Native is the host's own state behind an object (a security
+	// descriptor behind Get-Acl's object), for the cmdlets that take it back.
+	Native any
 }
 
 // Method is a .NET method of an Object or type; it returns a .NET exception
