@@ -110,6 +110,7 @@ func TestAccNode_interruptDuringCloneRequest(t *testing.T) {
 // test fails if the node's VM is left after the CLI's destroy.
 func nodeToInterrupt(t *testing.T, prefix string) (cli *acctest.CLI, node, config string) {
 	t.Helper()
+	acctest.PreCheck(t) // before the cleanup below, which needs the sandbox
 	image := acctest.Name("img")
 	node = acctest.NodeName(prefix)
 	t.Cleanup(func() { // after the CLI's destroy (cleanups run last first)
@@ -197,6 +198,7 @@ func checkNoToken(t *testing.T, node string) {
 // plain apply builds the image.
 func TestAccGoldenImage_interruptDuringReboot(t *testing.T) {
 	defer logDuration(t, "Ctrl-C during the image build's reboot", time.Now())
+	acctest.PreCheck(t) // before the cleanup below, which needs the sandbox
 	image := acctest.Name("img")
 	cn := acctest.ComputerNameOf(image)
 	config := acctest.GoldenImageConfig(image, nil)
