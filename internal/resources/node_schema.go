@@ -87,7 +87,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"(restarting) does not fail the drain: its calls are retried until `drain.timeout`. DaemonSet pods stay " +
 			"(`drain.ignore_daemonsets`); pods with emptyDir volumes and pods no controller manages stop the drain before anything is " +
 			"evicted unless `drain.delete_emptydir_data` or `drain.force` allows them.\n\n" +
-			"Delete cordons and drains the node, deletes the Node, shuts the guest down and destroys the VM. A failure after the clone " +
+			"Delete cordons and drains the node, waits for its volumes to detach, shuts the guest down, detaches the disks the VM did not get from its template (their files stay), deletes the Node and destroys the VM. A failure after the clone " +
 			"leaves the resource tainted, never an untracked VM.\n\n" +
 			"Import takes the VM's inventory path, its instance UUID or the Node's providerID (`vsphere://<BIOS UUID>`), and names the " +
 			"node after the Node the VM backs; the resource's identity is the instance UUID, and the `windows_node` list resource " +

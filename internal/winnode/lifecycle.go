@@ -56,7 +56,8 @@ func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, er
 // with it; shut the guest down; detach the disks the VM did not get from its
 // template (vsphere.AddedDisks: a volume whose VolumeAttachment is gone but
 // whose disk is still on the VM, a disk added by hand), keeping their files;
-// destroy the VM; then delete the Node, with a UID precondition. A Node of
+// delete the Node, with a UID precondition (the guest is off: see below);
+// then destroy the VM. A Node of
 // the name that is not this VM's (ownership) stops the delete before
 // anything changes: it is neither drained nor deleted. Parts already gone
 // are skipped.
@@ -129,15 +130,23 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 				return guest.Stage("detaching the disks the VM did not get from its template", err)
 			}
 		}
-		m.progress("destroy VM", map[string]any{"vm": vmID})
-		if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
-			return guest.Stage("destroying the VM", err)
-		}
 	}
+	// The Node goes once the guest is off, before the VM: Cluster API
+	// deletes it after the infrastructure so that a kubelet still running
+	// cannot register it again, which a guest that is off cannot do either.
+	// A destroy that then fails leaves a VM that is off and no Node, which
+	// the next apply joins again (Rejoin powers it on) instead of a cordoned
+	// Node of a stopped VM that no plan would notice.
 	if node != nil {
 		m.progress("delete Node", map[string]any{"node": nodeName})
 		if err := m.Kube.DeleteNodeUID(ctx, nodeName, node.UID); err != nil {
 			return guest.Stage("deleting the Node", err)
+		}
+	}
+	if vm != nil {
+		m.progress("destroy VM", map[string]any{"vm": vmID})
+		if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
+			return guest.Stage("destroying the VM", err)
 		}
 	}
 	return nil

@@ -231,9 +231,9 @@ func TestDelete(t *testing.T) {
 		{name: "shutdown", setup: func(w *world, _ func()) { w.vs.fail["ShutdownGuest"], w.vs.fail["PowerOff"] = errBoom, errBoom },
 			want: `^shutting the guest down: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true, hardOff: true},
 		{name: "destroy", setup: func(w *world, _ func()) { w.vs.fail["Destroy"] = errBoom },
-			want: `^destroying the VM: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true},
+			want: `^destroying the VM: boom$`, node: nodeState{}, vmLeft: true},
 		{name: "Node deletion", setup: func(w *world, _ func()) { w.k.fail["DeleteNode"] = errBoom },
-			want: `^deleting the Node: boom$`, node: nodeState{exists: true, cordoned: true}},
+			want: `^deleting the Node: boom$`, node: nodeState{exists: true, cordoned: true}, vmLeft: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -300,7 +300,7 @@ func TestDeleteWaitsForVolumesAndKeepsDataDisks(t *testing.T) {
 	if err := w.m.Delete(t.Context(), "win-1", id.VMID, kube.DrainOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"drain", "wait for volumes to detach", "shut down", "detach disks", "destroy VM", "delete Node"}
+	want := []string{"drain", "wait for volumes to detach", "shut down", "detach disks", "delete Node", "destroy VM"}
 	if !slices.Equal(order, want) {
 		t.Errorf("stages %v, want %v", order, want)
 	}
