@@ -114,12 +114,12 @@ func (tw *tokenWatch) check(node string) error {
 	}
 	slices.Sort(keys)
 	want := []string{"auth-extra-groups", "description", "expiration", "token-id", "token-secret",
-		"usage-bootstrap-authentication", "usage-bootstrap-signing"}
+		"usage-bootstrap-authentication"} // no signing: the kubelet's TLS bootstrap authenticates, nothing is signed
 	if !slices.Equal(keys, want) {
 		return fmt.Errorf("bootstrap token %s has fields %v, want exactly %v", s.Name, keys, want)
 	}
 	for k, v := range map[string]string{
-		"usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
+		"usage-bootstrap-authentication": "true",
 		"auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token",
 	} {
 		if got := string(s.Data[k]); got != v {
