@@ -31,12 +31,14 @@ var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"windows": providerserver.NewProtocol6WithError(provider.New("test")()),
 }
 
-// Sandbox is the running sandbox; nil unless TF_ACC is set.
+// Sandbox is the running sandbox; nil unless TF_ACC is set, and nil in lab
+// mode (TF_ACC_LAB=1), where tests that need it skip (RequireSandbox).
 var Sandbox *sandbox.Sandbox
 
 // Main starts the sandbox when acceptance tests are enabled (TF_ACC), exports
 // its settings into the environment the provider reads, runs the tests and
-// stops the sandbox. The sandbox is the package's shared one
+// stops the sandbox; in lab mode (TF_ACC_LAB=1, lab.go) it starts none and
+// reads the lab from the environment. The sandbox is the package's shared one
 // (sandboxtest.Shared returns it too), started before any test. Started by
 // ApplyInPluginProcess, the binary serves the provider instead.
 func Main(m *testing.M) {
@@ -45,6 +47,9 @@ func Main(m *testing.M) {
 	}
 	if os.Getenv("TF_ACC") == "" {
 		os.Exit(m.Run())
+	}
+	if LabMode() {
+		os.Exit(runInLab(m))
 	}
 	os.Exit(runWithSandbox(m))
 }
@@ -108,30 +113,35 @@ func runWithSandbox(m *testing.M) int {
 const CheckUserAgent = "terraform-provider-windows-acctest"
 
 // PreCheck skips an acceptance test unless TF_ACC is set (as resource.Test
-// does), and then requires the sandbox to be up.
+// does), and then requires the sandbox to be up, or lab mode.
 func PreCheck(t *testing.T) {
 	t.Helper()
 	if os.Getenv("TF_ACC") == "" {
 		t.Skip("acceptance test: set TF_ACC=1 (make testacc)")
 	}
-	if Sandbox == nil {
+	if LabMode() && sandboxOnly != "" {
+		t.Skipf("the package's tests need the in-process sandbox (%s): skipped in lab mode (%s=1)", sandboxOnly, LabEnv)
+	}
+	if Sandbox == nil && !LabMode() {
 		t.Fatal("the sandbox is not running: call acctest.Main from TestMain")
 	}
 }
 
-// Kube is an admin client of the sandbox cluster, for checks and for
-// changing objects behind Terraform's back.
+// Kube is an admin client of the sandbox cluster (in lab mode, of
+// SANDBOX_ADMIN_KUBECONFIG's), for checks and for changing objects behind
+// Terraform's back.
 func Kube(t *testing.T) *kube.Client {
 	t.Helper()
 	PreCheck(t)
-	c, err := kube.NewClient(context.Background(), kube.Config{ConfigPaths: []string{Sandbox.Kubeconfig}})
+	c, err := kube.NewClient(context.Background(), kube.Config{ConfigPaths: []string{adminKubeconfig()}})
 	if err != nil {
 		t.Fatalf("connecting to the sandbox cluster: %v", err)
 	}
 	return c
 }
 
-// Name returns a name unique to the test, safe as a Kubernetes object name.
+// Name returns a name unique to the test, safe as a Kubernetes object name:
+// prefix, a dash and nine digits.
 func Name(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
 }

@@ -45,6 +45,7 @@ type PeerVM struct {
 // Peer computes PeerValues from the sandbox.
 func Peer(t *testing.T) PeerValues {
 	t.Helper()
+	RequireSandbox(t, "the sandbox's inventory names: DC0_C0, LocalDS_0, DC0_DVPG0")
 	ctx := context.Background()
 	vc := VSphere(t).Client.Client
 	finder := find.NewFinder(vc, true)
@@ -119,6 +120,7 @@ func PeerVMByMOID(t *testing.T, moid string) PeerVM {
 // virtualmachine.FromPath with the datacenter.
 func PeerVMByName(t *testing.T, name string) PeerVM {
 	t.Helper()
+	RequireSandbox(t, "the sandbox's datacenter")
 	ctx := context.Background()
 	vc := VSphere(t).Client.Client
 	finder := find.NewFinder(vc, false)

@@ -24,9 +24,6 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
-// NodeFolder is where NodeConfig puts the VMs.
-const NodeFolder = "/DC0/vm/windows"
-
 // NodeName is a short unique node name (at most 15 characters).
 func NodeName(prefix string) string { return fmt.Sprintf("%s-%d", prefix, Seq()) }
 
@@ -75,7 +72,7 @@ func CheckNodeReady(t *testing.T, name string) error {
 	return nil
 }
 
-// VMAt returns the id of the VM at /DC0/vm/windows/<name>, or "".
+// VMAt returns the id of the VM at NodeFolder/<name>, or "".
 func VMAt(t *testing.T, name string) (string, error) {
 	ref, err := VSphere(t).FindVMByPath(context.Background(), NodeFolder+"/"+name)
 	if vsphere.IsNotFound(err) {
@@ -111,31 +108,33 @@ const GoldenImageAddress = "windows_golden_image.test"
 // default transport (vmtools); overrides replace attributes (an empty value
 // removes one).
 func GoldenImageConfig(name string, overrides map[string]string) string {
-	if Sandbox == nil {
+	if Sandbox == nil && !LabMode() {
 		return "" // no TF_ACC: resource.Test skips the test before using it
 	}
-	a := Sandbox.Artifacts
+	// The artifacts as the sandbox exports them (sandbox.Env), or as the
+	// lab sets them.
+	q := func(name string) string { return fmt.Sprintf("%q", os.Getenv(name)) }
 	attrs := map[string]string{
 		"name":                      fmt.Sprintf("%q", name),
-		"folder":                    `"/DC0/vm/golden"`,
+		"folder":                    fmt.Sprintf("%q", GoldenFolder),
 		"source_template":           fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
 		"resource_pool_id":          fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
 		"datastore_id":              fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
 		"network_id":                fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
 		"admin_password_wo":         "var.admin_password", // TF_VAR_admin_password, from the sandbox
-		"kubernetes_version":        `"v1.36.3"`,
-		"artifacts_base_url":        fmt.Sprintf("%q", a.BaseURL),
-		"kubelet_sha256":            fmt.Sprintf("%q", a.Kubelet.SHA256),
-		"kube_proxy_sha256":         fmt.Sprintf("%q", a.KubeProxy.SHA256),
-		"kube_log_runner_sha256":    fmt.Sprintf("%q", a.KubeLogRunner.SHA256),
-		"flanneld_url":              fmt.Sprintf("%q", a.Flanneld.URL),
-		"flanneld_sha256":           fmt.Sprintf("%q", a.Flanneld.SHA256),
-		"flannel_cni_plugin_url":    fmt.Sprintf("%q", a.FlannelCNIPlugin.URL),
-		"flannel_cni_plugin_sha256": fmt.Sprintf("%q", a.FlannelCNIPlugin.SHA256),
-		"containerd_url":            fmt.Sprintf("%q", a.Containerd.URL),
-		"containerd_sha256":         fmt.Sprintf("%q", a.Containerd.SHA256),
-		"cni_plugins_url":           fmt.Sprintf("%q", a.CNIPlugins.URL),
-		"cni_plugins_sha256":        fmt.Sprintf("%q", a.CNIPlugins.SHA256),
+		"kubernetes_version":        q("TF_VAR_kubernetes_version"),
+		"artifacts_base_url":        q("TF_VAR_artifacts_base_url"),
+		"kubelet_sha256":            q("TF_VAR_kubelet_sha256"),
+		"kube_proxy_sha256":         q("TF_VAR_kube_proxy_sha256"),
+		"kube_log_runner_sha256":    q("TF_VAR_kube_log_runner_sha256"),
+		"flanneld_url":              q("TF_VAR_flanneld_url"),
+		"flanneld_sha256":           q("TF_VAR_flanneld_sha256"),
+		"flannel_cni_plugin_url":    q("TF_VAR_flannel_cni_plugin_url"),
+		"flannel_cni_plugin_sha256": q("TF_VAR_flannel_cni_plugin_sha256"),
+		"containerd_url":            q("TF_VAR_containerd_url"),
+		"containerd_sha256":         q("TF_VAR_containerd_sha256"),
+		"cni_plugins_url":           q("TF_VAR_cni_plugins_url"),
+		"cni_plugins_sha256":        q("TF_VAR_cni_plugins_sha256"),
 	}
 	for k, v := range overrides {
 		if v == "" {

@@ -23,7 +23,9 @@ func GrantNetworking(t *testing.T, ns string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := Sandbox.ControlPlane.Client
+	// An admin's client: the sandbox's, or in lab mode the admin
+	// kubeconfig's (SANDBOX_ADMIN_KUBECONFIG).
+	cs := Kube(t).Interface
 	if err := sandbox.ApplyRBAC(context.Background(), cs, objs); err != nil {
 		t.Fatalf("granting the provider windows_node_networking in %s: %v", ns, err)
 	}
@@ -46,7 +48,7 @@ func GrantNetworking(t *testing.T, ns string) {
 // apiGroup: what a cluster whose admin left one rule out gives the provider.
 func KubeconfigWithout(t *testing.T, name, apiGroup, resource, verb string) string {
 	t.Helper()
-	PreCheck(t)
+	RequireSandbox(t, "a ServiceAccount kubeconfig signed by the sandbox")
 	ctx := context.Background()
 	objs, err := sandbox.ProviderRBAC("")
 	if err != nil {

@@ -108,6 +108,7 @@ func words(s string) string {
 // and the apply succeed. KUBE_TOKEN holds a wrong token: exec wins over it.
 // Traced (TF_LOG=trace), no log line holds the plugin's token.
 func TestAccProvider_execExpiresDuringApply(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's PKI (the cluster CA's file)")
 	acctest.PreCheck(t)
 	plugin := execPlugin(t)
 	e := newExecEnv(t)
@@ -191,6 +192,7 @@ resource "windows_runtime_class" "second" {
 // working credentials (the sandbox admin's), exec still decides: it replaces
 // them.
 func TestAccProvider_execFails(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's PKI and admin kubeconfig")
 	acctest.PreCheck(t)
 	plugin := execPlugin(t)
 	e := newExecEnv(t)

@@ -18,6 +18,7 @@ import (
 // process, the vCenter session it logged in with is gone, not left for
 // vCenter's idle timeout.
 func TestAccProvider_logsOutOfVCenter(t *testing.T) {
+	acctest.RequireSandbox(t, "vcsim's session manager")
 	acctest.PreCheck(t)
 	ctx := t.Context()
 	bin := filepath.Join(t.TempDir(), "terraform-provider-windows")
@@ -59,4 +60,3 @@ func TestAccProvider_logsOutOfVCenter(t *testing.T) {
 		t.Errorf("vCenter holds %d sessions of the provider after the plan, %d before: the plugin process left its session", after, before)
 	}
 }
-

@@ -44,6 +44,7 @@ func readFile(t *testing.T, path string) string {
 // kubeconfig), as a Terraform Cloud workspace would, with a client
 // certificate bound to the documented roles.
 func TestAccProvider_kubernetesFields(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's PKI (client certificates, the cluster CA's files)")
 	acctest.PreCheck(t)
 	pki := acctest.Sandbox.PKI
 	certPEM, keyPEM := providerCertificate(t)
@@ -95,6 +96,7 @@ func TestAccProvider_vsphereIsLazy(t *testing.T) {
 // TestAccProvider_kubernetesErrors: a wrong endpoint, CA or credential gives
 // one diagnostic naming the endpoint and the setting to fix.
 func TestAccProvider_kubernetesErrors(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's PKI (client certificates, the cluster CA's files)")
 	acctest.PreCheck(t)
 	host := acctest.Kube(t).Host()
 	ca := readFile(t, acctest.Sandbox.PKI.CAFile)
@@ -141,6 +143,7 @@ func TestAccProvider_badBooleanEnvironment(t *testing.T) {
 // TestAccProvider_secretsNotLogged runs with TF_LOG=trace and checks that no
 // log line, Terraform's or the provider's, contains the configured secrets.
 func TestAccProvider_secretsNotLogged(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's PKI (client certificates, the cluster CA's files)")
 	acctest.PreCheck(t)
 	logFile := t.TempDir() + "/trace.log"
 	t.Setenv("TF_LOG", "trace")
@@ -192,6 +195,7 @@ func TestAccProvider_secretsNotLogged(t *testing.T) {
 // unknown again fails naming it. Destroy still works from there: its
 // refresh uses the values in the state, which are known.
 func TestAccProvider_unknownHost(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's PKI (client certificates, the cluster CA's files)")
 	acctest.PreCheck(t)
 	d := newDecoy(t)
 	pki := acctest.Sandbox.PKI

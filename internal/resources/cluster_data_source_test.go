@@ -89,6 +89,7 @@ func TestAccClusterDataSource_nodeCIDRAllocationOn(t *testing.T) {
 // plane whose controller manager does not allocate node pod CIDRs (seed
 // 001), and points the provider at it.
 func TestAccClusterDataSource_nodeCIDRAllocationOff(t *testing.T) {
+	acctest.RequireSandbox(t, "a second sandbox whose controller manager allocates no pod CIDRs")
 	acctest.PreCheck(t)
 	off := false
 	ctx, cancel := context.WithTimeout(context.Background(), secondSandboxTimeout)

@@ -120,7 +120,7 @@ func (tw *tokenWatch) check(node string) error {
 	}
 	for k, v := range map[string]string{
 		"usage-bootstrap-authentication": "true",
-		"auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token",
+		"auth-extra-groups":              "system:bootstrappers:kubeadm:default-node-token",
 	} {
 		if got := string(s.Data[k]); got != v {
 			return fmt.Errorf("bootstrap token %s: %s = %q, want %q", s.Name, k, got, v)
@@ -144,6 +144,10 @@ func (tw *tokenWatch) check(node string) error {
 // directory for credentials that must never reach a Windows node.
 func noAdminCredentialOnHosts(t *testing.T) error {
 	sb := acctest.Sandbox
+	if sb == nil {
+		t.Log("lab mode: the hosts' files are not searched for credentials (the simulated hosts' directories, the sandbox's PKI)")
+		return nil
+	}
 	p := sb.PKI
 	caKey, err := os.ReadFile(p.CAKeyFile)
 	if err != nil {

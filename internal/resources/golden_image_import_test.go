@@ -20,6 +20,7 @@ import (
 // in place (vCenter cannot tell them) instead of rebuilding the template, and
 // the next plan is empty.
 func TestAccGoldenImage_importThenManage(t *testing.T) {
+	acctest.RequireSandbox(t, "a template built outside Terraform over the simulated hosts' WinRM port")
 	acctest.PreCheck(t)
 	name := acctest.Name("win-adopted")
 	path := buildTemplateOutsideTerraform(t, name)

@@ -86,7 +86,7 @@ func TestAccNode_readinessChecks(t *testing.T) {
 				// Nothing was built or cloned by the refused plans;
 				// skip_checks lets the plan through.
 				PreConfig: func() {
-					for _, path := range []string{acctest.NodeFolder + "/" + node, "/DC0/vm/golden/" + image} {
+					for _, path := range []string{acctest.NodeFolder + "/" + node, acctest.GoldenFolder + "/" + image} {
 						if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), path); err == nil {
 							t.Fatalf("a refused plan left the VM %s", path)
 						}
@@ -125,6 +125,7 @@ resource "windows_linux_daemonset_guard" "test" {
 // applies it, and planChecks then reads the new template. Without the image
 // checks in planChecks the node would be cloned and this test would fail.
 func TestAccNode_imageChecksAtCreate(t *testing.T) {
+	acctest.RequireSandbox(t, "another Kubernetes version added to the sandbox's artifact server")
 	acctest.PreCheck(t)
 	const version = "v1.37.0"
 	kubelet, kubeProxy, logRunner := acctest.Sandbox.Artifacts.AddKubernetes(version)
@@ -157,7 +158,7 @@ func TestAccNode_imageChecksAtCreate(t *testing.T) {
 					if after := countVMs(t); after != before+1 {
 						t.Fatalf("%d VMs before the apply, %d after: want one more (the template), none for the node", before, after)
 					}
-					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+image); err != nil {
+					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), acctest.GoldenFolder+"/"+image); err != nil {
 						t.Fatalf("the image's template: %v", err)
 					}
 					if id, err := acctest.VMAt(t, node); err != nil || id != "" {

@@ -68,6 +68,7 @@ func checkAgentsRunning(t *testing.T, ns, node string) error {
 // containerd, no flanneld or kube-proxy Windows service, and create returns
 // only once its kube-proxy and flannel pods are Running and Ready on it.
 func TestAccNode_flannel(t *testing.T) {
+	acctest.RequireSandbox(t, "the simulated hosts' CNI and flanneld")
 	acctest.PreCheck(t)
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "fl")
@@ -140,6 +141,7 @@ func TestAccNode_flannel(t *testing.T) {
 // earlier design): the apply joins it again in place, no replacement, and
 // its agents run.
 func TestAccNode_networkingAdded(t *testing.T) {
+	acctest.RequireSandbox(t, "the simulated hosts' CNI and flanneld")
 	acctest.PreCheck(t)
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "fladd")
@@ -182,6 +184,7 @@ func TestAccNode_networkingAdded(t *testing.T) {
 // the host boots it writes a win-bridge configuration as Calico's or
 // Antrea's installer would.
 func TestAccNode_noneNetworking(t *testing.T) {
+	acctest.RequireSandbox(t, "the simulated hosts' CNI and flanneld")
 	acctest.PreCheck(t)
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "none")

@@ -25,6 +25,7 @@ import (
 // comes back Ready and uncordoned with the new capacity; the disk grows in
 // place; a smaller disk is refused at plan time.
 func TestAccNode_hardware(t *testing.T) {
+	acctest.RequireSandbox(t, "simulated host faults (a kubelet that never turns Ready)")
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := acctest.NodeName("hw")

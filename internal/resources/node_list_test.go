@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -35,10 +36,12 @@ func TestAccNode_list(t *testing.T) {
 	acctest.PreCheck(t)
 	image := acctest.Name("img")
 	seq := acctest.Seq()
-	folder := fmt.Sprintf("/DC0/vm/list-%d", seq)
+	// A folder of its own beside NodeFolder (the sandbox's /DC0/vm/windows,
+	// or TF_ACC_LAB_NODE_FOLDER's), created by the apply.
+	folder := fmt.Sprintf("%s/list-%d", path.Dir(acctest.NodeFolder), seq)
 	n0, n1 := fmt.Sprintf("lst-%d-a", seq), fmt.Sprintf("lst-%d-b", seq)
 	config := strings.ReplaceAll(acctest.NodeConfig(image, []string{n0, n1}, ""),
-		`folder            = "/DC0/vm/windows"`, fmt.Sprintf("folder            = %q", folder))
+		fmt.Sprintf("folder            = %q", acctest.NodeFolder), fmt.Sprintf("folder            = %q", folder))
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -249,7 +252,7 @@ func listNames(t *testing.T, results []acctest.ListResult, uuids map[string]stri
 		if got := acctest.Attr(r.Identity, "instance_uuid"); got != uuids[name] {
 			t.Fatalf("list result %q: identity %q, want instance UUID %q", r.DisplayName, got, uuids[name])
 		}
-		if !strings.Contains(how, "VM /DC0/vm/") {
+		if !strings.Contains(how, "VM "+path.Dir(acctest.NodeFolder)+"/") {
 			t.Fatalf("list result %q: the display name does not say which VM", r.DisplayName)
 		}
 		names = append(names, name)

@@ -455,6 +455,7 @@ func poolVMs(t *testing.T, prefix string) []string {
 // new one's VM in the state. The next apply resumes: the unfinished member
 // and the old ones are replaced, and nothing is left behind.
 func TestAccNodePool_interruptedRoll(t *testing.T) {
+	acctest.RequireSandbox(t, "simulated host faults (a kubelet that never turns Ready)")
 	acctest.PreCheck(t)
 	image := acctest.Name("img")
 	prefix := fmt.Sprintf("r%d", acctest.Seq()%100000)

@@ -30,6 +30,7 @@ import (
 // Ready with its labels, taints and kubelet service, every script ran over
 // vmtools, and the plan after is empty.
 func TestAccNode_rejoinAfterRestartVMTools(t *testing.T) {
+	acctest.RequireSandbox(t, "simulated host faults and VMware Tools events")
 	acctest.PreCheck(t) // before the configs, which read the sandbox
 	image := acctest.Name("img")
 	node := acctest.NodeName("vrj")

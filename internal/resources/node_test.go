@@ -89,6 +89,10 @@ func TestAccNode_basic(t *testing.T) {
 					// The answer files the customization left (vCenter's
 					// sysprep.xml, Setup's cached copy) are gone: no file of
 					// the node's disk, nor of its image's, holds the password.
+					if acctest.Sandbox == nil {
+						t.Log("lab mode: the guests' disks are not searched for the password (the simulated hosts' directories)")
+						return nil
+					}
 					password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
 					if err := noPasswordOnDisk(hostDir(node), password); err != nil {
 						return err

@@ -32,6 +32,7 @@ import (
 // diagnostics, TF_LOG=trace, the state and the plan JSON — is then searched
 // for the password, the token and their encodings.
 func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
+	acctest.RequireSandbox(t, "simulated host faults in the join steps")
 	acctest.PreCheck(t)
 	logFile := filepath.Join(t.TempDir(), "trace.log")
 	t.Setenv("TF_LOG", "trace")

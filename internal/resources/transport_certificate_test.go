@@ -15,6 +15,7 @@ import (
 // the template's name) every clone shares with its private key, fails
 // verification with a diagnostic that names the cause and the fixes.
 func TestAccTransport_sharedTemplateCertificate(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's prepared template and its CA")
 	acctest.PreCheck(t)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },

@@ -57,6 +57,7 @@ var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // next connection (a re-join) is refused with a diagnostic naming the
 // pinned and the presented fingerprints and the fix.
 func TestAccNode_httpsBootstrap(t *testing.T) {
+	acctest.RequireSandbox(t, "the simulated hosts' WinRM HTTPS listeners")
 	acctest.PreCheck(t)
 	image, n0, n1 := acctest.Name("img"), acctest.NodeName("hb"), acctest.NodeName("hb")
 	config := acctest.NodeConfig(image, []string{n0, n1}, httpsBootstrapTransport())
@@ -158,6 +159,7 @@ func ranOver(host *winsim.Host, transport string, steps ...string) error {
 // listener step with a diagnostic naming the shared template certificate
 // and the fix; nothing is pinned.
 func TestAccNode_httpsBootstrapRefused(t *testing.T) {
+	acctest.RequireSandbox(t, "the sandbox's prepared template and its WinRM HTTPS port")
 	acctest.PreCheck(t)
 	node := acctest.NodeName("hbr")
 	prepared := os.Getenv("SANDBOX_TEMPLATE_2022_PREPARED")

@@ -84,6 +84,7 @@ func hostKeyOf(t *testing.T, computerName string) string {
 // with a diagnostic naming transport.ssh_host_key and the fix, which then
 // works; a wrong key pinned up front fails the create.
 func TestAccNode_sshHostKeyPinned(t *testing.T) {
+	acctest.RequireSandbox(t, "the simulated hosts' SSH servers and host keys")
 	acctest.PreCheck(t)
 	image, node, pinned := acctest.Name("img"), acctest.NodeName("ssh"), acctest.NodeName("pin")
 	const addr = "windows_node.n0"

@@ -133,6 +133,7 @@ func withConfig(steps []resource.TestStep, cfg string) []resource.TestStep {
 // VM's simulated Windows host). A third node whose join step fails shows the
 // failure's evidence (exit code, last lines) scrubbed as over WinRM.
 func TestAccVMTools_basic(t *testing.T) {
+	acctest.RequireSandbox(t, "vcsim's call counters and the simulated hosts")
 	acctest.PreCheck(t)
 	failing := acctest.NodeName("toolsfail")
 	// The join-files step carries the bootstrap token; the fault fails it
@@ -165,6 +166,7 @@ resource "windows_node" "failing" {
 // WinRM on a stock template's HTTP listener (NTLM, sealed messages), for
 // its figures beside vmtools'.
 func TestAccVMTools_winrmBaseline(t *testing.T) {
+	acctest.RequireSandbox(t, "vcsim's call counters and the simulated hosts")
 	acctest.PreCheck(t)
 	transportFigures(t, acctest.WinRMOverHTTP(), "winrm-http")
 }
@@ -174,6 +176,7 @@ func TestAccVMTools_winrmBaseline(t *testing.T) {
 // refuses WinRM over HTTP, and the default transport still builds an image
 // from the stock template and joins a node.
 func TestAccVMTools_runnerOutsideSubnet(t *testing.T) {
+	acctest.RequireSandbox(t, "vcsim's call counters and the simulated hosts")
 	acctest.PreCheck(t)
 	acctest.Sandbox.Hosts.SetRunnerOutsideSubnet(true)
 	t.Cleanup(func() { acctest.Sandbox.Hosts.SetRunnerOutsideSubnet(false) })

@@ -9,4 +9,6 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 )
 
-func TestMain(m *testing.M) { acctest.Main(m) }
+func TestMain(m *testing.M) {
+	acctest.MainSandboxOnly(m, "simulated Windows hosts with certificates from the sandbox's CA")
+}
