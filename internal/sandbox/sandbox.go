@@ -23,6 +23,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
@@ -84,6 +85,9 @@ type Sandbox struct {
 	// Hosts.ByName / ByIP / ByVM / WaitFor, inject faults before it boots
 	// with Hosts.SetFaults / SetDefaultFaults.
 	Hosts *vmtools.Hosts
+	// LinuxNode is the cluster's Linux control-plane node, with the cluster
+	// DNS (real CoreDNS) as its pod behind the kube-dns Service.
+	LinuxNode *linuxnode.Node
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
@@ -185,6 +189,17 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err := s.issueProviderKubeconfig(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
+	coredns, err := linuxnode.ResolveCoreDNS(ctx, logf)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
+		Client: s.ControlPlane.Client, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
+		CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
+		Version: controlplane.KubernetesVersion, Logf: logf,
+	}); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
@@ -227,6 +242,9 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.LinuxNode != nil {
+			errs = append(errs, s.LinuxNode.Stop())
 		}
 		if s.ControlPlane != nil {
 			errs = append(errs, s.ControlPlane.Stop())

@@ -45,7 +45,10 @@
 //     (CrashLoopBackOff knob), logs go to C:\var\log\pods.
 //   - Node agents (AgentPrograms, for winsim.HostConfig.Programs): kube-proxy
 //     (cmd/kube-proxy/app, pkg/proxy/winkernel: GET its Node, wait for the HNS
-//     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node)
+//     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node;
+//     syncProxyRules' HNS load balancers from the Services and their ready
+//     endpoints, rewritten on every change into
+//     C:\ProgramData\winsim\hns-policies.json: hns_loadbalancers.go)
 //     and flanneld (flannel main.go, pkg/subnet/kube, vxlan_windows.go: node
 //     name, net-conf, list+watch all Nodes, lease annotations and
 //     NetworkUnavailable through nodes/status, HNS network in
