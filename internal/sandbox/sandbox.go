@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -203,7 +205,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker()}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -222,6 +224,16 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 // tools/controlplane/build.sh builds it next to the control plane.
 func (s *Sandbox) KubeletChecker() string {
 	return filepath.Join(s.ControlPlane.BinDir, kubeletsim.CheckerName)
+}
+
+// Overlay is flannel's VXLAN overlay between the nodes as the sandbox has it:
+// a Windows pod's connection to the Linux node's pod CIDR reaches that node's
+// dataplane; Windows pods serve nothing, so other pod CIDRs are unreachable.
+func (s *Sandbox) Overlay(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
+	if s.LinuxNode != nil && s.LinuxNode.HasPodAddress(dst.Addr()) {
+		return s.LinuxNode.Dial(ctx, network, dst)
+	}
+	return nil, fmt.Errorf("overlay: no route to %s: not a pod address of the Linux node", dst.Addr())
 }
 
 // Failed is closed when a control-plane component exits on its own; Err

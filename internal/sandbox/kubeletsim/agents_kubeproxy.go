@@ -188,8 +188,9 @@ func runKubeProxy(ctx context.Context, p *winsim.Process) int {
 	if *bools["windows-service"] {
 		p.ServiceRunning()
 	}
-	drain(ctx, watches[2:])
+	go drain(ctx, watches[2:])
 	pc.follow(ctx, watches[0], watches[1], sync)
+	<-ctx.Done()
 	return 0
 }
 

@@ -55,6 +55,17 @@
 //     C:\ProgramData\winsim\hns.json, subnet.env) with exactly the
 //     credentials their kubeconfig names; a refusal exits 1 with the
 //     reflector's error on stderr.
+//   - Pods of registry.k8s.io/e2e-test-images/agnhost with restartPolicy
+//     Never (pods_agnhost.go): their containers run agnhost's connect
+//     subcommand (test/images/agnhost/connect) in order, init containers
+//     first, in the pod's network (podnet.go): the host's HNS network must
+//     exist, a ClusterIP or NodePort goes through the HNS load balancers
+//     kube-proxy programmed to one of their endpoints, another node's pod
+//     address over the Overlay (the sandbox's Linux node, where real CoreDNS
+//     answers); names resolve through the kubelet's clusterDNS with the
+//     pod's search list, each query a real one. A failed container's output
+//     is its termination message under FallbackToLogsOnError. Any other
+//     agnhost subcommand is refused.
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)
