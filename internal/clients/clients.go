@@ -37,6 +37,7 @@ type Clients struct {
 	discoveryMu sync.Mutex
 	network     *kube.ClusterNetwork
 	cluster     *kube.Cluster
+	dnsReady    *int
 
 	// Planned carries plan-time facts between resources (planned.go).
 	Planned Planned
@@ -81,6 +82,26 @@ func (c *Clients) Cluster(ctx context.Context) (*kube.Cluster, error) {
 		return nil, err
 	}
 	return c.cluster, nil
+}
+
+// ClusterDNSReadyEndpoints counts kube-dns's ready endpoints once per
+// provider process: every node's plan asks, one list answers them all.
+func (c *Clients) ClusterDNSReadyEndpoints(ctx context.Context) (int, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if c.dnsReady != nil {
+		return *c.dnsReady, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := k.ClusterDNSReadyEndpoints(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.dnsReady = &n
+	return n, nil
 }
 
 // Kubernetes returns the shared Kubernetes client, connecting on first use.

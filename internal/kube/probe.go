@@ -262,3 +262,16 @@ func IsProbeError(err error) bool {
 	var pe *ProbeError
 	return errors.As(err, &pe)
 }
+
+// ClusterDNSReadyEndpoints counts the ready endpoints behind
+// kube-system/kube-dns (one EndpointSlice list): zero means no pod in the
+// cluster resolves a name through the cluster DNS.
+func (c *Client) ClusterDNSReadyEndpoints(ctx context.Context) (int, error) {
+	slices, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
+		LabelSelector: discoveryv1.LabelServiceName + "=" + kubeDNSService})
+	if err != nil {
+		return 0, fmt.Errorf("listing kube-system/%s's EndpointSlices: %w", kubeDNSService, err)
+	}
+	ready, _ := dnsEndpoints(slices.Items, "")
+	return ready, nil
+}

@@ -119,9 +119,28 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
 		r.planDisruption(ctx, req, resp)
+		r.planHealth(ctx, state, resp)
 		return
 	}
 	r.planChecks(ctx, plan, resp)
+}
+
+// planHealth warns of what breaks a running node past Ready that the
+// provider cannot repair: the cluster DNS without endpoints (every pod on the
+// node fails to resolve names; its network probe would fail naming DNS).
+func (r *nodeResource) planHealth(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
+	if r.clients == nil || !state.Joined.ValueBool() || state.NetworkingID.IsNull() {
+		return
+	}
+	ready, err := r.clients.ClusterDNSReadyEndpoints(ctx)
+	if err != nil || ready > 0 {
+		return // the plan does not fail on a health read; the cause shows in the next one
+	}
+	name := state.Name.ValueString()
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: cluster DNS has no endpoints", name),
+		fmt.Sprintf("Service kube-system/kube-dns has no ready endpoints, so no pod on node %s resolves names through the cluster DNS "+
+			"(its network probe fails at \"cluster DNS\"). The provider cannot repair this: make kube-dns select running DNS pods again "+
+			"(kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns).", name))
 }
 
 func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

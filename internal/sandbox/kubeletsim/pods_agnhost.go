@@ -47,6 +47,15 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 	w.n.mu.Lock()
 	pn := w.n.podNetwork
 	w.n.mu.Unlock()
+	// The CNI ADD of the pod's sandbox attaches it to the HNS network
+	// (win-overlay's "network ... not found" until flanneld made it): the
+	// kubelet retries the sandbox, the pod stays Pending.
+	if len(readHNS(pn.files)) == 0 {
+		w.event(ctx, pod, corev1.EventTypeWarning, "FailedCreatePodSandBox",
+			fmt.Sprintf("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox %q: plugin type=\"win-overlay\" failed (add): no HNS network on the host", sandboxID(pod)))
+		w.queue.AddAfter(pod.Namespace+"/"+pod.Name, cniPollInterval)
+		return w.pending(ctx, pod)
+	}
 	dnsServer := ""
 	if len(w.n.k.settings.ClusterDNS) > 0 {
 		dnsServer = w.n.k.settings.ClusterDNS[0]
@@ -218,10 +227,15 @@ func lookup(ctx context.Context, pn *podNet, dnsServer string, search []string, 
 		if err == nil && len(ips) > 0 {
 			return ips[0].Unmap(), nil
 		}
+		// Go's resolver names the server of the machine it runs on in its
+		// error; the pod's is the clusterDNS.
 		var dnsErr *net.DNSError
 		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
 			lastErr = fmt.Errorf("lookup %s on %s:53: no such host", host, dnsServer)
 			continue
+		}
+		if errors.As(err, &dnsErr) {
+			return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: %s", strings.TrimSuffix(n, "."), dnsServer, dnsErr.Err)
 		}
 		if err == nil {
 			err = fmt.Errorf("lookup %s on %s:53: no addresses", host, dnsServer)
