@@ -56,6 +56,10 @@ type Options struct {
 	// By default the runner is in the guests' subnet, as in a lab.
 	// cmd/sandbox: --runner-outside-subnet or SANDBOX_RUNNER_OUTSIDE_SUBNET=1.
 	RunnerOutsideSubnet bool
+	// NoLinuxNode leaves out the Linux control-plane node and with it the
+	// cluster DNS (kube-dns then has no endpoints): a cluster with no nodes
+	// at all, as a test of a fresh control plane needs.
+	NoLinuxNode bool
 	// Logf receives progress; nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -191,16 +195,18 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err := s.issueProviderKubeconfig(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
-	coredns, err := linuxnode.ResolveCoreDNS(ctx, logf)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
-		Client: s.ControlPlane.Client, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
-		CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
-		Version: controlplane.KubernetesVersion, Logf: logf,
-	}); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if !opts.NoLinuxNode {
+		coredns, err := linuxnode.ResolveCoreDNS(ctx, logf)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
+			Client: s.ControlPlane.Client, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
+			CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
+			Version: controlplane.KubernetesVersion, Logf: logf,
+		}); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
