@@ -118,6 +118,16 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			plan.KubeletVersion = types.StringUnknown()
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
+		if state.Joined.ValueBool() && !state.Ready.ValueBool() && plan.NetworkingID.Equal(state.NetworkingID) {
+			// NotReady at the refresh: the update repairs what the
+			// provider can (winnode.Manager.Repair).
+			plan.Ready = types.BoolValue(true)
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+			resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s is NotReady: the apply repairs it", plan.Name.ValueString()),
+				fmt.Sprintf("The refresh found Node %s NotReady. The apply starts its containerd and kubelet services again where they stopped, "+
+					"over its transport, and waits for the Node to be Ready; if it does not become Ready, the apply fails with the kubelet's last log lines.",
+					plan.Name.ValueString()))
+		}
 		r.planDisruption(ctx, req, resp)
 		r.planHealth(ctx, state, resp)
 		return

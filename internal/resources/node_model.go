@@ -212,6 +212,7 @@ func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private 
 		Rejoin:              m.rejoin(ctx, state, private),
 		WindowsBuild:        state.WindowsBuild.ValueString(),
 		AdoptNetworkingMode: m.adoptsNetworkingMode(),
+		Repair:              state.Joined.ValueBool() && !state.Ready.ValueBool() && m.Ready.ValueBool(),
 	}
 }
 
