@@ -6,11 +6,16 @@ import (
 	"testing"
 	"time"
 
+	"net/http"
+	"sync/atomic"
+
 	"github.com/vmware/govmomi/object"
 	vimtypes "github.com/vmware/govmomi/vim25/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -75,12 +80,23 @@ func TestAccNode_resetVM(t *testing.T) {
 		t.Fatalf("agents after the reset: %v", err)
 	}
 	agentsIn := time.Since(start)
-	paths, err := k.ProbeNetwork(wctx, kube.ProbeRequest{Node: node, ClusterDomain: "cluster.local"})
+	// The probe through a client that counts its API requests.
+	var requests atomic.Int32
+	cfg := rest.CopyConfig(k.REST)
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) { requests.Add(1); return rt.RoundTrip(r) })
+	}
+	counted := &kube.Client{Interface: kubernetes.NewForConfigOrDie(cfg), REST: cfg}
+	probeStart := time.Now()
+	paths, err := counted.ProbeNetwork(wctx, kube.ProbeRequest{Node: node, ClusterDomain: "cluster.local"})
 	if err != nil {
 		t.Fatalf("network probe after the reset: %v", err)
 	}
-	t.Logf("reset: Node Ready again in %s, agents in %s, probe passed (%d paths) in %s",
-		readyIn.Round(time.Millisecond), agentsIn.Round(time.Millisecond), len(paths), time.Since(start).Round(time.Millisecond))
+	if len(paths) != 2 {
+		t.Errorf("probe paths %+v: want the cluster DNS and a pod on the Linux node", paths)
+	}
+	t.Logf("reset: Node Ready again in %s, agents in %s; probe passed (%d paths) in %s with %d API requests",
+		readyIn.Round(time.Millisecond), agentsIn.Round(time.Millisecond), len(paths), time.Since(probeStart).Round(time.Millisecond), requests.Load())
 
 	planOut, plan := planOK(t, cli, config)
 	for _, rc := range plan.ResourceChanges {
@@ -89,3 +105,7 @@ func TestAccNode_resetVM(t *testing.T) {
 		}
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
