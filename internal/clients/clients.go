@@ -38,6 +38,7 @@ type Clients struct {
 	network     *kube.ClusterNetwork
 	cluster     *kube.Cluster
 	dnsReady    *int
+	agents      map[string]map[string][]kube.AgentStatus // by networking namespace, then node
 
 	// Planned carries plan-time facts between resources (planned.go).
 	Planned Planned
@@ -102,6 +103,29 @@ func (c *Clients) ClusterDNSReadyEndpoints(ctx context.Context) (int, error) {
 	}
 	c.dnsReady = &n
 	return n, nil
+}
+
+// AgentsNotRunning reads the node agents of the networking in namespace once
+// per provider process: every node's plan asks, one pod list answers.
+func (c *Clients) AgentsNotRunning(ctx context.Context, namespace string, agents []kube.Agent) (map[string][]kube.AgentStatus, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if got, ok := c.agents[namespace]; ok {
+		return got, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	got, err := k.AgentsNotRunning(ctx, namespace, agents)
+	if err != nil {
+		return nil, err
+	}
+	if c.agents == nil {
+		c.agents = map[string]map[string][]kube.AgentStatus{}
+	}
+	c.agents[namespace] = got
+	return got, nil
 }
 
 // Kubernetes returns the shared Kubernetes client, connecting on first use.

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -142,11 +143,23 @@ func (r *nodeResource) planHealth(ctx context.Context, state nodeModel, resp *re
 	if r.clients == nil || !state.Joined.ValueBool() || state.NetworkingID.IsNull() {
 		return
 	}
+	name := state.Name.ValueString()
+	if mode, ok := networking.Lookup(state.CNI.ValueString()); ok && state.Ready.ValueBool() {
+		if agents := mode.Agents(); len(agents) > 0 {
+			if down, err := r.clients.AgentsNotRunning(ctx, state.NetworkingID.ValueString(), agents); err == nil && len(down[name]) > 0 {
+				var lines []string
+				for _, s := range down[name] {
+					lines = append(lines, "  - "+s.Describe())
+				}
+				resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready", name),
+					"Pods on the node have no working Service or pod network while its agents do not run:\n"+strings.Join(lines, "\n"))
+			}
+		}
+	}
 	ready, err := r.clients.ClusterDNSReadyEndpoints(ctx)
 	if err != nil || ready > 0 {
 		return // the plan does not fail on a health read; the cause shows in the next one
 	}
-	name := state.Name.ValueString()
 	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: cluster DNS has no endpoints", name),
 		fmt.Sprintf("Service kube-system/kube-dns has no ready endpoints, so no pod on node %s resolves names through the cluster DNS "+
 			"(its network probe fails at \"cluster DNS\"). The provider cannot repair this: make kube-dns select running DNS pods again "+

@@ -64,6 +64,9 @@ func TestAccNode_repairStoppedKubelet(t *testing.T) {
 		t.Error(err)
 	}
 	planOut, plan = planOK(t, cli, config)
+	if strings.Contains(planOut, "Warning:") {
+		t.Errorf("the plan after the repair warns:\n%s", planOut)
+	}
 	for _, rc := range plan.ResourceChanges {
 		if !rc.Change.Actions.NoOp() {
 			t.Errorf("the plan after the repair changes %s: %v\n%s", rc.Address, rc.Change.Actions, planOut)

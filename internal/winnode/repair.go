@@ -44,5 +44,16 @@ func (m *Manager) Repair(ctx context.Context, spec Spec, id Identity) error {
 		return &guest.StageError{Stage: "waiting for the Node to become Ready again", Err: err,
 			Evidence: g.Tail(ctx, bootstrap.KubeletLogFile, 20)}
 	}
+	// Repaired when it works again, as a create is done: its agents run.
+	mode, err := m.networkingMode(ctx, spec)
+	if err != nil {
+		return guest.Stage("reading the node's networking", err)
+	}
+	if agents := mode.Agents(); len(agents) > 0 {
+		m.progress("wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
+		if _, err := m.Kube.WaitForAgentsReady(ctx, spec.Name, spec.Networking, agents); err != nil {
+			return guest.Stage("waiting for the node agents to run again", err)
+		}
+	}
 	return nil
 }
