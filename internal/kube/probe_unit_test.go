@@ -56,7 +56,7 @@ func TestAgentsNotRunning(t *testing.T) {
 			st = corev1.ConditionTrue
 		}
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: app + "-" + node, Labels: map[string]string{"app": app}},
-			Spec: corev1.PodSpec{NodeName: node},
+			Spec:   corev1.PodSpec{NodeName: node},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}}
 	}
 	got := agentsNotRunning([]corev1.Pod{pod("a", "kp", true), pod("a", "fl", true), pod("b", "kp", false), pod("b", "kp", true), pod("c", "kp", false)}, agents)
