@@ -233,6 +233,17 @@ func AfterReadySteps() ([]Step, error) {
 	return []Step{{Name: "join-cleanup", Script: script, Rerunnable: true}}, nil
 }
 
+// RepairSteps start the node's services again where they stopped
+// (containerd, then the kubelet): an update repairing a node whose kubelet
+// stopped, found NotReady by a refresh.
+func RepairSteps() ([]Step, error) {
+	script, err := render("repair-services", "repair-services", map[string]any{"Containerd": "containerd", "Kubelet": "kubelet"})
+	if err != nil {
+		return nil, err
+	}
+	return []Step{{Name: "repair-services", Script: script, Rerunnable: true}}, nil
+}
+
 // KubeletServiceCommand is the kubelet service's binPath: kube-log-runner
 // (first-party, from the same release as the kubelet) writes the kubelet's
 // output to KubeletLogFile, rotated, since a service has no stdout and

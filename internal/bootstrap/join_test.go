@@ -32,7 +32,11 @@ func TestJoinStepsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "join-steps-flannel.ps1", joinSteps(append(slices.Clone(steps), after...)))
+	repair, err := RepairSteps()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "join-steps-flannel.ps1", joinSteps(append(append(slices.Clone(steps), after...), repair...)))
 	if after[0].Sensitive() {
 		t.Errorf("step %s carries secrets", after[0].Name)
 	}

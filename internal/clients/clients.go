@@ -37,6 +37,8 @@ type Clients struct {
 	discoveryMu sync.Mutex
 	network     *kube.ClusterNetwork
 	cluster     *kube.Cluster
+	dnsReady    *int
+	agents      map[string]map[string][]kube.AgentStatus // by networking namespace, then node
 
 	// Planned carries plan-time facts between resources (planned.go).
 	Planned Planned
@@ -81,6 +83,49 @@ func (c *Clients) Cluster(ctx context.Context) (*kube.Cluster, error) {
 		return nil, err
 	}
 	return c.cluster, nil
+}
+
+// ClusterDNSReadyEndpoints counts kube-dns's ready endpoints once per
+// provider process: every node's plan asks, one list answers them all.
+func (c *Clients) ClusterDNSReadyEndpoints(ctx context.Context) (int, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if c.dnsReady != nil {
+		return *c.dnsReady, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, err := k.ClusterDNSReadyEndpoints(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c.dnsReady = &n
+	return n, nil
+}
+
+// AgentsNotRunning reads the node agents of the networking in namespace once
+// per provider process: every node's plan asks, one pod list answers.
+func (c *Clients) AgentsNotRunning(ctx context.Context, namespace string, agents []kube.Agent) (map[string][]kube.AgentStatus, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if got, ok := c.agents[namespace]; ok {
+		return got, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	got, err := k.AgentsNotRunning(ctx, namespace, agents)
+	if err != nil {
+		return nil, err
+	}
+	if c.agents == nil {
+		c.agents = map[string]map[string][]kube.AgentStatus{}
+	}
+	c.agents[namespace] = got
+	return got, nil
 }
 
 // Kubernetes returns the shared Kubernetes client, connecting on first use.

@@ -30,6 +30,7 @@ const (
 // CheckFamilies lists every check family ID, for validating skip lists.
 var CheckFamilies = []string{
 	CheckNodeCIDRAllocation, CheckCNI, CheckLinuxDaemonSet, CheckLinuxHeadroom, CheckVersionSkew, CheckWindowsBuild,
+	CheckNetworkProbe,
 }
 
 // Check is the outcome of one readiness check. Message says what was found;

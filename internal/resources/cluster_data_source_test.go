@@ -95,7 +95,7 @@ func TestAccClusterDataSource_nodeCIDRAllocationOff(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), secondSandboxTimeout)
 	defer cancel()
 	// log.Printf, not t.Logf: the sandbox may log while stopping, after the test.
-	sb := sandboxtest.Start(ctx, t, sandbox.Options{AllocateNodeCIDRs: &off, Logf: log.Printf})
+	sb := sandboxtest.Start(ctx, t, sandbox.Options{AllocateNodeCIDRs: &off, NoLinuxNode: true, Logf: log.Printf})
 	k, err := kube.NewClient(ctx, kube.Config{ConfigPaths: []string{sb.Kubeconfig}})
 	if err != nil {
 		t.Fatal(err)

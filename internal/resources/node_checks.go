@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -48,6 +49,11 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 	}
 	opts := kube.CheckOptions{PlannedGuards: r.clients.Planned.Guards()}
 	resp.Diagnostics.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
+	if slices.Contains(opts.Skip, kube.CheckNetworkProbe) {
+		resp.Diagnostics.AddAttributeWarning(path.Root("skip_checks"), fmt.Sprintf("Network probe of Windows node %s skipped", plan.Name.ValueString()),
+			"skip_checks lists \""+kube.CheckNetworkProbe+"\": the create ends once the Node is Ready with its agents, without proving that a pod on it "+
+				"resolves names through the cluster DNS and reaches a Service and a pod on another node. Remove it from skip_checks to have the create prove that.")
+	}
 	if !plan.Template.IsUnknown() && r.clients.VSphereConfig.Server != "" {
 		if vc, err := r.clients.VSphere(ctx); err == nil {
 			tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString())

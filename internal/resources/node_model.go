@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,7 +119,18 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)
 	diags.Append(d...)
 	s.HTTPSListener = httpsBootstrap(ctx, m.Transport)
+	s.SkipNetworkProbe = skipsNetworkProbe(ctx, m.SkipChecks, diags)
 	return s
+}
+
+// skipsNetworkProbe: skip_checks lists "network-probe".
+func skipsNetworkProbe(ctx context.Context, skip types.List, diags *diag.Diagnostics) bool {
+	if skip.IsNull() || skip.IsUnknown() {
+		return false
+	}
+	var ids []string
+	diags.Append(skip.ElementsAs(ctx, &ids, false)...)
+	return slices.Contains(ids, kube.CheckNetworkProbe)
 }
 
 func (m *nodeModel) labels(ctx context.Context, diags *diag.Diagnostics) map[string]string {
@@ -200,6 +212,7 @@ func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private 
 		Rejoin:              m.rejoin(ctx, state, private),
 		WindowsBuild:        state.WindowsBuild.ValueString(),
 		AdoptNetworkingMode: m.adoptsNetworkingMode(),
+		Repair:              state.Joined.ValueBool() && !state.Ready.ValueBool() && m.Ready.ValueBool(),
 	}
 }
 

@@ -58,6 +58,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"until a key verified out of band is set there. Nodes cloned from a `windows_golden_image` have keys of their own (the " +
 			"image removes its keys before sysprep and each clone's sshd creates new ones at first boot); clones of a template " +
 			"that kept its keys (image-builder's, for one) all present the template's.\n\n" +
+			"A node with networking agents counts as created once it passes a network probe: a pod on it (Kubernetes' e2e image " +
+			"agnhost, in the provider's namespace) resolves `kube-dns.kube-system.svc.<domain>` through the cluster DNS, connects to its " +
+			"ClusterIP through the node's kube-proxy, then to a DNS pod on another node; a failure names the path, what was expected and " +
+			"the cluster DNS's endpoints (`skip_checks = [\"network-probe\"]` opts out, with a plan warning). A refresh that finds the " +
+			"node NotReady plans its repair (containerd and the kubelet started again over its transport, then a wait for Ready); a " +
+			"cluster DNS without endpoints, or node agents not Running and Ready, is a plan warning naming the node.\n\n" +
 			"A new node is checked against the same readiness checks as `data.windows_cluster`, as early as their facts allow, and a " +
 			"failing one stops it with its remedy (`skip_checks` opts out per check). The plan runs the cluster-wide checks (node CIDR " +
 			"allocation, flannel VXLAN settings, Linux DaemonSets, Linux headroom) whatever else is unknown, so also when the golden image " +

@@ -15,6 +15,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -23,6 +25,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
@@ -53,6 +56,10 @@ type Options struct {
 	// By default the runner is in the guests' subnet, as in a lab.
 	// cmd/sandbox: --runner-outside-subnet or SANDBOX_RUNNER_OUTSIDE_SUBNET=1.
 	RunnerOutsideSubnet bool
+	// NoLinuxNode leaves out the Linux control-plane node and with it the
+	// cluster DNS (kube-dns then has no endpoints): a cluster with no nodes
+	// at all, as a test of a fresh control plane needs.
+	NoLinuxNode bool
 	// Logf receives progress; nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -84,6 +91,9 @@ type Sandbox struct {
 	// Hosts.ByName / ByIP / ByVM / WaitFor, inject faults before it boots
 	// with Hosts.SetFaults / SetDefaultFaults.
 	Hosts *vmtools.Hosts
+	// LinuxNode is the cluster's Linux control-plane node, with the cluster
+	// DNS (real CoreDNS) as its pod behind the kube-dns Service.
+	LinuxNode *linuxnode.Node
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
@@ -185,10 +195,23 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err := s.issueProviderKubeconfig(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
+	if !opts.NoLinuxNode {
+		coredns, err := linuxnode.ResolveCoreDNS(ctx, logf)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
+			Client: s.ControlPlane.Client, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
+			CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
+			Version: controlplane.KubernetesVersion, Logf: logf,
+		}); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker()}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -209,6 +232,16 @@ func (s *Sandbox) KubeletChecker() string {
 	return filepath.Join(s.ControlPlane.BinDir, kubeletsim.CheckerName)
 }
 
+// Overlay is flannel's VXLAN overlay between the nodes as the sandbox has it:
+// a Windows pod's connection to the Linux node's pod CIDR reaches that node's
+// dataplane; Windows pods serve nothing, so other pod CIDRs are unreachable.
+func (s *Sandbox) Overlay(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
+	if s.LinuxNode != nil && s.LinuxNode.HasPodAddress(dst.Addr()) {
+		return s.LinuxNode.Dial(ctx, network, dst)
+	}
+	return nil, fmt.Errorf("overlay: no route to %s: not a pod address of the Linux node", dst.Addr())
+}
+
 // Failed is closed when a control-plane component exits on its own; Err
 // then says which and why.
 func (s *Sandbox) Failed() <-chan struct{} { return s.ControlPlane.Failed() }
@@ -227,6 +260,9 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.LinuxNode != nil {
+			errs = append(errs, s.LinuxNode.Stop())
 		}
 		if s.ControlPlane != nil {
 			errs = append(errs, s.ControlPlane.Stop())

@@ -44,6 +44,21 @@ type fakeKube struct {
 	// volumesChanged is closed when one detaches.
 	volumes        map[string][]string
 	volumesChanged chan struct{}
+	// probeErr is what ProbeNetwork returns; probes counts its calls.
+	probeErr error
+	probes   []kube.ProbeRequest
+}
+
+// ProbeNetwork records the request and answers probeErr. It is not an op:
+// the create's order of operations up to it is what the op tests hold.
+func (k *fakeKube) ProbeNetwork(_ context.Context, req kube.ProbeRequest) ([]kube.ProbePath, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.probes = append(k.probes, req)
+	if k.probeErr != nil {
+		return nil, k.probeErr
+	}
+	return []kube.ProbePath{{Name: "cluster-dns-and-service", Passed: true}}, nil
 }
 
 // settingsApplied is closed once ApplyNodeSettings has succeeded.

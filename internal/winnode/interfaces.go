@@ -105,6 +105,7 @@ type Kube interface {
 	WaitForNodeReadyAgain(ctx context.Context, prev *corev1.Node) (*corev1.Node, error)
 	WaitForNodePodCIDR(ctx context.Context, name string) (string, error)
 	WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error)
+	ProbeNetwork(ctx context.Context, req kube.ProbeRequest) ([]kube.ProbePath, error)
 	ApplyNodeSettings(ctx context.Context, name string, s kube.NodeSettings) (*corev1.Node, error)
 	CordonNode(ctx context.Context, name string, cordon bool) error
 	MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error

@@ -32,6 +32,9 @@ type UpdateRequest struct {
 	// (Spec.Networking) when it does not join again: an imported node
 	// adopting its networking.
 	AdoptNetworkingMode bool
+	// Repair starts the node's stopped services and waits for Ready again
+	// (Repair): the refresh found the Node NotReady.
+	Repair bool
 }
 
 // UpdateResult is the node an update leaves.
@@ -77,6 +80,12 @@ func (m *Manager) Update(ctx context.Context, req UpdateRequest) (UpdateResult, 
 	// Before anything that needs the guest.
 	if err := m.ResumeAfterPowerCycle(ctx, spec.Name, id.VMID); err != nil {
 		return out, err
+	}
+
+	if req.Repair && req.Rejoin == NoRejoin {
+		if err := m.Repair(ctx, spec, id); err != nil {
+			return out, err
+		}
 	}
 
 	if req.Rejoin != NoRejoin {

@@ -9,6 +9,7 @@ import (
 
 	vimtypes "github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -218,5 +219,32 @@ func TestUpdateJoinsWithTheRecordedIdentity(t *testing.T) {
 	}
 	if n := w.k.node("win-1"); n == nil || !strings.EqualFold(n.Spec.ProviderID, id.ProviderID()) {
 		t.Errorf("Node %v: want it registered again with the VM's providerID", n)
+	}
+}
+
+// TestUpdateRepair: a repair runs the repair step over the node's transport
+// and waits for the Node to be Ready before the settings; a failing step
+// stops the update with its output.
+func TestUpdateRepair(t *testing.T) {
+	w, id := joined(t)
+	req := updateRequest(id)
+	req.Repair = true
+	if _, err := w.m.Update(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if ran := w.g.Ran(); !slices.Contains(ran, "repair-services") {
+		t.Errorf("steps run %v: no repair-services", ran)
+	}
+	if !slices.Contains(w.progress, "repair") {
+		t.Errorf("progress %v: no repair", w.progress)
+	}
+
+	w, id = joined(t)
+	w.g.Steps["repair-services"] = guesttest.Reply{ExitCode: 1, Stderr: "Start-Service : Service 'kubelet' cannot be started"}
+	req = updateRequest(id)
+	req.Repair = true
+	_, err := w.m.Update(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), `repair step "repair-services" exited with code 1`) || !strings.Contains(err.Error(), "cannot be started") {
+		t.Errorf("a failing repair: %v", err)
 	}
 }

@@ -76,6 +76,11 @@ type Spec struct {
 	// CNI is the deprecated per-node mode; with Networking set it must
 	// agree with it (or be empty).
 	CNI string
+	// SkipNetworkProbe leaves out the network probe at the end of the
+	// create (skip_checks = ["network-probe"]); ProbeRuntimeClass is the
+	// RuntimeClass its pod names ("" none).
+	SkipNetworkProbe  bool
+	ProbeRuntimeClass string
 	// Overrides of discovered cluster facts ("" = discover).
 	APIServer, ClusterDNS, ClusterDomain, ServiceCIDR, ClusterCIDR string
 }
@@ -103,6 +108,10 @@ type Result struct {
 	// one the provider's listener was made with, or Transport's pin.
 	WinRMCertificateSHA256 string
 	Node                   *corev1.Node
+	// ProbePaths are the network probe's paths, all passed; ProbeDuration
+	// its time (zero when it did not run).
+	ProbePaths    []kube.ProbePath
+	ProbeDuration time.Duration
 	// ReadyToDone is how long it took from the Node turning Ready to the end
 	// of the create (providerID, labels, taints, token clean-up).
 	ReadyToDone time.Duration
@@ -360,6 +369,19 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 		if _, err := g.Run(ctx, step); err != nil {
 			return res, err
 		}
+	}
+	// Past Ready: a pod on the node must resolve through the cluster DNS
+	// and reach a Service and a pod on another node before the node counts
+	// (kube.ProbeNetwork). Without node agents nothing routes a pod's
+	// traffic, so there is nothing to prove.
+	if len(agents) > 0 && !spec.SkipNetworkProbe {
+		m.progress("network probe", map[string]any{"node": spec.Name})
+		probeStart := time.Now()
+		paths, err := m.Kube.ProbeNetwork(ctx, kube.ProbeRequest{Node: spec.Name, ClusterDomain: join.ClusterDomain, RuntimeClass: spec.ProbeRuntimeClass})
+		if err != nil {
+			return res, guest.Stage("proving the node's network path", err)
+		}
+		res.ProbePaths, res.ProbeDuration = paths, time.Since(probeStart)
 	}
 	res.Node = node
 	res.ReadyToDone = time.Since(readyAt)

@@ -106,6 +106,10 @@ func TestCreate(t *testing.T) {
 			want: `^setting the Node's providerID, labels and taints: boom$`, steps: joinSteps},
 		{name: "node agents", setup: func(w *world, _ *winnode.Spec) { w.k.fail["WaitForAgentsReady"] = errBoom },
 			want: `^waiting for the node agents to run: boom$`, steps: joinSteps},
+		{name: "network probe", setup: func(w *world, _ *winnode.Spec) {
+			w.k.probeErr = &kube.ProbeError{Node: "win-1", Path: kube.ProbePath{What: "cluster DNS and ClusterIP Service", Output: "DNS: lookup kube-dns.kube-system.svc.cluster.local: no such host"},
+				Expected: "the name resolves", Evidence: "Service kube-system/kube-dns has no ready endpoints"}
+		}, want: `(?s)^proving the node's network path: network probe of node win-1: cluster DNS and ClusterIP Service failed: DNS: .*\nevidence: Service kube-system/kube-dns has no ready endpoints$`, steps: allSteps},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -204,7 +208,7 @@ func TestCreateResult(t *testing.T) {
 	if !slices.Contains(w.k.Calls(), "WaitForAgentsReady win-1 kube-system kube-proxy,flannel") {
 		t.Errorf("cluster calls %v: want the flannel agents awaited in kube-system", w.k.Calls())
 	}
-	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents,step join-cleanup"
+	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents,step join-cleanup,network probe"
 	if got := strings.Join(w.progress, ","); got != wantProgress {
 		t.Errorf("progress %s\nwant     %s", got, wantProgress)
 	}
@@ -478,5 +482,33 @@ func TestCreateAdoptsEarlierClone(t *testing.T) {
 				t.Errorf("Node %+v: want it joined on the adopted VM", n)
 			}
 		})
+	}
+}
+
+// TestCreateNetworkProbe: a node with agents is probed at the end of its
+// create, with the join's cluster domain and the spec's RuntimeClass, and the
+// result carries the paths; skip_checks' "network-probe" leaves it out.
+func TestCreateNetworkProbe(t *testing.T) {
+	w := newWorld(t)
+	spec := testSpec()
+	spec.ProbeRuntimeClass = "windows-2022"
+	res, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.k.probes) != 1 || w.k.probes[0] != (kube.ProbeRequest{Node: "win-1", ClusterDomain: "cluster.local", RuntimeClass: "windows-2022"}) {
+		t.Errorf("probes %+v", w.k.probes)
+	}
+	if len(res.ProbePaths) != 1 || !res.ProbePaths[0].Passed {
+		t.Errorf("result's probe paths %+v", res.ProbePaths)
+	}
+
+	w = newWorld(t)
+	spec.SkipNetworkProbe = true
+	if _, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.k.probes) != 0 {
+		t.Errorf("skipped, yet probed: %+v", w.k.probes)
 	}
 }

@@ -106,3 +106,18 @@ if (-not (Test-Path -LiteralPath 'C:\k\pki\kubelet-client-current.pem' -PathType
 if (Test-Path -LiteralPath 'C:\k\bootstrap-kubeconfig') { Remove-Item -LiteralPath 'C:\k\bootstrap-kubeconfig' -Force }
 Write-Output 'bootstrap kubeconfig removed'
 
+########## repair-services
+# step: repair-services
+$ErrorActionPreference = 'Stop'
+# The node's services, started again where they stopped (bootstrap.RepairSteps):
+# containerd before the kubelet, which needs its runtime; the kubelet then
+# reports the Node Ready and the node agents' pods run again.
+foreach ($name in @('containerd', 'kubelet')) {
+  $svc = Get-Service -Name $name -ErrorAction Stop
+  if ($svc.Status -ne 'Running') {
+    Write-Output ('starting ' + $name + ' (' + $svc.Status + ')')
+    Start-Service -Name $name -ErrorAction Stop
+  }
+}
+Write-Output 'services running'
+

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -159,7 +160,8 @@ func runKubeProxy(ctx context.Context, p *winsim.Process) int {
 	// ProxyServer.Run: Services (no proxy-name label, not headless),
 	// EndpointSlices (not headless), ServiceCIDRs (MultiCIDRServiceAllocator,
 	// GA), and its own Node; a refusal is the end of it here.
-	watches, err := kubeProxyInformers(ctx, client, hostname)
+	pc := &proxyCache{services: map[string]*corev1.Service{}, slices: map[string]*discoveryv1.EndpointSlice{}}
+	watches, err := kubeProxyInformers(ctx, client, hostname, pc)
 	if err != nil {
 		log.Error("reflector.go:205", err, "Failed to watch")
 		return 1
@@ -174,15 +176,68 @@ func runKubeProxy(ctx context.Context, p *winsim.Process) int {
 	}, metav1.CreateOptions{})
 	log.Info("shared_informer.go:350", "Caches are synced", "controller", "service config")
 	log.Info("shared_informer.go:350", "Caches are synced", "controller", "endpoint slice config")
+	sync := func() {
+		lbs := proxyRules(hostname, pc.services, pc.slices, sourceVip, *bools["enable-dsr"])
+		if err := writeLoadBalancers(p.Host, lbs); err != nil {
+			log.Error("proxier.go:1469", err, "Policy creation failed")
+		}
+	}
+	sync()
+	log.Info("proxier.go:1128", "syncProxyRules complete", "loadBalancers", len(ReadLoadBalancers(p.Host)))
 	markReady(p)
 	if *bools["windows-service"] {
 		p.ServiceRunning()
 	}
-	drain(ctx, watches)
+	go drain(ctx, watches[2:])
+	pc.follow(ctx, watches[0], watches[1], sync)
+	<-ctx.Done()
 	return 0
 }
 
-func kubeProxyInformers(ctx context.Context, c kubernetes.Interface, hostname string) ([]watch.Interface, error) {
+// proxyCache is kube-proxy's service and endpoint-slice caches
+// (pkg/proxy/config ServiceConfig, EndpointSliceConfig): seeded by the list,
+// kept by the watch; every change runs a sync.
+type proxyCache struct {
+	services map[string]*corev1.Service
+	slices   map[string]*discoveryv1.EndpointSlice
+}
+
+func (pc *proxyCache) follow(ctx context.Context, svcs, slices watch.Interface, sync func()) {
+	defer svcs.Stop()
+	defer slices.Stop()
+	for {
+		var ev watch.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok = <-svcs.ResultChan():
+		case ev, ok = <-slices.ResultChan():
+		}
+		if !ok {
+			return
+		}
+		switch o := ev.Object.(type) {
+		case *corev1.Service:
+			if ev.Type == watch.Deleted {
+				delete(pc.services, o.Namespace+"/"+o.Name)
+			} else if ev.Type != watch.Bookmark {
+				pc.services[o.Namespace+"/"+o.Name] = o
+			}
+		case *discoveryv1.EndpointSlice:
+			if ev.Type == watch.Deleted {
+				delete(pc.slices, o.Namespace+"/"+o.Name)
+			} else if ev.Type != watch.Bookmark {
+				pc.slices[o.Namespace+"/"+o.Name] = o
+			}
+		default:
+			continue
+		}
+		sync()
+	}
+}
+
+func kubeProxyInformers(ctx context.Context, c kubernetes.Interface, hostname string, pc *proxyCache) ([]watch.Interface, error) {
 	var ws []watch.Interface
 	add := func(typ string, list func(context.Context, metav1.ListOptions) (string, error), w func(context.Context, metav1.ListOptions) (watch.Interface, error), o metav1.ListOptions) error {
 		x, err := listAndWatch(ctx, typ, list, w, o)
@@ -201,6 +256,9 @@ func kubeProxyInformers(ctx context.Context, c kubernetes.Interface, hostname st
 		if err != nil {
 			return "", err
 		}
+		for i := range l.Items {
+			pc.services[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
+		}
 		return l.ResourceVersion, nil
 	}, svc.Watch, metav1.ListOptions{LabelSelector: "!service.kubernetes.io/service-proxy-name",
 		FieldSelector: fields.OneTermNotEqualSelector("spec.clusterIP", corev1.ClusterIPNone).String()}); err != nil {
@@ -211,6 +269,9 @@ func kubeProxyInformers(ctx context.Context, c kubernetes.Interface, hostname st
 		l, err := eps.List(ctx, o)
 		if err != nil {
 			return "", err
+		}
+		for i := range l.Items {
+			pc.slices[l.Items[i].Namespace+"/"+l.Items[i].Name] = &l.Items[i]
 		}
 		return l.ResourceVersion, nil
 	}, eps.Watch, metav1.ListOptions{LabelSelector: "!service.kubernetes.io/headless"}); err != nil {

@@ -45,13 +45,27 @@
 //     (CrashLoopBackOff knob), logs go to C:\var\log\pods.
 //   - Node agents (AgentPrograms, for winsim.HostConfig.Programs): kube-proxy
 //     (cmd/kube-proxy/app, pkg/proxy/winkernel: GET its Node, wait for the HNS
-//     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node)
+//     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node;
+//     syncProxyRules' HNS load balancers from the Services and their ready
+//     endpoints, rewritten on every change into
+//     C:\ProgramData\winsim\hns-policies.json: hns_loadbalancers.go)
 //     and flanneld (flannel main.go, pkg/subnet/kube, vxlan_windows.go: node
 //     name, net-conf, list+watch all Nodes, lease annotations and
 //     NetworkUnavailable through nodes/status, HNS network in
 //     C:\ProgramData\winsim\hns.json, subnet.env) with exactly the
 //     credentials their kubeconfig names; a refusal exits 1 with the
 //     reflector's error on stderr.
+//   - Pods of registry.k8s.io/e2e-test-images/agnhost with restartPolicy
+//     Never (pods_agnhost.go): their containers run agnhost's connect
+//     subcommand (test/images/agnhost/connect) in order, init containers
+//     first, in the pod's network (podnet.go): the host's HNS network must
+//     exist, a ClusterIP or NodePort goes through the HNS load balancers
+//     kube-proxy programmed to one of their endpoints, another node's pod
+//     address over the Overlay (the sandbox's Linux node, where real CoreDNS
+//     answers); names resolve through the kubelet's clusterDNS with the
+//     pod's search list, each query a real one. A failed container's output
+//     is its termination message under FallbackToLogsOnError. Any other
+//     agnhost subcommand is refused.
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)

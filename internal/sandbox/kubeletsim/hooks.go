@@ -18,6 +18,8 @@ type HookOptions struct {
 	// Checker is the path of kubeletcheck (Config.Checker), which every
 	// kubelet judges its command line and configuration with.
 	Checker string
+	// Overlay carries pods' connections to other nodes' pods (Config.Overlay).
+	Overlay Overlay
 }
 
 // Programs returns the native programs this package provides, for
@@ -52,7 +54,7 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 			return 1
 		}
 		cfg := HostConfigFor(h)
-		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker = p.Path, p.Args, p.Stderr, opts.Checker
+		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker, cfg.Overlay = p.Path, p.Args, p.Stderr, opts.Checker, opts.Overlay
 		k, err := Start(ctx, cfg)
 		if err != nil {
 			logf("kubeletsim: %s: kubelet failed to start: %v", h.ComputerName(), err)

@@ -52,6 +52,9 @@ type Config struct {
 	// the sandbox builds next to its control plane. Without it the kubelet
 	// does not start.
 	Checker string
+	// Overlay carries its pods' connections to other nodes' pods; nil:
+	// none (podnet.go).
+	Overlay Overlay
 	// NeverReady is a fault: the Node registers but never reports Ready.
 	NeverReady bool
 	// NotReady, when set, is asked at each readiness check: while it

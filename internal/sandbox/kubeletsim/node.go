@@ -59,6 +59,8 @@ type nodeAgent struct {
 	lastReport  time.Time
 	ipam        *ipam
 	podCIDRSet  chan struct{}
+	// podNetwork is what its pods' packets go through (podnet.go).
+	podNetwork *podNet
 }
 
 func newNodeAgent(k *Kubelet, client kubernetes.Interface, runtimeVersion string) *nodeAgent {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +43,9 @@ func (n *nodeAgent) notePodCIDR(cidr string) {
 		return
 	}
 	n.podCIDR, n.ipam = cidr, p
+	pn := &podNet{files: n.k.cfg.Files, overlay: n.k.cfg.Overlay, nodeIP: n.nodeIP()}
+	pn.podCIDR, _ = netip.ParsePrefix(cidr)
+	n.podNetwork = pn
 	close(n.podCIDRSet)
 	n.k.log.Info("kuberuntime_manager.go:1745", "Updating runtime config through cri with podcidr", "CIDR", cidr)
 }

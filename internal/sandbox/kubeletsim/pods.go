@@ -154,6 +154,9 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 			return err
 		}
 	}
+	if isAgnhostPod(pod) && !pod.Spec.HostNetwork {
+		return w.runAgnhost(ctx, pod, ip)
+	}
 	status := runningStatus(pod, w.n.nodeIP(), ip)
 	updated := pod.DeepCopy()
 	updated.Status = status

@@ -75,7 +75,15 @@ func (w *podWorker) startHostProcess(ctx context.Context, pod *corev1.Pod) error
 	if w.hostPods == nil {
 		w.hostPods = map[string]*hostProcessPod{}
 	}
-	if _, ok := w.hostPods[string(pod.UID)]; ok {
+	if hp, ok := w.hostPods[string(pod.UID)]; ok {
+		// The status manager's reconcile (pkg/kubelet/status
+		// status_manager.go needsReconcile): a Ready condition the API
+		// server holds that differs from the kubelet's (the node lifecycle
+		// controller marks a NotReady node's pods not Ready) is posted
+		// again.
+		if ready, known := hp.allReady(); known && ready != podReady(pod) && len(pod.Spec.Containers) > 0 {
+			go hp.set(pod.Spec.Containers[0].Name, func(*corev1.ContainerStatus) {})
+		}
 		return nil
 	}
 	runner, ok := w.n.k.cfg.Files.(processRunner)
@@ -209,6 +217,32 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 // set changes one container's status and posts the pod's status.
+// allReady reports whether every container is ready, and whether every
+// container has reported at all.
+func (hp *hostProcessPod) allReady() (ready, known bool) {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	ready, known = true, true
+	for _, c := range hp.pod.Spec.Containers {
+		st := hp.statuses[c.Name]
+		if st == nil || st.State.Waiting != nil && st.State.Waiting.Reason == "ContainerCreating" {
+			known = false
+			continue
+		}
+		ready = ready && st.Ready
+	}
+	return ready, known
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 func (hp *hostProcessPod) set(name string, fn func(*corev1.ContainerStatus)) {
 	hp.mu.Lock()
 	fn(hp.statuses[name])

@@ -66,6 +66,9 @@ type Options struct {
 	// LocalAccounts are local users besides the built-in Administrator
 	// (winsim.HostConfig.LocalAccounts).
 	LocalAccounts []winsim.LocalAccount
+	// Overlay carries the node's pods' connections to other nodes' pods
+	// (kubeletsim.Config.Overlay): the sandbox's Overlay.
+	Overlay kubeletsim.Overlay
 }
 
 // CNI layout of the golden image: containerd's config names these
@@ -132,7 +135,7 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
 		c.LocalAccounts = o.LocalAccounts
-		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker})
+		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker, Overlay: o.Overlay})
 	})
 	files := map[string]string{
 		ContainerdExe:    Executable("containerd", "v"+ContainerdVersion),

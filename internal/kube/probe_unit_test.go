@@ -1,0 +1,72 @@
+package kube
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestDNSEndpoints: the probe counts kube-dns's ready endpoints and reaches
+// one on another node on the DNS port over TCP (not the metrics port, which
+// the cluster DNS need not serve); one on the probed node is no other node.
+func TestDNSEndpoints(t *testing.T) {
+	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	port := func(name string, proto corev1.Protocol, p int32) discoveryv1.EndpointPort {
+		return discoveryv1.EndpointPort{Name: &name, Protocol: &proto, Port: &p}
+	}
+	ep := func(ip, node string, ready bool) discoveryv1.Endpoint {
+		return discoveryv1.Endpoint{Addresses: []string{ip}, NodeName: &node, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}
+	}
+	slices := []discoveryv1.EndpointSlice{{
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Ports:       []discoveryv1.EndpointPort{port("dns", udp, 53), port("dns-tcp", tcp, 53), port("metrics", tcp, 9153)},
+		Endpoints:   []discoveryv1.Endpoint{ep("10.244.0.2", "cp", true), ep("10.244.3.9", "win-1", true), ep("10.244.0.3", "cp", false)},
+	}}
+	ready, other := dnsEndpoints(slices, "win-1")
+	if ready != 2 || other != "10.244.0.2:53" {
+		t.Errorf("ready %d, other %q; want 2 and 10.244.0.2:53", ready, other)
+	}
+	if ready, other := dnsEndpoints(slices, "cp"); ready != 2 || other != "10.244.3.9:53" {
+		t.Errorf("from cp: ready %d, other %q", ready, other)
+	}
+	if ready, other := dnsEndpoints(nil, "win-1"); ready != 0 || other != "" {
+		t.Errorf("no slices: ready %d, other %q", ready, other)
+	}
+	paths := probePaths("cluster.local", "")
+	if len(paths) != 1 || paths[0].Target != "kube-dns.kube-system.svc.cluster.local:53" {
+		t.Errorf("paths without another node: %+v", paths)
+	}
+	e := &ProbeError{Node: "win-1", Path: ProbePath{What: "cluster DNS", Output: "DNS: no such host\n"}, Expected: "resolves", Evidence: "no endpoints"}
+	if got := e.Error(); !strings.HasPrefix(got, "network probe of node win-1: cluster DNS failed: DNS: no such host\nexpected: resolves\nevidence: no endpoints") {
+		t.Errorf("error:\n%s", got)
+	}
+}
+
+// TestAgentsNotRunning: per node, each agent without a Running and Ready
+// pod there; a Ready pod wins over a failing one of the same agent.
+func TestAgentsNotRunning(t *testing.T) {
+	agents := []Agent{{Name: "kube-proxy", DaemonSet: "kube-proxy-windows", Selector: map[string]string{"app": "kp"}},
+		{Name: "flannel", DaemonSet: "kube-flannel-windows", Selector: map[string]string{"app": "fl"}}}
+	pod := func(node, app string, ready bool) corev1.Pod {
+		st := corev1.ConditionFalse
+		if ready {
+			st = corev1.ConditionTrue
+		}
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: app + "-" + node, Labels: map[string]string{"app": app}},
+			Spec:   corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}}
+	}
+	got := agentsNotRunning([]corev1.Pod{pod("a", "kp", true), pod("a", "fl", true), pod("b", "kp", false), pod("b", "kp", true), pod("c", "kp", false)}, agents)
+	if len(got["a"]) != 0 {
+		t.Errorf("node a: %+v", got["a"])
+	}
+	if len(got["b"]) != 1 || got["b"][0].Agent.Name != "flannel" || got["b"][0].Pod != nil {
+		t.Errorf("node b: %+v (want flannel without a pod)", got["b"])
+	}
+	if len(got["c"]) != 2 || got["c"][0].Pod == nil {
+		t.Errorf("node c: %+v (want kube-proxy not Ready and flannel missing)", got["c"])
+	}
+}

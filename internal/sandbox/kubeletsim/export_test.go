@@ -1,0 +1,28 @@
+package kubeletsim
+
+import (
+	"context"
+	"net"
+	"net/netip"
+)
+
+// For the external tests.
+
+// HNSStateFile is where the host keeps its HNS networks.
+const HNSStateFile = hnsStateFile
+
+// PutHNSNetwork writes an overlay network as flanneld leaves it.
+func PutHNSNetwork(files FileSystem, name, prefix string, vni int) error {
+	return putHNSNetwork(files, hnsNetwork{Name: name, Type: "Overlay", AddressPrefix: prefix, VNI: vni})
+}
+
+// PodDial dials from a pod of a host with these files and overlay.
+func PodDial(ctx context.Context, files FileSystem, overlay Overlay, network string, dst netip.AddrPort) (net.Conn, error) {
+	return (&podNet{files: files, overlay: overlay}).dial(ctx, network, dst)
+}
+
+// FirstHost is flanneld's FLANNEL_SUBNET of a pod CIDR.
+func FirstHost(cidr string) string { return firstHost(cidr) }
+
+// ServiceCIDR is the service range the pods' dataplane knows.
+var ServiceCIDR = serviceCIDR

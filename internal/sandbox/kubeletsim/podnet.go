@@ -1,0 +1,89 @@
+package kubeletsim
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+)
+
+// Overlay carries a pod's connection to another node's pod address: the
+// flannel VXLAN overlay and that node's dataplane. The sandbox gives the
+// Linux node's (internal/sandbox/linuxnode Node.Dial).
+type Overlay func(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error)
+
+// podNet is what a packet from a pod on this host goes through: the HNS
+// network (gone after a reboot until flanneld makes it again, and then no
+// pod has a network), the load balancers kube-proxy programmed (a ClusterIP
+// or this node's NodePort is rewritten to one of their endpoints: winkernel's
+// ILB policies), then the route to the endpoint: the overlay for another
+// node's pod CIDR. Pods on this host answer nothing: the sandbox runs no
+// server in a Windows pod.
+type podNet struct {
+	files   FileSystem
+	overlay Overlay
+	nodeIP  string
+	podCIDR netip.Prefix
+	next    atomic.Uint32 // round robin over a load balancer's endpoints
+}
+
+// dial connects from the pod to dst; an error says which hop failed, with
+// the host state it judged by.
+func (pn *podNet) dial(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
+	if nets := readHNS(pn.files); len(nets) == 0 {
+		return nil, fmt.Errorf("dial %s %s: the pod has no network: no HNS network on the host (Get-HnsNetwork is empty)", network, dst)
+	}
+	proto := strings.ToUpper(strings.TrimSuffix(strings.TrimSuffix(network, "4"), "6"))
+	target := dst
+	lbs := ReadLoadBalancers(pn.files)
+	for _, lb := range lbs {
+		vip := lb.VIP
+		if vip == "" {
+			vip = pn.nodeIP // a NodePort: every node address
+		}
+		if lb.Protocol != proto || lb.ExternalPort != int(dst.Port()) || vip != dst.Addr().String() {
+			continue
+		}
+		ep := lb.Endpoints[int(pn.next.Add(1))%len(lb.Endpoints)]
+		addr, err := netip.ParseAddr(ep.IP)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s %s: load balancer %s has endpoint %q: %w", network, dst, lb.ID, ep.IP, err)
+		}
+		target = netip.AddrPortFrom(addr, uint16(ep.Port))
+		break
+	}
+	switch {
+	case target == dst && isServiceVIP(dst.Addr()):
+		return nil, fmt.Errorf("dial %s %s: no HNS load balancer for %s/%d on the host (%d load balancers): the Service has no ready endpoints, or kube-proxy has not programmed it", network, dst, proto, dst.Port(), len(lbs))
+	case pn.podCIDR.IsValid() && pn.podCIDR.Contains(target.Addr()):
+		return nil, fmt.Errorf("dial %s %s (endpoint %s): connection refused: a pod on this node, and no Windows pod of the sandbox serves", network, dst, target)
+	case pn.overlay == nil:
+		return nil, fmt.Errorf("dial %s %s (endpoint %s): no route: the host has no overlay to other nodes", network, dst, target)
+	}
+	c, err := pn.overlay(ctx, network, target)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s %s (endpoint %s): %w", network, dst, target, err)
+	}
+	return c, nil
+}
+
+// isServiceVIP: the sandbox's service CIDR (10.96.0.0/12), held equal to
+// internal/sandbox/controlplane's by a test.
+func isServiceVIP(a netip.Addr) bool { return serviceCIDR.Contains(a) }
+
+var serviceCIDR = netip.MustParsePrefix("10.96.0.0/12")
+
+// resolver is the pod's DNS client with dnsPolicy ClusterFirst: the
+// kubelet's clusterDNS as its one server (pkg/kubelet/network/dns
+// GetPodDNS), every query a real one over the pod's network.
+func (pn *podNet) resolver(clusterDNS string) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		dst, err := netip.ParseAddrPort(net.JoinHostPort(clusterDNS, "53"))
+		if err != nil {
+			return nil, fmt.Errorf("clusterDNS %q: %w", clusterDNS, err)
+		}
+		return pn.dial(ctx, network, dst)
+	}}
+}

@@ -1,0 +1,246 @@
+package kubeletsim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// agnhostRepository is the image the sandbox's container runtime can run in
+// a (non-HostProcess) Windows pod: Kubernetes' e2e test image agnhost
+// (test/images/agnhost; multi-arch with Windows Server variants), whose
+// subcommands behave the same on Linux and Windows. Of them only connect is
+// modelled; any other is refused. Every other image's pod runs as before:
+// Running, its command not run.
+const agnhostRepository = "registry.k8s.io/e2e-test-images/agnhost"
+
+func isAgnhostPod(pod *corev1.Pod) bool {
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Spec.HostNetwork {
+		return false
+	}
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		if !strings.HasPrefix(c.Image, agnhostRepository+":") {
+			return false
+		}
+	}
+	return true
+}
+
+// runAgnhost runs the pod's init containers and then its containers in order,
+// in the pod's network (podNet), and reports the pod as the kubelet does for
+// restartPolicy Never: the first failing init container fails the pod; with
+// terminationMessagePolicy FallbackToLogsOnError a failed container's last
+// output is its termination message (pkg/kubelet/kuberuntime
+// kuberuntime_container.go: the last 80 lines, 2048 bytes at most).
+func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP string) error {
+	w.n.mu.Lock()
+	pn := w.n.podNetwork
+	w.n.mu.Unlock()
+	// The CNI ADD of the pod's sandbox attaches it to the HNS network
+	// (win-overlay's "network ... not found" until flanneld made it): the
+	// kubelet retries the sandbox, the pod stays Pending.
+	if len(readHNS(pn.files)) == 0 {
+		w.event(ctx, pod, corev1.EventTypeWarning, "FailedCreatePodSandBox",
+			fmt.Sprintf("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox %q: plugin type=\"win-overlay\" failed (add): no HNS network on the host", sandboxID(pod)))
+		w.queue.AddAfter(pod.Namespace+"/"+pod.Name, cniPollInterval)
+		return w.pending(ctx, pod)
+	}
+	dnsServer := ""
+	if len(w.n.k.settings.ClusterDNS) > 0 {
+		dnsServer = w.n.k.settings.ClusterDNS[0]
+	}
+	search := []string{pod.Namespace + ".svc." + w.n.k.settings.ClusterDomain, "svc." + w.n.k.settings.ClusterDomain, w.n.k.settings.ClusterDomain}
+	st := runningStatus(pod, w.n.nodeIP(), podIP)
+	now := metav1.Now()
+	run := func(c corev1.Container) corev1.ContainerStatus {
+		var out bytes.Buffer
+		code := agnhost(ctx, pn, dnsServer, search, append(append([]string{}, c.Command...), c.Args...), &out)
+		term := &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: "Completed", StartedAt: now, FinishedAt: metav1.Now()}
+		if code != 0 {
+			term.Reason = "Error"
+			if c.TerminationMessagePolicy == corev1.TerminationMessageFallbackToLogsOnError {
+				term.Message = tailMessage(out.String())
+			}
+		}
+		w.n.k.log.Info("kuberuntime_container.go:1019", "Container exited", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "exitCode", code)
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: containerID(),
+			State: corev1.ContainerState{Terminated: term}}
+	}
+	waiting := func(c corev1.Container, reason string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
+	}
+	st.InitContainerStatuses, st.ContainerStatuses = nil, nil
+	failed := false
+	for _, c := range pod.Spec.InitContainers {
+		if failed {
+			st.InitContainerStatuses = append(st.InitContainerStatuses, waiting(c, "PodInitializing"))
+			continue
+		}
+		cs := run(c)
+		failed = cs.State.Terminated.ExitCode != 0
+		st.InitContainerStatuses = append(st.InitContainerStatuses, cs)
+	}
+	for _, c := range pod.Spec.Containers {
+		if failed {
+			// An init container failed: the pod never initializes, or an
+			// earlier container failed (a pod of several containers runs
+			// them side by side; the sandbox's probe has one).
+			st.ContainerStatuses = append(st.ContainerStatuses, waiting(c, "PodInitializing"))
+			continue
+		}
+		cs := run(c)
+		failed = cs.State.Terminated.ExitCode != 0
+		st.ContainerStatuses = append(st.ContainerStatuses, cs)
+	}
+	st.Phase = corev1.PodSucceeded
+	if failed {
+		st.Phase = corev1.PodFailed
+	}
+	for i := range st.Conditions {
+		if t := st.Conditions[i].Type; t == corev1.PodReady || t == corev1.ContainersReady {
+			st.Conditions[i].Status, st.Conditions[i].Reason = corev1.ConditionFalse, "PodCompleted"
+		}
+	}
+	updated := pod.DeepCopy()
+	updated.Status = st
+	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func tailMessage(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > 80 {
+		lines = lines[len(lines)-80:]
+	}
+	s = strings.Join(lines, "\n")
+	if len(s) > 2048 {
+		s = s[len(s)-2048:]
+	}
+	return s
+}
+
+// agnhost is agnhost's connect subcommand (test/images/agnhost/connect
+// connect.go): resolve the destination (a name through the pod's DNS, its
+// search list and ndots:5 as the kubelet writes them), connect over TCP or
+// UDP, exit 0, or print what failed on stderr and exit 1: "DNS: <err>",
+// "TIMEOUT", "REFUSED" or "OTHER: <err>". A packet HNS drops (no load
+// balancer for a ClusterIP) is a TIMEOUT on Windows; the simulator reports
+// it at once, with the reason after it.
+func agnhost(ctx context.Context, pn *podNet, dnsServer string, search []string, argv []string, out io.Writer) int {
+	if len(argv) > 0 && (argv[0] == "/agnhost" || strings.HasSuffix(argv[0], "agnhost") || strings.HasSuffix(argv[0], "agnhost.exe")) {
+		argv = argv[1:]
+	}
+	if len(argv) == 0 || argv[0] != "connect" {
+		cmd := ""
+		if len(argv) > 0 {
+			cmd = argv[0]
+		}
+		fmt.Fprintf(out, "Error: unknown command %q for \"app\"\n", cmd)
+		return 1
+	}
+	fs := pflag.NewFlagSet("connect", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	timeout := fs.Duration("timeout", 0, "")
+	protocol := fs.String("protocol", "tcp", "")
+	_ = fs.String("udp-data", "hostname", "")
+	if err := fs.Parse(argv[1:]); err != nil || fs.NArg() != 1 {
+		fmt.Fprintf(out, "Error: accepts 1 arg(s), received %d\n", fs.NArg())
+		return 1
+	}
+	if *protocol != "tcp" && *protocol != "udp" {
+		fmt.Fprint(out, "Unsupported protocol\n", *protocol)
+		return 1
+	}
+	dest := fs.Arg(0)
+	host, port, err := net.SplitHostPort(dest)
+	if err != nil {
+		fmt.Fprintf(out, "UNKNOWN: %v\n", err)
+		return 1
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		if addr, err = lookup(ctx, pn, dnsServer, search, host); err != nil {
+			fmt.Fprintf(out, "DNS: %v\n", err)
+			return 1
+		}
+	}
+	var p uint16
+	if _, err := fmt.Sscan(port, &p); err != nil {
+		fmt.Fprintf(out, "DNS: lookup %s: unknown port\n", port)
+		return 1
+	}
+	conn, err := pn.dial(ctx, *protocol, netip.AddrPortFrom(addr, p))
+	if err == nil {
+		_ = conn.Close()
+		return 0
+	}
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		fmt.Fprintf(out, "REFUSED\n")
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no HNS load balancer"):
+		fmt.Fprintf(out, "TIMEOUT\n%v\n", err)
+	default:
+		fmt.Fprintf(out, "OTHER: %v\n", err)
+	}
+	return 1
+}
+
+// lookup resolves a name as the pod's resolver does: absolute with a
+// trailing dot, else (fewer than ndots:5 dots) each search domain first.
+func lookup(ctx context.Context, pn *podNet, dnsServer string, search []string, host string) (netip.Addr, error) {
+	if dnsServer == "" {
+		return netip.Addr{}, fmt.Errorf("lookup %s: no DNS servers (the kubelet has no clusterDNS)", host)
+	}
+	r := pn.resolver(dnsServer)
+	names := []string{host}
+	if !strings.HasSuffix(host, ".") {
+		names = nil
+		if strings.Count(host, ".") < 5 {
+			for _, s := range search {
+				names = append(names, host+"."+s+".")
+			}
+		}
+		names = append(names, host+".")
+	}
+	var lastErr error
+	for _, n := range names {
+		ips, err := r.LookupNetIP(ctx, "ip4", n)
+		if err == nil && len(ips) > 0 {
+			return ips[0].Unmap(), nil
+		}
+		// Go's resolver names the server of the machine it runs on in its
+		// error; the pod's is the clusterDNS.
+		var dnsErr *net.DNSError
+		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+			lastErr = fmt.Errorf("lookup %s on %s:53: no such host", host, dnsServer)
+			continue
+		}
+		if errors.As(err, &dnsErr) {
+			return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: %s", strings.TrimSuffix(n, "."), dnsServer, dnsErr.Err)
+		}
+		if err == nil {
+			err = fmt.Errorf("lookup %s on %s:53: no addresses", host, dnsServer)
+		}
+		return netip.Addr{}, err
+	}
+	return netip.Addr{}, lastErr
+}
