@@ -150,3 +150,46 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestAccGoldenImage_server2025 builds an image from the Windows Server 2025
+// base template (build 10.0.26100) with its cumulative update and joins a
+// node on it: the node's build label and the image's release come from the
+// build (winversion), its kernelVersion carries the update's revision.
+func TestAccGoldenImage_server2025(t *testing.T) {
+	acctest.PreCheck(t)
+	image, node := acctest.Name("win2025"), fmt.Sprintf("win-%d", acctest.Seq())
+	u := acctest.Sandbox.Artifacts.Updates
+	overrides := map[string]string{
+		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2025")),
+		"windows_updates": windowsUpdatesHCL(u.LCU2025),
+	}
+	config := strings.Replace(acctest.NodeConfig(image, []string{node}, ""), acctest.GoldenImageConfig(image, nil), acctest.GoldenImageConfig(image, overrides), 1)
+	wantFull := fmt.Sprintf("%s.%d", u.LCU2025.Build, u.LCU2025.UBR)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2025")),
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.26100")),
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringExact(wantFull)),
+				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.26100")),
+			},
+			Check: resource.ComposeTestCheckFunc(acctest.CheckNodesReady(t, node), func(*terraform.State) error {
+				n, err := acctest.Kube(t).FindNode(context.Background(), node)
+				if err != nil {
+					return err
+				}
+				if got := n.Labels["node.kubernetes.io/windows-build"]; got != "10.0.26100" {
+					return fmt.Errorf("windows-build label %q, want 10.0.26100", got)
+				}
+				if got := n.Status.NodeInfo.KernelVersion; got != wantFull {
+					return fmt.Errorf("kernelVersion %q, want %s", got, wantFull)
+				}
+				return nil
+			}),
+		}},
+	})
+}
