@@ -193,3 +193,22 @@ func TestAccGoldenImage_server2025(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccGoldenImage_supportWarning: a plan of an image from the Windows
+// Server 2019 template for Kubernetes v1.36 warns that 2019 is outside
+// Kubernetes' supported releases, naming the source; one from 2022 does not.
+// resource.Test cannot see warnings (the plan JSON has none): the real CLI's
+// output is read.
+func TestAccGoldenImage_supportWarning(t *testing.T) {
+	acctest.PreCheck(t)
+	cli := acctest.NewCLI(t)
+	out, _ := planOK(t, cli, acctest.GoldenImageConfig(acctest.Name("win2019"), map[string]string{
+		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2019")),
+	}))
+	expectOutput(t, out, `Warning: Windows Server 2019 is outside its support`,
+		regexp.QuoteMeta(`Windows Server 2019 is not among the releases Kubernetes 1.36 supports for Windows nodes (Windows Server 2022 and 2025; https://kubernetes.io/docs/concepts/windows/intro/#windows-os-version-support)`))
+	out, _ = planOK(t, cli, acctest.GoldenImageConfig(acctest.Name("win2022"), nil))
+	if strings.Contains(out, "outside its support") {
+		t.Errorf("a Windows Server 2022 image for v1.36 warns:\n%s", out)
+	}
+}
