@@ -59,4 +59,3 @@ func TestAccProvider_logsOutOfVCenter(t *testing.T) {
 		t.Errorf("vCenter holds %d sessions of the provider after the plan, %d before: the plugin process left its session", after, before)
 	}
 }
-

@@ -58,7 +58,9 @@ func (windowsUpdatesList) Description(context.Context) string {
 	return "each update a .cab or .msu package, each KB listed once"
 }
 
-func (v windowsUpdatesList) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v windowsUpdatesList) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (windowsUpdatesList) ValidateList(ctx context.Context, req validator.ListRequest, resp *validator.ListResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

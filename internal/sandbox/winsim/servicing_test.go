@@ -12,8 +12,8 @@ import (
 )
 
 const (
-	dismDoc = "https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options"
-	wusaDoc = "https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer"
+	dismDoc  = "https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options"
+	wusaDoc  = "https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer"
 	kb949545 = "KB949545: wusa returns 0x240006 WU_S_ALREADY_INSTALLED and 0x80240017 WU_E_NOT_APPLICABLE"
 	ssuDoc   = "https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates (SSU before LCU); CBS_E_NEW_SERVICING_STACK_REQUIRED"
 )
