@@ -154,7 +154,8 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 // TestAccGoldenImage_server2025 builds an image from the Windows Server 2025
 // base template (build 10.0.26100) with its cumulative update and joins a
 // node on it: the node's build label and the image's release come from the
-// build (winversion), its kernelVersion carries the update's revision.
+// build (winversion), its kernelVersion carries the update's revision, and a
+// windows_runtime_class made from the image's windows_build selects it.
 func TestAccGoldenImage_server2025(t *testing.T) {
 	acctest.PreCheck(t)
 	image, node := acctest.Name("win2025"), fmt.Sprintf("win-%d", acctest.Seq())
@@ -163,7 +164,9 @@ func TestAccGoldenImage_server2025(t *testing.T) {
 		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2025")),
 		"windows_updates": windowsUpdatesHCL(u.LCU2025),
 	}
-	config := strings.Replace(acctest.NodeConfig(image, []string{node}, ""), acctest.GoldenImageConfig(image, nil), acctest.GoldenImageConfig(image, overrides), 1)
+	rc := acctest.Name("win-2025")
+	config := strings.Replace(acctest.NodeConfig(image, []string{node}, ""), acctest.GoldenImageConfig(image, nil), acctest.GoldenImageConfig(image, overrides), 1) +
+		fmt.Sprintf("\nresource \"windows_runtime_class\" \"test\" {\n  name          = %q\n  windows_build = windows_golden_image.test.windows_build\n}\n", rc)
 	wantFull := fmt.Sprintf("%s.%d", u.LCU2025.Build, u.LCU2025.UBR)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
@@ -187,6 +190,19 @@ func TestAccGoldenImage_server2025(t *testing.T) {
 				}
 				if got := n.Status.NodeInfo.KernelVersion; got != wantFull {
 					return fmt.Errorf("kernelVersion %q, want %s", got, wantFull)
+				}
+				// The RuntimeClass made from the image's build selects the node.
+				class, err := acctest.Kube(t).FindRuntimeClass(context.Background(), rc)
+				if err != nil {
+					return err
+				}
+				if class.Scheduling == nil || class.Scheduling.NodeSelector["node.kubernetes.io/windows-build"] != "10.0.26100" {
+					return fmt.Errorf("RuntimeClass %s scheduling %+v, want node.kubernetes.io/windows-build=10.0.26100", rc, class.Scheduling)
+				}
+				for k, v := range class.Scheduling.NodeSelector {
+					if n.Labels[k] != v {
+						return fmt.Errorf("RuntimeClass %s selects %s=%s, which node %s does not have (%q)", rc, k, v, node, n.Labels[k])
+					}
 				}
 				return nil
 			}),

@@ -87,7 +87,11 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 	u := acctest.Sandbox.Artifacts.Updates
 	var first []poolMember
 	var firstTemplate string
-	var calls atomic.Int64
+	// vSphere calls of the step: all of them, and those after the new
+	// template exists (MarkAsTemplate): the roll, and the old template's
+	// deletion.
+	var calls, rollCalls atomic.Int64
+	var templated atomic.Bool
 	var start time.Time
 	kernels := func(ms []poolMember, want string) error {
 		for _, m := range ms {
@@ -119,7 +123,15 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 			{
 				PreConfig: func() {
 					start = time.Now()
-					remove := acctest.Sandbox.VSphere.OnCall(func(string, string) { calls.Add(1) })
+					remove := acctest.Sandbox.VSphere.OnCall(func(method, _ string) {
+						calls.Add(1)
+						if templated.Load() {
+							rollCalls.Add(1)
+						}
+						if method == "MarkAsTemplate" {
+							templated.Store(true)
+						}
+					})
 					t.Cleanup(remove)
 				},
 				Config: patchedPoolConfig(image, prefix, u.SSU2022, u.LCU2022, u.LCU2022Next),
@@ -130,7 +142,8 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 						knownvalue.StringExact(fmt.Sprintf("%s.%d", u.LCU2022Next.Build, u.LCU2022Next.UBR))),
 				},
 				Check: func(s *terraform.State) error {
-					t.Logf("new image with 3 updates and a roll of 2 members: %s, %d vSphere calls", time.Since(start).Round(time.Second), calls.Load())
+					t.Logf("new image with 3 updates and a roll of 2 members: %s, %d vSphere calls, %d of them after the new template existed (the roll: %.1f per member)",
+						time.Since(start).Round(time.Second), calls.Load(), rollCalls.Load(), float64(rollCalls.Load())/2)
 					rolled, err := checkPool(t, s, prefix, 2)
 					if err != nil {
 						return err
