@@ -152,7 +152,7 @@ func printSummary(w io.Writer, sb *sandbox.Sandbox, envFile string, interactive 
 	fmt.Fprintf(w, "  vSphere     %s (user %s)\n", vc.URL, vc.User)
 	fmt.Fprintf(w, "  Kubernetes  %s (%s), admin kubeconfig %s\n", cp.Server, cp.Version, sb.Kubeconfig)
 	fmt.Fprintf(w, "              the provider's (KUBECONFIG): %s, ServiceAccount bound by examples/rbac\n", sb.ProviderKubeconfig)
-	fmt.Fprintf(w, "  templates   2019: %s\n              2022: %s\n", vc.Templates["2019"], vc.Templates["2022"])
+	fmt.Fprintf(w, "  templates   2019: %s\n              2022: %s\n              2025: %s\n", vc.Templates["2019"], vc.Templates["2022"], vc.Templates["2025"])
 	fmt.Fprintf(w, "  placement   resource pool %s, datastore %s, network %s, folder %s\n",
 		vc.ResourcePoolID, vc.DatastoreID, vc.NetworkID, vc.Folder)
 	fmt.Fprintf(w, "  CA          %s (signs every endpoint)\n", sb.CAFile)

@@ -70,6 +70,9 @@ type ImageConfig struct {
 	// SSHAuthorizedKey, when set, enables the OpenSSH server with this key
 	// for the Administrator account.
 	SSHAuthorizedKey string
+	// Updates are installed first, in order, each in a step of its own
+	// that restarts the guest when the package needs it (updates.go).
+	Updates []WindowsUpdate
 }
 
 var (
@@ -184,6 +187,11 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 	if err := add("prepare", "prepare", map[string]any{"Dirs": dirs}, false); err != nil {
 		return nil, err
 	}
+	updates, err := updateSteps(cfg.Updates)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, updates...)
 	if err := add("containers-feature", "containers-feature", map[string]any{"Marker": RebootMarker}, true); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,10 @@ func testImageConfig() ImageConfig {
 			{Name: "wins", URL: "https://example.com/wins.exe", SHA256: sum, Path: `C:\k\wins.exe`}},
 		PrepullImages:    []string{"mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0"},
 		SSHAuthorizedKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOperatorKey operator@example.com",
+		Updates: []WindowsUpdate{
+			{KB: "KB5070010", URL: "http://mirror.internal/updates/windows10.0-kb5070010-x64.cab", SHA256: sum},
+			{KB: "KB5070011", URL: "http://mirror.internal/updates/windows10.0-kb5070011-x64.msu", SHA256: sum},
+		},
 	}
 }
 
@@ -42,7 +46,7 @@ func TestImageStepsGolden(t *testing.T) {
 			t.Errorf("step %s does not start with its step comment", s.Name)
 		}
 	}
-	want := "prepare containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
+	want := "prepare windows-update-KB5070010 windows-update-KB5070011 containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("steps = %s\nwant    %s", got, want)
 	}
@@ -146,4 +150,32 @@ func TestImageStepsCheckNativeExitCodes(t *testing.T) {
 	}
 	steps = append(steps, sys)
 	checkNativeExitCodes(t, joinSteps(steps))
+}
+
+// TestValidateUpdates: each problem of windows_updates names the element
+// and the fix.
+func TestValidateUpdates(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	ok := WindowsUpdate{KB: "KB5070011", URL: "https://mirror.internal/u/windows10.0-kb5070011-x64.msu", SHA256: sum}
+	if err := ValidateUpdates([]WindowsUpdate{ok, {KB: "KB5070010", URL: "http://mirror.internal/u/x.cab", SHA256: strings.ToUpper(sum)}}); err != nil {
+		t.Fatalf("valid list refused: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		u    []WindowsUpdate
+		want string
+	}{
+		{"kb-format", []WindowsUpdate{{KB: "5070011", URL: ok.URL, SHA256: sum}}, `windows_updates[0].kb: "5070011" is not a KB id like KB5044281`},
+		{"kb-twice", []WindowsUpdate{ok, ok}, "windows_updates[1].kb: KB5070011 is listed twice (also windows_updates[0])"},
+		{"scheme", []WindowsUpdate{{KB: ok.KB, URL: "ftp://mirror/x.msu", SHA256: sum}}, `windows_updates[0] (KB5070011): "ftp://mirror/x.msu" is not an http(s) URL`},
+		{"sha256", []WindowsUpdate{{KB: ok.KB, URL: ok.URL, SHA256: "abc"}}, `windows_updates[0] (KB5070011): "abc" is not a SHA-256 checksum`},
+		{"extension", []WindowsUpdate{{KB: ok.KB, URL: "https://mirror/x.exe", SHA256: sum}}, `windows_updates[0].url: "https://mirror/x.exe" is not a .cab (installed with DISM) or .msu (installed with wusa.exe) package`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateUpdates(tc.u)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
 }

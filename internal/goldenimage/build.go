@@ -74,7 +74,9 @@ type Result struct {
 	Template          VM
 	WindowsBuildFull  string // 10.0.20348.2340
 	ContainerdVersion string
-	Manifest          string // JSON: [{name, url, sha256, path}]
+	Manifest          string // JSON: [{name, url, sha256, path}] and the updates [{name: KB, url, sha256, kind}]
+	// InstalledUpdates are the KBs of Image.Updates, installed in this order.
+	InstalledUpdates []string
 	// BuildVM is the failed build VM that was kept (KeepBuildVMOnFailure).
 	BuildVM *VM
 	// RoundTrips counts transport operations (script runs).
@@ -190,6 +192,9 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 	res.WindowsBuildFull = build
 	res.ContainerdVersion = bootstrap.ContainerdVersion(req.Image.Containerd.URL)
 	res.Manifest = manifest(req.Image)
+	for _, u := range req.Image.Updates {
+		res.InstalledUpdates = append(res.InstalledUpdates, u.KB)
+	}
 	progress("mark as template", map[string]any{"vm": vm.ID})
 	tmpl, err := vs.MarkAsTemplate(ctx, vm, map[string]string{
 		keyWindowsBuild: build, keyKubernetesVersion: req.Image.KubernetesVersion,
@@ -207,7 +212,9 @@ type manifestEntry struct {
 	Name   string `json:"name"`
 	URL    string `json:"url"`
 	SHA256 string `json:"sha256"`
-	Path   string `json:"path"`
+	Path   string `json:"path,omitempty"`
+	// Kind is "windows-update" for an update package (Name is its KB).
+	Kind string `json:"kind,omitempty"`
 }
 
 // manifest lists every installed artifact, for the resource's manifest output.
@@ -217,6 +224,25 @@ func manifest(cfg bootstrap.ImageConfig) string {
 		sum, _ := bootstrap.NormalizeSHA256(a.SHA256)
 		entries = append(entries, manifestEntry{Name: a.Name, URL: a.URL, SHA256: sum, Path: a.Path})
 	}
+	for _, u := range cfg.Updates {
+		sum, _ := bootstrap.NormalizeSHA256(u.SHA256)
+		entries = append(entries, manifestEntry{Name: u.KB, URL: u.URL, SHA256: sum, Kind: "windows-update"})
+	}
 	b, _ := json.Marshal(entries)
 	return string(b)
+}
+
+// InstalledUpdates reads the KBs a manifest records, in their order.
+func InstalledUpdates(manifest string) []string {
+	var entries []manifestEntry
+	if json.Unmarshal([]byte(manifest), &entries) != nil {
+		return nil
+	}
+	var kbs []string
+	for _, e := range entries {
+		if e.Kind == "windows-update" {
+			kbs = append(kbs, e.Name)
+		}
+	}
+	return kbs
 }

@@ -47,8 +47,9 @@ func (r *goldenImageResource) Configure(_ context.Context, req resource.Configur
 }
 
 // ModifyPlan checks at plan time what can be known then: that the source is
-// a Windows Server release Kubernetes supports, and that the cluster accepts
-// the kubelet version (golden_image_checks.go).
+// a Windows Server release Kubernetes supports (for the image's Kubernetes
+// version) and Microsoft still services (a warning otherwise), and that the
+// cluster accepts the kubelet version (golden_image_checks.go).
 func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	ctx = vsphereOperation(ctx, "windows_golden_image", "plan")
 	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() {
@@ -82,6 +83,7 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	tflog.Debug(ctx, "source template", map[string]any{"path": info.Path, "guest_id": info.GuestID, "release": info.Release.Version})
+	warnSupport(ctx, req.Plan, info.Release, &resp.Diagnostics)
 }
 
 func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -3,6 +3,7 @@ package resources
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 // A golden image depends on the cluster in one way: the kubelet it installs
@@ -59,5 +61,26 @@ func (r *goldenImageResource) versionSkew(ctx context.Context, version string, s
 		diags.AddAttributeError(path.Root("kubernetes_version"), "Golden image kubelet not supported by the cluster",
 			fmt.Sprintf("%v\n\nThe cluster is the one the provider's kubernetes settings reach (%s). If the image is for another cluster, or "+
 				"for a control plane upgraded before nodes are cloned from it, set skip_checks = [%q].", err, k.Host(), kube.CheckVersionSkew))
+	}
+}
+
+// warnSupport warns at plan when the source's Windows Server release is
+// outside Kubernetes' supported releases for the image's kubernetes_version,
+// or past Microsoft's extended support (winversion.SupportWarnings, with
+// their sources). A warning, not an error: an administrator may build such
+// an image on purpose (a migration, a lab).
+func warnSupport(ctx context.Context, plan tfsdk.Plan, release winversion.Release, diags *diag.Diagnostics) {
+	var version types.String
+	diags.Append(plan.GetAttribute(ctx, path.Root("kubernetes_version"), &version)...)
+	var minor int
+	if version.IsUnknown() || version.IsNull() {
+		return
+	}
+	if _, err := fmt.Sscanf(version.ValueString(), "v1.%d.", &minor); err != nil {
+		return // the attribute's validator reports it
+	}
+	for _, w := range winversion.SupportWarnings(release, minor, time.Now()) {
+		diags.AddAttributeWarning(path.Root("source_template"), "Windows Server "+release.Version+" is outside its support", w+
+			" The image is built as asked; plan a move to a supported release.")
 	}
 }

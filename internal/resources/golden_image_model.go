@@ -44,6 +44,8 @@ type goldenImageModel struct {
 	PauseImage             types.String   `tfsdk:"pause_image"`
 	PrepullImages          types.List     `tfsdk:"prepull_images"`
 	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
+	WindowsUpdates         types.List     `tfsdk:"windows_updates"`
+	InstalledUpdates       types.List     `tfsdk:"installed_updates"`
 	SSHAuthorizedKey       types.String   `tfsdk:"ssh_authorized_key"`
 	Timezone               types.String   `tfsdk:"timezone"`
 	KeepBuildVMOnFailure   types.Bool     `tfsdk:"keep_build_vm_on_failure"`
@@ -79,6 +81,10 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 	if diags := m.AdditionalExecutables.ElementsAs(ctx, &extra, false); diags.HasError() {
 		return goldenimage.Request{}, fmt.Errorf("reading additional_executables: %v", diags)
 	}
+	updates, err := m.windowsUpdates(ctx)
+	if err != nil {
+		return goldenimage.Request{}, err
+	}
 	version, base := m.KubernetesVersion.ValueString(), m.ArtifactsBaseURL.ValueString()
 	image := bootstrap.ImageConfig{
 		KubernetesVersion: version,
@@ -97,6 +103,7 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		// list their mirror's copy too).
 		PrepullImages:    append([]string{networking.DefaultHostProcessImage}, prepull...),
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
+		Updates:          updates,
 	}
 	if u := m.FlanneldURL.ValueString(); u != "" {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
@@ -143,6 +150,7 @@ func (m *goldenImageModel) clearOutputs() {
 		&m.WindowsVersion, &m.ContainerdVersion, &m.Manifest} {
 		*s = types.StringValue("")
 	}
+	m.InstalledUpdates = installedUpdatesValue(nil)
 	m.Transport = withHostKey(m.Transport, "")
 }
 
@@ -155,6 +163,7 @@ func (m *goldenImageModel) setOutputs(res goldenimage.Result) {
 	m.setBuild(res.WindowsBuildFull)
 	m.ContainerdVersion = types.StringValue(res.ContainerdVersion)
 	m.Manifest = types.StringValue(res.Manifest)
+	m.InstalledUpdates = installedUpdatesValue(res.InstalledUpdates)
 	m.Transport = withHostKey(m.Transport, res.SSHHostKey)
 }
 
@@ -184,6 +193,7 @@ func (m *goldenImageModel) fromTemplate(info goldenimage.TemplateInfo) {
 	}
 	if info.Manifest != "" {
 		m.Manifest = types.StringValue(info.Manifest)
+		m.InstalledUpdates = installedUpdatesFromManifest(info.Manifest)
 	}
 	if info.KubernetesVersion != "" && m.KubernetesVersion.IsNull() {
 		m.KubernetesVersion = types.StringValue(info.KubernetesVersion)
@@ -218,6 +228,7 @@ func (m *goldenImageModel) nullInputs() {
 	m.Transport = types.ObjectNull(transportAttrTypes)
 	m.PrepullImages = types.ListNull(types.StringType)
 	m.AdditionalExecutables = types.ListNull(executableObjectType)
+	m.WindowsUpdates = types.ListNull(windowsUpdateObjectType)
 	m.SkipChecks = types.ListNull(types.StringType)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
 	m.clearOutputs()

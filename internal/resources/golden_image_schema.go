@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -224,6 +225,7 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"destination": schema.StringAttribute{Required: true, Validators: []validator.String{windowsPath()}, MarkdownDescription: "Absolute Windows path of the file, for example `C:\\k\\wins.exe`."},
 				}},
 			},
+			"windows_updates": windowsUpdatesAttribute(),
 			"ssh_authorized_key": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
@@ -263,7 +265,12 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"windows_build_full": schema.StringAttribute{
 				Computed: true, PlanModifiers: keepString,
-				MarkdownDescription: "Windows build read from the guest with its update revision, for example `10.0.20348.2340`.",
+				MarkdownDescription: "Windows build read from the guest with its update revision, for example `10.0.20348.2340`: after " +
+					"`windows_updates`, the revision the last cumulative update brought.",
+			},
+			"installed_updates": schema.ListAttribute{
+				ElementType: types.StringType, Computed: true, PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "KB ids of the `windows_updates` the build installed, in order (also in `manifest`, as entries of kind `windows-update`).",
 			},
 			"windows_version": schema.StringAttribute{
 				Computed: true, PlanModifiers: keepString,

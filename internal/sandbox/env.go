@@ -66,6 +66,7 @@ func (s *Sandbox) Env() []EnvVar {
 		{"SANDBOX_ADMIN_KUBECONFIG", s.Kubeconfig},
 		{"SANDBOX_TEMPLATE_2019", vc.Templates["2019"]},
 		{"SANDBOX_TEMPLATE_2022", vc.Templates["2022"]},
+		{"SANDBOX_TEMPLATE_2025", vc.Templates["2025"]},
 		// A template prepared for the network transports: a WinRM HTTPS
 		// listener with one certificate for its name (WIN2022-PREP),
 		// shared by every clone, and OpenSSH Server.
@@ -83,6 +84,7 @@ func (s *Sandbox) Env() []EnvVar {
 		{"TF_VAR_folder", vc.Folder},
 		{"TF_VAR_source_template_2019", vc.Templates["2019"]},
 		{"TF_VAR_source_template_2022", vc.Templates["2022"]},
+		{"TF_VAR_source_template_2025", vc.Templates["2025"]},
 		{"TF_VAR_admin_password", s.AdminPassword},
 	}, env...)
 }

@@ -9,6 +9,78 @@ New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
 Write-Output 'directories ready'
 
+########## windows-update-KB5070010
+# step: windows-update-KB5070010
+$ErrorActionPreference = 'Stop'
+# Download one update package, verify its SHA-256, install it (.cab with DISM,
+# .msu with wusa.exe) and restart when it needs one. Every value is a
+# single-quoted literal (psquote).
+$kb = 'KB5070010'
+$url = 'http://mirror.internal/updates/windows10.0-kb5070010-x64.cab'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$file = 'C:\k\downloads\windows10.0-kb5070010-x64.cab'
+Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $file
+$got = (Get-FileHash -Algorithm SHA256 -LiteralPath $file).Hash
+if ($got -ne $want) {
+  Remove-Item -LiteralPath $file -Force
+  throw ('checksum mismatch for ' + $kb + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+}
+$out = dism.exe /Online /Add-Package ('/PackagePath:' + $file) /Quiet /NoRestart
+$code = $LASTEXITCODE
+Remove-Item -LiteralPath $file -Force
+if ($code -eq 0 -or $code -eq 2359302) {
+  Write-Output ($kb + ' installed (exit code ' + $code + ')')
+} elseif ($code -eq 3010) {
+  Write-Output ($kb + ' installed, restart required (exit code ' + $code + ')')
+  Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
+  Restart-Computer -Force
+} elseif ($code -eq 1641) {
+  Write-Output ($kb + ' installed, restart initiated (exit code ' + $code + ')')
+  Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
+} else {
+  $log = ''
+  if (Test-Path -LiteralPath 'C:\Windows\Logs\CBS\CBS.log') {
+    $log = (Get-Content -LiteralPath 'C:\Windows\Logs\CBS\CBS.log' | Select-Object -Last 8) -join "`r`n"
+  }
+  throw ('update ' + $kb + ' failed: exit code ' + $code + ' (0x' + ('{0:X8}' -f $code) + ')' + "`r`n" + ($out -join "`r`n") + "`r`nCBS.log:`r`n" + $log)
+}
+
+########## windows-update-KB5070011
+# step: windows-update-KB5070011
+$ErrorActionPreference = 'Stop'
+# Download one update package, verify its SHA-256, install it (.cab with DISM,
+# .msu with wusa.exe) and restart when it needs one. Every value is a
+# single-quoted literal (psquote).
+$kb = 'KB5070011'
+$url = 'http://mirror.internal/updates/windows10.0-kb5070011-x64.msu'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$file = 'C:\k\downloads\windows10.0-kb5070011-x64.msu'
+Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $file
+$got = (Get-FileHash -Algorithm SHA256 -LiteralPath $file).Hash
+if ($got -ne $want) {
+  Remove-Item -LiteralPath $file -Force
+  throw ('checksum mismatch for ' + $kb + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+}
+$out = wusa.exe $file /quiet /norestart
+$code = $LASTEXITCODE
+Remove-Item -LiteralPath $file -Force
+if ($code -eq 0 -or $code -eq 2359302) {
+  Write-Output ($kb + ' installed (exit code ' + $code + ')')
+} elseif ($code -eq 3010) {
+  Write-Output ($kb + ' installed, restart required (exit code ' + $code + ')')
+  Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
+  Restart-Computer -Force
+} elseif ($code -eq 1641) {
+  Write-Output ($kb + ' installed, restart initiated (exit code ' + $code + ')')
+  Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
+} else {
+  $log = ''
+  if (Test-Path -LiteralPath 'C:\Windows\Logs\CBS\CBS.log') {
+    $log = (Get-Content -LiteralPath 'C:\Windows\Logs\CBS\CBS.log' | Select-Object -Last 8) -join "`r`n"
+  }
+  throw ('update ' + $kb + ' failed: exit code ' + $code + ' (0x' + ('{0:X8}' -f $code) + ')' + "`r`n" + ($out -join "`r`n") + "`r`nCBS.log:`r`n" + $log)
+}
+
 ########## containers-feature
 # step: containers-feature
 $ErrorActionPreference = 'Stop'

@@ -11,7 +11,8 @@
 //     ./win-overlay.exe, ./README.md, ./LICENSE: no flannel);
 //   - cni-plugin-flannel-windows-amd64-<tag>.tgz of flannel-io/cni-plugin
 //     (scripts/package.sh: flannel-amd64.exe at its root);
-//   - flanneld.exe, flannel-io/flannel's release asset.
+//   - flanneld.exe, flannel-io/flannel's release asset;
+//   - Windows update packages (.cab, .msu) under /updates (updates.go).
 //
 // The "binaries" are small files whose text names the program and its
 // version ("kubelet v1.36.3"): the simulated Windows host reads versions from
@@ -62,6 +63,8 @@ type Server struct {
 	CNIPlugins       Artifact
 	Flanneld         Artifact
 	FlannelCNIPlugin Artifact
+	// Updates are Windows update packages (updates.go).
+	Updates Updates
 
 	files map[string][]byte // by URL path
 	srv   *http.Server
@@ -117,6 +120,7 @@ func Start() (*Server, error) {
 		"/cni-plugin-flannel-windows-amd64-"+FlannelCNIPluginVersion+".tgz", flannelCNI)
 	s.Flanneld = s.add("/flannel-io/flannel/releases/download/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
 
+	s.addUpdates()
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil

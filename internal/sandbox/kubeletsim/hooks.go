@@ -94,7 +94,7 @@ func HostConfigFor(h *winsim.Host) Config {
 		Host: HostInfo{
 			ComputerName: hc.ComputerName,
 			IP:           hc.IP,
-			WindowsBuild: fmt.Sprintf("%s.%d", hc.WindowsBuild, hc.UBR),
+			WindowsBuild: fmt.Sprintf("%s.%d", hc.WindowsBuild, h.UBR()), // with the installed updates
 			BIOSUUID:     hc.BIOSUUID,
 			NumCPU:       hc.NumCPU,
 			MemoryMB:     hc.MemoryMB,

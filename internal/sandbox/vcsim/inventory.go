@@ -24,7 +24,7 @@ const (
 // WindowsTemplate describes one base template: what a Windows Server image
 // built by hand on vSphere looks like.
 type WindowsTemplate struct {
-	Version string // "2019", "2022"
+	Version string // "2019", "2022", "2025"
 	Name    string // VM name in the templates folder
 	// GuestID is vSphere's guest OS identifier. Windows Server 2022 is
 	// windows2019srvNext_64Guest (windows2022srvNext_64Guest is Server 2025).
@@ -45,6 +45,9 @@ type WindowsTemplate struct {
 var Templates = []WindowsTemplate{
 	{Version: "2019", Name: "win2019-base", GuestID: "windows2019srv_64Guest", Build: "10.0.17763", Product: "Windows Server 2019 Datacenter"},
 	{Version: "2022", Name: "win2022-base", GuestID: "windows2019srvNext_64Guest", Build: "10.0.20348", Product: "Windows Server 2022 Datacenter"},
+	// Windows Server 2025's guest id is windows2022srvNext_64Guest (vSphere
+	// 8.0 U2 and later: VirtualMachineGuestOsIdentifier in govmomi's types).
+	{Version: "2025", Name: "win2025-base", GuestID: "windows2022srvNext_64Guest", Build: "10.0.26100", Product: "Windows Server 2025 Datacenter"},
 	{Version: PreparedVersion, Name: "win2022-prep", GuestID: "windows2019srvNext_64Guest", Build: "10.0.20348", Product: "Windows Server 2022 Datacenter", Prepared: true},
 }
 

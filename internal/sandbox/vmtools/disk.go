@@ -22,9 +22,9 @@ const (
 // keeps them), the registry (the services are there), the WinRM listeners
 // with the HTTPS certificate and its key (winsim.Install's listeners.json),
 // the machine's certificate store with its private keys (certstore.json:
-// a template's keys are every clone's), the firewall's rules and, from disks written before the registry, the
+// a template's keys are every clone's), the firewall's rules, the installed updates (servicing.json) and, from disks written before the registry, the
 // service table. Logs and ownership stay behind.
-var diskEntries = []string{"fs", "registry.json", "services.json", "features.json", "listeners.json", "certstore.json", "firewall.json"}
+var diskEntries = []string{"fs", "registry.json", "services.json", "features.json", "listeners.json", "certstore.json", "firewall.json", "servicing.json"}
 
 type owner struct {
 	VM       string    `json:"vm"` // managed object id

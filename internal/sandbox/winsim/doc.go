@@ -177,8 +177,43 @@
 // Setup caches the answer file as C:\Windows\Panther\unattend.xml:
 // setup_answerfile.go),
 // ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
-// Host.Images). sc.exe and nssm belong to the service control manager's files.
-// Each refuses any form it does not document.
+// Host.Images), and the servicing programs below (dism.exe, wusa.exe). sc.exe
+// and nssm belong to the service control manager's files. Each refuses any
+// form it does not document.
+//
+// Servicing (servicing.go, programs_dism.go). Update packages are
+// internal/sandbox/updatepkg's signed text files (.cab and .msu alike: KB,
+// SSU or LCU, the build they apply to, the UBR after the restart, the SSU
+// they need, whether they need a restart). dism.exe /Online /Add-Package
+// /PackagePath:<file> [/Quiet] /NoRestart and wusa.exe <file.msu> /quiet
+// [/norestart] install them into the host's CBS store (<Dir>/servicing.json,
+// on the disk, so clones have their template's updates): exit code 0;
+// 3010 when a restart is needed; wusa without /norestart restarts the host
+// itself and exits 1641; an installed (or pending) update is 0 for DISM and
+// 2359302 (0x240006 WU_S_ALREADY_INSTALLED) for wusa; a package for another
+// build or older than the installed LCU is 0x800F081E CBS_E_NOT_APPLICABLE
+// (DISM) or 0x80240017 WU_E_NOT_APPLICABLE (wusa); an LCU whose SSU is not
+// installed is 0x800F0823 CBS_E_NEW_SERVICING_STACK_REQUIRED (DISM) or
+// 0x80240017 (wusa); content that is not what was signed is 0x80096010
+// TRUST_E_BAD_DIGEST; exit codes that are HRESULTs reach $LASTEXITCODE as
+// the Int32 they are (0x800F081E is -2146498530). DISM prints its banner,
+// progress and result unless /Quiet, and its errors always ("Error:
+// 0x800f081e", the message, the dism.log path); each install writes
+// C:\Windows\Logs\CBS\CBS.log lines. A staged update that needs a restart
+// writes the Component Based Servicing\RebootPending key (and, from wusa,
+// WindowsUpdate\Auto Update\RebootRequired); the next boot completes it
+// before anything serves, removes the keys and writes the new UBR under
+// CurrentVersion. Refused as not modelled: DISM's /Image and every other
+// DISM command or option, DISM without /NoRestart, wusa's interactive forms,
+// /uninstall, /kb:, /extract, /log and the restart options. The Windows
+// Update Agent's COM objects (New-Object -ComObject Microsoft.Update.Session)
+// are not modelled: New-Object is not a modelled cmdlet. Sources: DISM
+// https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options,
+// wusa https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer,
+// wusa's codes KB949545 (https://mskb.pkisolutions.com/kb/949545), the WUA
+// codes https://learn.microsoft.com/en-us/windows/win32/wua_sdk/wua-success-and-error-codes-,
+// the CBS codes https://learn.microsoft.com/en-us/windows/deployment/update/windows-update-error-reference,
+// SSU before LCU https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates.
 //
 // Uploads. internal/remote streams base64 lines on stdin to a script that
 // reads $input with foreach, decodes each line with [Convert]::FromBase64String

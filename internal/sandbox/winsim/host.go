@@ -24,11 +24,13 @@ type Host struct {
 	reg      *registry
 	scm      *scm
 	features *featureTable
-	images   *imageStore
-	fwMu     sync.Mutex // firewall.json
-	log      *scriptLog
-	wsman    *wsmanServer
-	gprocs   guestProcesses // started by guest operations (guestops.go)
+	// servicing is the CBS store of the updates DISM and wusa installed (servicing.go).
+	servicing *servicingStore
+	images    *imageStore
+	fwMu      sync.Mutex // firewall.json
+	log       *scriptLog
+	wsman     *wsmanServer
+	gprocs    guestProcesses // started by guest operations (guestops.go)
 
 	tlsConfig *tls.Config
 	// certMu guards httpsCert, the certificate the HTTPS listener serves
@@ -100,8 +102,13 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}
+	servicing, err := loadServicing(filepath.Join(cfg.Dir, "servicing.json"))
+	if err != nil {
+		return nil, fmt.Errorf("winsim: %w", err)
+	}
 	h := &Host{
 		cfg:       cfg,
+		servicing: servicing,
 		fs:        fs,
 		reg:       reg,
 		scm:       &scm{},
@@ -143,6 +150,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 			h.after(cfg.BootDelay, h.comeUp)
 		}
 	} else {
+		h.bootServicing()
 		h.stateChanged(true)
 		h.bootServices()
 	}
@@ -179,6 +187,9 @@ func (h *Host) bind() error {
 
 // comeUp reopens the listeners on the bound ports and starts the automatic services.
 func (h *Host) comeUp() {
+	// Startup processing completes pending updates before anything serves
+	// (servicing.go).
+	h.bootServicing()
 	// sshd starts with the machine and creates host keys that went missing;
 	// if it cannot, connections find no key and close (connSSHConfig).
 	if h.cfg.Ports.SSH != PortDisabled {
@@ -444,7 +455,7 @@ func (h *Host) currentVersionValues() map[string]string {
 		product = "Windows Server 2025 Datacenter"
 	}
 	return map[string]string{
-		"CurrentBuild": build, "CurrentBuildNumber": build, "UBR": strconv.Itoa(h.cfg.UBR),
+		"CurrentBuild": build, "CurrentBuildNumber": build, "UBR": strconv.Itoa(h.UBR()),
 		"ProductName": product, "EditionID": "ServerDatacenter", "InstallationType": "Server",
 		"CurrentMajorVersionNumber": "10", "CurrentMinorVersionNumber": "0",
 	}

@@ -104,7 +104,7 @@ func (p *psHost) FullPath(path string) string           { return p.h.fs.Clean(pa
 func (p *psHost) ComputerName() string                  { return p.h.cfg.ComputerName }
 func (p *psHost) OSVersion() string                     { return p.h.cfg.WindowsBuild + ".0" }
 func (p *psHost) ProcessorCount() int                   { return p.h.cfg.NumCPU }
-func (p *psHost) BuildRevision() int                    { return p.h.cfg.UBR }
+func (p *psHost) BuildRevision() int                    { return p.h.UBR() }
 func (p *psHost) ResolveNative(n string) (string, bool) { return p.h.resolveProgram(n, p.env) }
 func (p *psHost) RunNative(ctx context.Context, n *pwsh.NativeRun) (int, error) {
 	return p.h.runProgram(ctx, n.Path, n.Args, p.env, n.Stdin, n.Stdout, n.Stderr)
@@ -123,7 +123,7 @@ func parentOf(p string) string {
 // simulated host can run is up to the programs registered (registerProgram).
 var system32Programs = map[string]bool{
 	"cmd.exe": true, "sc.exe": true, "tar.exe": true, "icacls.exe": true, "hostname.exe": true, "shutdown.exe": true,
-	"whoami.exe": true, "netsh.exe": true, "ipconfig.exe": true, "reg.exe": true, "dism.exe": true, "ping.exe": true,
+	"whoami.exe": true, "netsh.exe": true, "ipconfig.exe": true, "reg.exe": true, "dism.exe": true, "wusa.exe": true, "ping.exe": true,
 	"curl.exe": true, "certutil.exe": true, "net.exe": true, "netstat.exe": true, "schtasks.exe": true,
 	"findstr.exe": true, "where.exe": true, "takeown.exe": true, "bcdedit.exe": true, "wevtutil.exe": true, "robocopy.exe": true,
 	"xcopy.exe": true, "timeout.exe": true, "tasklist.exe": true, "taskkill.exe": true, "fsutil.exe": true, "route.exe": true,

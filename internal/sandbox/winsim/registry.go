@@ -297,7 +297,7 @@ func (h *Host) seedRegistry() error {
 		cv[n] = RegValue{Type: RegSZ, Str: v}
 	}
 	// UBR and the major/minor numbers are REG_DWORDs on Windows.
-	cv["UBR"] = RegValue{Type: RegDWord, DWord: uint32(h.cfg.UBR)}
+	cv["UBR"] = RegValue{Type: RegDWord, DWord: uint32(h.UBR())} // the installed updates' (servicing.go)
 	cv["CurrentMajorVersionNumber"] = RegValue{Type: RegDWord, DWord: 10}
 	cv["CurrentMinorVersionNumber"] = RegValue{Type: RegDWord, DWord: 0}
 	if err := h.reg.setMany(CurrentVersionKey, cv); err != nil {

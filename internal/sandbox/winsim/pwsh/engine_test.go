@@ -35,6 +35,7 @@ func TestEngine(t *testing.T) {
 		{"array-filter", `(1,2,3,4) -gt 2`, "3\r\n4", "", 0, docAbout + "about_comparison_operators"},
 		{"like-match", `'kubelet.exe' -like 'kube*'; if ('v1.36.3' -match '^v(\d+)\.(\d+)') { $Matches[2] }`, "True\r\n36", "", 0, docAbout + "about_comparison_operators"},
 		{"contains", `@('a','b') -contains 'B'; @('a') -notcontains 'a'`, "True\r\nFalse", "", 0, docAbout + "about_comparison_operators"},
+		{"format-hex-negative", `'{0:X8}' -f -2145124329; '{0:x}' -f 3010`, "80240017\r\nbc2", "", 0, "https://learn.microsoft.com/en-us/dotnet/standard/base-types/standard-numeric-format-strings#hexadecimal-format-specifier-x (two's complement of a negative Int32)"},
 		{"join-split-format-replace", `(@('a','b') -join ','); ('a,b' -split ',').Count; '{0}-{1}' -f 'x', 7; 'aXbX' -replace 'x', '_'`, "a,b\r\n2\r\nx-7\r\na_b_", "", 0, docAbout + "about_join"},
 		{"hashtable", `$h = @{ Name = 'k'; Port = 10250 }; $h.Name; $h['Port']; $h.Count; $h.Missing -eq $null`, "k\r\n10250\r\n2\r\nTrue", "", 0, docAbout + "about_hash_tables"},
 		{"ordered-hashtable", `$h = [ordered]@{ b = 1; a = 2 }; $h.Keys -join ','`, "b,a", "", 0, docAbout + "about_hash_tables"},

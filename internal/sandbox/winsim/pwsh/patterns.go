@@ -2,6 +2,7 @@ package pwsh
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -128,7 +129,18 @@ func numberFormat(v any, spec string) (string, bool) {
 		return fmt.Sprintf("%0*d", w, int(toFloat(n))), true
 	case len(spec) >= 1 && (spec[0] == 'X' || spec[0] == 'x'):
 		w, _ := strconv.Atoi(spec[1:])
-		s := fmt.Sprintf("%0*x", w, int(toFloat(n)))
+		// .NET writes a negative integer's two's complement in hex: an
+		// Int32 in 8 digits, an Int64 in 16 ("{0:X8}" -f -2145124329 is
+		// 80240017; learn.microsoft.com/dotnet/standard/base-types/
+		// standard-numeric-format-strings#hexadecimal-format-specifier-x).
+		i := int64(toFloat(n))
+		s := fmt.Sprintf("%0*x", w, i)
+		switch {
+		case i < 0 && i >= math.MinInt32:
+			s = fmt.Sprintf("%0*x", w, uint32(int32(i)))
+		case i < 0:
+			s = fmt.Sprintf("%0*x", w, uint64(i))
+		}
 		if spec[0] == 'X' {
 			s = strings.ToUpper(s)
 		}

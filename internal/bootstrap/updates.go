@@ -1,0 +1,116 @@
+package bootstrap
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// WindowsUpdate is one update package the image installs: a servicing stack
+// update or a cumulative update from the site's mirror of the Microsoft
+// Update Catalog, installed in the order given (a month's SSU before its
+// LCU: https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates).
+// A .cab goes through DISM /Online /Add-Package, a .msu through wusa.exe
+// (https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options,
+// https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer).
+// kubernetes-sigs/image-builder installs updates at build time too
+// (images/capi/ansible/windows/roles/systemprep: win_updates by category
+// or KB); the image does it from files it verifies, with no Windows Update
+// service in the loop.
+type WindowsUpdate struct {
+	KB     string // KB5044281
+	URL    string // .cab or .msu
+	SHA256 string
+}
+
+// The exit codes an update step accepts (the rest fail the build).
+const (
+	UpdateExitRebootRequired   = 3010    // ERROR_SUCCESS_REBOOT_REQUIRED
+	UpdateExitRebootInitiated  = 1641    // ERROR_SUCCESS_REBOOT_INITIATED
+	UpdateExitAlreadyInstalled = 2359302 // 0x240006 WU_S_ALREADY_INSTALLED (wusa)
+)
+
+var kbPattern = regexp.MustCompile(`^KB[0-9]{6,8}$`)
+
+// ValidKB reports whether s is a KB article id as the Microsoft Update
+// Catalog writes them: "KB" and its number (six to eight digits).
+func ValidKB(s string) bool { return kbPattern.MatchString(s) }
+
+// UpdatePackageKind is "cab" or "msu" from the URL's path, "" for anything else.
+func UpdatePackageKind(u string) string {
+	p := strings.ToLower(u)
+	if parsed, err := url.Parse(u); err == nil {
+		p = strings.ToLower(parsed.Path)
+	}
+	switch {
+	case strings.HasSuffix(p, ".cab"):
+		return "cab"
+	case strings.HasSuffix(p, ".msu"):
+		return "msu"
+	}
+	return ""
+}
+
+// ValidateUpdates reports the first problem of a windows_updates list,
+// naming the element: its KB, URL and checksum, then CheckUpdateList.
+func ValidateUpdates(updates []WindowsUpdate) error {
+	for i, u := range updates {
+		what := fmt.Sprintf("windows_updates[%d]", i)
+		if !ValidKB(u.KB) {
+			return fmt.Errorf("%s.kb: %q is not a KB id like KB5044281", what, u.KB)
+		}
+		a := Artifact{Name: what + " (" + u.KB + ")", URL: u.URL, SHA256: u.SHA256, Path: "-"}
+		if err := a.Validate(); err != nil {
+			return err
+		}
+	}
+	return CheckUpdateList(updates)
+}
+
+// CheckUpdateList reports what no single attribute's validator sees: a
+// package that is neither a .cab nor a .msu, and a KB listed twice.
+func CheckUpdateList(updates []WindowsUpdate) error {
+	seen := map[string]int{}
+	for i, u := range updates {
+		what := fmt.Sprintf("windows_updates[%d]", i)
+		if j, ok := seen[strings.ToUpper(u.KB)]; ok {
+			return fmt.Errorf("%s.kb: %s is listed twice (also windows_updates[%d]); list each update once", what, u.KB, j)
+		}
+		seen[strings.ToUpper(u.KB)] = i
+		if UpdatePackageKind(u.URL) == "" {
+			return fmt.Errorf("%s.url: %q is not a .cab (installed with DISM) or .msu (installed with wusa.exe) package", what, u.URL)
+		}
+	}
+	return nil
+}
+
+// UpdateStepName is the image step that installs an update.
+func UpdateStepName(kb string) string { return "windows-update-" + kb }
+
+// updateSteps renders one step per update, in order: download into
+// DownloadDir, verify the SHA-256, install, and restart when the package
+// asks for it (3010).
+func updateSteps(updates []WindowsUpdate) ([]Step, error) {
+	if err := ValidateUpdates(updates); err != nil {
+		return nil, err
+	}
+	var steps []Step
+	for _, u := range updates {
+		name := UpdateStepName(u.KB)
+		script, err := render(name, "windows-update", map[string]any{
+			"KB": u.KB, "URL": u.URL, "Hash": strings.ToUpper(u.SHA256), "File": DownloadPath(u.URL),
+			"Cab": UpdatePackageKind(u.URL) == "cab", "Marker": RebootMarker, "CBSLog": CBSLog,
+			"RebootRequired": UpdateExitRebootRequired, "RebootInitiated": UpdateExitRebootInitiated,
+			"AlreadyInstalled": UpdateExitAlreadyInstalled,
+		})
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, Step{Name: name, Script: script, MayReboot: true})
+	}
+	return steps, nil
+}
+
+// CBSLog is the servicing log whose last lines a failed update reports.
+const CBSLog = `C:\Windows\Logs\CBS\CBS.log`

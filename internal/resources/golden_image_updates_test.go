@@ -1,0 +1,230 @@
+package resources_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+)
+
+// windowsUpdatesHCL is a windows_updates value of the mirror's packages.
+func windowsUpdatesHCL(updates ...artifacts.Update) string {
+	var parts []string
+	for _, u := range updates {
+		parts = append(parts, fmt.Sprintf("{ kb = %q, url = %q, sha256 = %q }", u.KB, u.URL, u.SHA256))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// TestAccGoldenImage_updates builds a Windows Server 2022 image with the
+// month's servicing stack update (.cab, DISM, no restart) and cumulative
+// update (.msu, wusa, restart), reads the KBs and the cumulative update's
+// revision back, and joins a node on it whose Node reports that revision.
+func TestAccGoldenImage_updates(t *testing.T) {
+	acctest.PreCheck(t)
+	image, node := acctest.Name("win-patched"), fmt.Sprintf("win-%d", acctest.Seq())
+	u := acctest.Sandbox.Artifacts.Updates
+	overrides := map[string]string{"windows_updates": windowsUpdatesHCL(u.SSU2022, u.LCU2022)}
+	config := strings.Replace(acctest.NodeConfig(image, []string{node}, ""), acctest.GoldenImageConfig(image, nil), acctest.GoldenImageConfig(image, overrides), 1)
+	wantFull := fmt.Sprintf("%s.%d", u.LCU2022.Build, u.LCU2022.UBR)
+	var start time.Time
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t); start = time.Now() },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("installed_updates"),
+					knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(u.SSU2022.KB), knownvalue.StringExact(u.LCU2022.KB)})),
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringExact(wantFull)),
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("manifest"),
+					knownvalue.StringRegexp(regexp.MustCompile(`"name":"KB5070011","url":"`+regexp.QuoteMeta(u.LCU2022.URL)+`","sha256":"`+u.LCU2022.SHA256+`","kind":"windows-update"`))),
+				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("windows_build"), knownvalue.StringExact(u.LCU2022.Build)),
+			},
+			Check: resource.ComposeTestCheckFunc(acctest.CheckNodesReady(t, node), func(s *terraform.State) error {
+				t.Logf("image with 2 updates and a node: %s", time.Since(start).Round(time.Second))
+				n, err := acctest.Kube(t).FindNode(context.Background(), node)
+				if err != nil {
+					return err
+				}
+				if got := n.Status.NodeInfo.KernelVersion; got != wantFull {
+					return fmt.Errorf("the node's kernelVersion is %q, want the patched build %s", got, wantFull)
+				}
+				// The build restarted once for the LCU (and once for the
+				// Containers feature), and left no package on the disk.
+				host := filepath.Join(acctest.Sandbox.Hosts.Dir, acctest.ComputerNameOf(image))
+				log, err := os.ReadFile(filepath.Join(host, "scripts.log"))
+				if err != nil {
+					return err
+				}
+				for _, step := range []string{"windows-update-KB5070010", "windows-update-KB5070011"} {
+					if !strings.Contains(string(log), "step: "+step) {
+						return fmt.Errorf("scripts.log has no step %s", step)
+					}
+				}
+				for _, f := range []string{"windows10.0-kb5070010-x64.cab", "windows10.0-kb5070011-x64.msu"} {
+					if _, err := os.Stat(filepath.Join(host, "fs", "C", "k", "downloads", f)); !os.IsNotExist(err) {
+						return fmt.Errorf("the build left the package %s on the template (err %v)", f, err)
+					}
+				}
+				return nil
+			}),
+		}},
+	})
+}
+
+// TestAccGoldenImage_updateFailures: an update that fails fails the build,
+// naming the KB, its exit code and the CBS log; no VM is left behind. A list
+// that cannot work fails at plan.
+func TestAccGoldenImage_updateFailures(t *testing.T) {
+	acctest.PreCheck(t)
+	u := acctest.Sandbox.Artifacts.Updates
+	wrongHash := u.LCU2022
+	wrongHash.SHA256 = u.LCU2022Next.SHA256
+	cases := map[string]struct {
+		updates string
+		want    string
+	}{
+		"wrong hash": {windowsUpdatesHCL(u.SSU2022, wrongHash),
+			`(?s)image step "windows-update-KB5070011".*checksum mismatch for KB5070011`},
+		"not applicable": {windowsUpdatesHCL(u.LCU2019),
+			`(?s)image step "windows-update-KB5070012".*update KB5070012 failed: exit code -2145124329 \(0x80240017\).*CBS_E_NOT_APPLICABLE`},
+		"corrupt": {windowsUpdatesHCL(u.SSU2022, u.LCU2022Corrupt),
+			`(?s)image step "windows-update-KB5070011".*update KB5070011 failed: exit code -2146869232 \(0x80096010\).*TRUST_E_BAD_DIGEST`},
+		"cumulative before its servicing stack": {windowsUpdatesHCL(u.LCU2022Cab),
+			`(?s)image step "windows-update-KB5070011".*exit code -2146498525 \(0x800F0823\).*Error: 0x800f0823.*CBS_E_NEW_SERVICING_STACK_REQUIRED`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			vmName := acctest.Name("win-upd")
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      acctest.GoldenImageConfig(vmName, map[string]string{"windows_updates": tc.updates}),
+					ExpectError: regexp.MustCompile(tc.want),
+				}},
+				CheckDestroy: func(*terraform.State) error {
+					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+						return fmt.Errorf("the build VM %s was left behind (err %v)", vmName, err)
+					}
+					return nil
+				},
+			})
+		})
+	}
+	// At plan: nothing is cloned.
+	for name, tc := range map[string]struct{ updates, want string }{
+		"kb":        {`[{ kb = "5070011", url = "http://mirror/x.msu", sha256 = "` + strings.Repeat("a", 64) + `" }]`, `must be a KB id`},
+		"scheme":    {`[{ kb = "KB5070011", url = "ftp://mirror/x.msu", sha256 = "` + strings.Repeat("a", 64) + `" }]`, `http:// or https://`},
+		"sha256":    {`[{ kb = "KB5070011", url = "http://mirror/x.msu", sha256 = "abc" }]`, `64 hexadecimal digits`},
+		"extension": {`[{ kb = "KB5070011", url = "http://mirror/x.exe", sha256 = "` + strings.Repeat("a", 64) + `" }]`, `is not a .cab \(installed with DISM\) or .msu`},
+		"twice": {`[{ kb = "KB5070011", url = "http://mirror/x.msu", sha256 = "` + strings.Repeat("a", 64) + `" }, { kb = "KB5070011", url = "http://mirror/y.msu", sha256 = "` + strings.Repeat("b", 64) + `" }]`,
+			`KB5070011 is listed twice`},
+	} {
+		t.Run("plan "+name, func(t *testing.T) {
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{{
+					Config:      acctest.GoldenImageConfig(acctest.Name("win-plan"), map[string]string{"windows_updates": tc.updates}),
+					PlanOnly:    true,
+					ExpectError: acctest.Wrapped(tc.want),
+				}},
+			})
+		})
+	}
+}
+
+// TestAccGoldenImage_server2025 builds an image from the Windows Server 2025
+// base template (build 10.0.26100) with its cumulative update and joins a
+// node on it: the node's build label and the image's release come from the
+// build (winversion), its kernelVersion carries the update's revision, and a
+// windows_runtime_class made from the image's windows_build selects it.
+func TestAccGoldenImage_server2025(t *testing.T) {
+	acctest.PreCheck(t)
+	image, node := acctest.Name("win2025"), fmt.Sprintf("win-%d", acctest.Seq())
+	u := acctest.Sandbox.Artifacts.Updates
+	overrides := map[string]string{
+		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2025")),
+		"windows_updates": windowsUpdatesHCL(u.LCU2025),
+	}
+	rc := acctest.Name("win-2025")
+	config := strings.Replace(acctest.NodeConfig(image, []string{node}, ""), acctest.GoldenImageConfig(image, nil), acctest.GoldenImageConfig(image, overrides), 1) +
+		fmt.Sprintf("\nresource \"windows_runtime_class\" \"test\" {\n  name          = %q\n  windows_build = windows_golden_image.test.windows_build\n}\n", rc)
+	wantFull := fmt.Sprintf("%s.%d", u.LCU2025.Build, u.LCU2025.UBR)
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		CheckDestroy:             acctest.CheckNodesDestroyed(t),
+		Steps: []resource.TestStep{{
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2025")),
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.26100")),
+				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringExact(wantFull)),
+				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.26100")),
+			},
+			Check: resource.ComposeTestCheckFunc(acctest.CheckNodesReady(t, node), func(*terraform.State) error {
+				n, err := acctest.Kube(t).FindNode(context.Background(), node)
+				if err != nil {
+					return err
+				}
+				if got := n.Labels["node.kubernetes.io/windows-build"]; got != "10.0.26100" {
+					return fmt.Errorf("windows-build label %q, want 10.0.26100", got)
+				}
+				if got := n.Status.NodeInfo.KernelVersion; got != wantFull {
+					return fmt.Errorf("kernelVersion %q, want %s", got, wantFull)
+				}
+				// The RuntimeClass made from the image's build selects the node.
+				class, err := acctest.Kube(t).FindRuntimeClass(context.Background(), rc)
+				if err != nil {
+					return err
+				}
+				if class.Scheduling == nil || class.Scheduling.NodeSelector["node.kubernetes.io/windows-build"] != "10.0.26100" {
+					return fmt.Errorf("RuntimeClass %s scheduling %+v, want node.kubernetes.io/windows-build=10.0.26100", rc, class.Scheduling)
+				}
+				for k, v := range class.Scheduling.NodeSelector {
+					if n.Labels[k] != v {
+						return fmt.Errorf("RuntimeClass %s selects %s=%s, which node %s does not have (%q)", rc, k, v, node, n.Labels[k])
+					}
+				}
+				return nil
+			}),
+		}},
+	})
+}
+
+// TestAccGoldenImage_supportWarning: a plan of an image from the Windows
+// Server 2019 template for Kubernetes v1.36 warns that 2019 is outside
+// Kubernetes' supported releases, naming the source; one from 2022 does not.
+// resource.Test cannot see warnings (the plan JSON has none): the real CLI's
+// output is read.
+func TestAccGoldenImage_supportWarning(t *testing.T) {
+	acctest.PreCheck(t)
+	cli := acctest.NewCLI(t)
+	out, _ := planOK(t, cli, acctest.GoldenImageConfig(acctest.Name("win2019"), map[string]string{
+		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2019")),
+	}))
+	expectOutput(t, out, `Warning: Windows Server 2019 is outside its support`,
+		regexp.QuoteMeta(`Windows Server 2019 is not among the releases Kubernetes 1.36 supports for Windows nodes (Windows Server 2022 and 2025; https://kubernetes.io/docs/concepts/windows/intro/#windows-os-version-support)`))
+	out, _ = planOK(t, cli, acctest.GoldenImageConfig(acctest.Name("win2022"), nil))
+	if strings.Contains(out, "outside its support") {
+		t.Errorf("a Windows Server 2022 image for v1.36 warns:\n%s", out)
+	}
+}

@@ -1,0 +1,62 @@
+package artifacts
+
+import (
+	"strings"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/updatepkg"
+)
+
+// The update packages of the site's mirror, as Microsoft Update Catalog
+// names its downloads (windows10.0-kb<N>-x64.msu, and the .cab inside it
+// that DISM installs). The KB numbers and revisions are the sandbox's own,
+// not Microsoft's: a month's servicing stack update (SSU, no restart) and
+// cumulative update (LCU, which needs the SSU first and a restart), the next
+// month's LCU, an LCU of Windows Server 2019 and one of 2025 (not applicable
+// on 2022) and a corrupt copy of the LCU (its content changed after it was
+// signed). Source of the order: "Servicing stack updates",
+// https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates
+// (install the SSU before the LCU).
+
+// Update is an update package the mirror serves.
+type Update struct {
+	Artifact
+	KB    string
+	Build string // 10.0.<build>
+	UBR   int    // the revision after the restart (an LCU's)
+}
+
+// The sandbox's update packages.
+var (
+	SSU2022     = updatepkg.Package{KB: "KB5070010", Kind: updatepkg.SSU, Build: "20348"}
+	LCU2022     = updatepkg.Package{KB: "KB5070011", Kind: updatepkg.LCU, Build: "20348", UBR: 4405, Requires: "KB5070010", Restart: true}
+	LCU2022Next = updatepkg.Package{KB: "KB5072011", Kind: updatepkg.LCU, Build: "20348", UBR: 4466, Requires: "KB5070010", Restart: true}
+	LCU2019     = updatepkg.Package{KB: "KB5070012", Kind: updatepkg.LCU, Build: "17763", UBR: 8100, Restart: true}
+	LCU2025     = updatepkg.Package{KB: "KB5070013", Kind: updatepkg.LCU, Build: "26100", UBR: 7171, Restart: true}
+)
+
+// Updates are the served packages.
+type Updates struct {
+	SSU2022        Update // .cab, for DISM
+	LCU2022        Update // .msu, for wusa
+	LCU2022Cab     Update // the same LCU as a .cab, for DISM
+	LCU2022Next    Update // next month's, .msu
+	LCU2019        Update // .msu, not applicable on 2022
+	LCU2025        Update // .msu
+	LCU2022Corrupt Update // .msu whose content is not what was signed
+}
+
+func (s *Server) addUpdates() {
+	add := func(p updatepkg.Package, ext string, content []byte, suffix string) Update {
+		name := "/updates/windows10.0-" + strings.ToLower(p.KB) + "-x64" + suffix + "." + ext
+		return Update{Artifact: s.add(name, content), KB: p.KB, Build: "10.0." + p.Build, UBR: p.UBR}
+	}
+	s.Updates = Updates{
+		SSU2022:        add(SSU2022, "cab", SSU2022.Encode(), ""),
+		LCU2022:        add(LCU2022, "msu", LCU2022.Encode(), ""),
+		LCU2022Cab:     add(LCU2022, "cab", LCU2022.Encode(), ""),
+		LCU2022Next:    add(LCU2022Next, "msu", LCU2022Next.Encode(), ""),
+		LCU2019:        add(LCU2019, "msu", LCU2019.Encode(), ""),
+		LCU2025:        add(LCU2025, "msu", LCU2025.Encode(), ""),
+		LCU2022Corrupt: add(LCU2022, "msu", LCU2022.Corrupt(), "-corrupt"),
+	}
+}

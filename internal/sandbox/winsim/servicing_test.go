@@ -1,0 +1,128 @@
+package winsim_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/updatepkg"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
+)
+
+const (
+	dismDoc  = "https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options"
+	wusaDoc  = "https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer"
+	kb949545 = "KB949545: wusa returns 0x240006 WU_S_ALREADY_INSTALLED and 0x80240017 WU_E_NOT_APPLICABLE"
+	ssuDoc   = "https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates (SSU before LCU); CBS_E_NEW_SERVICING_STACK_REQUIRED"
+)
+
+// TestServicing installs update packages with DISM and wusa through an
+// outside WinRM client, in order on one Windows Server 2022 host (build
+// 20348, UBR 2340), and restarts it where an install needs it: each answer
+// (exit code, output, CBS log, the pending-restart registry keys, the UBR)
+// must be Windows' or a refusal as not modelled.
+func TestServicing(t *testing.T) {
+	booted := make(chan struct{}, 8)
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		c.OnStateChange = func(_ *winsim.Host, up bool) {
+			if up {
+				booted <- struct{}{}
+			}
+		}
+	})
+	<-booted // the first boot
+	ssu := updatepkg.Package{KB: "KB5070010", Kind: updatepkg.SSU, Build: "20348"}
+	lcu := updatepkg.Package{KB: "KB5070011", Kind: updatepkg.LCU, Build: "20348", UBR: 4405, Requires: "KB5070010", Restart: true}
+	next := updatepkg.Package{KB: "KB5072011", Kind: updatepkg.LCU, Build: "20348", UBR: 4466, Requires: "KB5070010", Restart: true}
+	old := updatepkg.Package{KB: "KB5069011", Kind: updatepkg.LCU, Build: "20348", UBR: 4300, Requires: "KB5070010", Restart: true}
+	lcu2019 := updatepkg.Package{KB: "KB5070012", Kind: updatepkg.LCU, Build: "17763", UBR: 8100, Restart: true}
+	for path, content := range map[string][]byte{
+		`C:\u\ssu.cab`: ssu.Encode(), `C:\u\lcu.cab`: lcu.Encode(), `C:\u\lcu.msu`: lcu.Encode(), `C:\u\next.msu`: next.Encode(),
+		`C:\u\lcu2019.cab`: lcu2019.Encode(), `C:\u\corrupt.msu`: lcu.Corrupt(), `C:\u\corrupt.cab`: lcu.Corrupt(),
+		`C:\u\notes.msu`: []byte("not a package"), `C:\u\old.cab`: old.Encode(),
+	} {
+		if err := f.Host.WriteFile(path, content); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ubr := "(Get-ItemProperty -Path 'HKLM:\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion').UBR"
+	pending := func() bool {
+		_, ok := f.Host.RegistryValue(winsim.CBSRebootPendingKey, "Package_for_KB5070011~31bf3856ad364e35~amd64~~20348.4405")
+		return ok
+	}
+	for _, tc := range []struct {
+		name, script   string
+		stdout, stderr string // fragments ("" checks nothing)
+		source         string
+		after          func(t *testing.T)
+	}{
+		{"lcu-before-ssu-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.cab' /quiet /norestart\n$LASTEXITCODE",
+			"Error: 0x800f0823\r\n\r\nThe package needs a newer version of the servicing stack.", "", ssuDoc, nil},
+		{"lcu-before-ssu-wusa", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "-2145124329", "", kb949545, nil},
+		{"other-build-not-applicable", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu2019.cab' /quiet /norestart\n$LASTEXITCODE",
+			"The specified package is not applicable to this image.\r\n\r\nThe DISM log file can be found at C:\\Windows\\Logs\\DISM\\dism.log\r\n-2146498530", "", dismDoc + " (0x800F081E CBS_E_NOT_APPLICABLE)", nil},
+		{"corrupt-wusa", "wusa.exe 'C:\\u\\corrupt.msu' /quiet /norestart\n$LASTEXITCODE", "-2146869232", "", "TRUST_E_BAD_DIGEST 0x80096010", nil},
+		{"corrupt-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\corrupt.cab' /quiet /norestart\n$LASTEXITCODE",
+			"Error: 0x80096010", "", "TRUST_E_BAD_DIGEST 0x80096010", nil},
+		{"not-a-package", "wusa.exe 'C:\\u\\notes.msu' /quiet /norestart\n$LASTEXITCODE", "-2147024894", "", "0x80070002", nil},
+		{"missing-file", "dism.exe /online /add-package '/packagepath:C:\\u\\nope.cab' /quiet /norestart\n$LASTEXITCODE",
+			"Error: 2\r\n\r\nThe system cannot find the file specified.", "", dismDoc, nil},
+		{"cbs-log-names-the-failures", "(Get-Content -Path 'C:\\Windows\\Logs\\CBS\\CBS.log' | Select-Object -Last 3) -join '|'",
+			"0x80070002 - ERROR_FILE_NOT_FOUND", "", "%WINDIR%\\Logs\\CBS\\CBS.log", nil},
+		{"ssu-no-restart", "dism.exe /online /add-package '/packagepath:C:\\u\\ssu.cab' /norestart\n$LASTEXITCODE",
+			"Image Version: 10.0.20348.2340\r\n\r\nProcessing 1 of 1 - Adding package Package_for_KB5070010", "", dismDoc, nil},
+		{"lcu-needs-restart", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE\n" + ubr, "3010\r\n2340", "", wusaDoc + " (3010 ERROR_SUCCESS_REBOOT_REQUIRED)",
+			func(t *testing.T) {
+				if !pending() {
+					t.Error("no Component Based Servicing\\RebootPending entry for the staged LCU")
+				}
+				if !f.Host.RegistryKeyExists(winsim.WURebootRequiredKey) {
+					t.Error("no WindowsUpdate\\Auto Update\\RebootRequired key after wusa staged the LCU")
+				}
+			}},
+		{"already-installed-pending", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "2359302", "", kb949545, nil},
+		{"restart", "Restart-Computer -Force", "", "", "", func(t *testing.T) { <-booted }},
+		{"ubr-after-restart", ubr, "4405", "", "the CurrentVersion UBR the LCU brings", func(t *testing.T) {
+			if pending() || f.Host.RegistryKeyExists(winsim.WURebootRequiredKey) {
+				t.Error("the pending-restart keys are still there after the restart")
+			}
+			if got := f.Host.UBR(); got != 4405 {
+				t.Errorf("Host.UBR() = %d, want 4405", got)
+			}
+		}},
+		{"already-installed-wusa", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "2359302", "", kb949545, nil},
+		{"already-installed-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.cab' /quiet /norestart\n$LASTEXITCODE", "0", "", dismDoc, nil},
+		{"wusa-restarts-itself", "wusa.exe 'C:\\u\\next.msu' /quiet\n$LASTEXITCODE", "1641", "", wusaDoc + " (/quiet without /norestart restarts; 1641 ERROR_SUCCESS_REBOOT_INITIATED)",
+			func(t *testing.T) { <-booted }},
+		{"ubr-after-wusa-restart", ubr, "4466", "", "the CurrentVersion UBR the LCU brings", nil},
+		{"older-lcu-not-applicable", "dism.exe /online /add-package '/packagepath:C:\\u\\old.cab' /quiet /norestart\n$LASTEXITCODE", "-2146498530", "", dismDoc + " (an LCU older than the installed one: CBS_E_NOT_APPLICABLE)", nil},
+		{"offline-not-modelled", "dism.exe /image:C:\\mount /add-package '/packagepath:C:\\u\\ssu.cab'\n$LASTEXITCODE", "1", "does not model the DISM argument /image:C:\\mount", dismDoc + " (/Image is real; not modelled)", nil},
+		{"dism-restart-not-modelled", "dism.exe /online /add-package '/packagepath:C:\\u\\ssu.cab' /quiet\n$LASTEXITCODE", "1", "does not model DISM without /NoRestart", dismDoc, nil},
+		{"wusa-interactive-not-modelled", "wusa.exe 'C:\\u\\lcu.msu'\n$LASTEXITCODE", "1", "does not model wusa without /quiet", wusaDoc, nil},
+		{"wua-com-not-modelled", "$s = New-Object -ComObject 'Microsoft.Update.Session'\n$s -eq $null", "True", "New-Object", "https://learn.microsoft.com/en-us/windows/win32/wua_sdk/searching--downloading--and-installing-updates (real; not modelled: the statement fails)", nil},
+		{"wusa-uninstall-not-modelled", "wusa.exe /uninstall /kb:5070011 /quiet\n$LASTEXITCODE", "1", "does not model the wusa argument /uninstall", wusaDoc, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// A client per case: a restart ends the NTLM session.
+			stdout, stderr, _, err := clientAs(t, f, "Administrator", winsimtest.Password).RunPSWithContext(ctx, tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr = decodeCLIXML(stderr)
+			if !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Fatalf("stdout %q stderr %q\nwant stdout containing %q, stderr containing %q (source: %s)", stdout, stderr, tc.stdout, tc.stderr, tc.source)
+			}
+			if tc.after != nil {
+				tc.after(t)
+			}
+		})
+	}
+	if got := f.Host.InstalledUpdates(); got["KB5070010"] != winsim.PackageInstalled || got["KB5070011"] != winsim.PackageInstalled ||
+		got["KB5072011"] != winsim.PackageInstalled || got["KB5070012"] != "" {
+		t.Errorf("installed updates %v, want KB5070010, KB5070011 and KB5072011 installed, KB5070012 not", got)
+	}
+}
