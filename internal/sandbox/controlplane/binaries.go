@@ -32,7 +32,7 @@ func ResolveBinaries(ctx context.Context, logf func(string, ...any)) (string, er
 	if dir := os.Getenv(BinEnv); dir != "" {
 		return dir, checkBinaries(dir)
 	}
-	script, err := findUp(buildScript)
+	script, err := FindUp(buildScript)
 	if err != nil {
 		return "", fmt.Errorf("control plane binaries: %s is unset and %w", BinEnv, err)
 	}
@@ -77,8 +77,9 @@ func checkBinaries(dir string) error {
 	return nil
 }
 
-// findUp looks for rel in the working directory and each of its parents.
-func findUp(rel string) (string, error) {
+// FindUp looks for rel in the working directory and each of its parents:
+// a tool's build script from a test's package directory.
+func FindUp(rel string) (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -3,12 +3,13 @@ package linuxnode
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 )
 
 // BinEnv names a directory holding a prebuilt coredns; when set, nothing is
@@ -23,7 +24,7 @@ const buildScript = "tools/coredns/build.sh"
 func ResolveCoreDNS(ctx context.Context, logf func(string, ...any)) (string, error) {
 	dir := os.Getenv(BinEnv)
 	if dir == "" {
-		script, err := findUp(buildScript)
+		script, err := controlplane.FindUp(buildScript)
 		if err != nil {
 			return "", fmt.Errorf("coredns: %s is unset and %w", BinEnv, err)
 		}
@@ -46,22 +47,4 @@ func ResolveCoreDNS(ctx context.Context, logf func(string, ...any)) (string, err
 		return "", fmt.Errorf("coredns: %s is not executable", bin)
 	}
 	return bin, nil
-}
-
-func findUp(rel string) (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, rel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New(rel + " was not found in the working directory or its parents")
-		}
-		dir = parent
-	}
 }
