@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,12 +223,18 @@ func apiDownInDrain(t *testing.T, template func() string, _ string) {
 	config := acctest.NodeConfigOnTemplate(template(), []string{node}, "  timeouts {\n    delete = \"6m\"\n  }\n")
 	var release func()
 	outage := make(chan error, 1)
+	var injecting atomic.Bool
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy: func(s *terraform.State) error {
-			if err := <-outage; err != nil {
-				return fmt.Errorf("injecting the outage: %w", err)
+			// Only the destroy step starts the outage: after an earlier
+			// failure, nothing will ever send on the channel (waiting on it
+			// hung a full run).
+			if injecting.Load() {
+				if err := <-outage; err != nil {
+					return fmt.Errorf("injecting the outage: %w", err)
+				}
 			}
 			return acctest.CheckNodesDestroyed(t)(s)
 		},
@@ -241,6 +248,7 @@ func apiDownInDrain(t *testing.T, template func() string, _ string) {
 			},
 			{
 				PreConfig: func() {
+					injecting.Store(true)
 					go func() {
 						outage <- func() error {
 							if err := acctest.WaitForNode(t, node, 5*time.Minute, "cordoned by the drain", func(n *corev1.Node) bool { return n.Spec.Unschedulable }); err != nil {

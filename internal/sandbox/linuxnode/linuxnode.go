@@ -28,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -95,6 +96,9 @@ type Node struct {
 	wg     sync.WaitGroup
 	exited chan struct{}
 	logf   func(string, ...any)
+
+	version  string
+	podReady atomic.Bool // the DNS pod was created and reported Ready once
 }
 
 // Start registers the node, starts CoreDNS and creates its pod. It returns
@@ -105,7 +109,7 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	n := &Node{Name: NodeName, client: opts.Client, logf: logf, exited: make(chan struct{})}
+	n := &Node{Name: NodeName, client: opts.Client, logf: logf, exited: make(chan struct{}), version: opts.Version}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	defer func() {
@@ -123,6 +127,7 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 	if err := n.createDNSPod(ctx); err != nil {
 		return nil, fmt.Errorf("linuxnode: the CoreDNS pod: %w", err)
 	}
+	n.podReady.Store(true)
 	logf("linuxnode: %s Ready, CoreDNS serving %s as pod %s", NodeName, n.DNSAddr, DNSPodIP)
 	return n, nil
 }
@@ -217,11 +222,21 @@ func (n *Node) reportReady(ctx context.Context, version string) error {
 
 // leaseLoop renews kube-node-lease/<node> every quarter of its duration, as
 // the kubelet's node lease controller does (pkg/kubelet/nodelease).
+//
+// Each round it also syncs its statuses as the kubelet does every
+// nodeStatusUpdateFrequency (10 s) and its status manager on a change: a
+// Node or DNS pod that the node lifecycle controller marked not Ready (the
+// lease went stale while the API server was down) is reported Ready again,
+// so cluster DNS comes back after an outage as on a kubeadm cluster.
 func (n *Node) leaseLoop(ctx context.Context) {
 	interval := leaseSeconds * time.Second / 4
 	for {
 		if err := n.renewLease(ctx); err != nil && ctx.Err() == nil {
 			n.logf("linuxnode: renewing the node lease: %v", err)
+		} else if err == nil {
+			if err := n.syncStatus(ctx); err != nil && ctx.Err() == nil {
+				n.logf("linuxnode: syncing the node's status: %v", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -229,6 +244,42 @@ func (n *Node) leaseLoop(ctx context.Context) {
 		case <-time.After(interval):
 		}
 	}
+}
+
+// syncStatus reports the Node, and the DNS pod once it exists, Ready again
+// when something else (the node lifecycle controller) changed that.
+func (n *Node) syncStatus(ctx context.Context) error {
+	node, err := n.client.CoreV1().Nodes().Get(ctx, NodeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if !conditionTrue(node.Status.Conditions) {
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error { return n.reportReady(ctx, n.version) }); err != nil {
+			return err
+		}
+	}
+	if !n.podReady.Load() {
+		return nil
+	}
+	pod, err := n.client.CoreV1().Pods(metav1.NamespaceSystem).Get(ctx, DNSPodName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return n.createDNSPod(ctx) // the pod exists: this reports its status again
+}
+
+func conditionTrue(conds []corev1.NodeCondition) bool {
+	for _, c := range conds {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (n *Node) renewLease(ctx context.Context) error {
