@@ -490,8 +490,18 @@ func exampleUnits(t *testing.T) []exampleUnit {
 		for _, f := range files {
 			add(rel+"/"+filepath.Base(f), dir, f)
 		}
-		if len(files) > 1 {
-			add(rel, dir, files...)
+		// The directory as one unit, without the import examples: each
+		// imports the same address another way (the docs show them as
+		// alternatives), so together they are duplicate imports. Each is
+		// validated with resource.tf below.
+		var whole []string
+		for _, f := range files {
+			if !strings.HasPrefix(filepath.Base(f), "import-") {
+				whole = append(whole, f)
+			}
+		}
+		if len(whole) > 1 {
+			add(rel, dir, whole...)
 		}
 		resource := filepath.Join(dir, "resource.tf")
 		if slices.Contains(files, resource) {
