@@ -87,35 +87,50 @@ func getAcl() *Cmdlet {
 			if len(paths) == 0 {
 				return c.Unmodelled("Get-Acl of the current location (no -Path)")
 			}
-			h, ctx := ps(c).h, ps(c).ctx
-			for _, p := range paths {
-				if c.Set != "ByLiteralPath" && strings.ContainsAny(p, "*?[") {
-					return c.Unmodelled("wildcards in -Path")
-				}
-				if isRegistry(p) {
-					return c.Unmodelled("Get-Acl on the registry")
-				}
-				if _, ok := missingDrive(p); ok {
-					return c.Unmodelled("Get-Acl on a drive other than C:")
-				}
-				exists, dir := h.fs.Stat(p)
-				clean := h.fs.Clean(p)
-				if !exists {
-					if err := pathNotFound(c, clean); err != nil {
-						return err
-					}
-					continue
-				}
-				if !h.allowed(ctx, clean, rightRC) {
-					if err := c.Error(unauthorizedOp(c, clean)); err != nil {
-						return err
-					}
-					continue
-				}
+			h := ps(c).h
+			return eachSecuredPath(c, "Get-Acl", paths, rightRC, func(clean string, dir bool) error {
 				c.Write(h.aclObject(&aclState{path: clean, dir: dir, sd: h.security(clean)}))
-			}
-			return nil
+				return nil
+			})
 		}}
+}
+
+// eachSecuredPath runs fn for each path the session holds right on (READ_CONTROL
+// for Get-Acl, WRITE_DAC for Set-Acl): a missing path is PathNotFound and a
+// refused one UnauthorizedAccessException, each non-terminating as the
+// cmdlets report them; wildcards, the registry and other drives are refused
+// as not modelled.
+func eachSecuredPath(c *Call, cmdlet string, paths []string, right uint32, fn func(clean string, dir bool) error) error {
+	h, ctx := ps(c).h, ps(c).ctx
+	for _, p := range paths {
+		if c.Set != "ByLiteralPath" && strings.ContainsAny(p, "*?[") {
+			return c.Unmodelled("wildcards in -Path")
+		}
+		if isRegistry(p) {
+			return c.Unmodelled(cmdlet + " on the registry")
+		}
+		if _, ok := missingDrive(p); ok {
+			return c.Unmodelled(cmdlet + " on a drive other than C:")
+		}
+		exists, dir := h.fs.Stat(p)
+		clean := h.fs.Clean(p)
+		if !exists {
+			if err := pathNotFound(c, clean); err != nil {
+				return err
+			}
+			continue
+		}
+		if !h.allowed(ctx, clean, right) {
+			if err := c.Error(unauthorizedOp(c, clean)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := fn(clean, dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // unauthorizedOp is UnauthorizedAccessException's default message, which
@@ -147,30 +162,7 @@ func setAcl() *Cmdlet {
 				return c.Unmodelled("Set-Acl without -Path")
 			}
 			h, ctx := ps(c).h, ps(c).ctx
-			for _, p := range paths {
-				if c.Set != "ByLiteralPath" && strings.ContainsAny(p, "*?[") {
-					return c.Unmodelled("wildcards in -Path")
-				}
-				if isRegistry(p) {
-					return c.Unmodelled("Set-Acl on the registry")
-				}
-				if _, ok := missingDrive(p); ok {
-					return c.Unmodelled("Set-Acl on a drive other than C:")
-				}
-				exists, _ := h.fs.Stat(p)
-				clean := h.fs.Clean(p)
-				if !exists {
-					if err := pathNotFound(c, clean); err != nil {
-						return err
-					}
-					continue
-				}
-				if !h.allowed(ctx, clean, rightWDAC) {
-					if err := c.Error(unauthorizedOp(c, clean)); err != nil {
-						return err
-					}
-					continue
-				}
+			return eachSecuredPath(c, "Set-Acl", paths, rightWDAC, func(clean string, _ bool) error {
 				if cur := h.security(clean); cur.Owner != st.sd.Owner {
 					return c.Unmodelled(fmt.Sprintf("changing the owner of %s (to %s)", clean, h.sidName(st.sd.Owner)))
 				}
@@ -180,8 +172,8 @@ func setAcl() *Cmdlet {
 				if err := h.setSecurity(clean, st.sd.clone()); err != nil {
 					return c.Throw(c.Fail(err.Error(), "WriteError", clean, "IOException", "System.IO.IOException", "System.IO.IOException"))
 				}
-			}
-			return nil
+				return nil
+			})
 		}}
 }
 
