@@ -76,7 +76,10 @@ func runWithSandbox(m *testing.M) int {
 		}
 	}
 	Sandbox = sb
+	ran := make(chan struct{})
+	go exitWhenSandboxFails(sb, ran)
 	code := m.Run()
+	close(ran)
 	if code == 0 {
 		// Every vSphere method the provider called has its privileges
 		// documented (the guide's vSphere role is generated from them).
@@ -106,6 +109,25 @@ func runWithSandbox(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// exitWhenSandboxFails ends the test binary as soon as a part of the
+// sandbox no kubelet would restart (etcd, the API server) exits on its own:
+// every test still running would wait on a cluster that is gone until its
+// timeouts, and the run would end an hour later on the package's timeout
+// with no word of the cause. The cause goes to stderr, with the component's
+// last log lines, and the sandbox's processes are stopped first.
+func exitWhenSandboxFails(sb *sandbox.Sandbox, ran <-chan struct{}) {
+	select {
+	case <-sb.Failed():
+	case <-ran:
+		return
+	}
+	fmt.Fprintf(os.Stderr, "FAIL: the sandbox failed while tests ran; every test still running needs it, so the run ends here:\n%v\n", sb.Err())
+	if err := sandboxtest.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the sandbox: %v\n", err)
+	}
+	os.Exit(1)
 }
 
 // CheckUserAgent is the user agent of the tests' own vSphere clients, whose

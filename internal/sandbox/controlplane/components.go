@@ -38,6 +38,21 @@ type layout struct {
 
 func (l *layout) bin(name string) string { return filepath.Join(l.binDir, name) }
 
+// restartArgs returns the arguments of a component the kubelet would
+// restart when it exits (kubeadm's static pods for the controller manager
+// and the scheduler), and false for those whose exit fails the sandbox:
+// etcd's and the API server's are never expected (StopAPIServer marks its
+// own).
+func (l *layout) restartArgs(name string) ([]string, bool) {
+	switch name {
+	case ControllerManager:
+		return l.controllerManagerArgs(), true
+	case Scheduler:
+		return l.schedulerArgs(), true
+	}
+	return nil, false
+}
+
 func (l *layout) etcdURL() string { return "https://127.0.0.1:" + strconv.Itoa(l.etcdClientPort) }
 
 func (l *layout) apiserverURL() string { return "https://127.0.0.1:" + strconv.Itoa(l.apiserverPort) }
@@ -104,11 +119,14 @@ func (l *layout) apiserverArgs() []string {
 }
 
 // The leader election of the controller manager and the scheduler outlasts
-// an API server outage (StopAPIServer): with the defaults (15 s lease, 10 s
-// renew deadline) a component that cannot renew its lease for 10 s exits
-// ("leaderelection lost"), as it must where another member could take over.
-// The sandbox has one member; its API server restarting on a loaded machine
-// takes longer than that, and the component's exit would end the sandbox.
+// a short API server outage (StopAPIServer): with the defaults (15 s lease,
+// 10 s renew deadline) a component that cannot renew its lease for 10 s
+// exits ("leaderelection lost"), as it must where another member could take
+// over, and the kubelet restarts it (the sandbox does too: monitor). The
+// sandbox has one member and its API server restarting on a loaded machine
+// takes longer than 10 s: the longer lease spares every outage a restart
+// and the wait for the old lease to expire; an outage past the renew
+// deadline still gets both, as a real cluster does.
 const (
 	leaseDuration = "120s"
 	renewDeadline = "90s"

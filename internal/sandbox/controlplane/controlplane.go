@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
@@ -59,6 +60,7 @@ type ControlPlane struct {
 	procs    []*process // in start order; an API server restarted by StartAPIServer replaces its predecessor
 	exited   chan *process
 	failed   chan struct{}
+	failMu   sync.Mutex
 	failErr  error
 	stopped  chan struct{} // closed when Stop begins
 	stopping atomic.Bool
@@ -66,7 +68,26 @@ type ControlPlane struct {
 	stopErr  error
 
 	restartMu sync.Mutex // StopAPIServer and StartAPIServer, one at a time
+
+	logf func(format string, args ...any)
+	// running is set once Start has returned the control plane: from then
+	// on the controller manager and scheduler are restarted when they exit
+	// (during Start, an exit fails the start with its log instead).
+	running atomic.Bool
+	// backoff spaces the restarts of one component as the kubelet's
+	// CrashLoopBackOff does.
+	backoff  *flowcontrol.Backoff
+	restarts atomic.Int64
 }
+
+// The kubelet's restart backoff for a container that keeps exiting
+// (kubernetes/kubernetes pkg/kubelet/kubelet.go: backOffPeriod and
+// MaxContainerBackOff): the first restart at once, then 10 s doubling up to
+// 5 minutes, reset once the container has run for twice the maximum.
+const (
+	restartBackoffInitial = 10 * time.Second
+	restartBackoffMax     = 300 * time.Second
+)
 
 // Component names, which are also their log file names and, for the
 // controller manager and scheduler, their leader-election Lease names.
@@ -120,6 +141,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		exited:  make(chan *process, len(Binaries)),
 		failed:  make(chan struct{}),
 		stopped: make(chan struct{}),
+		logf:    logf,
+		backoff: flowcontrol.NewBackOff(restartBackoffInitial, restartBackoffMax),
 	}
 	go cp.monitor()
 	defer func() {
@@ -174,6 +197,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		return nil, cp.explain(err)
 	}
 	logf("controlplane: %s and %s are leading; cluster ready", ControllerManager, Scheduler)
+	cp.running.Store(true)
 	return cp, nil
 }
 
@@ -233,7 +257,12 @@ func (cp *ControlPlane) start(l *layout, name string, args []string) error {
 }
 
 // monitor records the first component exit that neither Stop nor
-// StopAPIServer caused.
+// StopAPIServer caused, and that no kubelet would repair: etcd's or the API
+// server's. The controller manager and the scheduler are restarted instead,
+// as the kubelet restarts the static pods kubeadm runs them in (their
+// restartPolicy is Always): each exits by design when it cannot renew its
+// leader lease ("leaderelection lost"), which an API server outage longer
+// than the renew deadline causes on a real single-member control plane too.
 func (cp *ControlPlane) monitor() {
 	for {
 		var p *process
@@ -248,11 +277,73 @@ func (cp *ControlPlane) monitor() {
 		if p.expected.Load() {
 			continue // StopAPIServer's outage
 		}
-		cp.failErr = fmt.Errorf("controlplane: %w", p.exitError())
-		close(cp.failed)
+		if args, ok := cp.layout.restartArgs(p.name); ok && cp.running.Load() {
+			go cp.restart(p, args)
+			continue
+		}
+		cp.failOnce(fmt.Errorf("controlplane: %w", p.exitError()))
 		return
 	}
 }
+
+// restart starts the exited component p again after the kubelet's backoff.
+// A component that cannot even be started again fails the control plane.
+func (cp *ControlPlane) restart(p *process, args []string) {
+	now := time.Now()
+	var wait time.Duration
+	if cp.backoff.IsInBackOffSinceUpdate(p.name, now) {
+		wait = cp.backoff.Get(p.name)
+	}
+	cp.backoff.Next(p.name, now)
+	status := "exit status 0"
+	if p.err != nil {
+		status = p.err.Error()
+	}
+	cp.logf("controlplane: %s exited (%s); restarting it in %s as the kubelet would; last lines of %s:\n%s",
+		p.name, status, wait, p.logPath, p.tail())
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-cp.stopped:
+		return
+	}
+	// Under procsMu, so that Stop, which takes it after setting stopping,
+	// either sees the new process or this sees stopping.
+	cp.procsMu.Lock()
+	defer cp.procsMu.Unlock()
+	if cp.stopping.Load() {
+		return
+	}
+	np, err := startProcess(p.name, cp.layout.bin(p.name), args, cp.LogDir, cp.exited)
+	if err != nil {
+		cp.failOnce(fmt.Errorf("controlplane: restarting %s: %w", p.name, err))
+		return
+	}
+	for i, old := range cp.procs {
+		if old.name == p.name {
+			cp.procs[i] = np
+		}
+	}
+	cp.restarts.Add(1)
+}
+
+// failOnce records err as the control plane's failure unless one is
+// recorded already.
+func (cp *ControlPlane) failOnce(err error) {
+	cp.failMu.Lock()
+	defer cp.failMu.Unlock()
+	select {
+	case <-cp.failed:
+	default:
+		cp.failErr = err
+		close(cp.failed)
+	}
+}
+
+// Restarts counts the restarts of the controller manager and the scheduler
+// since Start.
+func (cp *ControlPlane) Restarts() int64 { return cp.restarts.Load() }
 
 func (cp *ControlPlane) proc(name string) *process {
 	cp.procsMu.Lock()

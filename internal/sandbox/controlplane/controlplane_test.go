@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/util/flowcontrol"
+
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
@@ -99,5 +101,60 @@ func TestResolveBinariesFromEnv(t *testing.T) {
 	}
 	if _, err := ResolveBinaries(t.Context(), t.Logf); err == nil || !strings.Contains(err.Error(), Scheduler) {
 		t.Fatalf("ResolveBinaries with a missing binary = %v", err)
+	}
+}
+
+// TestControllerManagerExitIsRestarted: once the control plane runs, a
+// controller manager that exits (as it does when it loses its leader lease
+// during a long API server outage) is started again, as the kubelet
+// restarts kubeadm's static pod, instead of failing the sandbox; an exit of
+// the API server still fails it, naming it.
+func TestControllerManagerExitIsRestarted(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	bin := fakeBinaries(t, map[string]string{
+		// Exits on its first run ("leaderelection lost"), runs after that.
+		ControllerManager: `echo run >> ` + runs + `; if [ "$(wc -l < ` + runs + `)" -eq 1 ]; then echo 'E1126 "leaderelection lost/stopped"' >&2; exit 1; fi; exec sleep 60`,
+		APIServer:         `exec sleep 3`,
+	})
+	opts := testOptions(t, bin)
+	l, err := prepare(opts, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &ControlPlane{
+		LogDir: filepath.Join(opts.Dir, "logs"), layout: l, logf: t.Logf,
+		exited: make(chan *process, len(Binaries)), failed: make(chan struct{}), stopped: make(chan struct{}),
+		backoff: flowcontrol.NewBackOff(restartBackoffInitial, restartBackoffMax),
+	}
+	cp.running.Store(true)
+	go cp.monitor()
+	t.Cleanup(func() { _ = cp.Stop() })
+	if err := cp.start(l, ControllerManager, l.controllerManagerArgs()); err != nil {
+		t.Fatal(err)
+	}
+	first := cp.PIDs()[ControllerManager]
+	if err := cp.start(l, APIServer, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-cp.Failed():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the API server's exit did not fail the control plane")
+	}
+	if err := cp.Err(); err == nil || !strings.Contains(err.Error(), APIServer) || strings.Contains(err.Error(), ControllerManager) {
+		t.Errorf("Err() = %v, want the API server's exit and not the controller manager's", err)
+	}
+	if got := cp.Restarts(); got != 1 {
+		t.Errorf("%d restarts, want 1 (the controller manager's)", got)
+	}
+	if now := cp.PIDs()[ControllerManager]; now == first {
+		t.Errorf("the controller manager's process is still %d, the one that exited", now)
+	}
+	data, err := os.ReadFile(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(data), "run"); n != 2 {
+		t.Errorf("the controller manager ran %d times, want 2", n)
 	}
 }
