@@ -7,7 +7,18 @@
 // terraform-registry-manifest.json, which the release uploads under that
 // name); the manifest declaring protocol 6.
 //
-// Usage: go run ./tools/releasecheck dist
+// Usage:
+//
+//	go run ./tools/releasecheck dist
+//	go run ./tools/releasecheck -host-config .goreleaser.yml DIR > DIR/goreleaser.yml
+//	go run ./tools/releasecheck -host -install CLI DIR/dist
+//
+// -host-config writes the GoReleaser config narrowed to this machine's
+// platform, its dist directory under DIR: the same archives, sums and
+// manifest from one cross-compilation instead of thirteen (what CI can
+// afford). -host then expects that one platform's zip, and -install
+// installs it from a local mirror as Terraform installs a registry
+// provider, and has the CLI start it and read its schema.
 package main
 
 import (
@@ -16,9 +27,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 )
 
@@ -31,20 +45,59 @@ var platforms = []string{
 	"linux_386", "linux_amd64", "linux_arm", "linux_arm64", "windows_386", "windows_amd64", "windows_arm64",
 }
 
+// hostPlatform is this machine's, as GoReleaser and the registry name it.
+var hostPlatform = runtime.GOOS + "_" + runtime.GOARCH
+
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: releasecheck DIST")
+	hostConfig := flag.String("host-config", "", "write this GoReleaser config, narrowed to this machine's platform with its dist under the argument, to stdout")
+	host := flag.Bool("host", false, "expect this machine's platform only")
+	install := flag.String("install", "", "a Terraform or OpenTofu CLI: install this platform's zip for it and read the provider's schema")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: releasecheck [-host [-install CLI]] DIST | releasecheck -host-config CONFIG DIR")
 		os.Exit(2)
 	}
-	msg, err := check(os.Args[1], "terraform-registry-manifest.json")
-	if err != nil {
+	if err := run(*hostConfig, *host, *install, flag.Arg(0)); err != nil {
 		fmt.Fprintln(os.Stderr, "releasecheck:", err)
 		os.Exit(1)
 	}
-	fmt.Println("releasecheck:", msg)
 }
 
-func check(dist, manifestSource string) (string, error) {
+func run(hostConfig string, host bool, install, arg string) error {
+	if hostConfig != "" {
+		out, err := narrowToHost(hostConfig, arg)
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(out)
+		return err
+	}
+	want := platforms
+	if host {
+		if !slices.Contains(platforms, hostPlatform) {
+			return fmt.Errorf("this machine's platform %s is not one the release builds", hostPlatform)
+		}
+		want = []string{hostPlatform}
+	}
+	version, err := check(arg, "terraform-registry-manifest.json", want)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("releasecheck: %d platforms, the SHA256SUMS and the manifest of %s verified\n", len(want), version)
+	if install == "" {
+		return nil
+	}
+	msg, err := installAndReadSchema(install, arg, version)
+	if err != nil {
+		return err
+	}
+	fmt.Println("releasecheck:", msg)
+	return nil
+}
+
+// check verifies dist against the platforms wanted and returns the
+// release's version.
+func check(dist, manifestSource string, platforms []string) (string, error) {
 	found, _ := filepath.Glob(filepath.Join(dist, name+"_*_SHA256SUMS"))
 	if len(found) != 1 {
 		return "", fmt.Errorf("want one %s_<version>_SHA256SUMS in %s, found %d", name, dist, len(found))
@@ -85,11 +138,7 @@ func check(dist, manifestSource string) (string, error) {
 		if _, ok := sums[file]; !ok {
 			return "", fmt.Errorf("%s is not in the sums", file)
 		}
-		bin := name + "_v" + version
-		if strings.HasPrefix(p, "windows_") {
-			bin += ".exe"
-		}
-		if err := zipHolds(filepath.Join(dist, file), bin); err != nil {
+		if err := zipHolds(filepath.Join(dist, file), binaryName(version, p)); err != nil {
 			return "", err
 		}
 	}
@@ -104,7 +153,15 @@ func check(dist, manifestSource string) (string, error) {
 	if !bytes.Contains(b, []byte(`"protocol_versions": ["6.0"]`)) {
 		return "", fmt.Errorf("%s does not declare protocol 6.0", manifestSource)
 	}
-	return fmt.Sprintf("%d platforms, the SHA256SUMS and the manifest of %s verified", len(platforms), version), nil
+	return version, nil
+}
+
+func binaryName(version, platform string) string {
+	bin := name + "_v" + version
+	if strings.HasPrefix(platform, "windows_") {
+		bin += ".exe"
+	}
+	return bin
 }
 
 // readSums reads sha256sum's format: "<hex>  <file>" per line.
