@@ -35,7 +35,7 @@ func windowsUpdatesHCL(updates ...artifacts.Update) string {
 // update (.msu, wusa, restart), reads the KBs and the cumulative update's
 // revision back, and joins a node on it whose Node reports that revision.
 func TestAccGoldenImage_updates(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.RequireSandbox(t, "the artifact server's update packages, with their stated KBs and builds")
 	image, node := acctest.Name("win-patched"), fmt.Sprintf("win-%d", acctest.Seq())
 	u := acctest.Sandbox.Artifacts.Updates
 	overrides := map[string]string{"windows_updates": windowsUpdatesHCL(u.SSU2022, u.LCU2022)}
@@ -92,7 +92,7 @@ func TestAccGoldenImage_updates(t *testing.T) {
 // naming the KB, its exit code and the CBS log; no VM is left behind. A list
 // that cannot work fails at plan.
 func TestAccGoldenImage_updateFailures(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.RequireSandbox(t, "the artifact server's update packages, corrupted and inapplicable ones among them")
 	u := acctest.Sandbox.Artifacts.Updates
 	wrongHash := u.LCU2022
 	wrongHash.SHA256 = u.LCU2022Next.SHA256
@@ -157,7 +157,7 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 // build (winversion), its kernelVersion carries the update's revision, and a
 // windows_runtime_class made from the image's windows_build selects it.
 func TestAccGoldenImage_server2025(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.RequireSandbox(t, "the artifact server's update packages, with their stated KBs and builds")
 	image, node := acctest.Name("win2025"), fmt.Sprintf("win-%d", acctest.Seq())
 	u := acctest.Sandbox.Artifacts.Updates
 	overrides := map[string]string{

@@ -81,7 +81,7 @@ func updateStepTimes(t *testing.T, kb string) map[string]time.Duration {
 // rolls onto it one member at a time, and every Node reports the new
 // revision; the old template goes once no member uses it.
 func TestAccNodePool_rollToPatchedImage(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.RequireSandbox(t, "the artifact server's update packages, and vcsim's call hook to count the roll's calls")
 	image := acctest.Name("patch")
 	prefix := fmt.Sprintf("u%d", acctest.Seq()%100000)
 	u := acctest.Sandbox.Artifacts.Updates

@@ -23,7 +23,7 @@ import (
 // again over the node's transport and waits for Ready, and the plan after it
 // is empty.
 func TestAccNode_repairStoppedKubelet(t *testing.T) {
-	acctest.PreCheck(t)
+	acctest.RequireSandbox(t, "stops the kubelet service on the simulated host by hand")
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "rp")
 	image := acctest.Name("img-rp")
