@@ -3,7 +3,10 @@ package resources_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +66,16 @@ func TestAccGoldenImage_onlineUpdates(t *testing.T) {
 						u.ServiceURL, size("KB5070010"), u.ServiceURL, size("KB5072011"))))),
 			},
 			Check: func(*terraform.State) error {
-				t.Logf("image with online updates (2 rounds, 1 restart): %s", time.Since(start).Round(time.Second))
+				t.Logf("image with online updates: %s", time.Since(start).Round(time.Second))
+				// The online step ran twice: before the LCU's restart and
+				// after it (finding nothing).
+				log, err := os.ReadFile(filepath.Join(acctest.Sandbox.Hosts.Dir, acctest.ComputerNameOf(image), "scripts.log"))
+				if err != nil {
+					return err
+				}
+				if n := strings.Count(string(log), "step: windows-update-online"); n != 2 {
+					return fmt.Errorf("the online step ran %d times, want 2 (before and after the restart)", n)
+				}
 				return nil
 			},
 		}},
