@@ -73,6 +73,9 @@ type ImageConfig struct {
 	// Updates are installed first, in order, each in a step of its own
 	// that restarts the guest when the package needs it (updates.go).
 	Updates []WindowsUpdate
+	// Online, when set, installs updates through the Windows Update Agent
+	// after the packages (online_updates.go).
+	Online *OnlineUpdates
 }
 
 var (
@@ -192,6 +195,11 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 		return nil, err
 	}
 	steps = append(steps, updates...)
+	online, err := onlineUpdateSteps(cfg.Online)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, online...)
 	if err := add("containers-feature", "containers-feature", map[string]any{"Marker": RebootMarker}, true); err != nil {
 		return nil, err
 	}

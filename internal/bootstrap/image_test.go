@@ -30,6 +30,8 @@ func testImageConfig() ImageConfig {
 			{KB: "KB5070010", URL: "http://mirror.internal/updates/windows10.0-kb5070010-x64.cab", SHA256: sum},
 			{KB: "KB5070011", URL: "http://mirror.internal/updates/windows10.0-kb5070011-x64.msu", SHA256: sum},
 		},
+		Online: &OnlineUpdates{Categories: []string{"Security Updates", "Critical Updates"}, ExcludeKBs: []string{"KB5070014"},
+			WSUSServer: "http://wsus.internal:8530"},
 	}
 }
 
@@ -46,7 +48,7 @@ func TestImageStepsGolden(t *testing.T) {
 			t.Errorf("step %s does not start with its step comment", s.Name)
 		}
 	}
-	want := "prepare windows-update-KB5070010 windows-update-KB5070011 containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
+	want := "prepare windows-update-KB5070010 windows-update-KB5070011 windows-update-wsus windows-update-online containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("steps = %s\nwant    %s", got, want)
 	}

@@ -27,6 +27,11 @@ type Step struct {
 	// connection was cut mid-reply (the guest restarted under it) is run
 	// again after reconnecting. Any other step fails there.
 	Rerunnable bool
+	// RepeatAfterReboot says the step runs again once the computer is back
+	// from the restart it asked for (RebootMarker), until it asks for none:
+	// the online update step, whose next search may find updates that only
+	// apply once the last ones are installed.
+	RepeatAfterReboot bool
 	// Secrets are the secrets the script carries, in every form it holds
 	// them (a token, and the base64 text of the file that embeds it): the
 	// runner replaces them, and their encodings, in everything that leaves

@@ -75,7 +75,8 @@ type Result struct {
 	WindowsBuildFull  string // 10.0.20348.2340
 	ContainerdVersion string
 	Manifest          string // JSON: [{name, url, sha256, path}] and the updates [{name: KB, url, sha256, kind}]
-	// InstalledUpdates are the KBs of Image.Updates, installed in this order.
+	// InstalledUpdates are the KBs of Image.Updates, then those the online
+	// updates installed, in the order they were installed.
 	InstalledUpdates []string
 	// BuildVM is the failed build VM that was kept (KeepBuildVMOnFailure).
 	BuildVM *VM
@@ -162,17 +163,36 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 	res.SSHHostKey = g.HostKey()
 
 	var build string
+	var online []bootstrap.InstalledOnline
 	for _, step := range steps {
 		progress("step "+step.Name, nil)
 		out, err := g.Run(ctx, step)
 		if err != nil {
 			return res, err
 		}
-		if guest.RebootRequested(step, out) {
+		if step.Name == bootstrap.OnlineUpdateStepName {
+			online = append(online, bootstrap.ParseOnlineUpdates(out)...)
+		}
+		// A step that repeats runs again after each restart it asks for
+		// (the online updates: each round's search finds what applies
+		// once the last round is installed), a bounded number of times.
+		for round := 1; guest.RebootRequested(step, out); round++ {
 			progress("reboot", map[string]any{"step": step.Name})
 			if err := g.Reboot(ctx, func(ctx context.Context) error { return vs.WaitForGuestRestart(ctx, vm) }); err != nil {
 				return res, err
 			}
+			if !step.RepeatAfterReboot {
+				break
+			}
+			if round >= bootstrap.OnlineUpdateRounds {
+				return res, guest.Stage(fmt.Sprintf("image step %q", step.Name),
+					fmt.Errorf("updates still ask for a restart after %d rounds", round))
+			}
+			progress("step "+step.Name, map[string]any{"round": round + 1})
+			if out, err = g.Run(ctx, step); err != nil {
+				return res, err
+			}
+			online = append(online, bootstrap.ParseOnlineUpdates(out)...)
 		}
 		if step.Name == "windows-build" {
 			if build, err = bootstrap.ParseWindowsBuild(out); err != nil {
@@ -191,8 +211,11 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 	}
 	res.WindowsBuildFull = build
 	res.ContainerdVersion = bootstrap.ContainerdVersion(req.Image.Containerd.URL)
-	res.Manifest = manifest(req.Image)
+	res.Manifest = manifest(req.Image, online)
 	for _, u := range req.Image.Updates {
+		res.InstalledUpdates = append(res.InstalledUpdates, u.KB)
+	}
+	for _, u := range online {
 		res.InstalledUpdates = append(res.InstalledUpdates, u.KB)
 	}
 	progress("mark as template", map[string]any{"vm": vm.ID})
@@ -210,15 +233,22 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 
 type manifestEntry struct {
 	Name   string `json:"name"`
-	URL    string `json:"url"`
-	SHA256 string `json:"sha256"`
+	URL    string `json:"url,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
 	Path   string `json:"path,omitempty"`
-	// Kind is "windows-update" for an update package (Name is its KB).
+	// Kind is "windows-update" for an update (Name is its KB).
 	Kind string `json:"kind,omitempty"`
+	// Source is where an online update came from: "windows-update" (the
+	// agent's default service) or the WSUS URL; Size its download size in
+	// bytes and Title its title, as the agent reported them.
+	Source string `json:"source,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+	Title  string `json:"title,omitempty"`
 }
 
-// manifest lists every installed artifact, for the resource's manifest output.
-func manifest(cfg bootstrap.ImageConfig) string {
+// manifest lists every installed artifact, for the resource's manifest
+// output: the files, then the update packages, then the online updates.
+func manifest(cfg bootstrap.ImageConfig, online []bootstrap.InstalledOnline) string {
 	var entries []manifestEntry
 	for _, a := range append([]bootstrap.Artifact{cfg.Containerd, cfg.Kubelet, cfg.KubeProxy, cfg.CNIPlugins}, cfg.Additional...) {
 		sum, _ := bootstrap.NormalizeSHA256(a.SHA256)
@@ -227,6 +257,13 @@ func manifest(cfg bootstrap.ImageConfig) string {
 	for _, u := range cfg.Updates {
 		sum, _ := bootstrap.NormalizeSHA256(u.SHA256)
 		entries = append(entries, manifestEntry{Name: u.KB, URL: u.URL, SHA256: sum, Kind: "windows-update"})
+	}
+	source := "windows-update"
+	if cfg.Online != nil && cfg.Online.WSUSServer != "" {
+		source = cfg.Online.WSUSServer
+	}
+	for _, u := range online {
+		entries = append(entries, manifestEntry{Name: u.KB, Kind: "windows-update", Source: source, Size: u.Size, Title: u.Title})
 	}
 	b, _ := json.Marshal(entries)
 	return string(b)

@@ -45,6 +45,7 @@ type goldenImageModel struct {
 	PrepullImages          types.List     `tfsdk:"prepull_images"`
 	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
 	WindowsUpdates         types.List     `tfsdk:"windows_updates"`
+	OnlineUpdates          types.Object   `tfsdk:"online_updates"`
 	InstalledUpdates       types.List     `tfsdk:"installed_updates"`
 	SSHAuthorizedKey       types.String   `tfsdk:"ssh_authorized_key"`
 	Timezone               types.String   `tfsdk:"timezone"`
@@ -85,6 +86,10 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 	if err != nil {
 		return goldenimage.Request{}, err
 	}
+	online, err := m.onlineUpdates(ctx)
+	if err != nil {
+		return goldenimage.Request{}, err
+	}
 	version, base := m.KubernetesVersion.ValueString(), m.ArtifactsBaseURL.ValueString()
 	image := bootstrap.ImageConfig{
 		KubernetesVersion: version,
@@ -104,6 +109,7 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		PrepullImages:    append([]string{networking.DefaultHostProcessImage}, prepull...),
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
 		Updates:          updates,
+		Online:           online,
 	}
 	if u := m.FlanneldURL.ValueString(); u != "" {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
@@ -229,6 +235,7 @@ func (m *goldenImageModel) nullInputs() {
 	m.PrepullImages = types.ListNull(types.StringType)
 	m.AdditionalExecutables = types.ListNull(executableObjectType)
 	m.WindowsUpdates = types.ListNull(windowsUpdateObjectType)
+	m.OnlineUpdates = types.ObjectNull(onlineUpdatesAttrTypes)
 	m.SkipChecks = types.ListNull(types.StringType)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
 	m.clearOutputs()

@@ -226,6 +226,7 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				}},
 			},
 			"windows_updates": windowsUpdatesAttribute(),
+			"online_updates":  onlineUpdatesAttribute(),
 			"ssh_authorized_key": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
@@ -270,7 +271,9 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"installed_updates": schema.ListAttribute{
 				ElementType: types.StringType, Computed: true, PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "KB ids of the `windows_updates` the build installed, in order (also in `manifest`, as entries of kind `windows-update`).",
+				MarkdownDescription: "KB ids of the `windows_updates` the build installed, in order, then those `online_updates` installed, in the order the " +
+					"Windows Update Agent installed them (also in `manifest`, as entries of kind `windows-update`; an online one with its `source`, " +
+					"`size` in bytes and `title`).",
 			},
 			"windows_version": schema.StringAttribute{
 				Computed: true, PlanModifiers: keepString,

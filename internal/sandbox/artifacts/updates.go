@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"encoding/json"
 	"strings"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/updatepkg"
@@ -32,6 +33,11 @@ var (
 	LCU2022Next = updatepkg.Package{KB: "KB5072011", Kind: updatepkg.LCU, Build: "20348", UBR: 4466, Requires: "KB5070010", Restart: true}
 	LCU2019     = updatepkg.Package{KB: "KB5070012", Kind: updatepkg.LCU, Build: "17763", UBR: 8100, Restart: true}
 	LCU2025     = updatepkg.Package{KB: "KB5070013", Kind: updatepkg.LCU, Build: "26100", UBR: 7171, Restart: true}
+	// NET2022 and Defender2022 are offered by the update service only: a
+	// .NET Framework cumulative update ("Updates") and a critical update,
+	// neither of which changes the UBR nor needs a restart.
+	NET2022      = updatepkg.Package{KB: "KB5070014", Kind: updatepkg.Other, Build: "20348"}
+	Critical2022 = updatepkg.Package{KB: "KB5070016", Kind: updatepkg.Other, Build: "20348"}
 )
 
 // Updates are the served packages.
@@ -43,6 +49,12 @@ type Updates struct {
 	LCU2019        Update // .msu, not applicable on 2022
 	LCU2025        Update // .msu
 	LCU2022Corrupt Update // .msu whose content is not what was signed
+	// ServiceURL is the update service (the site's WSUS, as a
+	// windows_golden_image's wsus_server names it): its catalog is every
+	// package above but the corrupt one, and NET2022 and Critical2022
+	// (updatepkg.CatalogPath, updatepkg.ContentPath).
+	ServiceURL string
+	Catalog    []updatepkg.CatalogEntry
 }
 
 func (s *Server) addUpdates() {
@@ -59,4 +71,22 @@ func (s *Server) addUpdates() {
 		LCU2025:        add(LCU2025, "msu", LCU2025.Encode(), ""),
 		LCU2022Corrupt: add(LCU2022, "msu", LCU2022.Corrupt(), "-corrupt"),
 	}
+	offer := func(p updatepkg.Package, title, classification string) {
+		content := updatepkg.ContentPath + "windows10.0-" + strings.ToLower(p.KB) + "-x64.cab"
+		s.add(content, p.Encode())
+		s.Updates.Catalog = append(s.Updates.Catalog, p.Entry(title, classification, content))
+	}
+	offer(SSU2022, "Servicing Stack Update for Microsoft server operating system version 21H2 for x64-based Systems ("+SSU2022.KB+")", "Security Updates")
+	offer(LCU2022, "Cumulative Update for Microsoft server operating system version 21H2 for x64-based Systems ("+LCU2022.KB+")", "Security Updates")
+	offer(LCU2022Next, "Cumulative Update for Microsoft server operating system version 21H2 for x64-based Systems ("+LCU2022Next.KB+")", "Security Updates")
+	offer(NET2022, "Cumulative Update for .NET Framework 3.5, 4.8 for Microsoft server operating system version 21H2 for x64 ("+NET2022.KB+")", "Updates")
+	offer(Critical2022, "Update for Microsoft server operating system version 21H2 for x64-based Systems ("+Critical2022.KB+")", "Critical Updates")
+	offer(LCU2019, "Cumulative Update for Windows Server 2019 for x64-based Systems ("+LCU2019.KB+")", "Security Updates")
+	offer(LCU2025, "Cumulative Update for Microsoft server operating system version 24H2 for x64-based Systems ("+LCU2025.KB+")", "Security Updates")
+	catalog, err := json.Marshal(s.Updates.Catalog)
+	if err != nil { // plain structs always encode
+		panic(err)
+	}
+	s.add(updatepkg.CatalogPath, catalog)
+	s.Updates.ServiceURL = s.root
 }

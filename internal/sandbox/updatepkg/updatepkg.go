@@ -111,3 +111,93 @@ func Parse(b []byte) (*Package, error) {
 	}
 	return u, nil
 }
+
+// Update kinds beyond the servicing stack and the cumulative update.
+const (
+	// Other is an update of a component with its own servicing (the .NET
+	// Framework's cumulative update, a definition update): it brings no UBR.
+	Other = "Other"
+)
+
+// The update classifications of Windows Update and WSUS, by name, with the
+// GUIDs Windows Update Agent reports as ICategory.CategoryID (type
+// "UpdateClassification"). Names: "Description of the standard terminology
+// that is used to describe Microsoft software updates" (KB824684,
+// https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standard-terminology-software-updates);
+// GUIDs: the classifications WSUS synchronizes (UpdateServices'
+// IUpdateClassification.Id), as Windows Update for Business lists them
+// (https://learn.microsoft.com/en-us/windows/deployment/update/waas-configure-wufb).
+var Classifications = map[string]string{
+	"Applications":       "5c9376ab-8ce6-464a-b136-22113dd69801",
+	"Connectors":         "434de588-ed14-48f5-8eed-a15e09a991f6",
+	"Critical Updates":   "e6cf1350-c01b-414d-a61f-263d14d133b4",
+	"Definition Updates": "e0789628-ce08-4437-be74-2495b842f43b",
+	"Developer Kits":     "e140075d-8433-45c3-ad87-e72345b36078",
+	"Drivers":            "ebfc1fc5-71a4-4f7b-9aca-3b9a503104a0",
+	"Feature Packs":      "b54e7d24-7add-428f-8b75-90a396fa584f",
+	"Guidance":           "9511d615-35b2-47bb-927f-f73d8e9260bb",
+	"Security Updates":   "0fa1201d-4330-4fa8-8ae9-b877473b6441",
+	"Service Packs":      "68c5b0a3-d1a6-4553-ae49-01d3a7827828",
+	"Tools":              "b4832bd8-e735-4761-8daf-37f882276dab",
+	"Update Rollups":     "28bc880e-0592-4cbf-8f95-c79b17911d5f",
+	"Updates":            "cd5ffd1e-e932-4e3a-bf74-18bf0b1bbd83",
+	"Upgrades":           "3689bdc8-b205-4af4-8d4a-a63924c5e9d5",
+}
+
+// The simulated update service (the site's WSUS, or Windows Update) serves
+// its catalog and the packages' content over HTTP. The real client-server
+// protocol (MS-WUSP, SOAP at <server>/ClientWebService/client.asmx) is not
+// modelled: the sandbox's client and service share this JSON instead. What
+// is modelled is what a script sees: the service's reachability and the
+// catalog's content. Content sits under /Content/, where WSUS serves it.
+const (
+	CatalogPath = "/ClientWebService/sandbox-catalog.json"
+	ContentPath = "/Content/"
+)
+
+// CatalogEntry is one update the service offers: its metadata (what
+// Windows Update Agent's IUpdate reports) and where its package is.
+type CatalogEntry struct {
+	UpdateID       string `json:"updateId"` // IUpdateIdentity.UpdateID, a GUID
+	Title          string `json:"title"`
+	KB             string `json:"kb"`             // KBArticleIDs holds it without "KB"
+	Classification string `json:"classification"` // a key of Classifications
+	Kind           string `json:"kind"`
+	Build          string `json:"build"`
+	UBR            int    `json:"ubr"`
+	Requires       string `json:"requires,omitempty"`
+	Restart        bool   `json:"restart"`
+	Size           int64  `json:"size"`    // MaxDownloadSize: the package file's length
+	Content        string `json:"content"` // path of the package on the service
+}
+
+// Entry is the package's catalog entry, its content served at content.
+func (u Package) Entry(title, classification, content string) CatalogEntry {
+	sum := sha256.Sum256([]byte("update " + u.KB))
+	id := hex.EncodeToString(sum[:16])
+	return CatalogEntry{
+		UpdateID: id[0:8] + "-" + id[8:12] + "-" + id[12:16] + "-" + id[16:20] + "-" + id[20:32],
+		Title:    title, KB: u.KB, Classification: classification, Kind: u.Kind, Build: u.Build,
+		UBR: u.UBR, Requires: u.Requires, Restart: u.Restart, Size: int64(len(u.Encode())), Content: content,
+	}
+}
+
+// Package is the entry's package, as its file states it.
+func (e CatalogEntry) Package() Package {
+	return Package{KB: e.KB, Kind: e.Kind, Build: e.Build, UBR: e.UBR, Requires: e.Requires, Restart: e.Restart}
+}
+
+// Superseded reports whether a later cumulative update of the same build
+// in the catalog replaces e: Windows Update offers only the newest LCU
+// (each one contains the earlier ones).
+func (e CatalogEntry) Superseded(catalog []CatalogEntry) bool {
+	if e.Kind != LCU {
+		return false
+	}
+	for _, o := range catalog {
+		if o.Kind == LCU && o.Build == e.Build && o.UBR > e.UBR {
+			return true
+		}
+	}
+	return false
+}

@@ -65,6 +65,9 @@ func (h *Host) checkPassword(user, password string) (account, bool) {
 type token struct {
 	user     string
 	elevated bool
+	// network: a network logon's (WinRM, SSH), which the Windows Update
+	// Agent refuses its downloader and installer to (wua.go).
+	network bool
 }
 
 type tokenKey struct{}
@@ -90,7 +93,7 @@ func elevated(ctx context.Context) bool {
 // FilterAdministratorToken is 1 (Admin Approval Mode for it; default 0).
 // Sources in doc.go ("UAC remote restrictions").
 func (h *Host) networkToken(a account) token {
-	t := token{user: a.name}
+	t := token{user: a.name, network: true}
 	switch {
 	case !a.admin:
 	case h.policy("LocalAccountTokenFilterPolicy") == 1:
@@ -118,7 +121,7 @@ func (h *Host) logonContext(ctx context.Context, req execRequest) context.Contex
 	case "winrm-http", "winrm-https", "ssh":
 		a, ok := h.account(req.User)
 		if !ok {
-			return withToken(ctx, token{user: req.User})
+			return withToken(ctx, token{user: req.User, network: true})
 		}
 		return withToken(ctx, h.networkToken(a))
 	}

@@ -27,10 +27,12 @@ type Host struct {
 	// servicing is the CBS store of the updates DISM and wusa installed (servicing.go).
 	servicing *servicingStore
 	images    *imageStore
-	fwMu      sync.Mutex // firewall.json
-	log       *scriptLog
-	wsman     *wsmanServer
-	gprocs    guestProcesses // started by guest operations (guestops.go)
+	// tasks are the Task Scheduler's registered tasks (tasks.go).
+	tasks  taskTable
+	fwMu   sync.Mutex // firewall.json
+	log    *scriptLog
+	wsman  *wsmanServer
+	gprocs guestProcesses // started by guest operations (guestops.go)
 
 	tlsConfig *tls.Config
 	// certMu guards httpsCert, the certificate the HTTPS listener serves

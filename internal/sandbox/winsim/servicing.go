@@ -203,7 +203,7 @@ func (h *Host) addPackage(file, via string) (servicingOutcome, *updatepkg.Packag
 			s.state.PendingUBR = u.UBR
 		}
 		_ = h.reg.set(CBSRebootPendingKey, ident, RegValue{Type: RegDWord, DWord: 1})
-		if via == "wusa" {
+		if via == "wusa" || via == "wua" {
 			_ = h.reg.createKey(WURebootRequiredKey)
 		}
 		h.cbsLog("Info", "CBS", fmt.Sprintf("Package %s staged: a restart is required to complete the install", ident))

@@ -101,7 +101,7 @@ func TestServicing(t *testing.T) {
 		{"offline-not-modelled", "dism.exe /image:C:\\mount /add-package '/packagepath:C:\\u\\ssu.cab'\n$LASTEXITCODE", "1", "does not model the DISM argument /image:C:\\mount", dismDoc + " (/Image is real; not modelled)", nil},
 		{"dism-restart-not-modelled", "dism.exe /online /add-package '/packagepath:C:\\u\\ssu.cab' /quiet\n$LASTEXITCODE", "1", "does not model DISM without /NoRestart", dismDoc, nil},
 		{"wusa-interactive-not-modelled", "wusa.exe 'C:\\u\\lcu.msu'\n$LASTEXITCODE", "1", "does not model wusa without /quiet", wusaDoc, nil},
-		{"wua-com-not-modelled", "$s = New-Object -ComObject 'Microsoft.Update.Session'\n'not reached'", "", "does not model the parameter -ComObject of New-Object", "https://learn.microsoft.com/en-us/windows/win32/wua_sdk/searching--downloading--and-installing-updates (real; not modelled: the script stops)", nil},
+		{"wua-other-progid-not-modelled", "$s = New-Object -ComObject 'WScript.Shell'\n'not reached'", "", "does not model the COM class WScript.Shell", "real ProgID; not modelled: the script stops", nil},
 		{"wusa-uninstall-not-modelled", "wusa.exe /uninstall /kb:5070011 /quiet\n$LASTEXITCODE", "1", "does not model the wusa argument /uninstall", wusaDoc, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -196,6 +196,9 @@ func (h *Host) guardProgram(ctx context.Context, identity string, args []string,
 		}
 		fmt.Fprintf(stderr, "[SC] %s FAILED 5:\r\n\r\nAccess is denied.\r\n\r\n", call)
 		return 5, false
+	case "reg.exe":
+		_, _ = io.WriteString(stderr, "ERROR: Access is denied.\r\n")
+		return 1, false
 	}
 	_, _ = io.WriteString(stderr, "Access is denied.\r\n")
 	return 5, false

@@ -37,6 +37,7 @@ func TestEngine(t *testing.T) {
 		{"contains", `@('a','b') -contains 'B'; @('a') -notcontains 'a'`, "True\r\nFalse", "", 0, docAbout + "about_comparison_operators"},
 		{"format-hex-negative", `'{0:X8}' -f -2145124329; '{0:x}' -f 3010`, "80240017\r\nbc2", "", 0, "https://learn.microsoft.com/en-us/dotnet/standard/base-types/standard-numeric-format-strings#hexadecimal-format-specifier-x (two's complement of a negative Int32)"},
 		{"join-split-format-replace", `(@('a','b') -join ','); ('a,b' -split ',').Count; '{0}-{1}' -f 'x', 7; 'aXbX' -replace 'x', '_'`, "a,b\r\n2\r\nx-7\r\na_b_", "", 0, docAbout + "about_join"},
+		{"while-break", "$i = 0\nwhile ($true) { $i++; if ($i -ge 3) { break } }\nwhile ($i -lt 5) { $i++ }\n$i", "5", "", 0, docAbout + "about_while"},
 		{"hashtable", `$h = @{ Name = 'k'; Port = 10250 }; $h.Name; $h['Port']; $h.Count; $h.Missing -eq $null`, "k\r\n10250\r\n2\r\nTrue", "", 0, docAbout + "about_hash_tables"},
 		{"ordered-hashtable", `$h = [ordered]@{ b = 1; a = 2 }; $h.Keys -join ','`, "b,a", "", 0, docAbout + "about_hash_tables"},
 		{"pscustomobject", `$o = [pscustomobject]@{ Hash = 'AB' }; $o.Hash`, "AB", "", 0, docAbout + "about_pscustomobject"},

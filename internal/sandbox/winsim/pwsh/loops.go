@@ -9,7 +9,15 @@ func (r *Runtime) whileStmt(n *Node) ([]any, error) {
 		if r.ctx.Err() != nil {
 			return out, &exitSignal{code: 1}
 		}
-		ok, err := r.condition(n.field("condition"))
+		// The grammar wraps the condition's pipeline in a while_condition.
+		cond := n.field("condition")
+		if cond != nil && cond.Kind == "while_condition" {
+			cond = cond.child("pipeline")
+		}
+		if cond == nil {
+			return out, r.terminate(n, errUnsupported("this form of while"), true)
+		}
+		ok, err := r.condition(cond)
 		if err != nil || !ok {
 			return out, err
 		}
