@@ -88,8 +88,11 @@ func TestAccGoldenImage_updates(t *testing.T) {
 	})
 }
 
-// TestAccGoldenImage_updateFailures: an update that fails fails the build,
-// naming the KB, its exit code and the CBS log; no VM is left behind. A list
+// TestAccGoldenImage_updateFailures: an update that fails (a wrong hash,
+// not applicable, corrupt, or a cumulative update before its servicing
+// stack) fails the build, naming the KB, its exit code and the CBS log; the
+// build VM is destroyed, or, with keep_build_vm_on_failure, kept in the state
+// (tainted: the next plan replaces it) until the destroy removes it. A list
 // that cannot work fails at plan.
 func TestAccGoldenImage_updateFailures(t *testing.T) {
 	acctest.PreCheck(t)
@@ -99,15 +102,16 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 	cases := map[string]struct {
 		updates string
 		want    string
+		keep    bool // also run with keep_build_vm_on_failure
 	}{
 		"wrong hash": {windowsUpdatesHCL(u.SSU2022, wrongHash),
-			`(?s)image step "windows-update-KB5070011".*checksum mismatch for KB5070011`},
+			`(?s)image step "windows-update-KB5070011".*checksum mismatch for KB5070011`, true},
 		"not applicable": {windowsUpdatesHCL(u.LCU2019),
-			`(?s)image step "windows-update-KB5070012".*update KB5070012 failed: exit code -2145124329 \(0x80240017\).*CBS_E_NOT_APPLICABLE`},
+			`(?s)image step "windows-update-KB5070012".*update KB5070012 failed: exit code -2145124329 \(0x80240017\).*CBS_E_NOT_APPLICABLE`, true},
 		"corrupt": {windowsUpdatesHCL(u.SSU2022, u.LCU2022Corrupt),
-			`(?s)image step "windows-update-KB5070011".*update KB5070011 failed: exit code -2146869232 \(0x80096010\).*TRUST_E_BAD_DIGEST`},
+			`(?s)image step "windows-update-KB5070011".*update KB5070011 failed: exit code -2146869232 \(0x80096010\).*TRUST_E_BAD_DIGEST`, true},
 		"cumulative before its servicing stack": {windowsUpdatesHCL(u.LCU2022Cab),
-			`(?s)image step "windows-update-KB5070011".*exit code -2146498525 \(0x800F0823\).*Error: 0x800f0823.*CBS_E_NEW_SERVICING_STACK_REQUIRED`},
+			`(?s)image step "windows-update-KB5070011".*exit code -2146498525 \(0x800F0823\).*Error: 0x800f0823.*CBS_E_NEW_SERVICING_STACK_REQUIRED`, false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,6 +126,35 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 				CheckDestroy: func(*terraform.State) error {
 					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
 						return fmt.Errorf("the build VM %s was left behind (err %v)", vmName, err)
+					}
+					return nil
+				},
+			})
+		})
+		if !tc.keep {
+			continue
+		}
+		t.Run(name+", build VM kept", func(t *testing.T) {
+			vmName := acctest.Name("win-updk")
+			config := acctest.GoldenImageConfig(vmName, map[string]string{"windows_updates": tc.updates, "keep_build_vm_on_failure": "true"})
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: config, ExpectError: regexp.MustCompile(tc.want + `.*was kept for debugging`)},
+					{
+						// Kept, and in the state (tainted): the plan replaces it.
+						PreConfig: func() {
+							if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); err != nil {
+								t.Errorf("the failed build VM %s was not kept: %v", vmName, err)
+							}
+						},
+						Config: config, PlanOnly: true, ExpectNonEmptyPlan: true,
+					},
+				},
+				CheckDestroy: func(*terraform.State) error {
+					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+						return fmt.Errorf("destroy left the kept build VM %s (err %v)", vmName, err)
 					}
 					return nil
 				},
@@ -247,7 +280,7 @@ func TestAccGoldenImage_server2022And2025(t *testing.T) {
 				for _, kb := range []string{u.SSU2022.KB, u.LCU2022.KB, u.Checkpoint2025.KB, u.LCU2025.KB} {
 					for step, d := range updateStepTimes(t, kb) {
 						if step == "windows-update-"+kb {
-							t.Logf("build time of %s: %s (its restart included)", step, d.Round(time.Millisecond))
+							t.Logf("build time of %s: %s (until the next step: the restart included where the package asks for one)", step, d.Round(time.Millisecond))
 						}
 					}
 				}
