@@ -221,7 +221,7 @@ func TestAccGoldenImage_server2022And2025(t *testing.T) {
 		node, class, build, full string
 		kbs                      []string
 	}{
-		acctest.GoldenImageAddress: {node22, rc22, "10.0.20348", fmt.Sprintf("%s.%d", u.LCU2022.Build, u.LCU2022.UBR), []string{u.SSU2022.KB, u.LCU2022.KB}},
+		acctest.GoldenImageAddress:   {node22, rc22, "10.0.20348", fmt.Sprintf("%s.%d", u.LCU2022.Build, u.LCU2022.UBR), []string{u.SSU2022.KB, u.LCU2022.KB}},
 		"windows_golden_image.w2025": {node25, rc25, "10.0.26100", fmt.Sprintf("%s.%d", u.LCU2025.Build, u.LCU2025.UBR), []string{u.Checkpoint2025.KB, u.LCU2025.KB}},
 	}
 	var checks []statecheck.StateCheck

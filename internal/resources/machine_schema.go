@@ -116,7 +116,7 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`. " +
 				"`\"windows-support\"` acknowledges the plan's warning that the Windows Server release is outside the releases Kubernetes supports for " +
 				"the cluster's version (the API server's, read by discovery) or past Microsoft's extended support: a warning, never an error, silenced by listing it.",
-			Validators:          []validator.List{listvalidator.ValueStringsAre(checkID())},
+			Validators: []validator.List{listvalidator.ValueStringsAre(checkID())},
 		},
 		"drain": schema.SingleNestedAttribute{
 			Optional: true, Computed: true,
