@@ -38,6 +38,7 @@ type Clients struct {
 	network     *kube.ClusterNetwork
 	cluster     *kube.Cluster
 	dnsReady    *int
+	server      string
 	agents      map[string]map[string][]kube.AgentStatus // by networking namespace, then node
 
 	// Planned carries plan-time facts between resources (planned.go).
@@ -83,6 +84,27 @@ func (c *Clients) Cluster(ctx context.Context) (*kube.Cluster, error) {
 		return nil, err
 	}
 	return c.cluster, nil
+}
+
+// ServerVersion reads the API server's version (discovery, /version) once
+// per provider process: every node's and pool's plan judges its Windows
+// release against it (windows_node's support warning), one request answers.
+func (c *Clients) ServerVersion(ctx context.Context) (string, error) {
+	c.discoveryMu.Lock()
+	defer c.discoveryMu.Unlock()
+	if c.server != "" {
+		return c.server, nil
+	}
+	k, err := c.Kubernetes(ctx)
+	if err != nil {
+		return "", err
+	}
+	v, err := k.ServerVersion(ctx)
+	if err != nil {
+		return "", err
+	}
+	c.server = v
+	return v, nil
 }
 
 // ClusterDNSReadyEndpoints counts kube-dns's ready endpoints once per

@@ -25,12 +25,17 @@ const (
 	CheckLinuxHeadroom      = "linux-headroom"
 	CheckVersionSkew        = "version-skew"
 	CheckWindowsBuild       = "windows-build"
+	// CheckWindowsSupport is no readiness check of the cluster: listing it
+	// acknowledges the plan's warning that a node's Windows Server release
+	// is outside Kubernetes' supported releases for the cluster's version or
+	// past Microsoft's support (winversion.SupportWarnings), and silences it.
+	CheckWindowsSupport = "windows-support"
 )
 
 // CheckFamilies lists every check family ID, for validating skip lists.
 var CheckFamilies = []string{
 	CheckNodeCIDRAllocation, CheckCNI, CheckLinuxDaemonSet, CheckLinuxHeadroom, CheckVersionSkew, CheckWindowsBuild,
-	CheckNetworkProbe,
+	CheckNetworkProbe, CheckWindowsSupport,
 }
 
 // Check is the outcome of one readiness check. Message says what was found;

@@ -88,8 +88,11 @@ func TestAccGoldenImage_updates(t *testing.T) {
 	})
 }
 
-// TestAccGoldenImage_updateFailures: an update that fails fails the build,
-// naming the KB, its exit code and the CBS log; no VM is left behind. A list
+// TestAccGoldenImage_updateFailures: an update that fails (a wrong hash,
+// not applicable, corrupt, or a cumulative update before its servicing
+// stack) fails the build, naming the KB, its exit code and the CBS log; the
+// build VM is destroyed, or, with keep_build_vm_on_failure, kept in the state
+// (tainted: the next plan replaces it) until the destroy removes it. A list
 // that cannot work fails at plan.
 func TestAccGoldenImage_updateFailures(t *testing.T) {
 	acctest.RequireSandbox(t, "the artifact server's update packages, corrupted and inapplicable ones among them")
@@ -99,15 +102,16 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 	cases := map[string]struct {
 		updates string
 		want    string
+		keep    bool // also run with keep_build_vm_on_failure
 	}{
 		"wrong hash": {windowsUpdatesHCL(u.SSU2022, wrongHash),
-			`(?s)image step "windows-update-KB5070011".*checksum mismatch for KB5070011`},
+			`(?s)image step "windows-update-KB5070011".*checksum mismatch for KB5070011`, true},
 		"not applicable": {windowsUpdatesHCL(u.LCU2019),
-			`(?s)image step "windows-update-KB5070012".*update KB5070012 failed: exit code -2145124329 \(0x80240017\).*CBS_E_NOT_APPLICABLE`},
+			`(?s)image step "windows-update-KB5070012".*update KB5070012 failed: exit code -2145124329 \(0x80240017\).*CBS_E_NOT_APPLICABLE`, true},
 		"corrupt": {windowsUpdatesHCL(u.SSU2022, u.LCU2022Corrupt),
-			`(?s)image step "windows-update-KB5070011".*update KB5070011 failed: exit code -2146869232 \(0x80096010\).*TRUST_E_BAD_DIGEST`},
+			`(?s)image step "windows-update-KB5070011".*update KB5070011 failed: exit code -2146869232 \(0x80096010\).*TRUST_E_BAD_DIGEST`, true},
 		"cumulative before its servicing stack": {windowsUpdatesHCL(u.LCU2022Cab),
-			`(?s)image step "windows-update-KB5070011".*exit code -2146498525 \(0x800F0823\).*Error: 0x800f0823.*CBS_E_NEW_SERVICING_STACK_REQUIRED`},
+			`(?s)image step "windows-update-KB5070011".*exit code -2146498525 \(0x800F0823\).*Error: 0x800f0823.*CBS_E_NEW_SERVICING_STACK_REQUIRED`, false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -122,6 +126,35 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 				CheckDestroy: func(*terraform.State) error {
 					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
 						return fmt.Errorf("the build VM %s was left behind (err %v)", vmName, err)
+					}
+					return nil
+				},
+			})
+		})
+		if !tc.keep {
+			continue
+		}
+		t.Run(name+", build VM kept", func(t *testing.T) {
+			vmName := acctest.Name("win-updk")
+			config := acctest.GoldenImageConfig(vmName, map[string]string{"windows_updates": tc.updates, "keep_build_vm_on_failure": "true"})
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				Steps: []resource.TestStep{
+					{Config: config, ExpectError: regexp.MustCompile(tc.want + `.*was kept for debugging`)},
+					{
+						// Kept, and in the state (tainted): the plan replaces it.
+						PreConfig: func() {
+							if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); err != nil {
+								t.Errorf("the failed build VM %s was not kept: %v", vmName, err)
+							}
+						},
+						Config: config, PlanOnly: true, ExpectNonEmptyPlan: true,
+					},
+				},
+				CheckDestroy: func(*terraform.State) error {
+					if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+						return fmt.Errorf("destroy left the kept build VM %s (err %v)", vmName, err)
 					}
 					return nil
 				},
@@ -151,57 +184,104 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 	}
 }
 
-// TestAccGoldenImage_server2025 builds an image from the Windows Server 2025
-// base template (build 10.0.26100) with its cumulative update and joins a
-// node on it: the node's build label and the image's release come from the
-// build (winversion), its kernelVersion carries the update's revision, and a
-// windows_runtime_class made from the image's windows_build selects it.
-func TestAccGoldenImage_server2025(t *testing.T) {
+// TestAccGoldenImage_server2022And2025 builds, in one apply, a Windows
+// Server 2022 image with its month's servicing stack update (.cab, DISM, no
+// restart) and cumulative update (.msu, wusa, restart), and a Windows Server
+// 2025 image (build 10.0.26100) with its checkpoint cumulative update and the
+// month's cumulative update (both .msu, both restarting); it reads each
+// image's KBs and the higher revision back, and joins a node on each: the
+// node's build label and the image's release come from the build
+// (winversion), its kernelVersion carries the update's revision, and a
+// windows_runtime_class made from each image's windows_build selects its
+// node and not the other.
+func TestAccGoldenImage_server2022And2025(t *testing.T) {
 	acctest.RequireSandbox(t, "the artifact server's update packages, with their stated KBs and builds")
-	image, node := acctest.Name("win2025"), fmt.Sprintf("win-%d", acctest.Seq())
+	image22, image25 := acctest.Name("win2022"), acctest.Name("win2025")
+	node22, node25 := fmt.Sprintf("win-%d", acctest.Seq()), fmt.Sprintf("win-%d", acctest.Seq())
+	rc22, rc25 := acctest.Name("win-2022"), acctest.Name("win-2025")
 	u := acctest.Sandbox.Artifacts.Updates
-	overrides := map[string]string{
+	// The 2022 image and its node, as NodeConfig writes them.
+	config := strings.Replace(acctest.NodeConfig(image22, []string{node22}, ""), acctest.GoldenImageConfig(image22, nil),
+		acctest.GoldenImageConfig(image22, map[string]string{"windows_updates": windowsUpdatesHCL(u.SSU2022, u.LCU2022)}), 1)
+	// The 2025 image and its node beside them, renamed.
+	img25 := acctest.GoldenImageConfig(image25, map[string]string{
 		"source_template": fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2025")),
-		"windows_updates": windowsUpdatesHCL(u.LCU2025),
+		"windows_updates": windowsUpdatesHCL(u.Checkpoint2025, u.LCU2025),
+	})
+	n25 := strings.Replace(acctest.NodeConfigWithout(image25, []string{node25}, "  networking_id = windows_node_networking.test.id\n"),
+		acctest.GoldenImageConfig(image25, nil), "", 1)
+	img25 = strings.Replace(img25, "variable \"admin_password\" {\n  type      = string\n  sensitive = true\n}\n\n", "", 1) // declared once
+	config += strings.Replace(img25, `resource "windows_golden_image" "test"`, `resource "windows_golden_image" "w2025"`, 1) +
+		strings.ReplaceAll(strings.Replace(n25, `resource "windows_node" "n0"`, `resource "windows_node" "n2025"`, 1),
+			"windows_golden_image.test.", "windows_golden_image.w2025.")
+	for name, image := range map[string]string{rc22: "test", rc25: "w2025"} {
+		config += fmt.Sprintf("\nresource \"windows_runtime_class\" %q {\n  name          = %q\n  windows_build = windows_golden_image.%s.windows_build\n}\n", name, name, image)
 	}
-	rc := acctest.Name("win-2025")
-	config := strings.Replace(acctest.NodeConfig(image, []string{node}, ""), acctest.GoldenImageConfig(image, nil), acctest.GoldenImageConfig(image, overrides), 1) +
-		fmt.Sprintf("\nresource \"windows_runtime_class\" \"test\" {\n  name          = %q\n  windows_build = windows_golden_image.test.windows_build\n}\n", rc)
-	wantFull := fmt.Sprintf("%s.%d", u.LCU2025.Build, u.LCU2025.UBR)
+	want := map[string]struct {
+		node, class, build, full string
+		kbs                      []string
+	}{
+		acctest.GoldenImageAddress:   {node22, rc22, "10.0.20348", fmt.Sprintf("%s.%d", u.LCU2022.Build, u.LCU2022.UBR), []string{u.SSU2022.KB, u.LCU2022.KB}},
+		"windows_golden_image.w2025": {node25, rc25, "10.0.26100", fmt.Sprintf("%s.%d", u.LCU2025.Build, u.LCU2025.UBR), []string{u.Checkpoint2025.KB, u.LCU2025.KB}},
+	}
+	var checks []statecheck.StateCheck
+	for addr, w := range want {
+		checks = append(checks,
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("installed_updates"),
+				knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact(w.kbs[0]), knownvalue.StringExact(w.kbs[1])})),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("windows_build"), knownvalue.StringExact(w.build)),
+			statecheck.ExpectKnownValue(addr, tfjsonpath.New("windows_build_full"), knownvalue.StringExact(w.full)))
+	}
+	checks = append(checks,
+		statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2022")),
+		statecheck.ExpectKnownValue("windows_golden_image.w2025", tfjsonpath.New("windows_version"), knownvalue.StringExact("2025")),
+		statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("windows_build_full"), knownvalue.StringExact(want[acctest.GoldenImageAddress].full)),
+		statecheck.ExpectKnownValue("windows_node.n2025", tfjsonpath.New("windows_build_full"), knownvalue.StringExact(want["windows_golden_image.w2025"].full)))
+	var start time.Time
 	resource.Test(t, resource.TestCase{
-		PreCheck:                 func() { acctest.PreCheck(t) },
+		PreCheck:                 func() { acctest.PreCheck(t); start = time.Now() },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{{
-			Config: config,
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_version"), knownvalue.StringExact("2025")),
-				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.26100")),
-				statecheck.ExpectKnownValue(acctest.GoldenImageAddress, tfjsonpath.New("windows_build_full"), knownvalue.StringExact(wantFull)),
-				statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("windows_build"), knownvalue.StringExact("10.0.26100")),
-			},
-			Check: resource.ComposeTestCheckFunc(acctest.CheckNodesReady(t, node), func(*terraform.State) error {
-				n, err := acctest.Kube(t).FindNode(context.Background(), node)
-				if err != nil {
-					return err
+			Config:            config,
+			ConfigStateChecks: checks,
+			Check: resource.ComposeTestCheckFunc(acctest.CheckNodesReady(t, node22, node25), func(*terraform.State) error {
+				t.Logf("a 2022 and a 2025 image with 2 updates each and a node on each, in one apply: %s", time.Since(start).Round(time.Second))
+				for _, w := range want {
+					n, err := acctest.Kube(t).FindNode(context.Background(), w.node)
+					if err != nil {
+						return err
+					}
+					if got := n.Labels["node.kubernetes.io/windows-build"]; got != w.build {
+						return fmt.Errorf("Node %s windows-build label %q, want %s", w.node, got, w.build)
+					}
+					if got := n.Status.NodeInfo.KernelVersion; got != w.full {
+						return fmt.Errorf("Node %s kernelVersion %q, want %s", w.node, got, w.full)
+					}
+					// Each RuntimeClass made from an image's build selects
+					// its node, and not the other.
+					for _, other := range want {
+						class, err := acctest.Kube(t).FindRuntimeClass(context.Background(), other.class)
+						if err != nil {
+							return err
+						}
+						if class.Scheduling == nil {
+							return fmt.Errorf("RuntimeClass %s has no scheduling", other.class)
+						}
+						selects := true
+						for k, v := range class.Scheduling.NodeSelector {
+							selects = selects && n.Labels[k] == v
+						}
+						if selects != (other.class == w.class) {
+							return fmt.Errorf("RuntimeClass %s (%v) selects Node %s: %v, want %v", other.class, class.Scheduling.NodeSelector, w.node, selects, other.class == w.class)
+						}
+					}
 				}
-				if got := n.Labels["node.kubernetes.io/windows-build"]; got != "10.0.26100" {
-					return fmt.Errorf("windows-build label %q, want 10.0.26100", got)
-				}
-				if got := n.Status.NodeInfo.KernelVersion; got != wantFull {
-					return fmt.Errorf("kernelVersion %q, want %s", got, wantFull)
-				}
-				// The RuntimeClass made from the image's build selects the node.
-				class, err := acctest.Kube(t).FindRuntimeClass(context.Background(), rc)
-				if err != nil {
-					return err
-				}
-				if class.Scheduling == nil || class.Scheduling.NodeSelector["node.kubernetes.io/windows-build"] != "10.0.26100" {
-					return fmt.Errorf("RuntimeClass %s scheduling %+v, want node.kubernetes.io/windows-build=10.0.26100", rc, class.Scheduling)
-				}
-				for k, v := range class.Scheduling.NodeSelector {
-					if n.Labels[k] != v {
-						return fmt.Errorf("RuntimeClass %s selects %s=%s, which node %s does not have (%q)", rc, k, v, node, n.Labels[k])
+				for _, kb := range []string{u.SSU2022.KB, u.LCU2022.KB, u.Checkpoint2025.KB, u.LCU2025.KB} {
+					for step, d := range updateStepTimes(t, kb) {
+						if step == "windows-update-"+kb {
+							t.Logf("build time of %s: %s (until the next step: the restart included where the package asks for one)", step, d.Round(time.Millisecond))
+						}
 					}
 				}
 				return nil

@@ -113,8 +113,10 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 		"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
 		"skip_checks": schema.ListAttribute{
 			ElementType: types.StringType, Optional: true,
-			MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`.",
-			Validators:          []validator.List{listvalidator.ValueStringsAre(checkID())},
+			MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`. " +
+				"`\"windows-support\"` acknowledges the plan's warning that the Windows Server release is outside the releases Kubernetes supports for " +
+				"the cluster's version (the API server's, read by discovery) or past Microsoft's extended support: a warning, never an error, silenced by listing it.",
+			Validators: []validator.List{listvalidator.ValueStringsAre(checkID())},
 		},
 		"drain": schema.SingleNestedAttribute{
 			Optional: true, Computed: true,

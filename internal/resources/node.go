@@ -131,6 +131,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		}
 		r.planDisruption(ctx, req, resp)
 		r.planHealth(ctx, state, resp)
+		warnWindowsSupport(ctx, r.clients, "Windows node "+state.Name.ValueString(), []string{state.WindowsBuild.ValueString()}, plan.SkipChecks, &resp.Diagnostics)
 		return
 	}
 	r.planChecks(ctx, plan, resp)

@@ -60,6 +60,7 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 			switch {
 			case err == nil:
 				opts.KubernetesVersion, opts.WindowsBuild = tmpl.KubernetesVersion, tmpl.WindowsBuild()
+				warnWindowsSupport(ctx, r.clients, "Windows node "+plan.Name.ValueString(), []string{tmpl.WindowsBuild()}, plan.SkipChecks, &resp.Diagnostics)
 			case vsphere.IsNotFound(err):
 				resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
 					fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))

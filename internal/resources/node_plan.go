@@ -37,9 +37,19 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 	}
 	name := state.Name.ValueString()
 	if replaced := replacePaths(ctx, req); len(replaced) > 0 {
+		// The update revision (build.UBR) it has, as the Node reported it,
+		// and the one the new node will have, as its template records it
+		// (updateRevisions: a warning, as for a pool's members).
+		revs := updateRevisions{Has: map[string]string{name: state.WindowsBuildFull.ValueString()}}
+		if slices.ContainsFunc(replaced, func(p path.Path) bool { return p.Equal(path.Root("template")) }) {
+			revs.Will = templateBuildFull(ctx, r.clients, plan.Template)
+		} else {
+			revs.Will = revs.has(name)
+		}
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will be replaced: the old node is drained and destroyed", name),
 			fmt.Sprintf("Changing %s replaces the node: Terraform destroys the old node and creates a new one (the new one first with "+
-				"lifecycle { create_before_destroy = true }). %s", pathList(replaced), destroyDescription(state)))
+				"lifecycle { create_before_destroy = true }). Update revision (build.UBR): %s -> %s. %s",
+				pathList(replaced), revs.has(name), revs.will(), destroyDescription(state)))
 		return
 	}
 

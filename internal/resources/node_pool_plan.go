@@ -60,14 +60,15 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	prefix := state.NamePrefix.ValueString()
+	members := state.members(ctx, &resp.Diagnostics)
+	warnWindowsSupport(ctx, r.clients, "Windows node pool "+prefix, memberBuilds(members), plan.SkipChecks, &resp.Diagnostics)
 	if !known {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node pool %s may roll its members", prefix),
 			"What the members are made of ("+strings.Join(unknownInputs(plan), ", ")+") is known only after apply: if it changed, "+
-				"every member is replaced, as the roll settings allow.")
+				"every member is replaced, as the roll settings allow."+revisionsNow(members))
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
-	members := state.members(ctx, &resp.Diagnostics)
 	if imported(ctx, req.Private) {
 		members = winpool.Adopt(members, rev)
 	}
@@ -80,7 +81,11 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	if !rollout.Empty() {
-		summary, detail := describeRollout(pool, rollout, changedInputs(state, plan), plan.drainOptions(ctx, &resp.Diagnostics))
+		revs := updateRevisions{Has: map[string]string{}, Will: r.templateBuildFull(ctx, plan.Template)}
+		for _, m := range members {
+			revs.Has[m.Name] = m.WindowsBuildFull
+		}
+		summary, detail := describeRollout(pool, rollout, changedInputs(state, plan), revs, plan.drainOptions(ctx, &resp.Diagnostics))
 		resp.Diagnostics.AddWarning(summary, detail)
 	}
 }
@@ -96,7 +101,7 @@ func (m *nodePoolModel) policy() winpool.Policy {
 }
 
 // describeRollout is the plan's warning of a rollout.
-func describeRollout(p winpool.Pool, r winpool.Rollout, changed []string, drain kube.DrainOptions) (string, string) {
+func describeRollout(p winpool.Pool, r winpool.Rollout, changed []string, revs updateRevisions, drain kube.DrainOptions) (string, string) {
 	var parts []string
 	if n := len(r.Replace); n > 0 {
 		parts = append(parts, fmt.Sprintf("replaces %d", n))
@@ -116,19 +121,19 @@ func describeRollout(p winpool.Pool, r winpool.Rollout, changed []string, drain 
 		return c.Reason
 	}
 	if len(r.Replace) > 0 {
-		b.WriteString("Replaced, in this order:\n")
+		b.WriteString("Replaced, in this order (with the update revision, build.UBR, each has and its successor will have):\n")
 		for i, c := range r.Replace {
-			fmt.Fprintf(&b, "  %d. %s (%s)\n", i+1, c.Member, why(c))
+			fmt.Fprintf(&b, "  %d. %s (%s): %s -> %s\n", i+1, c.Member, why(c), revs.has(c.Member), revs.will())
 		}
 	}
 	if len(r.Remove) > 0 {
 		b.WriteString("Removed, in this order:\n")
 		for i, c := range r.Remove {
-			fmt.Fprintf(&b, "  %d. %s (%s)\n", i+1, c.Member, why(c))
+			fmt.Fprintf(&b, "  %d. %s (%s): %s\n", i+1, c.Member, why(c), revs.has(c.Member))
 		}
 	}
 	if r.Create > 0 {
-		fmt.Fprintf(&b, "Created: %d new member(s), up to %d at a time.\n", r.Create, p.MaxParallel)
+		fmt.Fprintf(&b, "Created: %d new member(s), up to %d at a time, at update revision %s.\n", r.Create, p.MaxParallel, revs.will())
 	}
 	if len(r.Replace) > 0 || len(r.Remove) > 0 {
 		fmt.Fprintf(&b, "\nWith max_surge = %d and max_unavailable = %d, the pool has at most %d members and at least %d Ready ones "+
@@ -180,4 +185,63 @@ func revisionAttributes(a, b nodePoolModel) []revisionAttribute {
 		{"service_cidr", a.ServiceCIDR, b.ServiceCIDR}, {"cluster_cidr", a.ClusterCIDR, b.ClusterCIDR},
 		{"failure_domains", a.FailureDomains, b.FailureDomains},
 	}
+}
+
+// memberBuilds are the members' builds, as their Nodes reported them.
+func memberBuilds(members []winpool.Member) []string {
+	out := make([]string, 0, len(members))
+	for _, m := range members {
+		out = append(out, m.WindowsBuildFull)
+	}
+	return out
+}
+
+// updateRevisions are the Windows builds with their update revision
+// (build.UBR) the plan names per member: the one each member has, as its
+// Node reported it at the refresh, and the one a new member will have, as
+// the template's golden image recorded it ("" when the template is known
+// only after apply, or was not read). A warning rather than a per-member
+// attribute: a roll replaces members by new ones whose names are known only
+// after apply, so Terraform would render the whole members list as "(known
+// after apply)"; the warning prints under the plan, member by member, and
+// again when the apply plans the same change.
+type updateRevisions struct {
+	Has  map[string]string
+	Will string
+}
+
+func (u updateRevisions) has(member string) string {
+	if b := u.Has[member]; b != "" {
+		return b
+	}
+	return "(not reported)"
+}
+
+func (u updateRevisions) will() string {
+	if u.Will != "" {
+		return u.Will
+	}
+	return "(the new template's, known after apply)"
+}
+
+// revisionsNow lists the members' update revisions, for a plan that cannot
+// yet tell which members roll.
+func revisionsNow(members []winpool.Member) string {
+	if len(members) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(members))
+	revs := updateRevisions{Has: map[string]string{}}
+	for _, m := range members {
+		revs.Has[m.Name] = m.WindowsBuildFull
+		parts = append(parts, m.Name+" "+revs.has(m.Name))
+	}
+	return " The members' update revisions (build.UBR) now: " + strings.Join(parts, ", ") + "; a new member gets the new template's, known after apply."
+}
+
+// templateBuildFull reads the build with its update revision a known
+// template's golden image recorded: "" when it cannot (unknown, no vCenter
+// yet, not a golden image), which the plan then says is known after apply.
+func (r *nodePoolResource) templateBuildFull(ctx context.Context, template types.String) string {
+	return templateBuildFull(ctx, r.clients, template)
 }

@@ -22,15 +22,16 @@ func TestDescribeRollout(t *testing.T) {
 		Remove:  []winpool.Change{{Member: "web-old02", Reason: winpool.ReasonOutdated}},
 		Create:  1,
 	}
-	summary, detail := describeRollout(p, r, []string{"template"}, kube.DrainOptions{Timeout: 600e9, IgnoreDaemonSets: true})
+	summary, detail := describeRollout(p, r, []string{"template"},
+		updateRevisions{Has: map[string]string{"web-old01": "10.0.20348.4405", "web-old02": "10.0.20348.4405"}, Will: "10.0.20348.4466"}, kube.DrainOptions{Timeout: 600e9, IgnoreDaemonSets: true})
 	if summary != "Windows node pool web replaces 2, adds 1, removes 1 member(s)" {
 		t.Errorf("summary %q", summary)
 	}
 	for _, want := range []string{
-		"1. web-gone1 (its VM is gone)",
-		"2. web-old01 (made from an earlier revision of the pool: template changed)",
-		"Removed, in this order:\n  1. web-old02",
-		"Created: 1 new member(s), up to 10 at a time.",
+		"1. web-gone1 (its VM is gone): (not reported) -> 10.0.20348.4466",
+		"2. web-old01 (made from an earlier revision of the pool: template changed): 10.0.20348.4405 -> 10.0.20348.4466",
+		"Removed, in this order:\n  1. web-old02 (made from an earlier revision of the pool: template changed): 10.0.20348.4405",
+		"Created: 1 new member(s), up to 10 at a time, at update revision 10.0.20348.4466.",
 		"at most 5 members and at least 2 Ready ones",
 		"PodDisruptionBudgets are honoured",
 		"10m (drain.timeout)",
@@ -39,8 +40,14 @@ func TestDescribeRollout(t *testing.T) {
 			t.Errorf("the warning lacks %q:\n%s", want, detail)
 		}
 	}
-	if _, d := describeRollout(p, winpool.Rollout{Create: 2}, nil, kube.DrainOptions{}); strings.Contains(d, "max_surge") {
+	if _, d := describeRollout(p, winpool.Rollout{Create: 2}, nil, updateRevisions{}, kube.DrainOptions{}); strings.Contains(d, "max_surge") {
 		t.Errorf("a pool that only grows warns of a roll: %s", d)
+	}
+	if _, d := describeRollout(p, r, nil, updateRevisions{}, kube.DrainOptions{}); !strings.Contains(d, "(not reported) -> (the new template's, known after apply)") {
+		t.Errorf("a template known only after apply: %s", d)
+	}
+	if got := revisionsNow([]winpool.Member{{Name: "web-a", WindowsBuildFull: "10.0.20348.4405"}, {Name: "web-b"}}); !strings.Contains(got, "web-a 10.0.20348.4405, web-b (not reported)") {
+		t.Errorf("revisionsNow: %q", got)
 	}
 }
 

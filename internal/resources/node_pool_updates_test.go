@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
 
 // patchedPoolConfig is a pool of two members made from an image with the
@@ -93,6 +95,13 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 	var calls, rollCalls atomic.Int64
 	var templated atomic.Bool
 	var start time.Time
+	// API requests of the provider's ServiceAccount (counted by the API
+	// server), and guest commands (scripts over the transport, programs
+	// started through vCenter's guest operations) by computer name.
+	var apiRequests func() int
+	var apiBefore, apiAtTemplate atomic.Int64
+	var guestMu sync.Mutex
+	guestCommands := map[string]int{}
 	kernels := func(ms []poolMember, want string) error {
 		for _, m := range ms {
 			n, err := acctest.Kube(t).FindNode(context.Background(), m.name)
@@ -123,6 +132,8 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 			{
 				PreConfig: func() {
 					start = time.Now()
+					apiRequests = acctest.CountProviderRequests(t)
+					apiBefore.Store(int64(apiRequests()))
 					remove := acctest.Sandbox.VSphere.OnCall(func(method, _ string) {
 						calls.Add(1)
 						if templated.Load() {
@@ -130,9 +141,17 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 						}
 						if method == "MarkAsTemplate" {
 							templated.Store(true)
+							apiAtTemplate.Store(int64(apiRequests()))
 						}
 					})
 					t.Cleanup(remove)
+					t.Cleanup(acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
+						if ev.Script != nil || ev.Program != nil {
+							guestMu.Lock()
+							guestCommands[strings.ToUpper(ev.ComputerName)]++
+							guestMu.Unlock()
+						}
+					}))
 				},
 				Config: patchedPoolConfig(image, prefix, u.SSU2022, u.LCU2022, u.LCU2022Next),
 				ConfigStateChecks: []statecheck.StateCheck{
@@ -142,8 +161,10 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 						knownvalue.StringExact(fmt.Sprintf("%s.%d", u.LCU2022Next.Build, u.LCU2022Next.UBR))),
 				},
 				Check: func(s *terraform.State) error {
+					// Counted before this check's own vSphere calls.
+					rollVSphere := rollCalls.Load()
 					t.Logf("new image with 3 updates and a roll of 2 members: %s, %d vSphere calls, %d of them after the new template existed (the roll: %.1f per member)",
-						time.Since(start).Round(time.Second), calls.Load(), rollCalls.Load(), float64(rollCalls.Load())/2)
+						time.Since(start).Round(time.Second), calls.Load(), rollVSphere, float64(rollVSphere)/2)
 					rolled, err := checkPool(t, s, prefix, 2)
 					if err != nil {
 						return err
@@ -167,8 +188,30 @@ func TestAccNodePool_rollToPatchedImage(t *testing.T) {
 						return fmt.Errorf("the old template %s is still there", firstTemplate)
 					}
 					for step, d := range updateStepTimes(t, u.LCU2022Next.KB) {
-						t.Logf("%s: %s (its restart included)", step, d.Round(time.Millisecond))
+						t.Logf("%s: %s (until the next step: the restart included where the package asks for one)", step, d.Round(time.Millisecond))
 					}
+					// The roll's calls per member: vSphere (after the new
+					// template existed), the provider's API requests (after
+					// the new template existed; the image's own plan-time
+					// checks before it), guest commands on each new member.
+					after := apiRequests()
+					roll := after - int(apiAtTemplate.Load())
+					if apiAtTemplate.Load() == 0 || roll <= 0 {
+						return fmt.Errorf("the API server counted %d requests of the provider in the roll (%d in the step)", roll, after-int(apiBefore.Load()))
+					}
+					guestMu.Lock()
+					defer guestMu.Unlock()
+					var perMember []string
+					for _, m := range rolled {
+						n := guestCommands[acctest.ComputerNameOf(m.name)]
+						if n == 0 {
+							return fmt.Errorf("no guest command ran on the new member %s (%s)", m.name, acctest.ComputerNameOf(m.name))
+						}
+						perMember = append(perMember, fmt.Sprintf("%s: %d", m.name, n))
+					}
+					t.Logf("the roll of %d members: %.1f vSphere calls, %.1f API requests of the provider per member (%d and %d in all; %d API requests in the step); guest commands per new member: %s",
+						len(rolled), float64(rollVSphere)/float64(len(rolled)), float64(roll)/float64(len(rolled)), rollVSphere, roll,
+						after-int(apiBefore.Load()), strings.Join(perMember, ", "))
 					return nil
 				},
 			},

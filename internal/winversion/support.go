@@ -106,3 +106,32 @@ func joinComma(s []string) string {
 	}
 	return out
 }
+
+// LifecycleNote says where the release stands in Microsoft's lifecycle on
+// the day now, with the dates and the source: "" for a release the table
+// does not know.
+func LifecycleNote(release Release, now time.Time) string {
+	lc, ok := Lifecycles[release.Version]
+	if !ok {
+		return ""
+	}
+	mainstream := "mainstream support until " + lc.MainstreamEnd.Format("2006-01-02")
+	if !now.Before(lc.MainstreamEnd) {
+		mainstream = "mainstream support ended " + lc.MainstreamEnd.Format("2006-01-02")
+	}
+	extended := "extended support (security updates) until " + lc.ExtendedEnd.Format("2006-01-02")
+	if !now.Before(lc.ExtendedEnd) {
+		extended = "extended support ended " + lc.ExtendedEnd.Format("2006-01-02")
+	}
+	return fmt.Sprintf("Microsoft's lifecycle of Windows Server %s: %s, %s (%s).", release.Version, mainstream, extended, lc.Source)
+}
+
+// ServerMinor reads the minor version of an API server's git version
+// ("v1.36.3" -> 36).
+func ServerMinor(gitVersion string) (int, error) {
+	var major, minor int
+	if _, err := fmt.Sscanf(gitVersion, "v%d.%d", &major, &minor); err != nil || major != 1 {
+		return 0, fmt.Errorf("%q is not a Kubernetes 1.x version", gitVersion)
+	}
+	return minor, nil
+}

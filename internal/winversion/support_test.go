@@ -55,3 +55,36 @@ func TestSupportWarnings(t *testing.T) {
 		}
 	}
 }
+
+func TestLifecycleNote(t *testing.T) {
+	r, _ := ByVersion("2019")
+	for _, tc := range []struct {
+		now  time.Time
+		want string
+	}{
+		{day("2023-06-01"), "mainstream support until 2024-01-09, extended support (security updates) until 2029-01-09"},
+		{day("2026-11-26"), "mainstream support ended 2024-01-09, extended support (security updates) until 2029-01-09"},
+		{day("2029-01-09"), "mainstream support ended 2024-01-09, extended support ended 2029-01-09"},
+	} {
+		got := LifecycleNote(r, tc.now)
+		if !strings.Contains(got, tc.want) || !strings.Contains(got, "https://learn.microsoft.com/en-us/lifecycle/products/windows-server-2019") {
+			t.Errorf("LifecycleNote(2019, %s) = %q, want %q and its source", tc.now.Format("2006-01-02"), got, tc.want)
+		}
+	}
+	if got := LifecycleNote(Release{Version: "2016"}, day("2026-01-01")); got != "" {
+		t.Errorf("a release the table does not know: %q, want none", got)
+	}
+}
+
+func TestServerMinor(t *testing.T) {
+	for in, want := range map[string]int{"v1.36.3": 36, "v1.36.0-rc.1": 36, "v1.9.11+k3s1": 9} {
+		if got, err := ServerMinor(in); err != nil || got != want {
+			t.Errorf("ServerMinor(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "1.36.3", "v2.0.0", "devel"} {
+		if _, err := ServerMinor(in); err == nil {
+			t.Errorf("ServerMinor(%q) accepted", in)
+		}
+	}
+}

@@ -12,11 +12,22 @@ import (
 // that DISM installs). The KB numbers and revisions are the sandbox's own,
 // not Microsoft's: a month's servicing stack update (SSU, no restart) and
 // cumulative update (LCU, which needs the SSU first and a restart), the next
-// month's LCU, an LCU of Windows Server 2019 and one of 2025 (not applicable
-// on 2022) and a corrupt copy of the LCU (its content changed after it was
-// signed). Source of the order: "Servicing stack updates",
+// month's LCU, an LCU of Windows Server 2019 (not applicable on 2022) and a
+// corrupt copy of the LCU (its content changed after it was signed). Source
+// of the order: "Servicing stack updates",
 // https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates
 // (install the SSU before the LCU).
+//
+// Windows Server 2025 (build 26100) has no separate SSU: its servicing stack
+// comes inside the LCU. Its updates are checkpoint cumulative updates: a
+// later LCU carries only the changes since the last checkpoint, which is
+// installed first ("Checkpoint cumulative updates and the Microsoft Update
+// Catalog", https://learn.microsoft.com/en-us/windows/deployment/update/catalog-checkpoint-cumulative-updates:
+// with DISM, the checkpoint's package before the target LCU's). The sandbox
+// serves a checkpoint (restart) and the month's LCU (restart) of 2025, both
+// .msu as the Catalog publishes them. The LCU names no prerequisite here:
+// what DISM answers for a target LCU without its checkpoint is not modelled,
+// and the order is the user's (windows_updates).
 
 // Update is an update package the mirror serves.
 type Update struct {
@@ -38,6 +49,9 @@ var (
 	// neither of which changes the UBR nor needs a restart.
 	NET2022      = updatepkg.Package{KB: "KB5070014", Kind: updatepkg.Other, Build: "20348"}
 	Critical2022 = updatepkg.Package{KB: "KB5070016", Kind: updatepkg.Other, Build: "20348"}
+	// Checkpoint2025 is the 2025 checkpoint cumulative update LCU2025
+	// builds on: an LCU of a lower revision.
+	Checkpoint2025 = updatepkg.Package{KB: "KB5070017", Kind: updatepkg.LCU, Build: "26100", UBR: 1742, Restart: true}
 )
 
 // Updates are the served packages.
@@ -48,6 +62,7 @@ type Updates struct {
 	LCU2022Next    Update // next month's, .msu
 	LCU2019        Update // .msu, not applicable on 2022
 	LCU2025        Update // .msu
+	Checkpoint2025 Update // .msu, the checkpoint LCU2025 builds on
 	LCU2022Corrupt Update // .msu whose content is not what was signed
 	// ServiceURL is the update service (the site's WSUS, as a
 	// windows_golden_image's wsus_server names it): its catalog is every
@@ -69,6 +84,7 @@ func (s *Server) addUpdates() {
 		LCU2022Next:    add(LCU2022Next, "msu", LCU2022Next.Encode(), ""),
 		LCU2019:        add(LCU2019, "msu", LCU2019.Encode(), ""),
 		LCU2025:        add(LCU2025, "msu", LCU2025.Encode(), ""),
+		Checkpoint2025: add(Checkpoint2025, "msu", Checkpoint2025.Encode(), ""),
 		LCU2022Corrupt: add(LCU2022, "msu", LCU2022.Corrupt(), "-corrupt"),
 	}
 	offer := func(p updatepkg.Package, title, classification string) {
