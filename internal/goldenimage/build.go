@@ -8,6 +8,7 @@ package goldenimage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -203,11 +204,14 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 
 	progress("sysprep", nil)
 	if _, err := g.Run(ctx, sysprep); err != nil {
-		return res, err
-	}
-	progress("wait for power-off", map[string]any{"vm": vm.ID})
-	if err := vs.WaitForPoweredOff(ctx, vm); err != nil {
-		return res, guest.Stage("waiting for sysprep to power the build VM off", err)
+		if err := sysprepWentAway(ctx, vs, vm, err); err != nil {
+			return res, err
+		}
+	} else {
+		progress("wait for power-off", map[string]any{"vm": vm.ID})
+		if err := vs.WaitForPoweredOff(ctx, vm); err != nil {
+			return res, guest.Stage("waiting for sysprep to power the build VM off", err)
+		}
 	}
 	res.WindowsBuildFull = build
 	res.ContainerdVersion = bootstrap.ContainerdVersion(req.Image.Containerd.URL)
@@ -282,4 +286,31 @@ func InstalledUpdates(manifest string) []string {
 		}
 	}
 	return kbs
+}
+
+// sysprepPowerOffWait bounds the wait for the power-off after the sysprep
+// step lost its connection: sysprep has generalized the image by then
+// (the step's process ended or the guest went away under it); what is left
+// is Windows shutting down.
+const sysprepPowerOffWait = 10 * time.Minute
+
+// sysprepWentAway judges a sysprep step that failed without an exit code of
+// its own. sysprep /shutdown powers the guest off as soon as it has
+// generalized it, and the connection can go with it before the step's
+// output is read (WinRM's connection reset; vCenter's guest file transfer
+// refused: the guest is not running). Packer expects the same of a
+// shutdown_command and waits for the power-off instead. So does this: the
+// build VM powering off is sysprep's success; a step that exited non-zero,
+// or a VM that stays on, is its failure.
+func sysprepWentAway(ctx context.Context, vs VSphere, vm VM, stepErr error) error {
+	var se *guest.StageError
+	if errors.As(stepErr, &se) && se.ExitCode != 0 || ctx.Err() != nil {
+		return stepErr
+	}
+	wctx, cancel := context.WithTimeout(ctx, sysprepPowerOffWait)
+	defer cancel()
+	if err := vs.WaitForPoweredOff(wctx, vm); err != nil {
+		return fmt.Errorf("%w; and the build VM did not power off within %s as sysprep would have it: %w", stepErr, sysprepPowerOffWait, err)
+	}
+	return nil
 }

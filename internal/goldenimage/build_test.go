@@ -187,6 +187,16 @@ func TestBuild(t *testing.T) {
 				"+ Set-Content -Path 'C:\\Windows\\System32\\Sysprep\\unattend.xml' -Value x"}
 		}, want: `^image step "sysprep" exited with code 1:\nSet-Content : .*being used by another process\.\n\+ Set-Content .* -Value x$`,
 			steps: imageSteps + ",sysprep"},
+		{name: "sysprep's shutdown takes the connection", setup: func(_ *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
+			// The guest powers off before the step's output is read: the
+			// power-off is sysprep's success.
+			g.Steps["sysprep"] = guesttest.Reply{Err: errors.New("reading the script's output: 503 Service Unavailable")}
+		}, steps: imageSteps + ",sysprep"},
+		{name: "sysprep lost its connection and the VM stays on", setup: func(vs *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
+			g.Steps["sysprep"] = guesttest.Reply{Err: errors.New("connection reset by peer")}
+			vs.fail["WaitForPoweredOff"] = errBoom
+		}, want: `^image step "sysprep": connection reset by peer; and the build VM did not power off within 10m0s as sysprep would have it: boom$`,
+			steps: imageSteps + ",sysprep"},
 		{name: "power-off", setup: func(vs *fakeVSphere, _ *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			vs.fail["WaitForPoweredOff"] = errBoom
 		},
