@@ -177,7 +177,12 @@
 // Setup caches the answer file as C:\Windows\Panther\unattend.xml:
 // setup_answerfile.go),
 // ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
-// Host.Images), and the servicing programs below (dism.exe, wusa.exe). sc.exe
+// Host.Images), hnsdiag.exe (list all|networks|endpoints|loadbalancers, from
+// the host's HNS state in the form microsoft/SDN's
+// Kubernetes/windows/kubeadm/Kubecluster.md shows; its other verbs and the
+// -d detail flags refused; hns.go, where the HostNetworkingService module's
+// Get-HnsNetwork, Get-HnsEndpoint and Get-HnsPolicyList read the same
+// state), and the servicing programs below (dism.exe, wusa.exe). sc.exe
 // and nssm belong to the service control manager's files. Each refuses any
 // form it does not document.
 //
@@ -299,6 +304,15 @@
 //	    refused (real, not modelled): -InputStream
 //	    does: an object with Algorithm, Hash (upper-case hex of the real bytes) and Path; SHA1, SHA256, SHA384, SHA512, MD5
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/get-filehash?view=powershell-5.1
+//	Get-HnsEndpoint
+//	    does: the host's HNS endpoints (ID, Name, VirtualNetwork, VirtualNetworkName, IPAddress, MacAddress, IsRemoteEndpoint, the PA policy of a remote one); no parameters
+//	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnsendpoint
+//	Get-HnsNetwork
+//	    does: the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP); no parameters (winsim/hns.go)
+//	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnsnetwork
+//	Get-HnsPolicyList
+//	    does: the host's load balancer policy lists (ID, Policies: one ELB with SourceVIP, VIPs, ExternalPort, InternalPort, Protocol, ILB, DSR, LocalRoutedVIP; References: /endpoints/<id>, as microsoft/SDN hns.psm1 New-HnsLoadBalancer builds them); no parameters
+//	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnspolicylist
 //	Get-ItemProperty (aliases gp)
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>]
