@@ -418,7 +418,11 @@ func (c *Client) agentLogs(ctx context.Context, req ProbeRequest) []string {
 				continue
 			}
 			for _, s := range p.Status.ContainerStatuses {
-				out = append(out, fmt.Sprintf(`C:\var\log\pods\%s_%s_%s\%s\%d.log`, p.Namespace, p.Name, p.UID, s.Name, s.RestartCount))
+				// A container that restarted: its previous run's log too
+				// (kubectl logs --previous), which says why it ended.
+				for n := max(s.RestartCount-1, 0); n <= s.RestartCount; n++ {
+					out = append(out, fmt.Sprintf(`C:\var\log\pods\%s_%s_%s\%s\%d.log`, p.Namespace, p.Name, p.UID, s.Name, n))
+				}
 			}
 		}
 	}

@@ -71,6 +71,8 @@ type HNSLoadBalancer struct {
 	Endpoints      []string `json:"References"` // endpoint IDs
 }
 
+// hnsMu makes each read and change of HNS's state whole, as HNS's own
+// service does: a reader never sees a file half written.
 var hnsMu sync.Mutex
 
 func readHNSFile[T any](files HNSFiles, path string) []T {
@@ -92,6 +94,13 @@ func writeHNSFile[T any](files HNSFiles, path string, v []T) error {
 // HNSNetworks lists the host's HNS networks; one written without an ID
 // gets a stable one from its name.
 func HNSNetworks(files HNSFiles) []HNSNetwork {
+	hnsMu.Lock()
+	defer hnsMu.Unlock()
+	return hnsNetworks(files)
+}
+
+// hnsNetworks is HNSNetworks for a caller holding hnsMu.
+func hnsNetworks(files HNSFiles) []HNSNetwork {
 	nets := readHNSFile[HNSNetwork](files, HNSNetworksFile)
 	for i := range nets {
 		if nets[i].ID == "" {
@@ -116,6 +125,8 @@ func PutHNSNetwork(files HNSFiles, n HNSNetwork) error {
 
 // HNSEndpoints lists the host's HNS endpoints.
 func HNSEndpoints(files HNSFiles) []HNSEndpoint {
+	hnsMu.Lock()
+	defer hnsMu.Unlock()
 	return readHNSFile[HNSEndpoint](files, hnsEndpointsFile)
 }
 
@@ -126,7 +137,7 @@ func CreateHNSEndpoint(files HNSFiles, ep HNSEndpoint) (HNSEndpoint, error) {
 	hnsMu.Lock()
 	defer hnsMu.Unlock()
 	known := false
-	for _, n := range HNSNetworks(files) {
+	for _, n := range hnsNetworks(files) {
 		known = known || strings.EqualFold(n.Name, ep.Network)
 	}
 	if !known {
@@ -152,6 +163,8 @@ func DeleteHNSEndpoints(files HNSFiles, ids ...string) error {
 
 // HNSLoadBalancers lists the host's load balancer policy lists.
 func HNSLoadBalancers(files HNSFiles) []HNSLoadBalancer {
+	hnsMu.Lock()
+	defer hnsMu.Unlock()
 	return readHNSFile[HNSLoadBalancer](files, hnsPoliciesFile)
 }
 
