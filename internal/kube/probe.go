@@ -154,7 +154,8 @@ func probePaths(domain, otherPod, nodePort string) []ProbePath {
 // of the pod on another node. Its API requests: the kube-dns EndpointSlices
 // (one list), the RuntimeClasses (one list, unless named), the Service's
 // and EndpointSlice's creates, the pod's create, list+watch and delete, the
-// Service's delete; after a failure, one pod list for the agents' logs.
+// Service's delete (a NodePort path tried again: 4 more per try); after a
+// failure, one pod list for the agents' logs.
 func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePath, error) {
 	slices, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
 		LabelSelector: discoveryv1.LabelServiceName + "=" + kubeDNSService})
@@ -186,83 +187,18 @@ func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePat
 	}
 	paths := probePaths(req.ClusterDomain, other, nodePort)
 
-	no := false
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ProbeNamespace, Labels: labels},
-		Spec: corev1.PodSpec{
-			RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: &no,
-			OS: &corev1.PodOS{Name: corev1.Windows},
-		},
+	if err := c.runProbePod(ctx, req, runtimeClass, name, labels, paths); err != nil {
+		return paths, err
 	}
-	probeScheduling(&pod.Spec, req, runtimeClass)
-	for i, p := range paths {
-		ctr := corev1.Container{Name: p.Name, Image: ProbeImage, Args: []string{"connect", p.Target, "--timeout=10s"},
-			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}
-		if i < len(paths)-1 {
-			pod.Spec.InitContainers = append(pod.Spec.InitContainers, ctr)
-		} else {
-			pod.Spec.Containers = append(pod.Spec.Containers, ctr)
-		}
-	}
-	pods := c.CoreV1().Pods(ProbeNamespace)
-	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		return nil, fmt.Errorf("network probe: creating pod %s/%s: %w", ProbeNamespace, name, err)
-	}
-	zero := int64(0)
-	defer c.deleteProbeObject(ctx, func(dctx context.Context) error {
-		return pods.Delete(dctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
-	})
-	wctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return pods.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return pods.Watch(ctx, o)
-		},
-	}
-	var done *corev1.Pod
-	_, err = watchtools.UntilWithSync(wctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
-		p, ok := ev.Object.(*corev1.Pod)
-		if !ok || ev.Type == watch.Deleted {
-			return false, nil
-		}
-		done = p
-		if why := imageNotPulled(p); why != "" {
-			return false, errors.New(why)
-		}
-		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, nil
-	})
-	if err != nil {
-		phase := "not scheduled"
-		if done != nil {
-			phase = string(done.Status.Phase)
-		}
-		if done != nil && imageNotPulled(done) != "" {
-			return paths, fmt.Errorf("network probe of node %s: pod %s/%s cannot start: %w (the probe runs %s: the node's container runtime must reach registry.k8s.io or a mirror of it that serves this digest)",
-				req.Node, ProbeNamespace, name, err, ProbeImage)
-		}
-		return paths, fmt.Errorf("network probe of node %s: pod %s/%s did not finish within %s (phase %s): %w",
-			req.Node, ProbeNamespace, name, probeTimeout, phase, err)
-	}
-	statuses := append(append([]corev1.ContainerStatus{}, done.Status.InitContainerStatuses...), done.Status.ContainerStatuses...)
-	for i := range paths {
-		paths[i].Output = "did not run"
-		for _, s := range statuses {
-			if s.Name != paths[i].Name {
-				continue
-			}
-			if t := s.State.Terminated; t != nil {
-				paths[i].Passed = t.ExitCode == 0
-				paths[i].Output = t.Message
-				if !paths[i].Passed && t.Message == "" {
-					paths[i].Output = fmt.Sprintf("exit code %d (%s)", t.ExitCode, t.Reason)
-				}
-			}
+	// kube-proxy programs the probe's new NodePort Service when its watch
+	// tells it, which the pod may outrun: as upstream's Service e2e tests
+	// poll a new Service until it answers, a failed NodePort path is tried
+	// again, from a pod of its own, a few times.
+	for attempt := 1; attempt < nodePortAttempts && len(paths) > 0 && !paths[len(paths)-1].Passed &&
+		paths[len(paths)-1].Name == pathNodePort && allPassedBefore(paths); attempt++ {
+		retry := paths[len(paths)-1:]
+		if err := c.runProbePod(ctx, req, runtimeClass, fmt.Sprintf("%s-%d", name, attempt), labels, retry); err != nil {
+			return paths, err
 		}
 	}
 	for _, p := range paths {
@@ -289,6 +225,104 @@ func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePat
 		return paths, e
 	}
 	return paths, nil
+}
+
+// nodePortAttempts bounds the tries of the NodePort path (one pod each).
+const nodePortAttempts = 3
+
+func allPassedBefore(paths []ProbePath) bool {
+	for _, p := range paths[:len(paths)-1] {
+		if !p.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// runProbePod runs one probe pod trying paths (one container each, in
+// order), waits for it to end on a watch, deletes it, and records each
+// path's outcome in paths.
+func (c *Client) runProbePod(ctx context.Context, req ProbeRequest, runtimeClass, name string, labels map[string]string, paths []ProbePath) error {
+	no := false
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ProbeNamespace, Labels: labels},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever, AutomountServiceAccountToken: &no,
+			OS: &corev1.PodOS{Name: corev1.Windows},
+		},
+	}
+	probeScheduling(&pod.Spec, req, runtimeClass)
+	for i, p := range paths {
+		ctr := corev1.Container{Name: p.Name, Image: ProbeImage, Args: []string{"connect", p.Target, "--timeout=10s"},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}
+		if i < len(paths)-1 {
+			pod.Spec.InitContainers = append(pod.Spec.InitContainers, ctr)
+		} else {
+			pod.Spec.Containers = append(pod.Spec.Containers, ctr)
+		}
+	}
+	pods := c.CoreV1().Pods(ProbeNamespace)
+	if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("network probe: creating pod %s/%s: %w", ProbeNamespace, name, err)
+	}
+	zero := int64(0)
+	defer c.deleteProbeObject(ctx, func(dctx context.Context) error {
+		return pods.Delete(dctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+	})
+	wctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	sel := fields.OneTermEqualSelector("metadata.name", name).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return pods.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return pods.Watch(ctx, o)
+		},
+	}
+	var done *corev1.Pod
+	_, err := watchtools.UntilWithSync(wctx, lw, &corev1.Pod{}, nil, func(ev watch.Event) (bool, error) {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok || ev.Type == watch.Deleted {
+			return false, nil
+		}
+		done = p
+		if why := imageNotPulled(p); why != "" {
+			return false, errors.New(why)
+		}
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed, nil
+	})
+	if err != nil {
+		phase := "not scheduled"
+		if done != nil {
+			phase = string(done.Status.Phase)
+		}
+		if done != nil && imageNotPulled(done) != "" {
+			return fmt.Errorf("network probe of node %s: pod %s/%s cannot start: %w (the probe runs %s: the node's container runtime must reach registry.k8s.io or a mirror of it that serves this digest)",
+				req.Node, ProbeNamespace, name, err, ProbeImage)
+		}
+		return fmt.Errorf("network probe of node %s: pod %s/%s did not finish within %s (phase %s): %w",
+			req.Node, ProbeNamespace, name, probeTimeout, phase, err)
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, done.Status.InitContainerStatuses...), done.Status.ContainerStatuses...)
+	for i := range paths {
+		paths[i].Output = "did not run"
+		for _, s := range statuses {
+			if s.Name != paths[i].Name {
+				continue
+			}
+			if t := s.State.Terminated; t != nil {
+				paths[i].Passed = t.ExitCode == 0
+				paths[i].Output = t.Message
+				if !paths[i].Passed && t.Message == "" {
+					paths[i].Output = fmt.Sprintf("exit code %d (%s)", t.ExitCode, t.Reason)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // probeScheduling places the probe pod as a user's Windows pod would be:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
+	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
 
 // rebootWatch follows the guests' reboot steps and restarts during a test:
@@ -115,7 +116,7 @@ func TestAccNodePool_rebootAfterJoin(t *testing.T) {
 		for _, m := range r.AttributeValues["members"].([]any) {
 			mm := m.(map[string]any)
 			members = append(members, mm["name"].(string))
-			if mm["health"] != "Ready" {
+			if mm["health"] != string(winpool.Ready) {
 				t.Errorf("member %v", mm)
 			}
 		}

@@ -76,7 +76,9 @@ func TestAccNode_resetVM(t *testing.T) {
 	}
 	readyIn := time.Since(start)
 	flannel, _ := networking.Lookup("flannel")
-	if _, err := k.WaitForAgentsReady(wctx, node, ns, flannel.Agents()); err != nil {
+	// Running again since the reset: the pods as the stopped kubelet left
+	// them do not count.
+	if _, err := k.WaitForAgentsReadySince(wctx, node, ns, flannel.Agents(), start); err != nil {
 		t.Fatalf("agents after the reset: %v", err)
 	}
 	agentsIn := time.Since(start)
