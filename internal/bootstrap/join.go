@@ -366,3 +366,29 @@ func quoteArg(s string) string { return psquote.Arg(s) }
 // KubeletLogFile is where the node's kubelet log is kept; windows_node reads
 // its last lines from here when a node never becomes Ready.
 const KubeletLogFile = `C:\var\log\kubelet\kubelet.log`
+
+// ProbeEvidenceStep gathers a node's network evidence after its network
+// probe failed: its HNS networks, endpoints and load balancers, and the last
+// lines of each log file in logs (the node agents' container logs).
+func ProbeEvidenceStep(logs []string) (Step, error) {
+	script, err := render("probe-evidence", "probe-evidence", map[string]any{"Logs": logs, "Lines": ProbeEvidenceLogLines})
+	if err != nil {
+		return Step{}, err
+	}
+	return Step{Name: "probe-evidence", Script: script, Rerunnable: true}, nil
+}
+
+// ProbeEvidenceLogLines is how many of each agent log's last lines the
+// probe's evidence carries.
+const ProbeEvidenceLogLines = 10
+
+// RebootStep restarts the guest (a node's reboot after its join): it prints
+// RebootMarker and asks Windows to restart, as the image steps that need a
+// restart do.
+func RebootStep() (Step, error) {
+	script, err := render("reboot", "reboot", map[string]any{"Marker": RebootMarker})
+	if err != nil {
+		return Step{}, err
+	}
+	return Step{Name: "reboot", Script: script, MayReboot: true}, nil
+}

@@ -36,7 +36,11 @@ func TestJoinStepsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "join-steps-flannel.ps1", joinSteps(append(append(slices.Clone(steps), after...), repair...)))
+	evidence, err := ProbeEvidenceStep([]string{`C:\var\log\pods\kube-system_kube-proxy-windows-x2x4z_0d9b5c1e-1111-4222-8333-444455556666\kube-proxy\0.log`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "join-steps-flannel.ps1", joinSteps(append(append(append(slices.Clone(steps), after...), repair...), evidence)))
 	if after[0].Sensitive() {
 		t.Errorf("step %s carries secrets", after[0].Name)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,11 +120,38 @@ func PodRunningAndReady(p *corev1.Pod) bool {
 	return false
 }
 
+// runningSince: every container of p runs, started at or after since (a
+// zero since: any).
+func runningSince(p *corev1.Pod, since time.Time) bool {
+	if since.IsZero() {
+		return true
+	}
+	if len(p.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, s := range p.Status.ContainerStatuses {
+		if s.State.Running == nil || s.State.Running.StartedAt.Time.Before(since) {
+			return false
+		}
+	}
+	return true
+}
+
 // WaitForAgentsReady watches the pods of namespace bound to the node until,
 // for every agent, a pod its selector matches is Running and Ready. When ctx
 // ends first the error is an *AgentWaitError naming each agent that is not,
 // with its pod's state.
 func (c *Client) WaitForAgentsReady(ctx context.Context, node, namespace string, agents []Agent) ([]*corev1.Pod, error) {
+	return c.WaitForAgentsReadySince(ctx, node, namespace, agents, time.Time{})
+}
+
+// WaitForAgentsReadySince is WaitForAgentsReady counting only pods whose
+// containers all run since since (their state.running.startedAt, whole
+// seconds): after a reboot, the pods as the stopped kubelet left them,
+// still Running and Ready, do not count.
+func (c *Client) WaitForAgentsReadySince(ctx context.Context, node, namespace string, agents []Agent, since time.Time) ([]*corev1.Pod, error) {
+	since = since.Truncate(time.Second)
+	readyNow := func(p *corev1.Pod) bool { return PodRunningAndReady(p) && runningSince(p, since) }
 	if len(agents) == 0 {
 		return nil, nil
 	}
@@ -142,11 +170,11 @@ func (c *Client) WaitForAgentsReady(ctx context.Context, node, namespace string,
 				if !sel.Matches(labels.Set(p.Labels)) {
 					continue
 				}
-				if best == nil || PodRunningAndReady(p) {
+				if best == nil || readyNow(p) {
 					best = p
 				}
 			}
-			if best != nil && PodRunningAndReady(best) {
+			if best != nil && readyNow(best) {
 				ready = append(ready, best)
 			} else {
 				pending = append(pending, AgentStatus{Agent: a, Pod: best})

@@ -35,7 +35,7 @@ func TestDNSEndpoints(t *testing.T) {
 	if ready, other := dnsEndpoints(nil, "win-1"); ready != 0 || other != "" {
 		t.Errorf("no slices: ready %d, other %q", ready, other)
 	}
-	paths := probePaths("cluster.local", "")
+	paths := probePaths("cluster.local", "", "192.0.2.10:30053")
 	if len(paths) != 1 || paths[0].Target != "kube-dns.kube-system.svc.cluster.local:53" {
 		t.Errorf("paths without another node: %+v", paths)
 	}
@@ -68,5 +68,41 @@ func TestAgentsNotRunning(t *testing.T) {
 	}
 	if len(got["c"]) != 2 || got["c"][0].Pod == nil {
 		t.Errorf("node c: %+v (want kube-proxy not Ready and flannel missing)", got["c"])
+	}
+}
+
+// TestProbeScheduling: the probe pod goes through the scheduler as a user's
+// pod does: onto the node by its hostname label, on the RuntimeClass when
+// there is one (else by the OS label), tolerating the node's taints and no
+// others; the paths include the node's own NodePort when there is a pod on
+// another node to put behind it.
+func TestProbeScheduling(t *testing.T) {
+	req := ProbeRequest{Node: "win-1", NodeLabels: map[string]string{corev1.LabelHostname: "win-1"},
+		NodeTaints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}, {Key: "dedicated", Effect: corev1.TaintEffectNoExecute}}}
+	var spec corev1.PodSpec
+	probeScheduling(&spec, req, "")
+	if spec.NodeName != "" || spec.NodeSelector[corev1.LabelHostname] != "win-1" || spec.NodeSelector[corev1.LabelOSStable] != "windows" || spec.RuntimeClassName != nil {
+		t.Errorf("without a RuntimeClass: %+v", spec)
+	}
+	if len(spec.Tolerations) != 2 || spec.Tolerations[0] != (corev1.Toleration{Key: "os", Operator: corev1.TolerationOpEqual, Value: "windows", Effect: corev1.TaintEffectNoSchedule}) ||
+		spec.Tolerations[1] != (corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}) {
+		t.Errorf("tolerations %+v", spec.Tolerations)
+	}
+	spec = corev1.PodSpec{}
+	probeScheduling(&spec, req, "windows-2022")
+	if spec.RuntimeClassName == nil || *spec.RuntimeClassName != "windows-2022" || len(spec.NodeSelector) != 1 {
+		t.Errorf("with a RuntimeClass: %+v", spec)
+	}
+	paths := probePaths("cluster.local", "10.244.0.2:53", "192.0.2.10:30053")
+	if len(paths) != 3 || paths[2].Name != pathNodePort || paths[2].Target != "192.0.2.10:30053" {
+		t.Errorf("paths %+v", paths)
+	}
+	if p := probePaths("cluster.local", "10.244.0.2:53", ""); len(p) != 2 {
+		t.Errorf("without the node's address: %+v", p)
+	}
+	pulled := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "c",
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}}}}}}
+	if why := imageNotPulled(pulled); !strings.Contains(why, "ErrImagePull: not found") {
+		t.Errorf("imageNotPulled: %q", why)
 	}
 }

@@ -111,6 +111,14 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 		"cluster_domain": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{clusterDomain()}, MarkdownDescription: "Cluster domain; discovered (kubelet-config, kubeadm-config) by default."},
 		"service_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Service CIDR; discovered (ServiceCIDR API, kubeadm-config) by default."},
 		"cluster_cidr":   schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString, Validators: []validator.String{cidr()}, MarkdownDescription: "Pod network CIDR; discovered (kubeadm-config, flannel, controller manager) by default."},
+		"reboot_after_join": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Restart the node once after its join, and count the create done only when it is `Ready` again from the new boot, " +
+				"its networking agents run again since the restart and its network probe passes again (an after-reboot check, as Flatcar's update " +
+				"operator calls its gate). For images whose networking does not survive a reboot: such a node fails its create, naming what did not " +
+				"come back, instead of failing later. Applies to creates only (for a pool, to the members it makes from now on): changing it " +
+				"replaces nothing. Defaults to `false`.",
+		},
 		"skip_checks": schema.ListAttribute{
 			ElementType: types.StringType, Optional: true,
 			MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`. " +

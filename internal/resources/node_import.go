@@ -23,7 +23,7 @@ import (
 func importDefaults() map[string]any {
 	return map[string]any{
 		"admin_user": bootstrap.DefaultAdminUser, "time_zone": int64(vsphere.DefaultTimeZone), "drain": drainObject(drainDefault),
-		"cni": networking.Default().Name(), "flannel_backend": flannelBackend,
+		"cni": networking.Default().Name(), "flannel_backend": flannelBackend, "reboot_after_join": false,
 	}
 }
 

@@ -71,6 +71,7 @@ type machineModel struct {
 	ServiceCIDR            types.String `tfsdk:"service_cidr"`
 	ClusterCIDR            types.String `tfsdk:"cluster_cidr"`
 	SkipChecks             types.List   `tfsdk:"skip_checks"`
+	RebootAfterJoin        types.Bool   `tfsdk:"reboot_after_join"`
 	Drain                  types.Object `tfsdk:"drain"`
 }
 
@@ -120,6 +121,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 	diags.Append(d...)
 	s.HTTPSListener = httpsBootstrap(ctx, m.Transport)
 	s.SkipNetworkProbe = skipsNetworkProbe(ctx, m.SkipChecks, diags)
+	s.RebootAfterJoin = m.RebootAfterJoin.ValueBool()
 	return s
 }
 

@@ -76,7 +76,9 @@ func TestAccNode_resetVM(t *testing.T) {
 	}
 	readyIn := time.Since(start)
 	flannel, _ := networking.Lookup("flannel")
-	if _, err := k.WaitForAgentsReady(wctx, node, ns, flannel.Agents()); err != nil {
+	// Running again since the reset: the pods as the stopped kubelet left
+	// them do not count.
+	if _, err := k.WaitForAgentsReadySince(wctx, node, ns, flannel.Agents(), start); err != nil {
 		t.Fatalf("agents after the reset: %v", err)
 	}
 	agentsIn := time.Since(start)
@@ -88,12 +90,23 @@ func TestAccNode_resetVM(t *testing.T) {
 	}
 	counted := &kube.Client{Interface: kubernetes.NewForConfigOrDie(cfg), REST: cfg}
 	probeStart := time.Now()
-	paths, err := counted.ProbeNetwork(wctx, kube.ProbeRequest{Node: node, ClusterDomain: "cluster.local"})
+	after, err := k.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := counted.ProbeNetwork(wctx, kube.ProbeRequest{Node: node, ClusterDomain: "cluster.local",
+		NodeIP: nodeInternalIP(after), NodeLabels: after.Labels, NodeTaints: after.Spec.Taints})
 	if err != nil {
 		t.Fatalf("network probe after the reset: %v", err)
 	}
-	if len(paths) != 2 {
-		t.Errorf("probe paths %+v: want the cluster DNS and a pod on the Linux node", paths)
+	if len(paths) != 3 {
+		t.Errorf("probe paths %+v: want the cluster DNS, a pod on the Linux node and the node's own NodePort", paths)
+	}
+	// The probe's cost, counted at the client: the kube-dns EndpointSlices,
+	// the RuntimeClasses, the NodePort Service and its EndpointSlice, the
+	// pod's create, list, watch and delete, the Service's delete.
+	if n := requests.Load(); n > maxProbeRequests {
+		t.Errorf("the probe made %d API requests, want at most %d", n, maxProbeRequests)
 	}
 	t.Logf("reset: Node Ready again in %s, agents in %s; probe passed (%d paths) in %s with %d API requests",
 		readyIn.Round(time.Millisecond), agentsIn.Round(time.Millisecond), len(paths), time.Since(probeStart).Round(time.Millisecond), requests.Load())
@@ -104,6 +117,19 @@ func TestAccNode_resetVM(t *testing.T) {
 			t.Errorf("the plan after the reset changes %s: %v\n%s", rc.Address, rc.Change.Actions, planOut)
 		}
 	}
+}
+
+// maxProbeRequests bounds one network probe's API requests (kube.ProbeNetwork).
+const maxProbeRequests = 9
+
+// nodeInternalIP is a Node's InternalIP ("" without one).
+func nodeInternalIP(n *corev1.Node) string {
+	for _, a := range n.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			return a.Address
+		}
+	}
+	return ""
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

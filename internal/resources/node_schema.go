@@ -59,9 +59,14 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"image removes its keys before sysprep and each clone's sshd creates new ones at first boot); clones of a template " +
 			"that kept its keys (image-builder's, for one) all present the template's.\n\n" +
 			"A node with networking agents counts as created once it passes a network probe: a pod on it (Kubernetes' e2e image " +
-			"agnhost, in the provider's namespace) resolves `kube-dns.kube-system.svc.<domain>` through the cluster DNS, connects to its " +
-			"ClusterIP through the node's kube-proxy, then to a DNS pod on another node; a failure names the path, what was expected and " +
-			"the cluster DNS's endpoints (`skip_checks = [\"network-probe\"]` opts out, with a plan warning). A refresh that finds the " +
+			"agnhost pinned by digest, in the provider's namespace, scheduled onto the node on its RuntimeClass as a user's pod would be) " +
+			"resolves `kube-dns.kube-system.svc.<domain>` through the cluster DNS, connects to its " +
+			"ClusterIP through the node's kube-proxy, to a DNS pod on another node, and to the node's own NodePort (a Service the probe " +
+			"puts in front of that pod, and deletes); a failure names the path, what was expected, the cluster DNS's endpoints and the " +
+			"host's evidence read over its transport (HNS networks, endpoints and load balancers as `Get-HnsNetwork`, `Get-HnsPolicyList` " +
+			"and `hnsdiag list all` show them, and kube-proxy's and flanneld's last log lines, secrets redacted) " +
+			"(`skip_checks = [\"network-probe\"]` opts out, with a plan warning). `reboot_after_join` restarts the node once after " +
+			"that and requires it all again from the new boot. A refresh that finds the " +
 			"node NotReady plans its repair (containerd and the kubelet started again over its transport, then a wait for Ready); a " +
 			"cluster DNS without endpoints, or node agents not Running and Ready, is a plan warning naming the node.\n\n" +
 			"A new node is checked against the same readiness checks as `data.windows_cluster`, as early as their facts allow, and a " +

@@ -40,8 +40,8 @@ func TestProviderRBAC(t *testing.T) {
 			expectProviderSubject(t, o.Name, o.Subjects)
 		}
 	}
-	if len(objs) != 20 { // with the network probe's Role and RoleBinding
-		t.Errorf("%d objects, want 20: %v", len(objs), kinds)
+	if len(objs) != 22 { // with the network probe's Role, RoleBinding, admission policy and its binding
+		t.Errorf("%d objects, want 22: %v", len(objs), kinds)
 	}
 	t.Logf("%d objects, %d rules: %v", len(objs), rules, kinds)
 

@@ -109,6 +109,10 @@ func (a vsphereAdapter) ShutdownGuest(ctx context.Context, vmID string) error {
 	return a.c.ShutdownGuest(ctx, vsphere.VMRef(vmID))
 }
 
+func (a vsphereAdapter) WaitForGuestRestart(ctx context.Context, vmID string) error {
+	return a.c.WaitForGuestRestart(ctx, vsphere.VMRef(vmID))
+}
+
 func (a vsphereAdapter) WaitForPoweredOff(ctx context.Context, vmID string) error {
 	return a.c.WaitForPowerState(ctx, vsphere.VMRef(vmID), vimtypes.VirtualMachinePowerStatePoweredOff)
 }

@@ -299,6 +299,11 @@ func (k *fakeKube) WaitForNodePodCIDR(ctx context.Context, name string) (string,
 	return n.Spec.PodCIDR, nil
 }
 
+// WaitForAgentsReadySince: the agents after a reboot, as WaitForAgentsReady.
+func (k *fakeKube) WaitForAgentsReadySince(ctx context.Context, node, namespace string, agents []kube.Agent, _ time.Time) ([]*corev1.Pod, error) {
+	return k.WaitForAgentsReady(ctx, node, namespace, agents)
+}
+
 func (k *fakeKube) WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error) {
 	var names []string
 	for _, a := range agents {

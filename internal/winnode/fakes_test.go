@@ -313,6 +313,15 @@ func (f *fakeVSphere) WaitForPoweredOff(ctx context.Context, vmID string) error 
 	return nil
 }
 
+// WaitForGuestRestart: the guest the fake restarts is back at once.
+func (f *fakeVSphere) WaitForGuestRestart(ctx context.Context, vmID string) error {
+	if err := f.enter(ctx, "WaitForGuestRestart", vmID); err != nil {
+		return err
+	}
+	_, err := f.vm(vmID)
+	return err
+}
+
 func (f *fakeVSphere) PowerOff(ctx context.Context, vmID string) error {
 	if err := f.enter(ctx, "PowerOff", vmID); err != nil {
 		return err

@@ -34,6 +34,9 @@ type VSphere interface {
 	// ShutdownGuest asks the guest to shut down and returns (VMware Tools).
 	ShutdownGuest(ctx context.Context, vmID string) error
 	WaitForPoweredOff(ctx context.Context, vmID string) error
+	// WaitForGuestRestart waits until VMware Tools in the guest stops and
+	// runs again: the guest restarted.
+	WaitForGuestRestart(ctx context.Context, vmID string) error
 	PowerOff(ctx context.Context, vmID string) error
 	Destroy(ctx context.Context, vmID string) error
 
@@ -105,6 +108,7 @@ type Kube interface {
 	WaitForNodeReadyAgain(ctx context.Context, prev *corev1.Node) (*corev1.Node, error)
 	WaitForNodePodCIDR(ctx context.Context, name string) (string, error)
 	WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error)
+	WaitForAgentsReadySince(ctx context.Context, node, namespace string, agents []kube.Agent, since time.Time) ([]*corev1.Pod, error)
 	ProbeNetwork(ctx context.Context, req kube.ProbeRequest) ([]kube.ProbePath, error)
 	ApplyNodeSettings(ctx context.Context, name string, s kube.NodeSettings) (*corev1.Node, error)
 	CordonNode(ctx context.Context, name string, cordon bool) error

@@ -78,9 +78,15 @@ type Spec struct {
 	CNI string
 	// SkipNetworkProbe leaves out the network probe at the end of the
 	// create (skip_checks = ["network-probe"]); ProbeRuntimeClass is the
-	// RuntimeClass its pod names ("" none).
+	// RuntimeClass its pod names ("" the provider's own whose scheduling
+	// selects the node, if any: kube.ProbeRequest).
 	SkipNetworkProbe  bool
 	ProbeRuntimeClass string
+	// RebootAfterJoin restarts the guest once the node is done (Ready, its
+	// agents, its probe) and requires all of it again from the new boot
+	// before the create counts: a gate for images whose networking does not
+	// survive a reboot.
+	RebootAfterJoin bool
 	// Overrides of discovered cluster facts ("" = discover).
 	APIServer, ClusterDNS, ClusterDomain, ServiceCIDR, ClusterCIDR string
 }
@@ -115,6 +121,9 @@ type Result struct {
 	// ReadyToDone is how long it took from the Node turning Ready to the end
 	// of the create (providerID, labels, taints, token clean-up).
 	ReadyToDone time.Duration
+	// RebootRecovery is how long the reboot after the join took, from the
+	// restart to Ready, agents and probe again (zero without one).
+	RebootRecovery time.Duration
 }
 
 // Manager runs node operations against one vCenter and one cluster
@@ -374,18 +383,112 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	// and reach a Service and a pod on another node before the node counts
 	// (kube.ProbeNetwork). Without node agents nothing routes a pod's
 	// traffic, so there is nothing to prove.
-	if len(agents) > 0 && !spec.SkipNetworkProbe {
+	probe := func(node *corev1.Node) error {
+		if len(agents) == 0 || spec.SkipNetworkProbe {
+			return nil
+		}
 		m.progress("network probe", map[string]any{"node": spec.Name})
 		probeStart := time.Now()
-		paths, err := m.Kube.ProbeNetwork(ctx, kube.ProbeRequest{Node: spec.Name, ClusterDomain: join.ClusterDomain, RuntimeClass: spec.ProbeRuntimeClass})
+		paths, err := m.Kube.ProbeNetwork(ctx, probeRequest(spec, join, node, agents))
 		if err != nil {
-			return res, guest.Stage("proving the node's network path", err)
+			return m.probeFailed(ctx, g, err, redact.New(token, spec.AdminPassword))
 		}
 		res.ProbePaths, res.ProbeDuration = paths, time.Since(probeStart)
+		return nil
+	}
+	if err := probe(node); err != nil {
+		return res, err
+	}
+	res.ReadyToDone = time.Since(readyAt)
+	if spec.RebootAfterJoin {
+		start := time.Now()
+		if node, err = m.rebootAfterJoin(ctx, g, spec, id, node, agents); err != nil {
+			return res, err
+		}
+		if err := probe(node); err != nil {
+			return res, guest.Stage("after the reboot", err)
+		}
+		res.RebootRecovery = time.Since(start)
 	}
 	res.Node = node
-	res.ReadyToDone = time.Since(readyAt)
 	return res, nil
+}
+
+// probeRequest is the node's network probe: from a pod scheduled onto it by
+// its labels and taints, reaching its own NodePort at its InternalIP, with
+// its agents' logs as evidence should it fail.
+func probeRequest(spec Spec, join bootstrap.JoinConfig, node *corev1.Node, agents []kube.Agent) kube.ProbeRequest {
+	req := kube.ProbeRequest{Node: spec.Name, ClusterDomain: join.ClusterDomain, RuntimeClass: spec.ProbeRuntimeClass,
+		NodeIP: join.NodeIP, AgentNamespace: spec.Networking, Agents: agents}
+	if node != nil {
+		req.NodeLabels, req.NodeTaints = node.Labels, node.Spec.Taints
+		for _, a := range node.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				req.NodeIP = a.Address
+			}
+		}
+	}
+	return req
+}
+
+// probeFailed adds the host's evidence to a failed probe: HNS's networks,
+// endpoints and load balancers and the agents' last log lines, read over
+// the guest's transport (bootstrap.ProbeEvidenceStep) and redacted like
+// every step's output.
+func (m *Manager) probeFailed(ctx context.Context, g *guest.Session, err error, red *redact.Redactor) error {
+	var pe *kube.ProbeError
+	if errors.As(err, &pe) {
+		if step, serr := bootstrap.ProbeEvidenceStep(pe.AgentLogs); serr == nil {
+			ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeEvidenceTimeout)
+			out, rerr := g.Run(ectx, step)
+			cancel()
+			if rerr != nil {
+				out = "(could not be read: " + rerr.Error() + ")"
+			}
+			pe.HostEvidence = red.String(out)
+		}
+	}
+	return guest.Stage("proving the node's network path", err)
+}
+
+// probeEvidenceTimeout bounds reading the host's evidence of a failed probe.
+const probeEvidenceTimeout = time.Minute
+
+// rebootAfterJoin restarts the guest (bootstrap.RebootStep) and waits for
+// the new boot to be Ready, on a watch, and for its agents to run again
+// since the restart (a pod as the stopped kubelet left it does not count).
+func (m *Manager) rebootAfterJoin(ctx context.Context, g *guest.Session, spec Spec, id Identity, before *corev1.Node, agents []kube.Agent) (*corev1.Node, error) {
+	m.progress("reboot after join", map[string]any{"node": spec.Name})
+	if latest, err := m.Kube.FindNode(ctx, spec.Name); err == nil {
+		before = latest // its last heartbeat before the restart
+	}
+	step, err := bootstrap.RebootStep()
+	if err != nil {
+		return nil, guest.Stage("rendering the reboot step", err)
+	}
+	since := time.Now()
+	out, err := g.Run(ctx, step)
+	if err != nil {
+		return nil, err
+	}
+	if !guest.RebootRequested(step, out) {
+		return nil, guest.Stage("rebooting the node after its join", fmt.Errorf("the guest did not start its restart: %q", out))
+	}
+	if err := g.Reboot(ctx, func(ctx context.Context) error { return m.VSphere.WaitForGuestRestart(ctx, id.VMID) }); err != nil {
+		return nil, err
+	}
+	m.progress("wait for Ready after the reboot", map[string]any{"node": spec.Name})
+	node, err := m.Kube.WaitForNodeReadyAgain(ctx, before)
+	if err != nil {
+		return nil, guest.Stage("waiting for the Node to be Ready after the reboot", err)
+	}
+	if len(agents) > 0 {
+		m.progress("wait for node agents after the reboot", map[string]any{"node": spec.Name})
+		if _, err := m.Kube.WaitForAgentsReadySince(ctx, spec.Name, spec.Networking, agents, since); err != nil {
+			return nil, guest.Stage("waiting for the node agents to run again after the reboot", err)
+		}
+	}
+	return node, nil
 }
 
 // keepTokenAlive refreshes the bootstrap token every third of its ttl until

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -109,7 +110,10 @@ func TestCreate(t *testing.T) {
 		{name: "network probe", setup: func(w *world, _ *winnode.Spec) {
 			w.k.probeErr = &kube.ProbeError{Node: "win-1", Path: kube.ProbePath{What: "cluster DNS and ClusterIP Service", Output: "DNS: lookup kube-dns.kube-system.svc.cluster.local: no such host"},
 				Expected: "the name resolves", Evidence: "Service kube-system/kube-dns has no ready endpoints"}
-		}, want: `(?s)^proving the node's network path: network probe of node win-1: cluster DNS and ClusterIP Service failed: DNS: .*\nevidence: Service kube-system/kube-dns has no ready endpoints$`, steps: allSteps},
+			// The host's evidence, read over the transport and redacted.
+			w.g.Steps["probe-evidence"] = guesttest.Reply{Stdout: "--- Get-HnsPolicyList\n--- last lines of kube-proxy.log\nE0101 token tok001." + tokenSecret + "\n"}
+		}, want: `(?s)^proving the node's network path: network probe of node win-1: cluster DNS and ClusterIP Service failed: DNS: .*\nevidence: Service kube-system/kube-dns has no ready endpoints\nhost evidence \(HNS and the node agents' last log lines\):\n--- Get-HnsPolicyList\n--- last lines of kube-proxy.log\nE0101 token \(sensitive value\)$`,
+			steps: allSteps + ",probe-evidence"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -488,6 +492,36 @@ func TestCreateAdoptsEarlierClone(t *testing.T) {
 // TestCreateNetworkProbe: a node with agents is probed at the end of its
 // create, with the join's cluster domain and the spec's RuntimeClass, and the
 // result carries the paths; skip_checks' "network-probe" leaves it out.
+// TestCreateRebootAfterJoin: with reboot_after_join the node, once done,
+// is restarted (the reboot step, then the wait for the guest's restart) and
+// must be Ready again from the new boot, its agents running again since the
+// restart, and its probe passing again, before the create returns.
+func TestCreateRebootAfterJoin(t *testing.T) {
+	w := newWorld(t)
+	spec := testSpec()
+	spec.RebootAfterJoin = true
+	w.g.Steps["reboot"] = guesttest.Reply{Stdout: bootstrap.RebootMarker + "\n"}
+	res, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran := strings.Join(w.g.Ran(), ","); !strings.HasSuffix(ran, "join-cleanup,reboot") {
+		t.Errorf("steps %s", ran)
+	}
+	if len(w.k.probes) != 2 {
+		t.Errorf("probed %d times, want before and after the reboot", len(w.k.probes))
+	}
+	if !slices.Contains(w.vs.Calls(), "WaitForGuestRestart "+res.VMID) || res.RebootRecovery <= 0 {
+		t.Errorf("vSphere calls %v, recovery %s", w.vs.Calls(), res.RebootRecovery)
+	}
+	// A guest that does not start its restart fails the create, naming it.
+	w = newWorld(t)
+	w.g.Steps["reboot"] = guesttest.Reply{Stdout: "nothing\n"}
+	if _, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {}); err == nil || !strings.Contains(err.Error(), "the guest did not start its restart") {
+		t.Errorf("err %v", err)
+	}
+}
+
 func TestCreateNetworkProbe(t *testing.T) {
 	w := newWorld(t)
 	spec := testSpec()
@@ -496,7 +530,8 @@ func TestCreateNetworkProbe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w.k.probes) != 1 || w.k.probes[0] != (kube.ProbeRequest{Node: "win-1", ClusterDomain: "cluster.local", RuntimeClass: "windows-2022"}) {
+	if len(w.k.probes) != 1 || w.k.probes[0].Node != "win-1" || w.k.probes[0].ClusterDomain != "cluster.local" || w.k.probes[0].RuntimeClass != "windows-2022" ||
+		w.k.probes[0].NodeIP == "" || w.k.probes[0].AgentNamespace != spec.Networking || len(w.k.probes[0].Agents) == 0 {
 		t.Errorf("probes %+v", w.k.probes)
 	}
 	if len(res.ProbePaths) != 1 || !res.ProbePaths[0].Passed {

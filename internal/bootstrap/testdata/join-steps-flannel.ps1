@@ -121,3 +121,25 @@ foreach ($name in @('containerd', 'kubelet')) {
 }
 Write-Output 'services running'
 
+########## probe-evidence
+# step: probe-evidence
+$ErrorActionPreference = 'Stop'
+# A network probe of this node failed: what the host's HNS holds (its
+# networks, endpoints and load balancer policy lists, as Get-HnsNetwork,
+# Get-HnsEndpoint, Get-HnsPolicyList and hnsdiag show them: microsoft/SDN's
+# debug scripts collect the same) and the last lines of the node agents'
+# container logs (the kubelet's layout: C:\var\log\pods\<namespace>_<pod>_<uid>\<container>\<restart count>.log).
+# Read-only; a part that fails says so and the rest still runs
+# (bootstrap.ProbeEvidenceStep).
+$ErrorActionPreference = 'Continue'
+Write-Output '--- Get-HnsNetwork'
+Get-HnsNetwork
+Write-Output '--- Get-HnsEndpoint'
+Get-HnsEndpoint
+Write-Output '--- Get-HnsPolicyList'
+Get-HnsPolicyList
+Write-Output '--- hnsdiag list all'
+hnsdiag.exe list all
+Write-Output '--- last lines of C:\var\log\pods\kube-system_kube-proxy-windows-x2x4z_0d9b5c1e-1111-4222-8333-444455556666\kube-proxy\0.log'
+if (Test-Path -LiteralPath 'C:\var\log\pods\kube-system_kube-proxy-windows-x2x4z_0d9b5c1e-1111-4222-8333-444455556666\kube-proxy\0.log') { Get-Content -LiteralPath 'C:\var\log\pods\kube-system_kube-proxy-windows-x2x4z_0d9b5c1e-1111-4222-8333-444455556666\kube-proxy\0.log' | Select-Object -Last 10 } else { Write-Output '(no such file)' }
+

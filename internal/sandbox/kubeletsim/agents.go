@@ -2,7 +2,6 @@ package kubeletsim
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -159,25 +158,10 @@ func drain(ctx context.Context, ws []watch.Interface) {
 }
 
 // HNS networks are host state that the flannel agent creates and kube-proxy
-// looks up (Get-HnsNetwork): kept in hnsStateFile on the host's disk.
-const hnsStateFile = `C:\ProgramData\winsim\hns.json`
+// looks up (Get-HnsNetwork): winsim keeps HNS's state (winsim/hns.go).
+type hnsNetwork = winsim.HNSNetwork
 
-type hnsNetwork struct {
-	Name          string `json:"Name"`
-	Type          string `json:"Type"` // Overlay, L2Bridge
-	AddressPrefix string `json:"AddressPrefix"`
-	VNI           int    `json:"VNI,omitempty"`
-}
-
-var hnsMu sync.Mutex
-
-func readHNS(files FileSystem) []hnsNetwork {
-	var nets []hnsNetwork
-	if b, err := files.ReadFile(hnsStateFile); err == nil {
-		_ = json.Unmarshal(b, &nets)
-	}
-	return nets
-}
+func readHNS(files FileSystem) []hnsNetwork { return winsim.HNSNetworks(files) }
 
 func hnsNetworkByName(files FileSystem, name string) (hnsNetwork, bool) {
 	for _, n := range readHNS(files) {
@@ -188,19 +172,4 @@ func hnsNetworkByName(files FileSystem, name string) (hnsNetwork, bool) {
 	return hnsNetwork{}, false
 }
 
-func putHNSNetwork(files FileSystem, n hnsNetwork) error {
-	hnsMu.Lock()
-	defer hnsMu.Unlock()
-	nets := readHNS(files)
-	out := []hnsNetwork{n}
-	for _, o := range nets {
-		if !strings.EqualFold(o.Name, n.Name) {
-			out = append(out, o)
-		}
-	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return err
-	}
-	return files.WriteFile(hnsStateFile, b)
-}
+func putHNSNetwork(files FileSystem, n hnsNetwork) error { return winsim.PutHNSNetwork(files, n) }

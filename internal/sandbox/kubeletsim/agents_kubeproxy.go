@@ -62,6 +62,15 @@ type kubeProxyConfig struct {
 // (pkg/proxy/winkernel/proxier.go NewProxier).
 func runKubeProxy(ctx context.Context, p *winsim.Process) int {
 	log := newLogger(p.Stderr)
+	ctx, stopped := runningKubeProxy(ctx, p.Host)
+	defer func() {
+		if stopped() {
+			log.Error("server.go:529", errKubeProxyStopped, "Error running ProxyServer")
+		}
+	}()
+	if stopped() {
+		return 1
+	}
 	fs := pflag.NewFlagSet("kube-proxy", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
@@ -176,11 +185,20 @@ func runKubeProxy(ctx context.Context, p *winsim.Process) int {
 	}, metav1.CreateOptions{})
 	log.Info("shared_informer.go:350", "Caches are synced", "controller", "service config")
 	log.Info("shared_informer.go:350", "Caches are synced", "controller", "endpoint slice config")
-	sync := func() {
-		lbs := proxyRules(hostname, pc.services, pc.slices, sourceVip, *bools["enable-dsr"])
-		if err := writeLoadBalancers(p.Host, lbs); err != nil {
-			log.Error("proxier.go:1469", err, "Policy creation failed")
+	nodeIP := ""
+	for _, a := range node.Status.Addresses {
+		if a.Type == corev1.NodeInternalIP {
+			nodeIP = a.Address
 		}
+	}
+	// NewProxier: "Cleaning up old HNS policy lists" (deleteAllHnsLoadBalancerPolicy):
+	// a restarted kube-proxy programs every Service again.
+	if err := winsim.DeleteHNSLoadBalancers(p.Host); err != nil {
+		log.Error("proxier.go:700", err, "Cleaning up old HNS policy lists failed")
+	}
+	px := &hnsProxier{files: p.Host, network: hns.Name, sourceVIP: sourceVip, nodeIP: nodeIP, log: log, applied: map[string]appliedPolicy{}}
+	sync := func() {
+		px.sync(proxyRules(hostname, pc.services, pc.slices, sourceVip, *bools["enable-dsr"]))
 	}
 	sync()
 	log.Info("proxier.go:1128", "syncProxyRules complete", "loadBalancers", len(ReadLoadBalancers(p.Host)))
@@ -191,6 +209,9 @@ func runKubeProxy(ctx context.Context, p *winsim.Process) int {
 	go drain(ctx, watches[2:])
 	pc.follow(ctx, watches[0], watches[1], sync)
 	<-ctx.Done()
+	if stopped() {
+		return 1
+	}
 	return 0
 }
 

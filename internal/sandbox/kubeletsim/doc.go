@@ -47,8 +47,13 @@
 //     (cmd/kube-proxy/app, pkg/proxy/winkernel: GET its Node, wait for the HNS
 //     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node;
 //     syncProxyRules' HNS load balancers from the Services and their ready
-//     endpoints, rewritten on every change into
-//     C:\ProgramData\winsim\hns-policies.json: hns_loadbalancers.go)
+//     endpoints into winsim's HNS state (winsim/hns.go): at start every load
+//     balancer is deleted, then each changed Service port gets its remote
+//     endpoints and policy lists (a NodePort with no VIP, localRoutedVIP),
+//     an unchanged one is left alone ("Policy already applied"), sessionAffinity,
+//     external IPs, ingress IPs, the Local traffic policies and IPv6 are
+//     refused per Service: hns_loadbalancers.go; the KubeProxyStopped fault
+//     and a stale load balancer: hns_faults.go)
 //     and flanneld (flannel main.go, pkg/subnet/kube, vxlan_windows.go: node
 //     name, net-conf, list+watch all Nodes, lease annotations and
 //     NetworkUnavailable through nodes/status, HNS network in
@@ -65,7 +70,11 @@
 //     answers); names resolve through the kubelet's clusterDNS with the
 //     pod's search list, each query a real one. A failed container's output
 //     is its termination message under FallbackToLogsOnError. Any other
-//     agnhost subcommand is refused.
+//     agnhost subcommand is refused. The images are pulled first as
+//     containerd resolves them (images.go): by digest when the reference
+//     has one, else by tag, from what the sandbox serves (agnhost 2.53 and
+//     its index digest); anything else leaves the container in ErrImagePull
+//     with containerd's "not found", and the pod Pending.
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)

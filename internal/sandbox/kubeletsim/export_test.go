@@ -4,12 +4,14 @@ import (
 	"context"
 	"net"
 	"net/netip"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // For the external tests.
 
 // HNSStateFile is where the host keeps its HNS networks.
-const HNSStateFile = hnsStateFile
+const HNSStateFile = winsim.HNSNetworksFile
 
 // PutHNSNetwork writes an overlay network as flanneld leaves it.
 func PutHNSNetwork(files FileSystem, name, prefix string, vni int) error {

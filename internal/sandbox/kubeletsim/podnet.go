@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // Overlay carries a pod's connection to another node's pod address: the
@@ -43,15 +45,21 @@ func (pn *podNet) dial(ctx context.Context, network string, dst netip.AddrPort) 
 		if vip == "" {
 			vip = pn.nodeIP // a NodePort: every node address
 		}
-		if lb.Protocol != proto || lb.ExternalPort != int(dst.Port()) || vip != dst.Addr().String() {
+		if lb.Protocol != proto || lb.ExternalPort != int(dst.Port()) || vip != dst.Addr().String() || len(lb.Endpoints) == 0 {
 			continue
 		}
-		ep := lb.Endpoints[int(pn.next.Add(1))%len(lb.Endpoints)]
+		// The policy names its endpoints by ID; one HNS no longer has
+		// drops the packet (a stale load balancer).
+		id := lb.Endpoints[int(pn.next.Add(1))%len(lb.Endpoints)]
+		ep := findEndpointByID(winsim.HNSEndpoints(pn.files), id)
+		if ep == nil {
+			return nil, fmt.Errorf("dial %s %s: HNS load balancer %s sends to endpoint %s, which HNS does not have: the packet is dropped", network, dst, lb.ID, id)
+		}
 		addr, err := netip.ParseAddr(ep.IP)
 		if err != nil {
 			return nil, fmt.Errorf("dial %s %s: load balancer %s has endpoint %q: %w", network, dst, lb.ID, ep.IP, err)
 		}
-		target = netip.AddrPortFrom(addr, uint16(ep.Port))
+		target = netip.AddrPortFrom(addr, uint16(lb.InternalPort))
 		break
 	}
 	switch {
@@ -67,6 +75,15 @@ func (pn *podNet) dial(ctx context.Context, network string, dst netip.AddrPort) 
 		return nil, fmt.Errorf("dial %s %s (endpoint %s): %w", network, dst, target, err)
 	}
 	return c, nil
+}
+
+func findEndpointByID(eps []HNSEndpoint, id string) *HNSEndpoint {
+	for i := range eps {
+		if strings.EqualFold(eps[i].ID, id) {
+			return &eps[i]
+		}
+	}
+	return nil
 }
 
 // isServiceVIP: the sandbox's service CIDR (10.96.0.0/12), held equal to

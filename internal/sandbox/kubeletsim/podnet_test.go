@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,14 +68,15 @@ func TestPodNetwork(t *testing.T) {
 		return kubeletsim.HNSLoadBalancer{}, false
 	}
 	waitFor(t, "kube-proxy programmed kube-dns", func() bool { _, ok := dnsLB(); return ok }, done, &stderr)
-	if lb, _ := dnsLB(); len(lb.Endpoints) != 1 || lb.Endpoints[0].IP != linuxnode.DNSPodIP || !lb.Endpoints[0].Remote ||
-		lb.SourceVIP != sourceVIP || lb.DSR {
+	if lb, _ := dnsLB(); len(lb.Endpoints) != 1 || lb.SourceVIP != sourceVIP || lb.DSR {
 		t.Errorf("kube-dns load balancer: %+v", lb)
+	} else if ep := endpointByID(n.Host, lb.Endpoints[0]); ep == nil || ep.IP != linuxnode.DNSPodIP || !ep.Remote {
+		t.Errorf("kube-dns load balancer %+v sends to %+v, want the remote endpoint of %s", lb, ep, linuxnode.DNSPodIP)
 	}
 
 	probe := func(t *testing.T, podName string) *corev1.Pod {
 		t.Helper()
-		img := "registry.k8s.io/e2e-test-images/agnhost:2.63.0"
+		img := probeImage
 		c := func(cname string, args ...string) corev1.Container {
 			return corev1.Container{Name: cname, Image: img, Args: append([]string{"connect"}, args...),
 				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError}
@@ -115,6 +117,84 @@ func TestPodNetwork(t *testing.T) {
 			t.Errorf("restored: probe pod %s: %+v", p.Status.Phase, p.Status.InitContainerStatuses)
 		}
 	})
+	lastInitMessage := func(p *corev1.Pod) string {
+		if len(p.Status.InitContainerStatuses) == 1 && p.Status.InitContainerStatuses[0].State.Terminated != nil {
+			return p.Status.InitContainerStatuses[0].State.Terminated.Message
+		}
+		return ""
+	}
+	t.Run("stale load balancer", func(t *testing.T) {
+		lbID, gone, err := kubeletsim.MakeLoadBalancerStale(n.Host, controlplane.DNSServiceIP, 53, "TCP")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Names still resolve (UDP); the connection to the ClusterIP over
+		// TCP is dropped at the stale load balancer.
+		p := probe(t, "probe-stale")
+		if msg := lastInitMessage(p); p.Status.Phase != corev1.PodFailed || !strings.HasPrefix(msg, "TIMEOUT") ||
+			!strings.Contains(msg, "HNS load balancer "+lbID+" sends to endpoint "+gone+", which HNS does not have") {
+			t.Errorf("probe pod %s, message %q", p.Status.Phase, msg)
+		}
+		// hnsdiag shows it: a Direct IP ID no endpoint has.
+		out := nd.run(t, "hnsdiag list all")
+		if !strings.Contains(out.Stdout, lbID) || !strings.Contains(out.Stdout, gone) {
+			t.Errorf("hnsdiag list all:\n%s", out.Stdout)
+		}
+		// kube-dns changes: kube-proxy programs it again.
+		setDNSSelector(t, cs, "nothing")
+		waitFor(t, "kube-proxy removed kube-dns", func() bool { _, ok := dnsLB(); return !ok }, done, &stderr)
+		setDNSSelector(t, cs, "kube-dns")
+		waitFor(t, "kube-proxy programmed kube-dns again", func() bool { _, ok := dnsLB(); return ok }, done, &stderr)
+		if p := probe(t, "probe-unstale"); p.Status.Phase != corev1.PodSucceeded {
+			t.Errorf("reprogrammed: probe pod %s: %+v", p.Status.Phase, p.Status.InitContainerStatuses)
+		}
+	})
+	t.Run("image digest not served", func(t *testing.T) {
+		bad := strings.Split(probeImage, "@")[0] + "@sha256:" + strings.Repeat("0", 64)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe-digest", Namespace: "default"}, Spec: corev1.PodSpec{
+			NodeName: name, RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{Name: "c", Image: bad, Args: []string{"connect", linuxnode.DNSPodIP + ":53"}}},
+		}}
+		if _, err := cs.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		p := waitForProbePod(t, cs, "probe-digest", func(p *corev1.Pod) bool {
+			return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+				p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImagePull"
+		})
+		if msg := p.Status.ContainerStatuses[0].State.Waiting.Message; p.Status.Phase != corev1.PodPending ||
+			!strings.Contains(msg, `failed to resolve reference "`+bad+`"`) || !strings.Contains(msg, "not found") {
+			t.Errorf("pod %s: %q", p.Status.Phase, msg)
+		}
+	})
+	t.Run("kube-proxy stopped", func(t *testing.T) {
+		if err := kubeletsim.StopKubeProxy(n.Host); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case code := <-done:
+			if code != 1 || !strings.Contains(stderr.String(), "kube-proxy is stopped on this host") {
+				t.Errorf("kube-proxy exited with %d:\n%s", code, stderr.String())
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("kube-proxy did not exit")
+		}
+		if lbs := kubeletsim.ReadLoadBalancers(n.Host); len(lbs) != 0 {
+			t.Errorf("load balancers left: %+v", lbs)
+		}
+		p := probe(t, "probe-noproxy")
+		if msg := lastInitMessage(p); p.Status.Phase != corev1.PodFailed || !strings.HasPrefix(msg, "DNS: ") {
+			t.Errorf("probe pod %s, message %q", p.Status.Phase, msg)
+		}
+		// Started again while stopped, it exits at once.
+		var again syncBuffer
+		code := n.Host.Run(ctx, &winsim.Process{Path: bootstrap.KubeProxyExe, Args: []string{"--kubeconfig=" + proxyKC,
+			"--hostname-override=" + name, "--network-name=flannel.4096", "--source-vip=" + sourceVIP}, Stderr: &again})
+		if code != 1 || !strings.Contains(again.String(), "kube-proxy is stopped on this host") {
+			t.Errorf("a restart while stopped exited %d:\n%s", code, again.String())
+		}
+		n.Host.SetFaults(winsim.Faults{})
+	})
 	t.Run("HNS network gone", func(t *testing.T) {
 		if err := n.Host.WriteFile(kubeletsim.HNSStateFile, []byte("[]")); err != nil {
 			t.Fatal(err)
@@ -124,6 +204,19 @@ func TestPodNetwork(t *testing.T) {
 			t.Errorf("dial without an HNS network: %v", err)
 		}
 	})
+}
+
+// probeImage is the image the provider's probe runs, pinned by digest
+// (internal/kube ProbeImage; the simulated world keeps its own copy).
+const probeImage = "registry.k8s.io/e2e-test-images/agnhost:2.53@sha256:99c6b4bb4a1e1df3f0b3752168c89358794d02258ebebc26bf21c29399011a85"
+
+func endpointByID(h *winsim.Host, id string) *winsim.HNSEndpoint {
+	for _, e := range winsim.HNSEndpoints(h) {
+		if strings.EqualFold(e.ID, id) {
+			return &e
+		}
+	}
+	return nil
 }
 
 func setDNSSelector(t *testing.T, cs kubernetes.Interface, app string) {

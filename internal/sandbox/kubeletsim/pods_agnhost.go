@@ -30,7 +30,7 @@ func isAgnhostPod(pod *corev1.Pod) bool {
 		return false
 	}
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		if !strings.HasPrefix(c.Image, agnhostRepository+":") {
+		if !strings.HasPrefix(c.Image, agnhostRepository+":") && !strings.HasPrefix(c.Image, agnhostRepository+"@") {
 			return false
 		}
 	}
@@ -56,6 +56,18 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 		w.queue.AddAfter(pod.Namespace+"/"+pod.Name, cniPollInterval)
 		return w.pending(ctx, pod)
 	}
+	// The images first (kuberuntime's EnsureImageExists): one the registry
+	// does not serve leaves its container waiting in ErrImagePull, and the
+	// pod Pending.
+	ids := map[string]string{}
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		id, err := pullImage(c.Image)
+		if err != nil {
+			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
+			return w.imagePullFailed(ctx, pod, c.Name, err)
+		}
+		ids[c.Image] = id
+	}
 	dnsServer := ""
 	if len(w.n.k.settings.ClusterDNS) > 0 {
 		dnsServer = w.n.k.settings.ClusterDNS[0]
@@ -74,7 +86,7 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 			}
 		}
 		w.n.k.log.Info("kuberuntime_container.go:1019", "Container exited", "pod", pod.Namespace+"/"+pod.Name, "container", c.Name, "exitCode", code)
-		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: containerID(),
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: ids[c.Image], ContainerID: containerID(),
 			State: corev1.ContainerState{Terminated: term}}
 	}
 	waiting := func(c corev1.Container, reason string) corev1.ContainerStatus {
@@ -114,6 +126,33 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 	}
 	updated := pod.DeepCopy()
 	updated.Status = st
+	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// imagePullFailed reports a pod whose container's image could not be
+// pulled: Pending, that container waiting with reason ErrImagePull and
+// containerd's error as its message (the others waiting PodInitializing).
+func (w *podWorker) imagePullFailed(ctx context.Context, pod *corev1.Pod, container string, pullErr error) error {
+	updated := pod.DeepCopy()
+	updated.Status.Phase = corev1.PodPending
+	waiting := func(c corev1.Container) corev1.ContainerStatus {
+		st := corev1.ContainerStateWaiting{Reason: "PodInitializing"}
+		if c.Name == container {
+			st = corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: pullErr.Error()}
+		}
+		return corev1.ContainerStatus{Name: c.Name, Image: c.Image, State: corev1.ContainerState{Waiting: &st}}
+	}
+	updated.Status.InitContainerStatuses, updated.Status.ContainerStatuses = nil, nil
+	for _, c := range pod.Spec.InitContainers {
+		updated.Status.InitContainerStatuses = append(updated.Status.InitContainerStatuses, waiting(c))
+	}
+	for _, c := range pod.Spec.Containers {
+		updated.Status.ContainerStatuses = append(updated.Status.ContainerStatuses, waiting(c))
+	}
 	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -196,7 +235,7 @@ func agnhost(ctx context.Context, pn *podNet, dnsServer string, search []string,
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		fmt.Fprintf(out, "REFUSED\n")
-	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no HNS load balancer"):
+	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no HNS load balancer") || strings.Contains(err.Error(), "the packet is dropped"):
 		fmt.Fprintf(out, "TIMEOUT\n%v\n", err)
 	default:
 		fmt.Fprintf(out, "OTHER: %v\n", err)

@@ -151,6 +151,12 @@ type Faults struct {
 	// the next one: a join held in its Ready wait for as long as a test
 	// needs, without a sleep.
 	KubeletNotReady bool
+	// KubeProxyStopped stops the simulated kube-proxy on the host while it
+	// is set: a running kube-proxy.exe exits with code 1 and every start of
+	// it exits at once, as a kube-proxy that crashes on start does
+	// (internal/sandbox/kubeletsim StopKubeProxy sets it and empties HNS of
+	// the load balancers, which then nothing programs again).
+	KubeProxyStopped bool
 	// ServiceExits makes a service's process exit on its own some time
 	// after it reported Running, as a crashing service does: the SCM sees
 	// the process end without a stop request (recovery actions apply).

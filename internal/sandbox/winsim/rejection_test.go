@@ -114,6 +114,9 @@ func TestWindowsRejects(t *testing.T) {
 		{"native-not-executable", setup + "Set-Content -Path 'C:\\k\\fake.exe' -Value 'not a program'\n& 'C:\\k\\fake.exe'", 1, "", "The specified executable is not a valid application for this OS platform.", "https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499- (ERROR_BAD_EXE_FORMAT 193)"},
 		{"native-missing", "& 'C:\\k\\missing.exe' --version", 1, "", "The term 'C:\\k\\missing.exe' is not recognized", about + "about_command_precedence"},
 		{"icacls-bad-grant", setup + "Set-Content -Path 'C:\\k\\f.txt' -Value 'x'\nicacls.exe 'C:\\k\\f.txt' /grant 'Administrators=F'\n$LASTEXITCODE", 0, "87", "Invalid parameter", "https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/icacls"},
+		{"hnsdiag-detail-flags", "hnsdiag.exe list all -d\n$LASTEXITCODE", 0, "1", "does not model hnsdiag list all -d", "https://github.com/microsoft/SDN/blob/master/Kubernetes/windows/kubeadm/Kubecluster.md"},
+		{"hnsdiag-delete", "hnsdiag.exe delete loadbalancers 3599612c-54b4-4b9d-9258-4fc5e2100549\n$LASTEXITCODE", 0, "1", "does not model hnsdiag delete", "https://github.com/kubernetes/kubernetes/issues/135802"},
+		{"get-hnspolicylist-parameter", "Get-HnsPolicyList -Id 'x'", 1, "", "A parameter cannot be found that matches parameter name 'Id'", "https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/"},
 		{"tar-missing-archive", "tar.exe -xzf 'C:\\nope.tgz' -C 'C:\\Windows\\Temp'\n$LASTEXITCODE", 0, "1", "Failed to open", "https://learn.microsoft.com/en-us/virtualization/community/team-blog/2017/20171219-tar-and-curl-come-to-windows"},
 		// Native stderr in 5.1: redirected (2>&1, 2>$null) each line is a
 		// NativeCommandError record and Stop ends the script at the first;

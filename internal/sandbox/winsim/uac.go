@@ -23,6 +23,8 @@ import (
 var cmdletNeeds = map[string]cmdletNeed{
 	// Reads.
 	"Get-Content": needNothing, "Test-Path": needNothing, "Get-FileHash": needNothing, "Join-Path": needNothing,
+	// HNS's readers need an administrator (HNS's API refuses others).
+	"Get-HnsNetwork": needAdmin, "Get-HnsEndpoint": needAdmin, "Get-HnsPolicyList": needAdmin,
 	"Get-Service": needNothing, "Get-ItemProperty": needNothing, "Get-ItemPropertyValue": needNothing,
 	"Get-WindowsFeature": needNothing, "Get-NetFirewallRule": needNothing,
 	// Start-Process starts a program with the caller's token: guardProgram

@@ -74,13 +74,28 @@ func formatLines(o any) []string {
 		out := []string{""}
 		for _, p := range v.props {
 			val, _ := v.Get(p)
-			out = append(out, pad(p, w)+" : "+toString(val))
+			out = append(out, pad(p, w)+" : "+listValue(val))
 		}
 		return append(out, "")
 	case *ErrorRecord:
 		return strings.Split(strings.TrimRight(v.Format(), "\r\n "), "\r\n")
 	}
 	return []string{toString(o)}
+}
+
+// listValue is a property's value in the list view: a collection in braces,
+// its items separated by ", " (Format-List's rendering of an IEnumerable
+// property, as Get-Service's DependentServices shows it: {a, b}).
+func listValue(v any) string {
+	items, ok := v.([]any)
+	if !ok {
+		return toString(v)
+	}
+	parts := make([]string, len(items))
+	for i, e := range items {
+		parts[i] = toString(e)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func pad(s string, w int) string {
