@@ -23,6 +23,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -230,9 +231,12 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
 			},
-			"timezone": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultTimeZone), PlanModifiers: imageString,
-				MarkdownDescription: "Windows time zone id the answer file sets, for example `W. Europe Standard Time`. Defaults to `" + bootstrap.DefaultTimeZone + "`.",
+			"time_zone": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(timezone.Default), PlanModifiers: imageString,
+				Validators: []validator.String{timeZoneID()},
+				MarkdownDescription: timeZoneDescription + " The build sets it on the build VM before sysprep (`Set-TimeZone`), and the answer " +
+					"file carries it, so the template and clones made without a customization have it; a `windows_node` sets its own " +
+					"`time_zone`. Defaults to `" + timezone.Default + "`.",
 			},
 			"keep_build_vm_on_failure": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: imageBool,

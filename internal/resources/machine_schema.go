@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -19,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -87,8 +87,11 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
 		"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: s.nodeReplaceInt64,
 			MarkdownDescription: "Any number; changing it " + s.onChange + " with the current `admin_password_wo`."},
-		"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(vsphere.DefaultTimeZone), PlanModifiers: s.replaceInt64,
-			MarkdownDescription: fmt.Sprintf("Windows time zone index of the customization (%d = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern).", vsphere.DefaultTimeZone)},
+		"time_zone": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: append([]planmodifier.String{timeZoneDefault{}}, s.replaceString...),
+			Validators: []validator.String{timeZoneID()},
+			MarkdownDescription: timeZoneDescription + " The join sets it on the guest (`Set-TimeZone`). Defaults to `" + timezone.Default + "` for a new " +
+				"resource; one whose state has a zone keeps it while the argument is unset (resources made when the default was " +
+				"`GMT Standard Time` keep that). Changing it " + s.onChange + "."},
 		"transport": transportSchema(s.noHTTPSBootstrap),
 		"labels": schema.MapAttribute{
 			ElementType: types.StringType, Optional: true,
