@@ -54,8 +54,12 @@ func withMachine(s machineSchema, own map[string]schema.Attribute) map[string]sc
 func (s machineSchema) attributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"template": schema.StringAttribute{
-			Required: true, PlanModifiers: s.nodeReplaceString,
-			MarkdownDescription: "The golden image template, for example `windows_golden_image.ltsc2022.template_id`." + accepts(vsphere.VMKind),
+			// No plan modifier: the resource's ModifyPlan resolves the prior
+			// and the new value (template_identity.go).
+			Required: true,
+			MarkdownDescription: "The golden image template, for example `windows_golden_image.ltsc2022.template_id`." + accepts(vsphere.VMKind) +
+				" Given in another form that names the same VM (`template_path` for `template_id`), it changes in place and touches nothing; " +
+				"a different template " + s.onChange + ", and so does a template known only at apply (an image rebuilt in the same apply).",
 			Validators:          []validator.String{vsphereObject(vsphere.VMKind)},
 		},
 		"folder": schema.StringAttribute{

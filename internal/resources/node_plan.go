@@ -36,7 +36,7 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	name := state.Name.ValueString()
-	if replaced := replacePaths(ctx, req); len(replaced) > 0 {
+	if replaced := withPaths(replacePaths(ctx, req), resp.RequiresReplace); len(replaced) > 0 {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s will be replaced: the old node is drained and destroyed", name),
 			fmt.Sprintf("Changing %s replaces the node: Terraform destroys the old node and creates a new one (the new one first with "+
 				"lifecycle { create_before_destroy = true }). %s", pathList(replaced), destroyDescription(state)))
@@ -204,6 +204,17 @@ func replacePaths(ctx context.Context, req resource.ModifyPlanRequest) path.Path
 	}
 	slices.SortFunc(out, func(a, b path.Path) int { return strings.Compare(a.String(), b.String()) })
 	return out
+}
+
+// withPaths adds the paths ModifyPlan itself replaced for, sorted, once each.
+func withPaths(paths, more path.Paths) path.Paths {
+	for _, p := range more {
+		if !paths.Contains(p) {
+			paths = append(paths, p)
+		}
+	}
+	slices.SortFunc(paths, func(a, b path.Path) int { return strings.Compare(a.String(), b.String()) })
+	return paths
 }
 
 // requiresReplace runs the attribute's plan modifiers, as the framework ran

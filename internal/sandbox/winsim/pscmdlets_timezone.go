@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
@@ -98,4 +99,14 @@ func timeZoneCmdlets() []*Cmdlet {
 				return nil
 			}},
 	}
+}
+
+// DiskTimeZone is the time zone on the disk of a host that is not running
+// (a template's, a powered-off VM's): what TimeZone reads of a running one.
+func DiskTimeZone(dir string) (string, error) {
+	r, err := loadRegistry(filepath.Join(dir, "registry.json"))
+	if err != nil {
+		return "", err
+	}
+	return r.getString(TimeZoneKey, TimeZoneKeyName), nil
 }
