@@ -60,7 +60,7 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			MarkdownDescription: "The golden image template, for example `windows_golden_image.ltsc2022.template_id`." + accepts(vsphere.VMKind) +
 				" Given in another form that names the same VM (`template_path` for `template_id`), it changes in place and touches nothing; " +
 				"a different template " + s.onChange + ", and so does a template known only at apply (an image rebuilt in the same apply).",
-			Validators:          []validator.String{vsphereObject(vsphere.VMKind)},
+			Validators: []validator.String{vsphereObject(vsphere.VMKind)},
 		},
 		"folder": schema.StringAttribute{
 			Required: true, PlanModifiers: s.replaceString,

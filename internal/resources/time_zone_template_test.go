@@ -61,6 +61,14 @@ func TestAccNode_timeZoneAndTemplateForm(t *testing.T) {
 		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
+				// Refused at plan, before anything is created (the destroy
+				// after the last step uses the last configuration).
+				Config: strings.Replace(timeZoneNodeConfig(image, node, templatePath, ""),
+					`time_zone = "W. Europe Standard Time"`, `time_zone = "Europe/London"`, 1),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)time_zone: "Europe/London" is not a Windows time zone ID\.\s+Did you\s+mean\s+"GMT\s+Standard\s+Time"`),
+			},
+			{
 				Config: timeZoneNodeConfig(image, node, templatePath, ""),
 				Check: resource.ComposeTestCheckFunc(
 					resource.TestCheckResourceAttr(acctest.GoldenImageAddress, "time_zone", "Tokyo Standard Time"),
@@ -109,12 +117,6 @@ func TestAccNode_timeZoneAndTemplateForm(t *testing.T) {
 					}
 					return nil
 				},
-			},
-			{
-				Config: strings.Replace(timeZoneNodeConfig(image, node, "windows_golden_image.v2.template_id", secondImage(image2)),
-					`time_zone = "W. Europe Standard Time"`, `time_zone = "Europe/London"`, 1),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)time_zone: "Europe/London" is not a Windows time zone ID\.\s+Did you\s+mean\s+"GMT\s+Standard\s+Time"`),
 			},
 		},
 	})
