@@ -7,6 +7,7 @@ toolchain go1.26.10
 require (
 	github.com/Azure/go-ntlmssp v0.1.1
 	github.com/BurntSushi/toml v1.2.1
+	github.com/agext/levenshtein v1.2.3
 	github.com/bodgit/ntlmssp v0.0.0-20240506230425-31973bb52d9b
 	github.com/distribution/reference v0.6.0
 	github.com/google/uuid v1.6.0
@@ -52,7 +53,6 @@ require (
 	github.com/Masterminds/semver/v3 v3.2.0 // indirect
 	github.com/Masterminds/sprig/v3 v3.2.3 // indirect
 	github.com/ProtonMail/go-crypto v1.4.1 // indirect
-	github.com/agext/levenshtein v1.2.3 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/armon/go-radix v1.0.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -111,6 +111,13 @@ func TestUnattendGolden(t *testing.T) {
 	if !strings.Contains(step.Script, base64.StdEncoding.EncodeToString(xml)) {
 		t.Error("the sysprep step does not write this answer file")
 	}
+	// The build VM takes the zone before sysprep, so the template holds it.
+	if zone := strings.Index(step.Script, "Set-TimeZone -Id 'W. Europe Standard Time'"); zone < 0 || zone > strings.Index(step.Script, "/generalize") {
+		t.Error("the sysprep step does not set the time zone before sysprep")
+	}
+	if _, err := SysprepStep(UnattendConfig{TimeZone: "Central Europe"}); err == nil {
+		t.Error("the sysprep step took a time zone Windows does not have")
+	}
 	// The answer files an earlier Setup or customization left go before it.
 	write := strings.Index(step.Script, "WriteAllBytes")
 	for _, f := range AnswerFiles {

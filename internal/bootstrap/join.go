@@ -18,6 +18,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/psquote"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 )
 
 // Files the join writes on the node.
@@ -74,6 +75,10 @@ type JoinConfig struct {
 
 	// MaxPods and reservations shape the kubelet's allocatable.
 	MaxPods int32
+
+	// TimeZone is the node's Windows time zone ID (timezone.IDs);
+	// timezone.Default when empty.
+	TimeZone string
 }
 
 var nodeNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -81,6 +86,9 @@ var nodeNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 func (c JoinConfig) withDefaults() JoinConfig {
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = "cluster.local"
+	}
+	if c.TimeZone == "" {
+		c.TimeZone = timezone.Default
 	}
 	return c
 }
@@ -99,6 +107,8 @@ func (c JoinConfig) validate() error {
 		return fmt.Errorf("the bootstrap token is not in the <6>.<16> format")
 	case len(c.ClusterDNS) == 0:
 		return fmt.Errorf("no cluster DNS service IP")
+	case !timezone.Valid(c.TimeZone):
+		return fmt.Errorf("time zone %q is not a Windows time zone ID", c.TimeZone)
 	}
 	mode, ok := networking.Lookup(c.CNI)
 	switch {
@@ -166,6 +176,9 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		"Dirs": union([]string{KubernetesDir, KubeletCertDir, CNIConfDir, KubeletLogDir}, HardenedDirs), "Files": files, "Needs": needs,
 		"AnswerFiles": AnswerFiles, "Harden": HardenedDirs,
 	}, joinSecrets...); err != nil {
+		return nil, err
+	}
+	if err := add("time-zone", "time-zone", map[string]any{"TimeZone": cfg.TimeZone}); err != nil {
 		return nil, err
 	}
 	if err := add("legacy-services", "legacy-services", map[string]any{"Services": LegacyServices}); err != nil {

@@ -62,7 +62,7 @@ func TestJoinStepsGolden(t *testing.T) {
 	for _, s := range steps {
 		names = append(names, s.Name)
 	}
-	if got := strings.Join(names, " "); got != "join-files legacy-services kubelet-service" {
+	if got := strings.Join(names, " "); got != "join-files time-zone legacy-services kubelet-service" {
 		t.Errorf("cni none steps = %s", got)
 	}
 }
@@ -209,4 +209,32 @@ func withoutComments(script string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestJoinSetsTheTimeZone: the join's time-zone step sets the configured ID
+// (UTC when none), and an ID Windows does not have is refused before any
+// script is rendered.
+func TestJoinSetsTheTimeZone(t *testing.T) {
+	for _, c := range []struct{ zone, want string }{{"", "UTC"}, {"Tokyo Standard Time", "Tokyo Standard Time"}} {
+		cfg := testJoinConfig()
+		cfg.TimeZone = c.zone
+		steps, err := JoinSteps(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var script string
+		for _, s := range steps {
+			if s.Name == "time-zone" {
+				script = s.Script
+			}
+		}
+		if !strings.Contains(script, "Set-TimeZone -Id '"+c.want+"'") {
+			t.Errorf("time zone %q: the time-zone step is\n%s", c.zone, script)
+		}
+	}
+	cfg := testJoinConfig()
+	cfg.TimeZone = "Europe/London"
+	if _, err := JoinSteps(cfg); err == nil || !strings.Contains(err.Error(), "Europe/London") {
+		t.Errorf("an IANA name: err = %v", err)
+	}
 }

@@ -3,17 +3,16 @@ package bootstrap
 import (
 	"encoding/base64"
 	"encoding/xml"
+	"fmt"
+
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 )
 
-// Defaults of the guest's account and time zone, the ones a configuration
-// that leaves them out gets, and an imported resource is assumed to have.
-const (
-	// DefaultAdminUser is Windows Server's built-in administrator, whose
-	// password the answer file (and a node's vSphere customization) sets.
-	DefaultAdminUser = "Administrator"
-	// DefaultTimeZone is the answer file's time zone id.
-	DefaultTimeZone = "UTC"
-)
+// DefaultAdminUser is Windows Server's built-in administrator, whose
+// password the answer file (and a node's vSphere customization) sets: the
+// account a configuration that leaves it out gets, and an imported resource
+// is assumed to have.
+const DefaultAdminUser = "Administrator"
 
 // UnattendConfig shapes the answer file sysprep applies when a clone of the
 // template first boots (its computer name, network and Administrator
@@ -35,7 +34,10 @@ type UnattendConfig struct {
 // stays off.
 func Unattend(cfg UnattendConfig) ([]byte, error) {
 	if cfg.TimeZone == "" {
-		cfg.TimeZone = DefaultTimeZone
+		cfg.TimeZone = timezone.Default
+	}
+	if !timezone.Valid(cfg.TimeZone) {
+		return nil, fmt.Errorf("time zone %q is not a Windows time zone ID", cfg.TimeZone)
 	}
 	if cfg.Locale == "" {
 		cfg.Locale = "en-US"
@@ -94,7 +96,8 @@ var AnswerFiles = []string{
 	`C:\Windows\Panther\Unattend\autounattend.xml`, UnattendFile, `C:\sysprep`,
 }
 
-// SysprepStep writes the answer file and runs sysprep, which generalizes the
+// SysprepStep sets the guest's time zone (the time-zone step of a join: the
+// template keeps it), writes the answer file and runs sysprep, which generalizes the
 // guest and powers it off; the caller waits for the power-off in vSphere.
 // First it removes the answer files an earlier Setup or customization left
 // (AnswerFiles), then the OpenSSH host keys, so that each clone's sshd
@@ -111,7 +114,7 @@ func SysprepStep(cfg UnattendConfig) (Step, error) {
 	content := base64.StdEncoding.EncodeToString(unattend)
 	script, err := render("sysprep", "sysprep", map[string]any{
 		"Path": UnattendFile, "Content": content, "Exe": SysprepExe,
-		"SSHDir": SSHDir, "HostKeys": SSHHostKeyFiles, "AnswerFiles": AnswerFiles,
+		"SSHDir": SSHDir, "HostKeys": SSHHostKeyFiles, "AnswerFiles": AnswerFiles, "TimeZone": cfg.TimeZone,
 	})
 	if err != nil {
 		return Step{}, err

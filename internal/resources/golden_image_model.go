@@ -11,6 +11,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -48,7 +49,7 @@ type goldenImageModel struct {
 	OnlineUpdates          types.Object   `tfsdk:"online_updates"`
 	InstalledUpdates       types.List     `tfsdk:"installed_updates"`
 	SSHAuthorizedKey       types.String   `tfsdk:"ssh_authorized_key"`
-	Timezone               types.String   `tfsdk:"timezone"`
+	TimeZone               types.String   `tfsdk:"time_zone"`
 	KeepBuildVMOnFailure   types.Bool     `tfsdk:"keep_build_vm_on_failure"`
 	SkipChecks             types.List     `tfsdk:"skip_checks"`
 	TemplateID             types.String   `tfsdk:"template_id"`
@@ -136,7 +137,7 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		},
 		Transport:            transport,
 		Image:                image,
-		Unattend:             bootstrap.UnattendConfig{TimeZone: m.Timezone.ValueString()},
+		Unattend:             bootstrap.UnattendConfig{TimeZone: m.TimeZone.ValueString()},
 		KeepBuildVMOnFailure: m.KeepBuildVMOnFailure.ValueBool(),
 	}, nil
 }
@@ -228,7 +229,7 @@ func (m *goldenImageModel) nullInputs() {
 	m.AdminUser = types.StringValue(bootstrap.DefaultAdminUser)
 	m.ArtifactsBaseURL = types.StringValue(bootstrap.DefaultBaseURL)
 	m.PauseImage = types.StringValue(bootstrap.DefaultPause)
-	m.Timezone = types.StringValue(bootstrap.DefaultTimeZone)
+	m.TimeZone = types.StringValue(timezone.Default)
 	m.KeepBuildVMOnFailure = types.BoolValue(false)
 	m.AdminPasswordWOVersion = types.Int64Null()
 	m.Transport = types.ObjectNull(transportAttrTypes)

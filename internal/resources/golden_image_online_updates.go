@@ -50,7 +50,7 @@ func onlineUpdatesAttribute() schema.SingleNestedAttribute {
 				ElementType: types.StringType, Required: true,
 				Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(),
 					listvalidator.ValueStringsAre(stringvalidator.OneOf(bootstrap.ClassificationNames()...))},
-				MarkdownDescription: "Update classifications, as Windows Update and WSUS name them: " + quotedList(bootstrap.ClassificationNames()) +
+				MarkdownDescription: "Update classifications, as Windows Update and WSUS name them: " + backquotedList(bootstrap.ClassificationNames()) +
 					". There is no servicing stack classification: a servicing stack update is found under the classification Microsoft gives it.",
 			},
 			"include_kbs": schema.ListAttribute{
@@ -75,7 +75,8 @@ func onlineUpdatesAttribute() schema.SingleNestedAttribute {
 	}
 }
 
-func quotedList(names []string) string {
+// backquotedList is `a`, `b`, `c`: names as the docs set them.
+func backquotedList(names []string) string {
 	out := ""
 	for i, n := range names {
 		if i > 0 {

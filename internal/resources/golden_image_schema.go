@@ -23,6 +23,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -61,6 +62,7 @@ func sha256Attribute(what string) schema.StringAttribute {
 
 func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
+		Version: 1, // state_upgrade.go
 		MarkdownDescription: "A Kubernetes-ready Windows Server template on vSphere, built with nothing on your machine but Terraform. " +
 			"Create clones `source_template` into a temporary build VM, connects to it over WinRM or SSH, enables the Containers feature " +
 			"(rebooting), installs containerd, kubelet, kube-proxy and the CNI plugins — every download verified by SHA-256 on the guest — " +
@@ -231,9 +233,12 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",
 			},
-			"timezone": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultTimeZone), PlanModifiers: imageString,
-				MarkdownDescription: "Windows time zone id the answer file sets, for example `W. Europe Standard Time`. Defaults to `" + bootstrap.DefaultTimeZone + "`.",
+			"time_zone": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(timezone.Default), PlanModifiers: imageString,
+				Validators: []validator.String{timeZoneID()},
+				MarkdownDescription: timeZoneDescription + " The build sets it on the build VM before sysprep (`Set-TimeZone`), and the answer " +
+					"file carries it, so the template and clones made without a customization have it; a `windows_node` sets its own " +
+					"`time_zone`. Defaults to `" + timezone.Default + "`.",
 			},
 			"keep_build_vm_on_failure": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: imageBool,

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -19,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -54,9 +54,13 @@ func withMachine(s machineSchema, own map[string]schema.Attribute) map[string]sc
 func (s machineSchema) attributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"template": schema.StringAttribute{
-			Required: true, PlanModifiers: s.nodeReplaceString,
-			MarkdownDescription: "The golden image template, for example `windows_golden_image.ltsc2022.template_id`." + accepts(vsphere.VMKind),
-			Validators:          []validator.String{vsphereObject(vsphere.VMKind)},
+			// No plan modifier: the resource's ModifyPlan resolves the prior
+			// and the new value (template_identity.go).
+			Required: true,
+			MarkdownDescription: "The golden image template, for example `windows_golden_image.ltsc2022.template_id`." + accepts(vsphere.VMKind) +
+				" Given in another form that names the same VM (`template_path` for `template_id`), it changes in place and touches nothing; " +
+				"a different template " + s.onChange + ", and so does a template known only at apply (an image rebuilt in the same apply).",
+			Validators: []validator.String{vsphereObject(vsphere.VMKind)},
 		},
 		"folder": schema.StringAttribute{
 			Required: true, PlanModifiers: s.replaceString,
@@ -87,8 +91,11 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
 		"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: s.nodeReplaceInt64,
 			MarkdownDescription: "Any number; changing it " + s.onChange + " with the current `admin_password_wo`."},
-		"time_zone": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(vsphere.DefaultTimeZone), PlanModifiers: s.replaceInt64,
-			MarkdownDescription: fmt.Sprintf("Windows time zone index of the customization (%d = GMT Standard Time, the default; 4 = Pacific, 35 = Eastern).", vsphere.DefaultTimeZone)},
+		"time_zone": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: append([]planmodifier.String{timeZoneDefault{}}, s.replaceString...),
+			Validators: []validator.String{timeZoneID()},
+			MarkdownDescription: timeZoneDescription + " The join sets it on the guest (`Set-TimeZone`). Defaults to `" + timezone.Default + "` for a new " +
+				"resource; one whose state has a zone keeps it while the argument is unset (resources made when the default was " +
+				"`GMT Standard Time` keep that). Changing it " + s.onChange + "."},
 		"transport": transportSchema(s.noHTTPSBootstrap),
 		"labels": schema.MapAttribute{
 			ElementType: types.StringType, Optional: true,

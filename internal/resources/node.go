@@ -98,6 +98,11 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if !req.State.Raw.IsNull() {
 		var state nodeModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+		if !plan.Template.Equal(state.Template) && !imported(ctx, req.Private) && !sameTemplate(ctx, r.clients, state.Template, plan.Template) {
+			// A different VM (or one known only at apply): a new node.
+			// The same VM in another form changes in place.
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("template"))
+		}
 		if shrink := winnode.PlanHardware(state.sizing(), plan.sizing()).ShrinkDisk; shrink != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("disk_size_gb"), "Disk cannot shrink",
 				fmt.Sprintf("disk_size_gb: the disk has %d GiB; a virtual disk can only grow. Keep %d or more, or replace the node (terraform apply -replace).",

@@ -12,7 +12,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
-	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -22,7 +22,7 @@ import (
 // defaults, so a configuration that keeps them plans no change.
 func importDefaults() map[string]any {
 	return map[string]any{
-		"admin_user": bootstrap.DefaultAdminUser, "time_zone": int64(vsphere.DefaultTimeZone), "drain": drainObject(drainDefault),
+		"admin_user": bootstrap.DefaultAdminUser, "time_zone": timezone.Default, "drain": drainObject(drainDefault),
 		"cni": networking.Default().Name(), "flannel_backend": flannelBackend, "reboot_after_join": false,
 	}
 }

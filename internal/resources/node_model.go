@@ -60,7 +60,7 @@ type machineModel struct {
 	AdminUser              types.String `tfsdk:"admin_user"`
 	AdminPasswordWO        types.String `tfsdk:"admin_password_wo"`
 	AdminPasswordWOVersion types.Int64  `tfsdk:"admin_password_wo_version"`
-	TimeZone               types.Int64  `tfsdk:"time_zone"`
+	TimeZone               types.String `tfsdk:"time_zone"`
 	Transport              types.Object `tfsdk:"transport"`
 	Labels                 types.Map    `tfsdk:"labels"`
 	Taints                 types.List   `tfsdk:"taints"`
@@ -103,7 +103,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
 		NumCPUs: int32(m.NumCPUs.ValueInt64()), MemoryMB: m.MemoryMB.ValueInt64(), DiskSizeGB: m.DiskSizeGB.ValueInt64(),
 		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), AdminPassword: password,
-		TimeZone: int32(m.TimeZone.ValueInt64()), CNI: m.CNI.ValueString(), Networking: m.NetworkingID.ValueString(),
+		TimeZone: m.TimeZone.ValueString(), CNI: m.CNI.ValueString(), Networking: m.NetworkingID.ValueString(),
 		APIServer: m.APIServer.ValueString(), ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(),
 		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
 		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags),

@@ -36,7 +36,7 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	name := state.Name.ValueString()
-	if replaced := replacePaths(ctx, req); len(replaced) > 0 {
+	if replaced := withPaths(replacePaths(ctx, req), resp.RequiresReplace); len(replaced) > 0 {
 		// The update revision (build.UBR) it has, as the Node reported it,
 		// and the one the new node will have, as its template records it
 		// (updateRevisions: a warning, as for a pool's members).
@@ -214,6 +214,17 @@ func replacePaths(ctx context.Context, req resource.ModifyPlanRequest) path.Path
 	}
 	slices.SortFunc(out, func(a, b path.Path) int { return strings.Compare(a.String(), b.String()) })
 	return out
+}
+
+// withPaths adds the paths ModifyPlan itself replaced for, sorted, once each.
+func withPaths(paths, more path.Paths) path.Paths {
+	for _, p := range more {
+		if !paths.Contains(p) {
+			paths = append(paths, p)
+		}
+	}
+	slices.SortFunc(paths, func(a, b path.Path) int { return strings.Compare(a.String(), b.String()) })
+	return paths
 }
 
 // requiresReplace runs the attribute's plan modifiers, as the framework ran

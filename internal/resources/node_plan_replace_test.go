@@ -28,8 +28,8 @@ func TestReplacePaths(t *testing.T) {
 	}
 	base := map[string]attr.Value{
 		"name": types.StringValue("win-1"), "template": types.StringValue("/DC0/vm/t"), "num_cpus": types.Int64Value(2),
-		"time_zone": types.Int64Value(85), "linked_clone": types.BoolValue(false), "ipv4": ipv4("10.0.0.21"),
-		"admin_password_wo_version": types.Int64Value(1),
+		"time_zone": types.StringValue("GMT Standard Time"), "linked_clone": types.BoolValue(false), "ipv4": ipv4("10.0.0.21"),
+		"admin_password_wo_version": types.Int64Value(1), "network_id": types.StringValue("network-7"),
 	}
 	request := func(changes map[string]attr.Value) resource.ModifyPlanRequest {
 		state := tfsdk.State{Schema: s, Raw: emptyState(ctx, s).Raw}
@@ -55,8 +55,10 @@ func TestReplacePaths(t *testing.T) {
 		{"nothing changes", nil, ""},
 		{"in place", map[string]attr.Value{"num_cpus": types.Int64Value(4)}, ""},
 		{"string", map[string]attr.Value{"name": types.StringValue("win-2"), "num_cpus": types.Int64Value(4)}, "name"},
-		{"string, replaced unless imported", map[string]attr.Value{"template": types.StringValue("/DC0/vm/u")}, "template"},
-		{"int64", map[string]attr.Value{"time_zone": types.Int64Value(4)}, "time_zone"},
+		{"string, replaced unless imported", map[string]attr.Value{"network_id": types.StringValue("network-8")}, "network_id"},
+		// ModifyPlan decides the template (template_identity.go), not a plan modifier.
+		{"template", map[string]attr.Value{"template": types.StringValue("/DC0/vm/u")}, ""},
+		{"time zone", map[string]attr.Value{"time_zone": types.StringValue("UTC")}, "time_zone"},
 		{"int64, replaced unless imported", map[string]attr.Value{"admin_password_wo_version": types.Int64Value(2)}, "admin_password_wo_version"},
 		{"bool", map[string]attr.Value{"linked_clone": types.BoolValue(true)}, "linked_clone"},
 		{"object, sorted", map[string]attr.Value{"ipv4": ipv4("10.0.0.22"), "linked_clone": types.BoolValue(true)}, "ipv4, linked_clone"},

@@ -151,6 +151,10 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	if imported(ctx, req.Private) {
 		members = winpool.Adopt(members, pool.Revision)
 	}
+	if carried, ok := carriedRevision(ctx, r.clients, state, plan, &resp.Diagnostics); ok {
+		// The template changed form, not VM: the members made of it stay.
+		members = winpool.Restamp(members, carried, pool.Revision)
+	}
 	plan.ID = plan.NamePrefix
 	plan.Transport = withHostKey(plan.Transport, "")
 	summary := fmt.Sprintf("updating Windows node pool (%s)", pool.Prefix)

@@ -111,7 +111,7 @@ type revisionInputs struct {
 	LinkedClone                                                      bool
 	AdminUser                                                        string
 	PasswordVersion                                                  *int64
-	TimeZone                                                         int64
+	TimeZone                                                         string
 	NetworkingID, APIServer, ClusterDNS, ClusterDomain               string
 	ServiceCIDR, ClusterCIDR                                         string
 	Domains                                                          []winpool.FailureDomain
@@ -131,7 +131,7 @@ func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (
 		DatastoreID: m.DatastoreID.ValueString(), NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
 		NumCPUs: m.NumCPUs.ValueInt64(), MemoryMB: m.MemoryMB.ValueInt64(), DiskSizeGB: m.DiskSizeGB.ValueInt64(),
 		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), PasswordVersion: m.AdminPasswordWOVersion.ValueInt64Pointer(),
-		TimeZone: m.TimeZone.ValueInt64(), NetworkingID: m.NetworkingID.ValueString(), APIServer: m.APIServer.ValueString(),
+		TimeZone: m.TimeZone.ValueString(), NetworkingID: m.NetworkingID.ValueString(), APIServer: m.APIServer.ValueString(),
 		ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
 		ClusterCIDR: m.ClusterCIDR.ValueString(), Domains: m.domains(ctx, diags),
 	}

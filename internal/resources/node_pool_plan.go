@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
@@ -72,10 +74,17 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if imported(ctx, req.Private) {
 		members = winpool.Adopt(members, rev)
 	}
+	carried, restamped := carriedRevision(ctx, r.clients, state, plan, &resp.Diagnostics)
+	if restamped {
+		members = winpool.Restamp(members, carried, rev)
+	}
 	pool := winpool.Pool{Prefix: prefix, Revision: rev, Policy: plan.policy()}
 	rollout := winpool.Plan(pool, members, time.Now())
 	if rollout.Empty() && !imported(ctx, req.Private) {
 		plan.Members, plan.ReadyReplicas = state.Members, state.ReadyReplicas
+		if restamped {
+			plan.Members = restampMemberList(ctx, state.Members, carried, rev, &resp.Diagnostics)
+		}
 	} else {
 		plan.Members, plan.ReadyReplicas = types.ListUnknown(memberObjectType), types.Int64Unknown()
 	}
@@ -88,6 +97,38 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		summary, detail := describeRollout(pool, rollout, changedInputs(state, plan), revs, plan.drainOptions(ctx, &resp.Diagnostics))
 		resp.Diagnostics.AddWarning(summary, detail)
 	}
+}
+
+// carriedRevision is the revision that members made of the plan's inputs
+// carry when only the form of the template changed (template_identity.go):
+// the plan's inputs with the state's template value. restamped is false when
+// the template did not change form (the same value, another VM, or one
+// known only at apply).
+func carriedRevision(ctx context.Context, c *clients.Clients, state, plan nodePoolModel, diags *diag.Diagnostics) (carried string, restamped bool) {
+	if state.Template.Equal(plan.Template) || !sameTemplate(ctx, c, state.Template, plan.Template) {
+		return "", false
+	}
+	asBefore := plan
+	asBefore.Template = state.Template
+	return asBefore.revision(ctx, diags)
+}
+
+// restampMemberList is the state's members with the revision from carried
+// to rev.
+func restampMemberList(ctx context.Context, list types.List, from, to string, diags *diag.Diagnostics) types.List {
+	if list.IsNull() || list.IsUnknown() {
+		return list
+	}
+	var members []memberModel
+	diags.Append(list.ElementsAs(ctx, &members, false)...)
+	for i := range members {
+		if members[i].Revision.ValueString() == from {
+			members[i].Revision = types.StringValue(to)
+		}
+	}
+	out, d := types.ListValueFrom(ctx, memberObjectType, members)
+	diags.Append(d...)
+	return out
 }
 
 // policy is the roll settings of the model.

@@ -39,6 +39,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: keepString}
 	}
 	resp.Schema = schema.Schema{
+		Version: 1, // state_upgrade.go
 		MarkdownDescription: "A Kubernetes Windows worker node on vSphere. Create clones the template (a `windows_golden_image` or any " +
 			"Kubernetes-ready Windows template) with a sysprep customization, saves the VM in the state at once, waits for the guest's " +
 			"IP (property-collector wait), discovers the cluster from its API (API server and CA, service and cluster CIDRs, DNS service " +
@@ -88,9 +89,11 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"`ready` and `ip_address` are known only after apply.\n\n" +
 			"In place, joined again (kubelet restarted, no drain, no reboot): a change of `networking_id`, and a Node deleted outside " +
 			"Terraform (`joined = false`).\n\n" +
-			"Replaced: `name`, `template`, `folder`, the placement ids, `linked_clone`, `admin_user`, `admin_password_wo_version`, " +
-			"`time_zone`, `ipv4` and the cluster overrides. The old node is drained and destroyed (before or, with " +
-			"`create_before_destroy`, after the new one is created).\n\n" +
+			"In place, nothing done: `template` given in another form that names the same VM (a `windows_golden_image`'s " +
+			"`template_path` instead of its `template_id`; the plan resolves both in vSphere).\n\n" +
+			"Replaced: `name`, `template` (another VM, or one known only at apply), `folder`, the placement ids, `linked_clone`, " +
+			"`admin_user`, `admin_password_wo_version`, `time_zone`, `ipv4` and the cluster overrides. The old node is drained and " +
+			"destroyed (before or, with `create_before_destroy`, after the new one is created).\n\n" +
 			"A drain (of a power cycle, a replacement or a destroy) cordons the node and evicts its pods through the eviction API, so " +
 			"PodDisruptionBudgets are honoured: an eviction a budget refuses is retried until `drain.timeout`, after which the apply fails " +
 			"with the node still cordoned (the next apply uncordons a node a power cycle left cordoned; a destroy interrupted during " +

@@ -17,7 +17,8 @@ import (
 // not found; Forget then drops what is remembered and the caller resolves
 // again (winnode's CloneNode does, once).
 //
-// Only clones use it. Reads, imports and plan-time checks keep asking
+// Clones use it, and the plan's comparison of a template given in two forms
+// (which VM each names). Reads, imports and the plan-time checks keep asking
 // vCenter, so they never see an object that has gone.
 type Lookups struct {
 	c *Client

@@ -24,6 +24,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/redact"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/timezone"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
@@ -57,8 +58,9 @@ type Spec struct {
 	// Guest customization.
 	AdminUser     string
 	AdminPassword string
-	TimeZone      int32
-	IPv4          *vsphere.StaticIPv4 // nil: DHCP
+	// TimeZone is the Windows time zone ID the join sets (timezone.IDs).
+	TimeZone string
+	IPv4     *vsphere.StaticIPv4 // nil: DHCP
 
 	Transport remote.Config // Host, User and Password are filled in
 	// HTTPSListener: the provider creates the guest's WinRM HTTPS listener
@@ -533,8 +535,20 @@ func cloneRequest(spec Spec) CloneRequest {
 		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
 		Annotation:  "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
 		ExtraConfig: cloneMarks(spec),
-		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: spec.TimeZone, IPv4: spec.IPv4},
+		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4},
 	}
+}
+
+// sysprepIndex is what the customization can say of a time zone: the vSphere
+// API takes sysprep's legacy index (CustomizationGuiUnattended.TimeZone), which
+// Microsoft's table has for the zones of its day only; for the others (UTC
+// among them) UTC+0 without daylight saving. The join's time-zone step then
+// sets the zone by its ID, whatever the customization left.
+func sysprepIndex(id string) int32 {
+	if i, ok := timezone.Index(id); ok {
+		return i
+	}
+	return timezone.UTCIndex
 }
 
 // joinConfig discovers what the join needs from the cluster itself; the
@@ -560,7 +574,7 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 		NodeName: spec.Name, NodeIP: ip,
 		APIServer: or(spec.APIServer, net.APIEndpoint), ClusterCA: ca,
 		ClusterDomain: or(spec.ClusterDomain, net.ClusterDomain),
-		CNI:           mode.Name(),
+		CNI:           mode.Name(), TimeZone: spec.TimeZone,
 	}
 	if dns := or(spec.ClusterDNS, net.DNSServiceIP); dns != "" {
 		cfg.ClusterDNS = []string{dns}

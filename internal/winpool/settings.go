@@ -45,6 +45,20 @@ func Adopt(members []Member, revision string) []Member {
 	return out
 }
 
+// Restamp gives the members of revision from the revision to: the pool's
+// inputs changed in a way that makes no other machine (its template given in
+// another form), so they are current, not outdated.
+func Restamp(members []Member, from, to string) []Member {
+	out := make([]Member, len(members))
+	for i, m := range members {
+		if m.Revision == from {
+			m.Revision = to
+		}
+		out[i] = m
+	}
+	return out
+}
+
 // ApplySettings sets the pool's labels and taints on the members which
 // (members created by this apply joined with them), MaxParallel at a time.
 // Only the keys the provider owns change (kube.ApplyNodeSettings).

@@ -63,7 +63,7 @@ resource "windows_golden_image" "ltsc2022" {
 
   prepull_images     = ["mcr.microsoft.com/windows/nanoserver:ltsc2022"]
   ssh_authorized_key = file("~/.ssh/id_ed25519.pub")
-  timezone           = "W. Europe Standard Time"
+  time_zone          = "W. Europe Standard Time"
 
   timeouts {
     create = "90m"

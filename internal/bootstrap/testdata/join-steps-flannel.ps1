@@ -50,6 +50,15 @@ if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\Program Files
 [IO.File]::WriteAllBytes('C:\etc\cni\net.d\10-flannel.conflist', [Convert]::FromBase64String('eyJjbmlWZXJzaW9uIjoiMC4zLjAiLCJuYW1lIjoiZmxhbm5lbC40MDk2IiwicGx1Z2lucyI6W3sidHlwZSI6ImZsYW5uZWwifV19'))
 Write-Output 'node files written'
 
+########## time-zone
+# step: time-zone
+$ErrorActionPreference = 'Stop'
+# The time zone by its Windows ID (Set-TimeZone -Id, Windows PowerShell 5.1),
+# where the guest has another: a clone's customization sets only what
+# sysprep's legacy index can name, and UTC is not among it.
+if ((Get-TimeZone).Id -ne 'UTC') { Set-TimeZone -Id 'UTC' }
+Write-Output ('time zone ' + (Get-TimeZone).Id)
+
 ########## legacy-services
 # step: legacy-services
 $ErrorActionPreference = 'Stop'

@@ -336,6 +336,11 @@
 //	    refused (real, not modelled): -DisplayName, -Include, -Exclude, -InputObject, -ComputerName, -DependentServices, -RequiredServices
 //	    does: the services of the host's service control manager (wildcards); a missing name is an error (NoServiceFoundForGivenName)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-service?view=powershell-5.1
+//	Get-TimeZone (aliases gtz)
+//	    parameter sets: Name (default), Id, ListAvailable
+//	    refused (real, not modelled): -Name, -Id, -ListAvailable
+//	    does: the host's time zone (TimeZoneInfo with its Id), from the registry's TimeZoneKeyName
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-timezone?view=powershell-5.1
 //	Get-WSManInstance
 //	    parameters: [-ResourceURI <Uri>] (mandatory), -Enumerate <SwitchParameter>
 //	    refused (real, not modelled): -SelectorSet, -Dialect, -Filter, -Fragment, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
@@ -459,6 +464,12 @@
 //	    refused (real, not modelled): -Version
 //	    does: -Off: strict mode stays off (the engine never turns it on); -Version refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/set-strictmode?view=powershell-5.1
+//	Set-TimeZone (aliases stz)
+//	    parameter sets: Name (default), Id, InputObject
+//	    parameters: -Id <String> (set Id) (mandatory), -PassThru <SwitchParameter>
+//	    refused (real, not modelled): -Name, -InputObject
+//	    does: -Id sets the host's time zone (TimeZoneKeyName, as Windows spells the ID); an ID the host does not have is a terminating TimeZoneNotFound error
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-timezone?view=powershell-5.1
 //	Set-WSManInstance
 //	    parameters: [-ResourceURI <Uri>] (mandatory), [-SelectorSet <Hashtable>], -ValueSet <Hashtable>
 //	    refused (real, not modelled): -OptionSet, -Dialect, -Fragment, -ApplicationName, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port

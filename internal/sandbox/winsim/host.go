@@ -127,6 +127,9 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	if err := h.seedRegistry(); err != nil {
 		return nil, fmt.Errorf("winsim: writing the registry: %w", err)
 	}
+	if err := h.seedTimeZone(); err != nil {
+		return nil, fmt.Errorf("winsim: writing the registry: %w", err)
+	}
 	if err := h.svcs.importServicesJSON(filepath.Join(cfg.Dir, "services.json")); err != nil {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}

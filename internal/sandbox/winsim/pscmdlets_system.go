@@ -429,7 +429,7 @@ var hostCommands *pwsh.Registry
 func init() {
 	host := append(append(append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...),
 		certCmdlets()...), wsmanCmdlets()...)
-	host = append(append(host, aclCmdlets()...), hnsCmdlets()...)
+	host = append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...)
 	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
 }
 

@@ -69,6 +69,8 @@ func TestWindowsRejects(t *testing.T) {
 		{"bad-startuptype", "New-Service -Name 'x' -BinaryPathName 'C:\\x.exe' -StartupType Sometimes", 1, "", "Boot, System, Automatic, Manual, Disabled", mgmt + "new-service?view=powershell-5.1"},
 		{"bad-hash-algorithm", "Get-FileHash -Algorithm SHA999 -LiteralPath 'C:\\x'", 1, "", `does not belong to the set "SHA1,SHA256,SHA384,SHA512,MACTripleDES,MD5,RIPEMD160"`, "https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/get-filehash?view=powershell-5.1"},
 		{"bad-erroraction", "Get-Service -ErrorAction Sometimes", 1, "", "Unable to match the identifier name Sometimes", about + "about_commonparameters"},
+		{"unknown-time-zone", "Set-TimeZone -Id 'Europe/London'", 1, "", "The time zone ID 'Europe/London' was not found on the local computer.", "PowerShell/PowerShell TimeZoneCommands.cs (FindSystemTimeZoneById)"},
+		{"time-zone-by-name-unmodelled", "Set-TimeZone -Name 'Pacific Standard Time'", 1, "", "", mgmt + "set-timezone?view=powershell-5.1"},
 		{"misspelt-method", "'abc'.ToLowr()", 1, "", "does not contain a method named 'ToLowr'", about + "about_methods"},
 		{"misspelt-static-method", "[IO.File]::WriteAlBytes('C:\\x', [byte[]]@())", 1, "", "does not contain a method named 'WriteAlBytes'", "https://learn.microsoft.com/en-us/dotnet/api/system.io.file"},
 		{"unknown-type", "[System.Nope]::Go()", 1, "", "Unable to find type [System.Nope].", about + "about_type_accelerators"},

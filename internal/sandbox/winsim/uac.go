@@ -49,6 +49,11 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// Set-Acl WRITE_DAC on the object, for any token (pscmdlets_acl.go),
 	// as icacls.exe is left to its own checks (guardProgram below).
 	"Get-Acl": needNothing, "Set-Acl": needNothing,
+	// The time zone: Set-TimeZone needs SeTimeZonePrivilege, which the
+	// "Change the time zone" user right grants Administrators and Users by
+	// default, so a filtered token has it too
+	// (https://learn.microsoft.com/previous-versions/windows/it-pro/windows-10/security/threat-protection/security-policy-settings/change-the-time-zone).
+	"Get-TimeZone": needNothing, "Set-TimeZone": needNothing,
 }
 
 type cmdletNeed int
