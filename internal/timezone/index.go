@@ -12,7 +12,11 @@ package timezone
 // Source: "Microsoft Time Zone Index Values",
 // https://learn.microsoft.com/en-us/previous-versions/windows/embedded/ms912391(v=winembedded.11),
 // the table the vSphere provider's windows_options.time_zone documentation
-// links to (vmware/terraform-provider-vsphere docs/resources/virtual_machine.md).
+// links to (vmware/terraform-provider-vsphere docs/resources/virtual_machine.md);
+// every number below checked against the same table in hexadecimal, Microsoft
+// support article 973627 ("Microsoft Time Zone Index Values"). That article's
+// later entries (0x80000040 and up, UTC at 0x80000050) do not fit the
+// customization's 32-bit signed TimeZone and are left out.
 // 075 (Mid-Atlantic Standard Time) is left out: Windows no longer has that
 // zone (it is not in CLDR's list, ids.go). The table has no entry for UTC
 // nor for any zone added since.
