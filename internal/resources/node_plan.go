@@ -57,6 +57,7 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 		// restarts the kubelet and may give the guest another DHCP address.
 		plan.Ready = types.BoolUnknown()
 		plan.IPAddress = types.StringUnknown()
+		plan.Health = types.ObjectUnknown(healthAttrTypes)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
 	if grow := hardware.GrowDisk; grow != nil {
@@ -81,6 +82,50 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 				"keep the network they started with until they are recreated.",
 				valueOrNone(state.NetworkingID), valueOrNone(plan.NetworkingID)))
 	}
+}
+
+// planAgentRepair plans the repair of a Ready node whose networking agents
+// the refresh found not Running and Ready (health.agents): the update
+// restarts their pods and waits for them (winnode.Manager.RepairAgents), so
+// health is known only after apply; the warning names the node and each
+// agent's cause. A node NotReady is repaired whole instead (its services,
+// then its agents).
+func (r *nodeResource) planAgentRepair(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
+	var plan nodeModel
+	resp.Diagnostics.Append(resp.Plan.Get(ctx, &plan)...)
+	h, ok := state.health(ctx)
+	if resp.Diagnostics.HasError() || !ok || !state.Joined.ValueBool() || !state.Ready.ValueBool() ||
+		!plan.NetworkingID.Equal(state.NetworkingID) {
+		return
+	}
+	down, causes := h.agentsDown(ctx)
+	if len(down) == 0 {
+		return
+	}
+	plan.Health = types.ObjectUnknown(healthAttrTypes)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	name := state.Name.ValueString()
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready (%s): the apply restarts them", name, strings.Join(down, ", ")),
+		fmt.Sprintf("The refresh found Node %s Ready and these agents not Running and Ready on it, so pods on the node have no working "+
+			"Service or pod network:\n  - %s\nThe apply evicts their pods (their DaemonSets create them again at once) and waits until every "+
+			"agent is Running and Ready; if one does not come back (its host state lost for good, as an HNS network its agent "+
+			"cannot create again), the apply fails naming its pod, its state and its last output.", name, strings.Join(causes, "\n  - ")))
+}
+
+// planHealth warns of what breaks a running node past Ready that the
+// provider cannot repair, from the health the refresh read: the cluster
+// DNS without endpoints (every pod on the node fails to resolve names; its
+// network probe would fail naming DNS).
+func planHealth(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
+	h, ok := state.health(ctx)
+	if !ok || !state.Joined.ValueBool() || h.ClusterDNSReadyEndpoints.ValueInt64() > 0 {
+		return
+	}
+	name := state.Name.ValueString()
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: cluster DNS has no endpoints", name),
+		fmt.Sprintf("Service kube-system/kube-dns has no ready endpoints, so no pod on node %s resolves names through the cluster DNS "+
+			"(its network probe fails at \"cluster DNS\"). The provider cannot repair this: make kube-dns select running DNS pods again "+
+			"(kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns).", name))
 }
 
 // warnDestroy tells what destroying a node does to it.

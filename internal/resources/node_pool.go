@@ -119,13 +119,17 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 	for _, mb := range members {
 		vms[mb.Name] = mb.VMID
 	}
-	observed, err := m.ReadMany(ctx, vms)
+	// The members' health: one snapshot of their agents and the cluster
+	// DNS for all of them (winnode.Manager.ReadManyHealth).
+	machine := state.machine()
+	observed, err := m.ReadManyHealth(ctx, vms, winnode.Spec{Networking: machine.NetworkingID.ValueString()})
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows node pool (%s)", state.NamePrefix.ValueString()), err.Error())
 		return
 	}
+	now := time.Now()
 	for i := range members {
-		members[i].Observe(observed[members[i].Name])
+		members[i].Observe(observed[members[i].Name], now)
 	}
 	state.setMembers(ctx, members, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

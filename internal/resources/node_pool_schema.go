@@ -39,7 +39,7 @@ var (
 		"bios_uuid": types.StringType, "provider_id": types.StringType, "ip_address": types.StringType,
 		"windows_build_full": types.StringType, "kubelet_version": types.StringType, "revision": types.StringType,
 		"failure_domain": types.StringType, "health": types.StringType, "not_ready_since": types.StringType,
-		"created": types.StringType, "ssh_host_key": types.StringType,
+		"created": types.StringType, "ssh_host_key": types.StringType, "health_causes": types.ListType{ElemType: types.StringType},
 	}
 	memberObjectType = types.ObjectType{AttrTypes: memberAttrTypes}
 	domainAttrTypes  = map[string]attr.Type{
@@ -145,11 +145,19 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"kubelet_version":    member("kubelet version the Node reports."),
 					"revision":           member("The pool revision the member was made from; empty if its create did not finish."),
 					"failure_domain":     member("The failure domain the member was placed in."),
-					"health": member("`ready`, `not_ready` (see `not_ready_since`), `not_joined` (the VM backs no Node) or `vm_missing` " +
-						"(the VM is gone); the next apply replaces `not_joined` and `vm_missing` members."),
-					"not_ready_since": member("When the Node's Ready condition last turned false (RFC 3339); empty unless `not_ready`."),
-					"created":         member("When the member's VM was created (RFC 3339)."),
-					"ssh_host_key":    member("The SSH host key the member presented at its join, over SSH (each member has its own)."),
+					"health": member("`ready`, `not_ready` (see `not_ready_since`), `agents_not_ready` (the Node is Ready and its networking " +
+						"agents are not Running and Ready, or have no pod on it), `not_joined` (the VM backs no Node) or `vm_missing` " +
+						"(the VM is gone); the next apply replaces `not_joined` and `vm_missing` members, and `not_ready` and " +
+						"`agents_not_ready` ones past `replace_unhealthy_after`."),
+					"not_ready_since": member("When the member turned `not_ready` (the Node's Ready condition's transition) or " +
+						"`agents_not_ready` (the first agent pod's Ready transition, or the first refresh that found an agent without a " +
+						"pod), RFC 3339; empty otherwise."),
+					"health_causes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "What is wrong with the member past Ready, one line each, as the last refresh read it from the " +
+							"API server: the Node NotReady with its reason, each agent not Running and Ready with its pod's state and last " +
+							"output, the cluster DNS without endpoints (which no replacement repairs). Empty when healthy."},
+					"created":      member("When the member's VM was created (RFC 3339)."),
+					"ssh_host_key": member("The SSH host key the member presented at its join, over SSH (each member has its own)."),
 				}},
 			},
 		}),

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -33,6 +34,45 @@ var (
 	// windows_runtime_class tolerates by default.
 	defaultTaint = winnode.DefaultTaint()
 )
+
+// nodeHealthSchema is the health attribute: what the last refresh (or the
+// create, or an update that repaired the node) read of the node past Ready.
+func nodeHealthSchema() schema.SingleNestedAttribute {
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	return schema.SingleNestedAttribute{
+		Computed: true, PlanModifiers: []planmodifier.Object{objectplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "The node's health past Ready, as the last refresh read it from the Kubernetes API (the create and an " +
+			"update that repairs the node read it again). A refresh judges what it can read without touching the guest or the " +
+			"cluster: the Node's Ready condition and nodeInfo, the networking agents' pods on the node, and the cluster DNS's ready " +
+			"endpoints, one EndpointSlice list and one pod list per run however many nodes there are. It does not run the network " +
+			"probe's pod again: that would create a pod on every node at every plan (a plan with read-only credentials could not " +
+			"refresh) and cost seconds per node; what the probe's paths need that the API shows is read instead. Refreshing it " +
+			"never shows as a change by itself. The plan repairs what the provider can (a NotReady node's stopped services, agents " +
+			"not Running and Ready: planned as an update in place, `health` known after apply) and warns, naming the node and the " +
+			"cause, of what it cannot (the cluster DNS without endpoints).",
+		Attributes: map[string]schema.Attribute{
+			"status": str("`healthy`, or `unhealthy` when `causes` lists anything."),
+			"causes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "What is wrong, one line each: the Node NotReady with its reason and message, each agent not Running " +
+					"and Ready with its pod's state, restarts and last output line, the cluster DNS without ready endpoints, a Node gone."},
+			"node_ready": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node's Ready condition is True."},
+			"agents": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Each networking agent (`kube-proxy`, `flannel`) by name: `running` (its pod on the node is Running " +
+					"and Ready), `missing` (no pod on the node), or its pod's waiting reason or phase (`CrashLoopBackOff`, " +
+					"`ContainerCreating`, `Pending`). Empty without a networking that runs agents."},
+			"services": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "`kubelet` and `containerd` as the Node's Ready condition tells them, without touching the guest: " +
+					"`running`, `not_reporting` (the kubelet stopped posting the Node's status: stopped, hung or cut off), `down` " +
+					"(the kubelet reports its container runtime down) or `unknown`."},
+			"cluster_dns_ready_endpoints": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "Ready endpoints behind Service `kube-system/kube-dns`; 0 means no pod resolves names through the cluster DNS."},
+			"kubelet_version":           str("The kubelet version in the Node's nodeInfo."),
+			"container_runtime_version": str("The container runtime in the Node's nodeInfo, for example `containerd://2.2.7`."),
+		},
+	}
+}
 
 func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	computed := func(desc string) schema.StringAttribute {
@@ -166,6 +206,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"joined": schema.BoolAttribute{Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
 					"shows up as `joined = false`, and the next apply joins it again."},
+			"health": nodeHealthSchema(),
 		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
