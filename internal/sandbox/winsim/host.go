@@ -46,6 +46,8 @@ type Host struct {
 	faults   Faults
 	fired    map[int]int // StepFault index -> times fired
 	up       bool
+	// bootID is new at every boot (BootID).
+	bootID string
 	stopped  bool
 	ports    Ports // bound ports (0 = disabled)
 	servers  []*http.Server
@@ -182,6 +184,7 @@ func (h *Host) bind() error {
 		lns[p.name] = ln
 	}
 	h.serveLocked(lns)
+	h.bootID = newGUID() // the first boot; comeUp's are the later ones
 	return nil
 }
 
@@ -220,6 +223,7 @@ func (h *Host) comeUp() {
 		lns[name] = ln
 	}
 	h.serveLocked(lns)
+	h.bootID = newGUID()
 	h.mu.Unlock()
 	h.stateChanged(true)
 	h.bootServices()
@@ -380,6 +384,16 @@ func (h *Host) Up() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.up
+}
+
+// BootID identifies the host's current boot: a new one at every boot (the
+// first, a Restart-Computer, the VM powered on again), as the kernel's boot
+// session is new. Programs keep what Windows holds only in memory (HNS's
+// non-persistent networks: kubeletsim) with the boot it belongs to.
+func (h *Host) BootID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.bootID
 }
 
 // Config returns the host's configuration (with defaults filled in).
