@@ -42,12 +42,12 @@ type Host struct {
 	httpsPort    int
 	httpsServing bool
 
-	mu       sync.Mutex
-	faults   Faults
-	fired    map[int]int // StepFault index -> times fired
-	up       bool
+	mu     sync.Mutex
+	faults Faults
+	fired  map[int]int // StepFault index -> times fired
+	up     bool
 	// bootID is new at every boot (BootID).
-	bootID string
+	bootID   string
 	stopped  bool
 	ports    Ports // bound ports (0 = disabled)
 	servers  []*http.Server
