@@ -182,10 +182,19 @@ type NodeHealth struct {
 	Since time.Time
 }
 
-// AgentsRepairable says whether the node is unhealthy only for agents not
-// Running and Ready while its Node is Ready: what restarting the agents'
-// pods may repair.
-func (h NodeHealth) AgentsRepairable() bool { return h.NodeReady && len(h.AgentsDown) > 0 }
+// AgentsRepairable says whether agents are failing (AgentStateFailing) on
+// a Ready Node: what restarting their pods may repair.
+func (h NodeHealth) AgentsRepairable() bool {
+	if !h.NodeReady {
+		return false
+	}
+	for _, a := range h.AgentsDown {
+		if AgentStateFailing(a.State()) {
+			return true
+		}
+	}
+	return false
+}
 
 // Evaluate judges a node: node nil is a node whose Node is gone.
 func (s *HealthSnapshot) Evaluate(node *corev1.Node) NodeHealth {
@@ -264,6 +273,21 @@ func (s AgentStatus) State() string {
 	}
 	return "not_ready"
 }
+
+// agentStatesNotFailing are the states of an agent that is not Running
+// and Ready but not failing either: starting (its container created, or
+// running and not yet Ready: kube-proxy waits for flannel's network that
+// way), or going. Restarting it would not help; every other state (no pod,
+// CrashLoopBackOff, an image or container error, Failed) is one a restart
+// of its pod may repair.
+var agentStatesNotFailing = map[string]bool{
+	ServiceRunning: true, "not_ready": true, "ContainerCreating": true, "PodInitializing": true,
+	string(corev1.PodPending): true, "terminating": true,
+}
+
+// AgentStateFailing says whether an agent in this State is failing, and a
+// restart of its pod may repair it.
+func AgentStateFailing(state string) bool { return !agentStatesNotFailing[state] }
 
 // Summary is Describe on one line: the agent, its pod, its state and the
 // last line its container wrote before it last exited.

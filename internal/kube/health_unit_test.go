@@ -70,8 +70,20 @@ func TestEvaluateHealth(t *testing.T) {
 	}
 
 	h = s.Evaluate(readyNode("win-c", corev1.ConditionTrue, "KubeletReady", "", t0))
-	if got := h.AgentStates(); got["kube-proxy"] != "missing" || got["flannel"] != "missing" || h.Causes[0] != "agent kube-proxy (DaemonSet kube-proxy-windows): no pod on the node" {
+	if got := h.AgentStates(); got["kube-proxy"] != "missing" || got["flannel"] != "missing" || h.Causes[0] != "agent kube-proxy (DaemonSet kube-proxy-windows): no pod on the node" ||
+		!h.AgentsRepairable() {
 		t.Errorf("node without agent pods: %v %q", got, h.Causes)
+	}
+	startingPods := []corev1.Pod{pods[2], agentPod("flannel-b2", "kube-flannel-ds-windows", "win-b", true, t0)}
+	starting := NewHealthSnapshot(1, "kube-system", healthAgents, startingPods).Evaluate(readyNode("win-b", corev1.ConditionTrue, "KubeletReady", "", t0))
+	if starting.Status != HealthUnhealthy || starting.AgentsRepairable() || starting.AgentStates()["kube-proxy"] != "not_ready" {
+		t.Errorf("an agent running and not yet Ready is no failure to repair: %+v", starting)
+	}
+	for state, failing := range map[string]bool{"missing": true, "CrashLoopBackOff": true, "ImagePullBackOff": true, "Failed": true,
+		"running": false, "not_ready": false, "ContainerCreating": false, "Pending": false, "terminating": false} {
+		if AgentStateFailing(state) != failing {
+			t.Errorf("AgentStateFailing(%q) = %v", state, !failing)
+		}
 	}
 
 	h = s.Evaluate(readyNode("win-a", corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status.", t0.Add(time.Hour)))

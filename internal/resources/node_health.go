@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -71,9 +72,10 @@ func (m *nodeModel) health(ctx context.Context) (h healthModel, ok bool) {
 	return h, true
 }
 
-// agentsDown names the agents the health attribute records as not running,
-// sorted, with the causes that name them.
-func (h healthModel) agentsDown(ctx context.Context) (names []string, causes []string) {
+// agentsDown reads the agents the health attribute records as not Running
+// and Ready: their names (sorted), those failing (kube.AgentStateFailing:
+// a restart of their pods may repair them) and the causes that name them.
+func (h healthModel) agentsDown(ctx context.Context) (down, failing, causes []string) {
 	var agents map[string]string
 	var all []string
 	var d diag.Diagnostics
@@ -81,18 +83,20 @@ func (h healthModel) agentsDown(ctx context.Context) (names []string, causes []s
 	d.Append(h.Causes.ElementsAs(ctx, &all, false)...)
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
 		if agents[name] != kube.ServiceRunning {
-			names = append(names, name)
-		}
-	}
-	for _, c := range all {
-		for _, name := range names {
-			if len(c) > len("agent "+name) && c[:len("agent "+name)] == "agent "+name {
-				causes = append(causes, c)
-				break
+			down = append(down, name)
+			if kube.AgentStateFailing(agents[name]) {
+				failing = append(failing, name)
 			}
 		}
 	}
-	return names, causes
+	for _, c := range all {
+		if slices.ContainsFunc(down, func(name string) bool {
+			return strings.HasPrefix(c, "agent "+name+" ") || strings.HasPrefix(c, "agent "+name+":")
+		}) {
+			causes = append(causes, c)
+		}
+	}
+	return down, failing, causes
 }
 
 // setHealth records a health read; a failed read leaves the attribute null

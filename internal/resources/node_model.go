@@ -219,14 +219,14 @@ func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private 
 }
 
 // repairsAgents: the plan restarts the node's agents, which the refresh
-// found not Running and Ready on its Ready Node (planAgentRepair).
+// found failing on its Ready Node (planAgentRepair).
 func (m *nodeModel) repairsAgents(ctx context.Context, state nodeModel) bool {
 	h, ok := state.health(ctx)
 	if !ok || !m.Health.IsUnknown() || !state.Joined.ValueBool() || !state.Ready.ValueBool() || !m.NetworkingID.Equal(state.NetworkingID) {
 		return false
 	}
-	down, _ := h.agentsDown(ctx)
-	return len(down) > 0
+	_, failing, _ := h.agentsDown(ctx)
+	return len(failing) > 0
 }
 
 // adoptsNetworkingMode says whether the node takes the mode its networking

@@ -85,11 +85,13 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 }
 
 // planAgentRepair plans the repair of a Ready node whose networking agents
-// the refresh found not Running and Ready (health.agents): the update
-// restarts their pods and waits for them (winnode.Manager.RepairAgents), so
-// health is known only after apply; the warning names the node and each
-// agent's cause. A node NotReady is repaired whole instead (its services,
-// then its agents).
+// the refresh found failing (health.agents: no pod, CrashLoopBackOff, an
+// image or container error): the update restarts their pods and waits for
+// every agent (winnode.Manager.RepairAgents), so health is known only after
+// apply; the warning names the node, the agents and each one's cause. An
+// agent that is only starting (created, or running and not yet Ready) is
+// named in a warning and left alone: restarting it would not help. A node
+// NotReady is repaired whole instead (its services, then its agents).
 func (r *nodeResource) planAgentRepair(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
 	var plan nodeModel
 	resp.Diagnostics.Append(resp.Plan.Get(ctx, &plan)...)
@@ -98,18 +100,26 @@ func (r *nodeResource) planAgentRepair(ctx context.Context, state nodeModel, res
 		!plan.NetworkingID.Equal(state.NetworkingID) {
 		return
 	}
-	down, causes := h.agentsDown(ctx)
+	down, failing, causes := h.agentsDown(ctx)
 	if len(down) == 0 {
+		return
+	}
+	name := state.Name.ValueString()
+	found := fmt.Sprintf("The refresh found Node %s Ready and these agents not Running and Ready on it, so pods on the node have no "+
+		"working Service or pod network:\n  - %s", name, strings.Join(causes, "\n  - "))
+	if len(failing) == 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready (%s)", name, strings.Join(down, ", ")),
+			found+"\nNone is failing (each is starting, or running and not yet Ready), so the apply leaves them alone; if they stay so, "+
+				"look at the node's HNS networks and the agents' logs.")
 		return
 	}
 	plan.Health = types.ObjectUnknown(healthAttrTypes)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-	name := state.Name.ValueString()
-	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready (%s): the apply restarts them", name, strings.Join(down, ", ")),
-		fmt.Sprintf("The refresh found Node %s Ready and these agents not Running and Ready on it, so pods on the node have no working "+
-			"Service or pod network:\n  - %s\nThe apply evicts their pods (their DaemonSets create them again at once) and waits until every "+
-			"agent is Running and Ready; if one does not come back (its host state lost for good, as an HNS network its agent "+
-			"cannot create again), the apply fails naming its pod, its state and its last output.", name, strings.Join(causes, "\n  - ")))
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready (%s): the apply restarts %s",
+		name, strings.Join(down, ", "), strings.Join(failing, ", ")),
+		found+"\nThe apply evicts the failing agents' pods (their DaemonSets create them again at once) and waits until every agent is "+
+			"Running and Ready; if one does not come back (its host state lost for good, as an HNS network its agent cannot create "+
+			"again), the apply fails naming its pod, its state and its last output.")
 }
 
 // planHealth warns of what breaks a running node past Ready that the

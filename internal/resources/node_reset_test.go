@@ -116,7 +116,7 @@ func TestAccNode_resetVMHNSLost(t *testing.T) {
 
 	planOut, plan := planOK(t, cli, config)
 	expectOutput(t, planOut,
-		`Warning: Windows node `+node+`: node agents not Running and Ready \(flannel, kube-proxy\): the apply restarts them`,
+		`Warning: Windows node `+node+`: node agents not Running and Ready \(flannel, kube-proxy\): the apply restarts flannel`,
 		`agent flannel: pod `+ns+`/\S+ is CrashLoopBackOff, \d+ restarts, last exit code 1: .*failed to create HostComputeNetwork flannel.4096: hcnCreateNetwork failed in Win32: Element not found`)
 	c := change(t, plan, "windows_node.n0")
 	if !c.Actions.Update() {

@@ -85,10 +85,11 @@ func (m *Manager) ReadManyHealth(ctx context.Context, vmIDs map[string]string, s
 	return out, nil
 }
 
-// RepairAgents restarts the node's agents that are not Running and Ready
-// (a fresh read) and waits until every agent is, as a create waits: an
-// agent that cannot start again (its host state lost for good) fails the
-// wait naming its pod, its state and its last output.
+// RepairAgents restarts the node's failing agents (a fresh read:
+// kube.AgentStateFailing, so not one that is starting) and waits until
+// every agent is Running and Ready, as a create waits: an agent that cannot
+// start again (its host state lost for good) fails the wait naming its pod,
+// its state and its last output.
 func (m *Manager) RepairAgents(ctx context.Context, spec Spec) error {
 	ns, agents, err := m.healthScope(ctx, spec)
 	if err != nil || len(agents) == 0 {
@@ -100,7 +101,7 @@ func (m *Manager) RepairAgents(ctx context.Context, spec Spec) error {
 	}
 	var restart []*corev1.Pod
 	for _, a := range s.AgentsOn(spec.Name) {
-		if a.Pod != nil && !kube.PodRunningAndReady(a.Pod) {
+		if a.Pod != nil && kube.AgentStateFailing(a.State()) {
 			restart = append(restart, a.Pod)
 		}
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
-// flannelPod is a pod of a flannel agent on node, Ready or not.
+// flannelPod is a pod of a flannel agent on node: Ready, or failing
+// (CrashLoopBackOff) when not.
 func flannelPod(t *testing.T, agent, node string, ready bool) corev1.Pod {
 	t.Helper()
 	mode, _ := networking.Lookup("flannel")
@@ -24,9 +25,14 @@ func flannelPod(t *testing.T, agent, node string, ready bool) corev1.Pod {
 		if ready {
 			st = corev1.ConditionTrue
 		}
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: agent + "-" + node, Namespace: "kube-system", Labels: a.Selector},
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: agent + "-" + node, Namespace: "kube-system", Labels: a.Selector},
 			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: corev1.PodRunning,
 				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}}
+		if !ready {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: agent, RestartCount: 2,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}
+		}
+		return p
 	}
 	t.Fatalf("no flannel agent %s", agent)
 	return corev1.Pod{}
@@ -55,13 +61,15 @@ func TestReadManyHealth(t *testing.T) {
 	}
 }
 
-// TestUpdateRepairAgents: the repair of agents not Running and Ready on a
-// Ready node restarts only those (their pods evicted) and waits for every
-// agent; an update without it restarts nothing.
+// TestUpdateRepairAgents: the repair of agents failing on a Ready node
+// restarts only those (their pods evicted: not one that is starting, nor
+// another node's) and waits for every agent; an update without it restarts
+// nothing.
 func TestUpdateRepairAgents(t *testing.T) {
 	w, id := joined(t)
-	w.k.agentPods = []corev1.Pod{flannelPod(t, "kube-proxy", "win-1", true), flannelPod(t, "flannel", "win-1", false),
-		flannelPod(t, "flannel", "win-2", false)}
+	starting := flannelPod(t, "kube-proxy", "win-1", true)
+	starting.Status.Conditions[0].Status = corev1.ConditionFalse
+	w.k.agentPods = []corev1.Pod{starting, flannelPod(t, "flannel", "win-1", false), flannelPod(t, "flannel", "win-2", false)}
 	if _, err := w.m.Update(t.Context(), updateRequest(id)); err != nil {
 		t.Fatal(err)
 	}
