@@ -65,9 +65,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"Ready with its agents, keeping at least `replicas - max_unavailable` members Ready throughout. The plan says how many " +
 			"members are replaced, which and in what order. An apply interrupted midway leaves every member in the state, the new ones " +
 			"with the new revision, and the next apply resumes the roll. `labels` and `taints` change on every member in place.\n\n" +
-			"**Self-healing.** Refresh reads every member's VM and Node (one vSphere round trip and one Kubernetes request, whatever " +
-			"the pool's size) into `members[*].health`. A member whose VM is gone, whose Node is gone, whose create did not finish, " +
-			"or (with `replace_unhealthy_after`) whose Node has been NotReady that long is replaced on the next apply, and the plan says why.\n\n" +
+			"**Self-healing.** Refresh reads every member's VM and Node, and judges its health past Ready as `windows_node`'s " +
+			"`health` does (its networking agents' pods, the cluster DNS's endpoints), into `members[*].health` and " +
+			"`members[*].health_causes`: one vSphere round trip and four Kubernetes requests (the Windows Nodes, the networking's " +
+			"DaemonSets, its agents' pods, kube-dns's EndpointSlices), whatever the pool's size. A member whose VM is gone, whose Node " +
+			"is gone, whose create did not finish, or (with `replace_unhealthy_after`) whose Node has been NotReady, or whose agents " +
+			"have not been Running and Ready, that long is replaced on the next apply, and the plan says why and what the refresh " +
+			"found; the plan warns of the other unhealthy members, naming each and its causes.\n\n" +
 			"**Import** takes the name prefix (`win`: every Windows node whose name starts with `win-`) or a comma-separated list of " +
 			"node names; the first apply adopts the members as they are, without replacing them. **Destroy** drains every member, " +
 			"deletes its Node and destroys its VM.\n\n" +
@@ -95,8 +99,9 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Validators:          []validator.Int64{int64validator.Between(0, 1000)},
 				MarkdownDescription: fmt.Sprintf("How many members below `replicas` may be unavailable during a roll. Defaults to `%d`: capacity never drops.", poolDefaultMaxUnavailable)},
 			"replace_unhealthy_after": schema.StringAttribute{Optional: true, Validators: []validator.String{duration()},
-				MarkdownDescription: "Replace a member whose Node has been NotReady this long (a Go duration such as `15m`) on the next apply. " +
-					"Off by default: a NotReady member is reported in `members[*].health` and left alone."},
+				MarkdownDescription: "Replace a member whose Node has been NotReady, or whose networking agents have not been Running and " +
+					"Ready, this long (a Go duration such as `15m`) on the next apply. Off by default: such a member is reported in " +
+					"`members[*].health` and `members[*].health_causes`, named in a plan warning, and left alone."},
 			"num_cpus": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 128)},
 				MarkdownDescription: "vCPUs of each member; defaults to the template's. Changing it rolls new members in."},
 			"memory_mb": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(2048, 4194304), multipleOf(4)},
