@@ -50,8 +50,8 @@ func nodeHealthSchema() schema.SingleNestedAttribute {
 			"probe's pod again: that would create a pod on every node at every plan (a plan with read-only credentials could not " +
 			"refresh) and cost seconds per node; what the probe's paths need that the API shows is read instead. Refreshing it " +
 			"never shows as a change by itself. The plan repairs what the provider can (a NotReady node's stopped services, agents " +
-			"not Running and Ready: planned as an update in place, `health` known after apply) and warns, naming the node and the " +
-			"cause, of what it cannot (the cluster DNS without endpoints).",
+			"failing on a Ready node: planned as an update in place, `health` known after apply) and warns, naming the node and the " +
+			"cause, of what it cannot (the cluster DNS without endpoints, agents only starting).",
 		Attributes: map[string]schema.Attribute{
 			"status": str("`healthy`, or `unhealthy` when `causes` lists anything."),
 			"causes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
@@ -60,8 +60,9 @@ func nodeHealthSchema() schema.SingleNestedAttribute {
 			"node_ready": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node's Ready condition is True."},
 			"agents": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "Each networking agent (`kube-proxy`, `flannel`) by name: `running` (its pod on the node is Running " +
-					"and Ready), `missing` (no pod on the node), or its pod's waiting reason or phase (`CrashLoopBackOff`, " +
-					"`ContainerCreating`, `Pending`). Empty without a networking that runs agents."},
+					"and Ready), `missing` (no pod on the node), `not_ready` (running, not Ready), or its pod's waiting reason or phase " +
+					"(`CrashLoopBackOff`, `ContainerCreating`, `Pending`). `missing`, `CrashLoopBackOff`, image and container errors and " +
+					"`Failed` are failing: the next apply restarts the agent. Empty without a networking that runs agents."},
 			"services": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 				MarkdownDescription: "`kubelet` and `containerd` as the Node's Ready condition tells them, without touching the guest: " +
 					"`running`, `not_reporting` (the kubelet stopped posting the Node's status: stopped, hung or cut off), `down` " +
@@ -101,9 +102,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"A node with networking agents counts as created once it passes a network probe: a pod on it (Kubernetes' e2e image " +
 			"agnhost, in the provider's namespace) resolves `kube-dns.kube-system.svc.<domain>` through the cluster DNS, connects to its " +
 			"ClusterIP through the node's kube-proxy, then to a DNS pod on another node; a failure names the path, what was expected and " +
-			"the cluster DNS's endpoints (`skip_checks = [\"network-probe\"]` opts out, with a plan warning). A refresh that finds the " +
-			"node NotReady plans its repair (containerd and the kubelet started again over its transport, then a wait for Ready); a " +
-			"cluster DNS without endpoints, or node agents not Running and Ready, is a plan warning naming the node.\n\n" +
+			"the cluster DNS's endpoints (`skip_checks = [\"network-probe\"]` opts out, with a plan warning).\n\n" +
+			"Every refresh records the node's health past Ready in `health`, from the Kubernetes API alone (see `health`). The plan " +
+			"repairs what the provider can, as an update in place: a node NotReady (containerd and the kubelet started again over " +
+			"its transport, then a wait for Ready and its agents), and agents failing on a Ready node (no pod, CrashLoopBackOff: " +
+			"their pods evicted so their DaemonSets make them anew, then a wait for every agent). What it cannot repair is a plan " +
+			"warning naming the node and the cause: the cluster DNS without endpoints, agents that are only starting.\n\n" +
 			"A new node is checked against the same readiness checks as `data.windows_cluster`, as early as their facts allow, and a " +
 			"failing one stops it with its remedy (`skip_checks` opts out per check). The plan runs the cluster-wide checks (node CIDR " +
 			"allocation, flannel VXLAN settings, Linux DaemonSets, Linux headroom) whatever else is unknown, so also when the golden image " +
