@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -123,7 +124,13 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 	// DNS for all of them (winnode.Manager.ReadManyHealth).
 	machine := state.machine()
 	observed, err := m.ReadManyHealth(ctx, vms, winnode.Spec{Networking: machine.NetworkingID.ValueString()})
-	if err != nil {
+	var healthErr *winnode.HealthError
+	switch {
+	case errors.As(err, &healthErr):
+		// The members as read; their health shows at the next refresh
+		// that can read it.
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Reading the health of Windows node pool (%s)", state.NamePrefix.ValueString()), err.Error())
+	case err != nil:
 		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows node pool (%s)", state.NamePrefix.ValueString()), err.Error())
 		return
 	}

@@ -58,10 +58,18 @@ func (m *Manager) ReadHealth(ctx context.Context, spec Spec, node *corev1.Node, 
 	return s.Evaluate(node), nil
 }
 
+// HealthError is a health read that failed after the nodes themselves
+// were read: the observations stand, without their health.
+type HealthError struct{ Err error }
+
+func (e *HealthError) Error() string { return "reading the nodes' health: " + e.Err.Error() }
+func (e *HealthError) Unwrap() error { return e.Err }
+
 // ReadManyHealth is ReadMany with each node's health, judged against one
 // snapshot: whatever the number of nodes, one DaemonSet list more when
 // spec names no mode, one pod list and one EndpointSlice list. spec is what
-// the nodes share (their networking).
+// the nodes share (their networking). A health read that fails returns the
+// nodes as read, without health, and a *HealthError.
 func (m *Manager) ReadManyHealth(ctx context.Context, vmIDs map[string]string, spec Spec) (map[string]Observed, error) {
 	out, err := m.ReadMany(ctx, vmIDs)
 	if err != nil || len(out) == 0 || m.Kube == nil {
@@ -69,11 +77,11 @@ func (m *Manager) ReadManyHealth(ctx context.Context, vmIDs map[string]string, s
 	}
 	ns, agents, err := m.healthScope(ctx, spec)
 	if err != nil {
-		return nil, fmt.Errorf("reading the nodes' health: %w", err)
+		return out, &HealthError{Err: err}
 	}
 	s, err := m.snapshot(ctx, ns, agents, false)
 	if err != nil {
-		return nil, fmt.Errorf("reading the nodes' health: %w", err)
+		return out, &HealthError{Err: err}
 	}
 	for name, obs := range out {
 		if obs.VM != nil {

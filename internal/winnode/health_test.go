@@ -1,6 +1,7 @@
 package winnode_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
 // flannelPod is a pod of a flannel agent on node: Ready, or failing
@@ -92,5 +94,18 @@ func TestUpdateRepairAgents(t *testing.T) {
 	}
 	if waits != 1 || !slices.Contains(w.progress, "restart node agents") {
 		t.Errorf("calls %v, progress %v: want one wait for the agents after the restart", w.k.calls, w.progress)
+	}
+}
+
+// TestReadManyHealthError: a health read that fails leaves the members as
+// read, without health, and says so.
+func TestReadManyHealthError(t *testing.T) {
+	w, id := joined(t)
+	spec := testSpec() // no CNI: the mode is read from the cluster
+	w.k.fail["ObservedNetworkingMode"] = errors.New("forbidden")
+	got, err := w.m.ReadManyHealth(t.Context(), map[string]string{"win-1": id.VMID}, spec)
+	var herr *winnode.HealthError
+	if !errors.As(err, &herr) || got["win-1"].VM == nil || got["win-1"].Node == nil || got["win-1"].Health != nil {
+		t.Errorf("err %v, observed %+v", err, got["win-1"])
 	}
 }
