@@ -86,8 +86,9 @@ func TestAccNode_resetVM(t *testing.T) {
 // and flannel#1423), the reset node comes back Ready with its agents
 // broken: the refresh records it unhealthy, naming flannel's failure and
 // kube-proxy waiting for the network, and the plan names the node and the
-// cause (an update that restarts the agents, whose apply cannot succeed
-// while the fault lasts).
+// cause, as an update that restarts flannel. The host recovers as the
+// repair evicts flannel's pod (the fault cleared then): the apply brings
+// the agents back, and the plan after it is empty.
 func TestAccNode_resetVMHNSLost(t *testing.T) {
 	acctest.PreCheck(t)
 	acctest.RequireSandbox(t, "injects a fault into the simulated host")
@@ -132,6 +133,61 @@ func TestAccNode_resetVMHNSLost(t *testing.T) {
 		len(causes) != 2 {
 		t.Errorf("the refreshed health: %v", health)
 	}
+
+	// The host recovers the moment the repair restarts flannel (its pod
+	// evicted): the fault stays until then, so flannel's own back-off
+	// cannot repair it first, and the apply's repair is what brings it back.
+	evicted := clearFaultsWhenEvicted(t, k, ns, node, "flannel")
+	start = time.Now()
+	out, err := cli.Apply(config)
+	if err != nil {
+		t.Fatalf("the repair: %v", err)
+	}
+	expectOutput(t, out, `Warning: Windows node `+node+`: node agents not Running and Ready \(flannel, kube-proxy\): the apply restarts flannel`)
+	select {
+	case <-evicted:
+	default:
+		t.Errorf("the apply did not evict flannel's pod on %s", node)
+	}
+	t.Logf("agents repaired in %s", time.Since(start).Round(time.Millisecond))
+	planOut, plan = planOK(t, cli, config)
+	if c := change(t, plan, "windows_node.n0"); !c.Actions.NoOp() || strings.Contains(planOut, "Warning:") {
+		t.Errorf("the plan after the repair: %v\n%s", c.Actions, planOut)
+	}
+	if h := refreshedHealth(t, plan, "windows_node.n0"); h["status"] != "healthy" {
+		t.Errorf("the health after the repair: %v", h)
+	}
+}
+
+// clearFaultsWhenEvicted clears the host's faults once the agent's pod on
+// the node is being deleted (a watch), and closes the channel it returns.
+func clearFaultsWhenEvicted(t *testing.T, k *kube.Client, ns, node, agent string) <-chan struct{} {
+	t.Helper()
+	flannel, _ := networking.Lookup("flannel")
+	var selector map[string]string
+	for _, a := range flannel.Agents() {
+		if a.Name == agent {
+			selector = a.Selector
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := k.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node, LabelSelector: labels.SelectorFromSet(selector).String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && (ev.Type == watch.Deleted || p.DeletionTimestamp != nil) {
+				acctest.Sandbox.Hosts.ClearFaults(node)
+				close(done)
+				return
+			}
+		}
+	}()
+	return done
 }
 
 // resetVM resets the node's VM (vSphere ResetVM_Task, a hard power cycle)
