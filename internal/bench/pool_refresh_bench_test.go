@@ -25,7 +25,11 @@ var sessionMethods = map[string]bool{
 //
 //	vsphere-rt       SOAP requests of the refresh-only plan, everything
 //	                 included (the provider's login; target <= 3)
-//	kube-req         the provider's Kubernetes requests of it (target <= 2)
+//	kube-req         the provider's Kubernetes requests of it (target <= 5:
+//	                 the Windows Nodes and the members' health, the
+//	                 networking's DaemonSets, its agents' pods and kube-dns's
+//	                 EndpointSlices; BenchmarkRefreshPoolHealth100 in
+//	                 internal/winnode counts the pool's refresh alone)
 //	provider-rss-MiB the largest VmHWM (the kernel's peak resident set) of
 //	                 a provider process during the refresh-only plan,
 //	                 sampled from /proc/<pid>/status every 20 ms (target

@@ -20,7 +20,9 @@ import (
 //	                  plan-vsphere-rt/node and plan-kube-req/node
 //
 // The target is at most 2 vSphere round trips and 1 Kubernetes request per
-// node; the report splits each count into per-node and per-run requests.
+// node, plus the run's own (the nodes' health: one EndpointSlice list and
+// one pod list per networking); the report splits each count into per-node
+// and per-run requests.
 func BenchmarkRefresh100Nodes(b *testing.B) {
 	// The setup creates 10 nodes at a time: at 20 on this 2-core machine the
 	// simulated kubelets' start (each runs the kubelet's own flag checks as

@@ -37,9 +37,8 @@ type Clients struct {
 	discoveryMu sync.Mutex
 	network     *kube.ClusterNetwork
 	cluster     *kube.Cluster
-	dnsReady    *int
 	server      string
-	agents      map[string]map[string][]kube.AgentStatus // by networking namespace, then node
+	health      map[string]*kube.HealthSnapshot // by networking namespace ("" none)
 
 	// Planned carries plan-time facts between resources (planned.go).
 	Planned Planned
@@ -107,46 +106,29 @@ func (c *Clients) ServerVersion(ctx context.Context) (string, error) {
 	return v, nil
 }
 
-// ClusterDNSReadyEndpoints counts kube-dns's ready endpoints once per
-// provider process: every node's plan asks, one list answers them all.
-func (c *Clients) ClusterDNSReadyEndpoints(ctx context.Context) (int, error) {
+// HealthSnapshot reads what nodes' health is judged with (the cluster DNS's
+// endpoints and the agents' pods in namespace) once per provider process and
+// namespace: every node a refresh reads is judged against one EndpointSlice
+// list and one pod list, however many nodes there are. A failed read is not
+// remembered.
+func (c *Clients) HealthSnapshot(ctx context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error) {
 	c.discoveryMu.Lock()
 	defer c.discoveryMu.Unlock()
-	if c.dnsReady != nil {
-		return *c.dnsReady, nil
-	}
-	k, err := c.Kubernetes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	n, err := k.ClusterDNSReadyEndpoints(ctx)
-	if err != nil {
-		return 0, err
-	}
-	c.dnsReady = &n
-	return n, nil
-}
-
-// AgentsNotRunning reads the node agents of the networking in namespace once
-// per provider process: every node's plan asks, one pod list answers.
-func (c *Clients) AgentsNotRunning(ctx context.Context, namespace string, agents []kube.Agent) (map[string][]kube.AgentStatus, error) {
-	c.discoveryMu.Lock()
-	defer c.discoveryMu.Unlock()
-	if got, ok := c.agents[namespace]; ok {
+	if got, ok := c.health[namespace]; ok {
 		return got, nil
 	}
 	k, err := c.Kubernetes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	got, err := k.AgentsNotRunning(ctx, namespace, agents)
+	got, err := k.ReadHealthSnapshot(ctx, namespace, agents)
 	if err != nil {
 		return nil, err
 	}
-	if c.agents == nil {
-		c.agents = map[string]map[string][]kube.AgentStatus{}
+	if c.health == nil {
+		c.health = map[string]*kube.HealthSnapshot{}
 	}
-	c.agents[namespace] = got
+	c.health[namespace] = got
 	return got, nil
 }
 

@@ -3,7 +3,6 @@ package resources
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -62,6 +61,7 @@ func (r *nodeResource) managerOf(ctx context.Context, vc *vsphere.Client, diags 
 	}
 	m := winnode.NewManager(vc, k)
 	m.Network = r.clients.ClusterNetwork
+	m.HealthSnapshot = r.clients.HealthSnapshot
 	m.Progress = func(stage string, fields map[string]any) {
 		tflog.Info(ctx, "windows node: "+stage, fields)
 	}
@@ -112,6 +112,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			// A re-join in place: the mode may change with it.
 			plan.CNI = types.StringUnknown()
 			plan.Ready = types.BoolUnknown()
+			plan.Health = types.ObjectUnknown(healthAttrTypes)
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
 		if !state.Joined.ValueBool() {
@@ -122,54 +123,27 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			// pod CIDR.
 			plan.PodCIDR = types.StringUnknown()
 			plan.KubeletVersion = types.StringUnknown()
+			plan.Health = types.ObjectUnknown(healthAttrTypes)
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		}
 		if state.Joined.ValueBool() && !state.Ready.ValueBool() && plan.NetworkingID.Equal(state.NetworkingID) {
 			// NotReady at the refresh: the update repairs what the
 			// provider can (winnode.Manager.Repair).
 			plan.Ready = types.BoolValue(true)
+			plan.Health = types.ObjectUnknown(healthAttrTypes)
 			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 			resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s is NotReady: the apply repairs it", plan.Name.ValueString()),
 				fmt.Sprintf("The refresh found Node %s NotReady. The apply starts its containerd and kubelet services again where they stopped, "+
 					"over its transport, and waits for the Node to be Ready; if it does not become Ready, the apply fails with the kubelet's last log lines.",
 					plan.Name.ValueString()))
 		}
+		r.planAgentRepair(ctx, state, resp)
 		r.planDisruption(ctx, req, resp)
-		r.planHealth(ctx, state, resp)
+		planHealth(ctx, state, resp)
 		warnWindowsSupport(ctx, r.clients, "Windows node "+state.Name.ValueString(), []string{state.WindowsBuild.ValueString()}, plan.SkipChecks, &resp.Diagnostics)
 		return
 	}
 	r.planChecks(ctx, plan, resp)
-}
-
-// planHealth warns of what breaks a running node past Ready that the
-// provider cannot repair: the cluster DNS without endpoints (every pod on the
-// node fails to resolve names; its network probe would fail naming DNS).
-func (r *nodeResource) planHealth(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
-	if r.clients == nil || !state.Joined.ValueBool() || state.NetworkingID.IsNull() {
-		return
-	}
-	name := state.Name.ValueString()
-	if mode, ok := networking.Lookup(state.CNI.ValueString()); ok && state.Ready.ValueBool() {
-		if agents := mode.Agents(); len(agents) > 0 {
-			if down, err := r.clients.AgentsNotRunning(ctx, state.NetworkingID.ValueString(), agents); err == nil && len(down[name]) > 0 {
-				var lines []string
-				for _, s := range down[name] {
-					lines = append(lines, "  - "+s.Describe())
-				}
-				resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready", name),
-					"Pods on the node have no working Service or pod network while its agents do not run:\n"+strings.Join(lines, "\n"))
-			}
-		}
-	}
-	ready, err := r.clients.ClusterDNSReadyEndpoints(ctx)
-	if err != nil || ready > 0 {
-		return // the plan does not fail on a health read; the cause shows in the next one
-	}
-	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: cluster DNS has no endpoints", name),
-		fmt.Sprintf("Service kube-system/kube-dns has no ready endpoints, so no pod on node %s resolves names through the cluster DNS "+
-			"(its network probe fails at \"cluster DNS\"). The provider cannot repair this: make kube-dns select running DNS pods again "+
-			"(kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns).", name))
 }
 
 func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -204,6 +178,8 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	if info, err := m.VSphere.ReadVM(ctx, res.VMID); err == nil {
 		plan.fromVM(info)
 	}
+	h, err := m.ReadHealth(ctx, plan.healthSpec(), res.Node, true)
+	plan.setHealth(h, err, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -236,6 +212,8 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	state.refresh(obs)
+	h, err := m.ReadHealth(ctx, state.healthSpec(), obs.Node, false)
+	state.setHealth(h, err, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -267,7 +245,17 @@ func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, r
 		addGuestError(&resp.Diagnostics, fmt.Sprintf("updating Windows node (%s)", update.Spec.Name), err, configuredHostKey(ctx, req.Config), "")
 		return
 	}
+	healthPlanned := plan.Health
 	plan.setUpdated(res)
+	if healthPlanned.IsUnknown() {
+		// A repair, a join again or a power cycle: read what it left.
+		node := res.Node
+		if res.Joined != nil {
+			node = res.Joined.Node
+		}
+		h, err := m.ReadHealth(ctx, plan.healthSpec(), node, true)
+		plan.setHealth(h, err, &resp.Diagnostics)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	// The configuration's create-only inputs are in the state now.
 	resp.Diagnostics.Append(clearImported(ctx, resp.Private)...)

@@ -20,6 +20,7 @@ import (
 // resource owned (a Node's labels do not say who set them), timeouts.
 var nodeImportIgnore = []string{
 	"networking_id", "cni", // the networking a node joined with is not recorded on the VM
+	"health.agents", // its agents, judged once the first apply records networking_id
 	"admin_password_wo", "admin_password_wo_version", "template", "network_id", "datastore_id",
 	"transport", "transport.%", "transport.port", "transport.ca_certificate",
 	"labels", "labels.%", "labels.example.com/pool", "timeouts",

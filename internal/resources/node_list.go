@@ -68,7 +68,7 @@ func (r *nodeListResource) List(ctx context.Context, req list.ListRequest, strea
 			result.DisplayName = displayName(f)
 			result.Diagnostics.Append(result.Identity.Set(ctx, nodeIdentity{InstanceUUID: types.StringValue(f.VM.InstanceUUID)})...)
 			if req.IncludeResource {
-				result.Diagnostics.Append(listedNodeState(ctx, f, result.Resource)...)
+				result.Diagnostics.Append(listedNodeState(ctx, m, f, result.Resource)...)
 			}
 			if !push(result) {
 				return

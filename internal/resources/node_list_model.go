@@ -37,18 +37,21 @@ type stateData interface {
 
 // listedNodeState is the state an import of the VM yields followed by its
 // first Read: the import's attributes, then what the Read records of the
-// VM and the Node (which Discover has just read).
-func listedNodeState(ctx context.Context, f winnode.Found, res stateData) diag.Diagnostics {
+// VM and the Node (which Discover has just read) and the node's health (the
+// run's snapshot, which every result shares).
+func listedNodeState(ctx context.Context, m *winnode.Manager, f winnode.Found, res stateData) diag.Diagnostics {
 	diags := setImported(ctx, f, res)
 	if diags.HasError() {
 		return diags
 	}
-	var m nodeModel
-	diags.Append(res.Get(ctx, &m)...)
+	var node nodeModel
+	diags.Append(res.Get(ctx, &node)...)
 	if diags.HasError() {
 		return diags
 	}
-	m.refresh(winnode.Observed{VM: f.VM, Node: f.Node})
-	diags.Append(res.Set(ctx, &m)...)
+	node.refresh(winnode.Observed{VM: f.VM, Node: f.Node})
+	h, err := m.ReadHealth(ctx, node.healthSpec(), f.Node, false)
+	node.setHealth(h, err, &diags)
+	diags.Append(res.Set(ctx, &node)...)
 	return diags
 }

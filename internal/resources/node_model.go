@@ -40,6 +40,7 @@ type nodeModel struct {
 	PodCIDR          types.String   `tfsdk:"pod_cidr"`
 	Ready            types.Bool     `tfsdk:"ready"`
 	Joined           types.Bool     `tfsdk:"joined"`
+	Health           types.Object   `tfsdk:"health"`
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -215,7 +216,19 @@ func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private 
 		WindowsBuild:        state.WindowsBuild.ValueString(),
 		AdoptNetworkingMode: m.adoptsNetworkingMode(),
 		Repair:              state.Joined.ValueBool() && !state.Ready.ValueBool() && m.Ready.ValueBool(),
+		RepairAgents:        m.repairsAgents(ctx, state),
 	}
+}
+
+// repairsAgents: the plan restarts the node's agents, which the refresh
+// found failing on its Ready Node (planAgentRepair).
+func (m *nodeModel) repairsAgents(ctx context.Context, state nodeModel) bool {
+	h, ok := state.health(ctx)
+	if !ok || !m.Health.IsUnknown() || !state.Joined.ValueBool() || !state.Ready.ValueBool() || !m.NetworkingID.Equal(state.NetworkingID) {
+		return false
+	}
+	_, failing, _ := h.agentsDown(ctx)
+	return len(failing) > 0
 }
 
 // adoptsNetworkingMode says whether the node takes the mode its networking
@@ -269,6 +282,9 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 		if n.IsUnknown() {
 			*n = types.Int64Null()
 		}
+	}
+	if m.Health.IsUnknown() {
+		m.Health = types.ObjectNull(healthAttrTypes) // read once the node is done
 	}
 	m.Transport = withHostKey(m.Transport, "")
 	// A create that fails after this point keeps this state: the deprecated

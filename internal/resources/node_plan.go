@@ -67,6 +67,7 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 		// restarts the kubelet and may give the guest another DHCP address.
 		plan.Ready = types.BoolUnknown()
 		plan.IPAddress = types.StringUnknown()
+		plan.Health = types.ObjectUnknown(healthAttrTypes)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 	}
 	if grow := hardware.GrowDisk; grow != nil {
@@ -91,6 +92,60 @@ func (r *nodeResource) planDisruption(ctx context.Context, req resource.ModifyPl
 				"keep the network they started with until they are recreated.",
 				valueOrNone(state.NetworkingID), valueOrNone(plan.NetworkingID)))
 	}
+}
+
+// planAgentRepair plans the repair of a Ready node whose networking agents
+// the refresh found failing (health.agents: no pod, CrashLoopBackOff, an
+// image or container error): the update restarts their pods and waits for
+// every agent (winnode.Manager.RepairAgents), so health is known only after
+// apply; the warning names the node, the agents and each one's cause. An
+// agent that is only starting (created, or running and not yet Ready) is
+// named in a warning and left alone: restarting it would not help. A node
+// NotReady is repaired whole instead (its services, then its agents).
+func (r *nodeResource) planAgentRepair(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
+	var plan nodeModel
+	resp.Diagnostics.Append(resp.Plan.Get(ctx, &plan)...)
+	h, ok := state.health(ctx)
+	if resp.Diagnostics.HasError() || !ok || !state.Joined.ValueBool() || !state.Ready.ValueBool() ||
+		!plan.NetworkingID.Equal(state.NetworkingID) {
+		return
+	}
+	down, failing, causes := h.agentsDown(ctx)
+	if len(down) == 0 {
+		return
+	}
+	name := state.Name.ValueString()
+	found := fmt.Sprintf("The refresh found Node %s Ready and these agents not Running and Ready on it, so pods on the node have no "+
+		"working Service or pod network:\n  - %s", name, strings.Join(causes, "\n  - "))
+	if len(failing) == 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready (%s)", name, strings.Join(down, ", ")),
+			found+"\nNone is failing (each is starting, or running and not yet Ready), so the apply leaves them alone; if they stay so, "+
+				"look at the node's HNS networks and the agents' logs.")
+		return
+	}
+	plan.Health = types.ObjectUnknown(healthAttrTypes)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: node agents not Running and Ready (%s): the apply restarts %s",
+		name, strings.Join(down, ", "), strings.Join(failing, ", ")),
+		found+"\nThe apply evicts the failing agents' pods (their DaemonSets create them again at once) and waits until every agent is "+
+			"Running and Ready; if one does not come back (its host state lost for good, as an HNS network its agent cannot create "+
+			"again), the apply fails naming its pod, its state and its last output.")
+}
+
+// planHealth warns of what breaks a running node past Ready that the
+// provider cannot repair, from the health the refresh read: the cluster
+// DNS without endpoints (every pod on the node fails to resolve names; its
+// network probe would fail naming DNS).
+func planHealth(ctx context.Context, state nodeModel, resp *resource.ModifyPlanResponse) {
+	h, ok := state.health(ctx)
+	if !ok || !state.Joined.ValueBool() || h.ClusterDNSReadyEndpoints.ValueInt64() > 0 {
+		return
+	}
+	name := state.Name.ValueString()
+	resp.Diagnostics.AddWarning(fmt.Sprintf("Windows node %s: cluster DNS has no endpoints", name),
+		fmt.Sprintf("Service kube-system/kube-dns has no ready endpoints, so no pod on node %s resolves names through the cluster DNS "+
+			"(its network probe fails at \"cluster DNS\"). The provider cannot repair this: make kube-dns select running DNS pods again "+
+			"(kubectl -n kube-system get endpointslices -l kubernetes.io/service-name=kube-dns).", name))
 }
 
 // warnDestroy tells what destroying a node does to it.

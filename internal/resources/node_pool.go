@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -119,13 +120,23 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 	for _, mb := range members {
 		vms[mb.Name] = mb.VMID
 	}
-	observed, err := m.ReadMany(ctx, vms)
-	if err != nil {
+	// The members' health: one snapshot of their agents and the cluster
+	// DNS for all of them (winnode.Manager.ReadManyHealth).
+	machine := state.machine()
+	observed, err := m.ReadManyHealth(ctx, vms, winnode.Spec{Networking: machine.NetworkingID.ValueString()})
+	var healthErr *winnode.HealthError
+	switch {
+	case errors.As(err, &healthErr):
+		// The members as read; their health shows at the next refresh
+		// that can read it.
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Reading the health of Windows node pool (%s)", state.NamePrefix.ValueString()), err.Error())
+	case err != nil:
 		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows node pool (%s)", state.NamePrefix.ValueString()), err.Error())
 		return
 	}
+	now := time.Now()
 	for i := range members {
-		members[i].Observe(observed[members[i].Name])
+		members[i].Observe(observed[members[i].Name], now)
 	}
 	state.setMembers(ctx, members, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	tfpath "github.com/hashicorp/terraform-plugin-framework/path"
@@ -76,7 +77,7 @@ func setImportedPool(ctx context.Context, prefix string, found []winnode.Found, 
 		if f.Node != nil {
 			mb.Created = f.Node.CreationTimestamp.UTC()
 		}
-		mb.Observe(winnode.Observed{VM: f.VM, Node: f.Node})
+		mb.Observe(winnode.Observed{VM: f.VM, Node: f.Node}, time.Now())
 		members = append(members, mb)
 	}
 	first := found[0].Imported()

@@ -55,6 +55,7 @@ type memberModel struct {
 	NotReadySince    types.String `tfsdk:"not_ready_since"`
 	Created          types.String `tfsdk:"created"`
 	SSHHostKey       types.String `tfsdk:"ssh_host_key"`
+	HealthCauses     types.List   `tfsdk:"health_causes"`
 }
 
 // machine is the pool's machine as a windows_node model without a name:
@@ -160,6 +161,9 @@ func (m *nodePoolModel) members(ctx context.Context, diags *diag.Diagnostics) []
 			WindowsBuildFull: mm.WindowsBuildFull.ValueString(), KubeletVersion: mm.KubeletVersion.ValueString(),
 			SSHHostKey: mm.SSHHostKey.ValueString(), Health: winpool.Health(mm.Health.ValueString()),
 		}
+		if !mm.HealthCauses.IsNull() && !mm.HealthCauses.IsUnknown() {
+			diags.Append(mm.HealthCauses.ElementsAs(ctx, &member.Causes, false)...)
+		}
 		member.Created, _ = time.Parse(time.RFC3339, mm.Created.ValueString())
 		member.NotReadySince, _ = time.Parse(time.RFC3339, mm.NotReadySince.ValueString())
 		out = append(out, member)
@@ -175,6 +179,8 @@ func (m *nodePoolModel) setMembers(ctx context.Context, members []winpool.Member
 		if mb.Health == winpool.Ready {
 			ready++
 		}
+		causes, d := types.ListValueFrom(ctx, types.StringType, append([]string{}, mb.Causes...))
+		diags.Append(d...)
 		out = append(out, memberModel{
 			Name: types.StringValue(mb.Name), ID: types.StringValue(mb.VMID), VMPath: types.StringValue(mb.InventoryPath),
 			InstanceUUID: types.StringValue(mb.InstanceUUID), BIOSUUID: types.StringValue(mb.BIOSUUID),
@@ -182,7 +188,7 @@ func (m *nodePoolModel) setMembers(ctx context.Context, members []winpool.Member
 			WindowsBuildFull: types.StringValue(mb.WindowsBuildFull), KubeletVersion: types.StringValue(mb.KubeletVersion),
 			Revision: types.StringValue(mb.Revision), FailureDomain: types.StringValue(mb.FailureDomain),
 			Health: types.StringValue(string(mb.Health)), NotReadySince: types.StringValue(rfc3339(mb.NotReadySince)),
-			Created: types.StringValue(rfc3339(mb.Created)), SSHHostKey: types.StringValue(mb.SSHHostKey),
+			Created: types.StringValue(rfc3339(mb.Created)), SSHHostKey: types.StringValue(mb.SSHHostKey), HealthCauses: causes,
 		})
 	}
 	list, d := types.ListValueFrom(ctx, memberObjectType, out)

@@ -97,6 +97,37 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		summary, detail := describeRollout(pool, rollout, changedInputs(state, plan), revs, plan.drainOptions(ctx, &resp.Diagnostics))
 		resp.Diagnostics.AddWarning(summary, detail)
 	}
+	if summary, detail := describeUnhealthy(prefix, members, rollout, pool.ReplaceUnhealthyAfter); summary != "" {
+		resp.Diagnostics.AddWarning(summary, detail)
+	}
+}
+
+// describeUnhealthy is the plan's warning of the members the refresh found
+// unhealthy past Ready (members[*].health_causes) that the apply does not
+// replace: each with its causes, and what would replace it.
+func describeUnhealthy(prefix string, members []winpool.Member, r winpool.Rollout, after time.Duration) (string, string) {
+	goes := map[string]bool{}
+	for _, c := range r.Goes() {
+		goes[c.Member] = true
+	}
+	var b strings.Builder
+	n := 0
+	for _, m := range members {
+		if len(m.Causes) == 0 || goes[m.Name] {
+			continue
+		}
+		n++
+		fmt.Fprintf(&b, "  - %s (%s): %s\n", m.Name, m.Health, strings.Join(m.Causes, "; "))
+	}
+	if n == 0 {
+		return "", ""
+	}
+	next := "replace_unhealthy_after is not set, so the apply replaces none of them for it."
+	if after > 0 {
+		next = fmt.Sprintf("A member NotReady, or with agents not Running and Ready, for %s (replace_unhealthy_after) is replaced by the apply after that.", after)
+	}
+	return fmt.Sprintf("Windows node pool %s: %d member(s) unhealthy", prefix, n),
+		"The refresh found:\n" + b.String() + next + " The cluster DNS without endpoints is the cluster's to repair: no member's replacement repairs it."
 }
 
 // carriedRevision is the revision that members made of the plan's inputs

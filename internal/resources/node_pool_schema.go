@@ -39,7 +39,7 @@ var (
 		"bios_uuid": types.StringType, "provider_id": types.StringType, "ip_address": types.StringType,
 		"windows_build_full": types.StringType, "kubelet_version": types.StringType, "revision": types.StringType,
 		"failure_domain": types.StringType, "health": types.StringType, "not_ready_since": types.StringType,
-		"created": types.StringType, "ssh_host_key": types.StringType,
+		"created": types.StringType, "ssh_host_key": types.StringType, "health_causes": types.ListType{ElemType: types.StringType},
 	}
 	memberObjectType = types.ObjectType{AttrTypes: memberAttrTypes}
 	domainAttrTypes  = map[string]attr.Type{
@@ -66,9 +66,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"Ready with its agents, keeping at least `replicas - max_unavailable` members Ready throughout. The plan says how many " +
 			"members are replaced, which and in what order. An apply interrupted midway leaves every member in the state, the new ones " +
 			"with the new revision, and the next apply resumes the roll. `labels` and `taints` change on every member in place.\n\n" +
-			"**Self-healing.** Refresh reads every member's VM and Node (one vSphere round trip and one Kubernetes request, whatever " +
-			"the pool's size) into `members[*].health`. A member whose VM is gone, whose Node is gone, whose create did not finish, " +
-			"or (with `replace_unhealthy_after`) whose Node has been NotReady that long is replaced on the next apply, and the plan says why.\n\n" +
+			"**Self-healing.** Refresh reads every member's VM and Node, and judges its health past Ready as `windows_node`'s " +
+			"`health` does (its networking agents' pods, the cluster DNS's endpoints), into `members[*].health` and " +
+			"`members[*].health_causes`: one vSphere round trip and four Kubernetes requests (the Windows Nodes, the networking's " +
+			"DaemonSets, its agents' pods, kube-dns's EndpointSlices), whatever the pool's size. A member whose VM is gone, whose Node " +
+			"is gone, whose create did not finish, or (with `replace_unhealthy_after`) whose Node has been NotReady, or whose agents " +
+			"have not been Running and Ready, that long is replaced on the next apply, and the plan says why and what the refresh " +
+			"found; the plan warns of the other unhealthy members, naming each and its causes.\n\n" +
 			"**Import** takes the name prefix (`win`: every Windows node whose name starts with `win-`) or a comma-separated list of " +
 			"node names; the first apply adopts the members as they are, without replacing them. **Destroy** drains every member, " +
 			"deletes its Node and destroys its VM.\n\n" +
@@ -96,8 +100,9 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				Validators:          []validator.Int64{int64validator.Between(0, 1000)},
 				MarkdownDescription: fmt.Sprintf("How many members below `replicas` may be unavailable during a roll. Defaults to `%d`: capacity never drops.", poolDefaultMaxUnavailable)},
 			"replace_unhealthy_after": schema.StringAttribute{Optional: true, Validators: []validator.String{duration()},
-				MarkdownDescription: "Replace a member whose Node has been NotReady this long (a Go duration such as `15m`) on the next apply. " +
-					"Off by default: a NotReady member is reported in `members[*].health` and left alone."},
+				MarkdownDescription: "Replace a member whose Node has been NotReady, or whose networking agents have not been Running and " +
+					"Ready, this long (a Go duration such as `15m`) on the next apply. Off by default: such a member is reported in " +
+					"`members[*].health` and `members[*].health_causes`, named in a plan warning, and left alone."},
 			"num_cpus": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 128)},
 				MarkdownDescription: "vCPUs of each member; defaults to the template's. Changing it rolls new members in."},
 			"memory_mb": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(2048, 4194304), multipleOf(4)},
@@ -146,11 +151,19 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"kubelet_version":    member("kubelet version the Node reports."),
 					"revision":           member("The pool revision the member was made from; empty if its create did not finish."),
 					"failure_domain":     member("The failure domain the member was placed in."),
-					"health": member("`ready`, `not_ready` (see `not_ready_since`), `not_joined` (the VM backs no Node) or `vm_missing` " +
-						"(the VM is gone); the next apply replaces `not_joined` and `vm_missing` members."),
-					"not_ready_since": member("When the Node's Ready condition last turned false (RFC 3339); empty unless `not_ready`."),
-					"created":         member("When the member's VM was created (RFC 3339)."),
-					"ssh_host_key":    member("The SSH host key the member presented at its join, over SSH (each member has its own)."),
+					"health": member("`ready`, `not_ready` (see `not_ready_since`), `agents_not_ready` (the Node is Ready and its networking " +
+						"agents are not Running and Ready, or have no pod on it), `not_joined` (the VM backs no Node) or `vm_missing` " +
+						"(the VM is gone); the next apply replaces `not_joined` and `vm_missing` members, and `not_ready` and " +
+						"`agents_not_ready` ones past `replace_unhealthy_after`."),
+					"not_ready_since": member("When the member turned `not_ready` (the Node's Ready condition's transition) or " +
+						"`agents_not_ready` (the first agent pod's Ready transition, or the first refresh that found an agent without a " +
+						"pod), RFC 3339; empty otherwise."),
+					"health_causes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+						MarkdownDescription: "What is wrong with the member past Ready, one line each, as the last refresh read it from the " +
+							"API server: the Node NotReady with its reason, each agent not Running and Ready with its pod's state and last " +
+							"output, the cluster DNS without endpoints (which no replacement repairs). Empty when healthy."},
+					"created":      member("When the member's VM was created (RFC 3339)."),
+					"ssh_host_key": member("The SSH host key the member presented at its join, over SSH (each member has its own)."),
 				}},
 			},
 		}),

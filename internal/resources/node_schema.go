@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -33,6 +34,46 @@ var (
 	// windows_runtime_class tolerates by default.
 	defaultTaint = winnode.DefaultTaint()
 )
+
+// nodeHealthSchema is the health attribute: what the last refresh (or the
+// create, or an update that repaired the node) read of the node past Ready.
+func nodeHealthSchema() schema.SingleNestedAttribute {
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
+	}
+	return schema.SingleNestedAttribute{
+		Computed: true, PlanModifiers: []planmodifier.Object{objectplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "The node's health past Ready, as the last refresh read it from the Kubernetes API (the create and an " +
+			"update that repairs the node read it again). A refresh judges what it can read without touching the guest or the " +
+			"cluster: the Node's Ready condition and nodeInfo, the networking agents' pods on the node, and the cluster DNS's ready " +
+			"endpoints, one EndpointSlice list and one pod list per run however many nodes there are. It does not run the network " +
+			"probe's pod again: that would create a pod on every node at every plan (a plan with read-only credentials could not " +
+			"refresh) and cost seconds per node; what the probe's paths need that the API shows is read instead. Refreshing it " +
+			"never shows as a change by itself. The plan repairs what the provider can (a NotReady node's stopped services, agents " +
+			"failing on a Ready node: planned as an update in place, `health` known after apply) and warns, naming the node and the " +
+			"cause, of what it cannot (the cluster DNS without endpoints, agents only starting).",
+		Attributes: map[string]schema.Attribute{
+			"status": str("`healthy`, or `unhealthy` when `causes` lists anything."),
+			"causes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "What is wrong, one line each: the Node NotReady with its reason and message, each agent not Running " +
+					"and Ready with its pod's state, restarts and last output line, the cluster DNS without ready endpoints, a Node gone."},
+			"node_ready": schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the Node's Ready condition is True."},
+			"agents": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "Each networking agent (`kube-proxy`, `flannel`) by name: `running` (its pod on the node is Running " +
+					"and Ready), `missing` (no pod on the node), `not_ready` (running, not Ready), or its pod's waiting reason or phase " +
+					"(`CrashLoopBackOff`, `ContainerCreating`, `Pending`). `missing`, `CrashLoopBackOff`, image and container errors and " +
+					"`Failed` are failing: the next apply restarts the agent. Empty without a networking that runs agents."},
+			"services": schema.MapAttribute{Computed: true, ElementType: types.StringType,
+				MarkdownDescription: "`kubelet` and `containerd` as the Node's Ready condition tells them, without touching the guest: " +
+					"`running`, `not_reporting` (the kubelet stopped posting the Node's status: stopped, hung or cut off), `down` " +
+					"(the kubelet reports its container runtime down) or `unknown`."},
+			"cluster_dns_ready_endpoints": schema.Int64Attribute{Computed: true,
+				MarkdownDescription: "Ready endpoints behind Service `kube-system/kube-dns`; 0 means no pod resolves names through the cluster DNS."},
+			"kubelet_version":           str("The kubelet version in the Node's nodeInfo."),
+			"container_runtime_version": str("The container runtime in the Node's nodeInfo, for example `containerd://2.2.7`."),
+		},
+	}
+}
 
 func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	computed := func(desc string) schema.StringAttribute {
@@ -67,9 +108,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"host's evidence read over its transport (HNS networks, endpoints and load balancers as `Get-HnsNetwork`, `Get-HnsPolicyList` " +
 			"and `hnsdiag list all` show them, and kube-proxy's and flanneld's last log lines, secrets redacted) " +
 			"(`skip_checks = [\"network-probe\"]` opts out, with a plan warning). `reboot_after_join` restarts the node once after " +
-			"that and requires it all again from the new boot. A refresh that finds the " +
-			"node NotReady plans its repair (containerd and the kubelet started again over its transport, then a wait for Ready); a " +
-			"cluster DNS without endpoints, or node agents not Running and Ready, is a plan warning naming the node.\n\n" +
+			"that and requires it all again from the new boot. " +
+			"Every refresh records the node's health past Ready in `health`, from the Kubernetes API alone (see `health`). The plan " +
+			"repairs what the provider can, as an update in place: a node NotReady (containerd and the kubelet started again over " +
+			"its transport, then a wait for Ready and its agents), and agents failing on a Ready node (no pod, CrashLoopBackOff: " +
+			"their pods evicted so their DaemonSets make them anew, then a wait for every agent). What it cannot repair is a plan " +
+			"warning naming the node and the cause: the cluster DNS without endpoints, agents that are only starting.\n\n" +
 			"A new node is checked against the same readiness checks as `data.windows_cluster`, as early as their facts allow, and a " +
 			"failing one stops it with its remedy (`skip_checks` opts out per check). The plan runs the cluster-wide checks (node CIDR " +
 			"allocation, flannel VXLAN settings, Linux DaemonSets, Linux headroom) whatever else is unknown, so also when the golden image " +
@@ -174,6 +218,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"joined": schema.BoolAttribute{Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
 					"shows up as `joined = false`, and the next apply joins it again."},
+			"health": nodeHealthSchema(),
 		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

@@ -47,6 +47,37 @@ type fakeKube struct {
 	// probeErr is what ProbeNetwork returns; probes counts its calls.
 	probeErr error
 	probes   []kube.ProbeRequest
+	// agentPods are the networking agents' pods ReadHealthSnapshot reads;
+	// noDNS leaves the cluster DNS without endpoints; restarted records
+	// RestartAgents' pods, snapshots the reads.
+	agentPods []corev1.Pod
+	noDNS     bool
+	restarted []string
+	snapshots int
+}
+
+// ReadHealthSnapshot answers from agentPods and noDNS.
+func (k *fakeKube) ReadHealthSnapshot(_ context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.snapshots++
+	dns := 1
+	if k.noDNS {
+		dns = 0
+	}
+	return kube.NewHealthSnapshot(dns, namespace, agents, k.agentPods), nil
+}
+
+// RestartAgents records the pods and takes them away, as their eviction
+// does; their DaemonSet's new pods are the test's to add.
+func (k *fakeKube) RestartAgents(_ context.Context, pods []*corev1.Pod) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range pods {
+		k.restarted = append(k.restarted, p.Name)
+		k.agentPods = slices.DeleteFunc(k.agentPods, func(q corev1.Pod) bool { return q.Name == p.Name })
+	}
+	return nil
 }
 
 // ProbeNetwork records the request and answers probeErr. It is not an op:

@@ -110,6 +110,11 @@ type Kube interface {
 	WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error)
 	WaitForAgentsReadySince(ctx context.Context, node, namespace string, agents []kube.Agent, since time.Time) ([]*corev1.Pod, error)
 	ProbeNetwork(ctx context.Context, req kube.ProbeRequest) ([]kube.ProbePath, error)
+	// ReadHealthSnapshot reads what nodes' health is judged with besides
+	// their Nodes: the cluster DNS's endpoints and the agents' pods.
+	ReadHealthSnapshot(ctx context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error)
+	// RestartAgents evicts agent pods so their DaemonSets make them anew.
+	RestartAgents(ctx context.Context, pods []*corev1.Pod) error
 	ApplyNodeSettings(ctx context.Context, name string, s kube.NodeSettings) (*corev1.Node, error)
 	CordonNode(ctx context.Context, name string, cordon bool) error
 	MarkCordonedForPowerCycle(ctx context.Context, name string, mark bool) error

@@ -21,6 +21,9 @@ const guestShutdownTimeout = 2 * time.Minute
 type Observed struct {
 	VM   *vsphere.VMInfo
 	Node *corev1.Node
+	// Health is the node's health past Ready (ReadManyHealth); nil when
+	// not read, or the VM is gone.
+	Health *kube.NodeHealth
 }
 
 // Read refreshes a node: one vSphere round trip and one Kubernetes request.

@@ -35,6 +35,10 @@ type UpdateRequest struct {
 	// Repair starts the node's stopped services and waits for Ready again
 	// (Repair): the refresh found the Node NotReady.
 	Repair bool
+	// RepairAgents restarts the node's agents not Running and Ready and
+	// waits for them (RepairAgents): the refresh found them so on a Ready
+	// Node.
+	RepairAgents bool
 }
 
 // UpdateResult is the node an update leaves.
@@ -84,6 +88,12 @@ func (m *Manager) Update(ctx context.Context, req UpdateRequest) (UpdateResult, 
 
 	if req.Repair && req.Rejoin == NoRejoin {
 		if err := m.Repair(ctx, spec, id); err != nil {
+			return out, err
+		}
+	}
+
+	if req.RepairAgents && !req.Repair && req.Rejoin == NoRejoin {
+		if err := m.RepairAgents(ctx, spec); err != nil {
 			return out, err
 		}
 	}

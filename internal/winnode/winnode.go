@@ -136,8 +136,12 @@ type Manager struct {
 	Connect guest.Connector
 	// Network, when set, supplies the discovered cluster network (the
 	// provider discovers it once per run); nil discovers it on every join.
-	Network  func(context.Context) (*kube.ClusterNetwork, error)
-	Progress func(stage string, fields map[string]any)
+	Network func(context.Context) (*kube.ClusterNetwork, error)
+	// HealthSnapshot, when set, supplies what a refresh judges nodes'
+	// health with (the provider reads it once per run and namespace); nil
+	// reads it on every refresh (Kube.ReadHealthSnapshot).
+	HealthSnapshot func(ctx context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error)
+	Progress       func(stage string, fields map[string]any)
 }
 
 func (m *Manager) progress(stage string, fields map[string]any) {

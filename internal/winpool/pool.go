@@ -3,8 +3,8 @@
 // a Cluster API MachineDeployment its machines: a change to what the
 // members are made of rolls new members in (max surge) before old ones are
 // drained and removed (max unavailable); a member whose VM is gone, whose
-// create failed, or whose Node has been NotReady too long is replaced; a
-// smaller pool removes its unhealthy members first, then its newest.
+// create failed, or whose Node (or its networking agents) has not been
+// Ready for too long is replaced; a smaller pool removes its unhealthy members first, then its newest.
 //
 // A member is created, joined and removed by internal/winnode (the Nodes
 // interface); the pool decides which, how many at once, and in what order.
@@ -42,6 +42,10 @@ const (
 	NotJoined Health = "not_joined"
 	// VMMissing: the VM is gone (destroyed outside Terraform).
 	VMMissing Health = "vm_missing"
+	// AgentsNotReady: the Node is Ready, and its networking agents are not
+	// Running and Ready (or have no pod on it) since NotReadySince: its pods
+	// have no working Service or pod network.
+	AgentsNotReady Health = "agents_not_ready"
 )
 
 // Member is one node of the pool, as the state records it.
@@ -62,24 +66,47 @@ type Member struct {
 	SSHHostKey       string
 	Health           Health
 	// NotReadySince is when the Node's Ready condition last turned false or
-	// unknown (its lastTransitionTime); zero unless Health is NotReady.
+	// unknown (its lastTransitionTime), or, for AgentsNotReady, when the
+	// first of its agents stopped being Ready (its pod's Ready transition;
+	// the first refresh that saw an agent without a pod); zero unless Health
+	// is NotReady or AgentsNotReady.
 	NotReadySince time.Time
+	// Causes say what is wrong with the member past Ready as last read
+	// (kube.NodeHealth.Causes: the Node, its agents, the cluster DNS).
+	Causes []string
 }
 
-// Observe sets the member's health from what winnode.Manager.ReadMany saw.
-func (m *Member) Observe(obs winnode.Observed) {
-	m.NotReadySince = time.Time{}
+// Observe sets the member's health from what winnode.Manager.ReadManyHealth
+// saw at now.
+func (m *Member) Observe(obs winnode.Observed, now time.Time) {
+	wasAgents, since := m.Health == AgentsNotReady, m.NotReadySince
+	m.NotReadySince, m.Causes = time.Time{}, nil
+	if obs.Health != nil {
+		m.Causes = obs.Health.Causes
+	}
 	switch {
 	case obs.VM == nil:
-		m.Health = VMMissing
+		m.Health, m.Causes = VMMissing, nil
 		return
 	case obs.Node == nil:
 		m.Health = NotJoined
-	case kube.NodeIsReady(obs.Node):
-		m.Health = Ready
-	default:
+	case !kube.NodeIsReady(obs.Node):
 		m.Health = NotReady
 		m.NotReadySince = notReadySince(obs.Node)
+	case obs.Health != nil && len(obs.Health.AgentsDown) > 0:
+		m.Health = AgentsNotReady
+		// An agent with no pod tells no time: the member has been so
+		// since the first refresh that saw it.
+		switch {
+		case !obs.Health.Since.IsZero():
+			m.NotReadySince = obs.Health.Since
+		case wasAgents && !since.IsZero():
+			m.NotReadySince = since
+		default:
+			m.NotReadySince = now.UTC().Truncate(time.Second)
+		}
+	default:
+		m.Health = Ready
 	}
 	if ip := obs.VM.IP(vsphere.IPFilter{}); ip != "" {
 		m.IP = ip
@@ -117,8 +144,9 @@ type Policy struct {
 	// removing old ones. MaxUnavailable: how many below Replicas may be
 	// unavailable meanwhile. Not both zero (nothing could move).
 	MaxSurge, MaxUnavailable int
-	// ReplaceUnhealthyAfter replaces a member whose Node has been NotReady
-	// this long; 0 never does.
+	// ReplaceUnhealthyAfter replaces a member whose Node has been NotReady,
+	// or whose networking agents have not been Running and Ready, this
+	// long; 0 never does.
 	ReplaceUnhealthyAfter time.Duration
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -41,7 +42,8 @@ const (
 
 // Plan says what converging members to the pool takes, and in what order.
 // A member goes when it is unhealthy (its VM gone, no Node, its create
-// unfinished, or NotReady longer than ReplaceUnhealthyAfter), when it was
+// unfinished, or NotReady or its agents not Running and Ready longer than
+// ReplaceUnhealthyAfter), when it was
 // made from another revision, or when the pool has more members than
 // Replicas (the newest go). The members that go are replaced while the pool
 // is short of healthy current members, unhealthy ones first, then the
@@ -89,10 +91,17 @@ func (p Pool) unhealthy(m Member, now time.Time) string {
 		return ReasonUnfinished
 	case m.Health == NotJoined:
 		return ReasonNotJoined
-	case m.Health == NotReady && p.ReplaceUnhealthyAfter > 0 && !m.NotReadySince.IsZero() &&
+	case (m.Health == NotReady || m.Health == AgentsNotReady) && p.ReplaceUnhealthyAfter > 0 && !m.NotReadySince.IsZero() &&
 		now.Sub(m.NotReadySince) >= p.ReplaceUnhealthyAfter:
-		return fmt.Sprintf("its Node has been NotReady for %s (replace_unhealthy_after = %s)",
-			now.Sub(m.NotReadySince).Round(time.Second), p.ReplaceUnhealthyAfter)
+		what := "its Node has been NotReady"
+		if m.Health == AgentsNotReady {
+			what = "its node agents have not been Running and Ready"
+		}
+		reason := fmt.Sprintf("%s for %s (replace_unhealthy_after = %s)", what, now.Sub(m.NotReadySince).Round(time.Second), p.ReplaceUnhealthyAfter)
+		if len(m.Causes) > 0 {
+			reason += ": " + strings.Join(m.Causes, "; ")
+		}
+		return reason
 	}
 	return ""
 }

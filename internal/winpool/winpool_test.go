@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 	"github.com/wincluster/terraform-provider-windows/internal/winpool"
 )
@@ -158,6 +159,63 @@ func changes(cs []winpool.Change) []string {
 	return out
 }
 
+// TestPlanSaysWhy: a member replaced for its health says for how long, why
+// and what the refresh found wrong.
+func TestPlanSaysWhy(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	ms := members("r2", "a", "b")
+	ms[1].Health, ms[1].NotReadySince = winpool.AgentsNotReady, now.Add(-15*time.Minute)
+	ms[1].Causes = []string{"agent flannel: pod kube-system/flannel-b is CrashLoopBackOff, last exit code 1: failed to create HostComputeNetwork"}
+	p := pool(2, 1, 0)
+	p.ReplaceUnhealthyAfter = 10 * time.Minute
+	r := winpool.Plan(p, ms, now)
+	want := "its node agents have not been Running and Ready for 15m0s (replace_unhealthy_after = 10m0s): " +
+		"agent flannel: pod kube-system/flannel-b is CrashLoopBackOff, last exit code 1: failed to create HostComputeNetwork"
+	if len(r.Replace) != 1 || r.Replace[0].Reason != want {
+		t.Errorf("replace %+v\nwant the reason %q", r.Replace, want)
+	}
+}
+
+// TestObserveHealth: a member's health from a refresh: agents not Ready on
+// a Ready Node, since their pod's transition, or since the first refresh
+// that found an agent without a pod (kept by the next ones); healthy again
+// clears it.
+func TestObserveHealth(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	ready := &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	vm := winnode.Observed{VM: &vsphere.VMInfo{}, Node: ready}
+	missing := kube.NodeHealth{NodeReady: true, AgentsDown: []kube.AgentStatus{{Agent: kube.Agent{Name: "flannel"}}},
+		Causes: []string{"agent flannel (DaemonSet kube-flannel-ds-windows): no pod on the node"}}
+	var m winpool.Member
+	obs := vm
+	obs.Health = &missing
+	m.Observe(obs, t0)
+	if m.Health != winpool.AgentsNotReady || !m.NotReadySince.Equal(t0) || len(m.Causes) != 1 {
+		t.Errorf("first refresh: %+v", m)
+	}
+	m.Observe(obs, t0.Add(time.Hour))
+	if !m.NotReadySince.Equal(t0) {
+		t.Errorf("second refresh moved since to %s", m.NotReadySince)
+	}
+	crash := missing
+	crash.Since = t0.Add(-time.Minute)
+	obs.Health = &crash
+	m.Observe(obs, t0.Add(2*time.Hour))
+	if !m.NotReadySince.Equal(t0.Add(-time.Minute)) {
+		t.Errorf("an agent pod's transition: since %s", m.NotReadySince)
+	}
+	dns := kube.NodeHealth{NodeReady: true, Causes: []string{"cluster DNS: Service kube-system/kube-dns has no ready endpoints"}}
+	obs.Health = &dns
+	m.Observe(obs, t0)
+	if m.Health != winpool.Ready || !m.NotReadySince.IsZero() || len(m.Causes) != 1 {
+		t.Errorf("the cluster DNS gone is no member's fault: %+v", m)
+	}
+	m.Observe(winnode.Observed{}, t0)
+	if m.Health != winpool.VMMissing || m.Causes != nil {
+		t.Errorf("VM gone: %+v", m)
+	}
+}
+
 func TestPlan(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	gone := members("r2", "a", "b", "c")
@@ -171,6 +229,9 @@ func TestPlan(t *testing.T) {
 	mixed[2].Created = mixed[1].Created.Add(time.Hour)
 	unfinished := members("r2", "a", "b")
 	unfinished[1].Revision = ""
+	agentsDown := members("r2", "a", "b", "c")
+	agentsDown[1].Health, agentsDown[1].NotReadySince = winpool.AgentsNotReady, now.Add(-15*time.Minute)
+	agentsDown[1].Causes = []string{"agent flannel: pod kube-system/flannel-b is CrashLoopBackOff"}
 
 	for _, tc := range []struct {
 		name            string
@@ -185,6 +246,8 @@ func TestPlan(t *testing.T) {
 		{"a gone VM is replaced", p, gone, []string{"b"}, nil, 0},
 		{"NotReady is kept without replace_unhealthy_after", p, sick, nil, nil, 0},
 		{"NotReady past replace_unhealthy_after is replaced", healing, sick, []string{"c"}, nil, 0},
+		{"agents not Ready are kept without replace_unhealthy_after", p, agentsDown, nil, nil, 0},
+		{"agents not Ready past replace_unhealthy_after are replaced", healing, agentsDown, []string{"b"}, nil, 0},
 		{"outdated members are replaced oldest first", p, mixed, []string{"o1", "o2"}, nil, 0},
 		{"outdated members are replaced while growing", pool(4, 1, 0), mixed, []string{"o1", "o2"}, nil, 1},
 		{"an unfinished create is replaced", pool(2, 1, 0), unfinished, []string{"b"}, nil, 0},

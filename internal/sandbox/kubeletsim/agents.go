@@ -173,3 +173,29 @@ func hnsNetworkByName(files FileSystem, name string) (hnsNetwork, bool) {
 }
 
 func putHNSNetwork(files FileSystem, n hnsNetwork) error { return winsim.PutHNSNetwork(files, n) }
+
+// hnsBootFile records which boot of the host the HNS state on its disk
+// belongs to (winsim.Host.BootID).
+const hnsBootFile = `C:\ProgramData\winsim\hns-boot`
+
+// forgetHNSAfterBoot is HNS at a boot: the networks flannel creates are
+// non-persistent (hcn.EnableNonPersistent, flannel's
+// pkg/backend/vxlan/device_windows.go), kept by HNS in memory, so a new boot
+// starts without them or their load balancers. Only with the host's
+// Faults.HNSLostOnReboot does the simulator model that loss (the state stays
+// on its disk otherwise). The kubelet calls it as it starts, before any
+// agent it runs can read or create HNS state; a start within the same boot
+// (a service restart) keeps it.
+func forgetHNSAfterBoot(h *winsim.Host) error {
+	boot := h.BootID()
+	prev, _ := h.ReadFile(hnsBootFile)
+	if string(prev) == boot {
+		return nil
+	}
+	if h.Faults().HNSLostOnReboot {
+		if err := winsim.ForgetHNS(h); err != nil {
+			return err
+		}
+	}
+	return h.WriteFile(hnsBootFile, []byte(boot))
+}

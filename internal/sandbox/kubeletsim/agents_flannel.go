@@ -180,7 +180,17 @@ func runFlanneld(ctx context.Context, p *winsim.Process) int {
 		return fatal("main.go:345", "Error registering network: failed to acquire lease: %v", err)
 	}
 	log.Info("kube.go:560", "Lease acquired", "subnet", node.Spec.PodCIDR)
-	// The HNS network and subnet.env.
+	// The HNS network (ensureNetwork: an existing one of the same type and
+	// prefix is kept, else one is created) and subnet.env. With the host's
+	// HNSLostOnReboot fault, creating it fails as on the hosts of
+	// sig-windows-tools#89/#94 and flannel#1423 (hcsshim's HcsError
+	// wording, ERROR_NOT_FOUND).
+	if existing, ok := hnsNetworkByName(p.Host, be.Name); p.Host.Faults().HNSLostOnReboot &&
+		(!ok || !strings.EqualFold(existing.Type, "Overlay") || existing.AddressPrefix != node.Spec.PodCIDR) {
+		log.Info("device_windows.go:116", fmt.Sprintf("Attempting to create HostComputeNetwork %s", be.Name))
+		return fatal("main.go:345", "Error registering network: failed to create VXLAN network: failed to create HostComputeNetwork %s: "+
+			"hcnCreateNetwork failed in Win32: Element not found. (0x490)", be.Name)
+	}
 	if err := putHNSNetwork(p.Host, hnsNetwork{Name: be.Name, Type: "Overlay", AddressPrefix: node.Spec.PodCIDR, VNI: be.VNI}); err != nil {
 		return fatal("main.go:345", "Error registering network: failed to create VXLAN network: %v", err)
 	}

@@ -108,7 +108,17 @@
 // make Start return an error, so Start-Service fails. Errors after that (an
 // unreachable server, a wrong token, a missing CA, no container runtime) are
 // logged as "command failed" and the kubelet is restarted with back-off, as
-// the service's recovery actions do; the Node never appears. Everything is
+// the service's recovery actions do; the Node never appears.
+//
+// With the host's Faults.HNSLostOnReboot, the HNS networks and load
+// balancers of an earlier boot (winsim.Host.BootID) are gone when the
+// kubelet first starts in a new one (HNS keeps flannel's non-persistent
+// network in memory), flanneld fails to create the network again
+// ("failed to create HostComputeNetwork flannel.4096: hcnCreateNetwork failed
+// in Win32: Element not found. (0x490)", hcsshim's HcsError wording) and
+// exits 1, so its pod goes into CrashLoopBackOff, and kube-proxy waits for
+// the network without turning Ready ("Network flannel.4096 not found"),
+// while the Node stays Ready: sig-windows-tools#89 and #94, flannel#1423. Everything is
 // logged in klog's text format to Config.Log (the guest's C:\var\log\kubelet\kubelet.log with
 // the hooks).
 package kubeletsim

@@ -28,3 +28,6 @@ func FirstHost(cidr string) string { return firstHost(cidr) }
 
 // ServiceCIDR is the service range the pods' dataplane knows.
 var ServiceCIDR = serviceCIDR
+
+// ForgetHNSAfterBoot is what the kubelet does to the HNS state as it starts.
+var ForgetHNSAfterBoot = forgetHNSAfterBoot

@@ -53,6 +53,9 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 			fmt.Fprintf(p.Stderr, "E0000 00:00:00.000000    1 run.go:72] \"command failed\" err=\"failed OS init: The service process could not connect to the service controller.\"\r\n")
 			return 1
 		}
+		if err := forgetHNSAfterBoot(h); err != nil {
+			logf("kubeletsim: %s: HNS state: %v", h.ComputerName(), err)
+		}
 		cfg := HostConfigFor(h)
 		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker, cfg.Overlay = p.Path, p.Args, p.Stderr, opts.Checker, opts.Overlay
 		k, err := Start(ctx, cfg)

@@ -157,6 +157,16 @@ type Faults struct {
 	// (internal/sandbox/kubeletsim StopKubeProxy sets it and empties HNS of
 	// the load balancers, which then nothing programs again).
 	KubeProxyStopped bool
+	// HNSLostOnReboot: the host's HNS networks and load balancer policies
+	// are gone after every boot (flannel creates its overlay network
+	// non-persistent: hcn.EnableNonPersistent, pkg/backend/vxlan/
+	// device_windows.go), and creating one again fails
+	// ("hcnCreateNetwork failed in Win32: Element not found."), as on the
+	// hosts of sig-windows-tools#89/#94 and flannel#1423 whose network did
+	// not come back after a reboot. Read by kubeletsim: its kubelet forgets
+	// the HNS state at its first start in a new boot, its flanneld fails to
+	// create the network and kube-proxy waits for it.
+	HNSLostOnReboot bool
 	// ServiceExits makes a service's process exit on its own some time
 	// after it reported Running, as a crashing service does: the SCM sees
 	// the process end without a stop request (recovery actions apply).

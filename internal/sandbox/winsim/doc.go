@@ -576,7 +576,9 @@
 // exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
 // host as the step arrives. Faults.KubeletNeverReady makes the simulated
 // kubelet register its Node but never report Ready; Faults.KubeletNotReady
-// holds it NotReady until the fault is cleared.
+// holds it NotReady until the fault is cleared; Faults.HNSLostOnReboot loses
+// the host's HNS networks and policies at every boot (Host.BootID says
+// which) and fails their creation again (kubeletsim's flanneld).
 //
 // # The service control manager, the registry, sc.exe, nssm and containerd
 //

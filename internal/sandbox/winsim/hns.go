@@ -110,6 +110,21 @@ func hnsNetworks(files HNSFiles) []HNSNetwork {
 	return nets
 }
 
+// ForgetHNS empties HNS's state: networks, endpoints and load balancers, as
+// a boot leaves a host whose networks were non-persistent (HNS keeps those in
+// memory: hcn.EnableNonPersistent, as flannel creates its overlay network in
+// pkg/backend/vxlan/device_windows.go).
+func ForgetHNS(files HNSFiles) error {
+	hnsMu.Lock()
+	defer hnsMu.Unlock()
+	for _, path := range []string{HNSNetworksFile, hnsEndpointsFile, hnsPoliciesFile} {
+		if err := files.WriteFile(path, []byte("[]")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // PutHNSNetwork creates a network, or replaces the one of the same name.
 func PutHNSNetwork(files HNSFiles, n HNSNetwork) error {
 	hnsMu.Lock()

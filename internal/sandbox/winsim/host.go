@@ -44,10 +44,12 @@ type Host struct {
 	httpsPort    int
 	httpsServing bool
 
-	mu       sync.Mutex
-	faults   Faults
-	fired    map[int]int // StepFault index -> times fired
-	up       bool
+	mu     sync.Mutex
+	faults Faults
+	fired  map[int]int // StepFault index -> times fired
+	up     bool
+	// bootID is new at every boot (BootID).
+	bootID   string
 	stopped  bool
 	ports    Ports // bound ports (0 = disabled)
 	servers  []*http.Server
@@ -187,6 +189,7 @@ func (h *Host) bind() error {
 		lns[p.name] = ln
 	}
 	h.serveLocked(lns)
+	h.bootID = newGUID() // the first boot; comeUp's are the later ones
 	return nil
 }
 
@@ -225,6 +228,7 @@ func (h *Host) comeUp() {
 		lns[name] = ln
 	}
 	h.serveLocked(lns)
+	h.bootID = newGUID()
 	h.mu.Unlock()
 	h.stateChanged(true)
 	h.bootServices()
@@ -385,6 +389,16 @@ func (h *Host) Up() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.up
+}
+
+// BootID identifies the host's current boot: a new one at every boot (the
+// first, a Restart-Computer, the VM powered on again), as the kernel's boot
+// session is new. Programs keep what Windows holds only in memory (HNS's
+// non-persistent networks: kubeletsim) with the boot it belongs to.
+func (h *Host) BootID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.bootID
 }
 
 // Config returns the host's configuration (with defaults filled in).
