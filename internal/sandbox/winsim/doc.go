@@ -182,7 +182,10 @@
 // Kubernetes/windows/kubeadm/Kubecluster.md shows; its other verbs and the
 // -d detail flags refused; hns.go, where the HostNetworkingService module's
 // Get-HnsNetwork, Get-HnsEndpoint and Get-HnsPolicyList read the same
-// state), and the servicing programs below (dism.exe, wusa.exe). sc.exe
+// state), reg.exe (add <HKLM\key> /v <name> /t REG_SZ|REG_DWORD /d
+// <data> /f only, https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
+// "ERROR: Access is denied." to a filtered token; programs_reg.go), and the
+// servicing programs below (dism.exe, wusa.exe). sc.exe
 // and nssm belong to the service control manager's files. Each refuses any
 // form it does not document.
 //
@@ -210,9 +213,29 @@
 // before anything serves, removes the keys and writes the new UBR under
 // CurrentVersion. Refused as not modelled: DISM's /Image and every other
 // DISM command or option, DISM without /NoRestart, wusa's interactive forms,
-// /uninstall, /kb:, /extract, /log and the restart options. The Windows
-// Update Agent's COM objects (New-Object -ComObject Microsoft.Update.Session)
-// are not modelled: New-Object is not a modelled cmdlet. Sources: DISM
+// /uninstall, /kb:, /extract, /log and the restart options.
+//
+// The Windows Update Agent (wua.go, wua_criteria.go): New-Object -ComObject
+// Microsoft.Update.Session, Microsoft.Update.UpdateColl and
+// Microsoft.Update.SystemInfo with the members a search, download and
+// install uses; IUpdateSearcher::Search takes conjunctions of IsInstalled=0,
+// IsHidden=0, Type='Software' and CategoryIDs contains '<guid>' joined by
+// "or" (other real criteria are refused as not modelled, anything else is
+// 0x80240032 WU_E_INVALID_CRITERIA); the service is the WSUS the policy
+// names (WUServer with UseWUServer = 1, over real HTTP to the sandbox's
+// update service: updatepkg.CatalogPath), else Windows Update, whose name
+// does not resolve from the sandbox (0x8024402C
+// WU_E_PT_WINHTTP_NAME_NOT_RESOLVED); a refused connection is 0x80072EFD,
+// HTTP 404/500/503 are 0x80244019/0x8024401F/0x80244022; results carry
+// OperationResultCode 2 (succeeded), 3 (with errors), 4 (failed) and each
+// update's HResult and RebootRequired; installing goes through the
+// servicing stack above. CreateUpdateDownloader, CreateUpdateInstaller,
+// AcceptEula and ISystemInformation are refused to a network logon (WinRM,
+// SSH) with E_ACCESSDENIED ("Access is denied. (Exception from HRESULT:
+// 0x80070005 (E_ACCESSDENIED))"). The Task Scheduler (tasks.go):
+// New-Object -ComObject Schedule.Service to register, run, read and delete
+// a task that runs one program as SYSTEM. Every other ProgID and member is
+// refused as not modelled. Sources: DISM
 // https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options,
 // wusa https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer,
 // wusa's codes KB949545 (https://mskb.pkisolutions.com/kb/949545), the WUA
