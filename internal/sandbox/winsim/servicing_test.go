@@ -156,3 +156,35 @@ func TestServicing(t *testing.T) {
 		t.Errorf("installed updates %v, want KB5070010, KB5070011 and KB5072011 installed, KB5070012 not", got)
 	}
 }
+
+// TestServicingDISMMSUOnline: on build 26100 (Server 2025) DISM /Online
+// takes a .msu (the DISM page: online from Windows 11 21H2, build 22000,
+// on), with DISM's exit codes: 3010 for an LCU that needs a restart, 0 for
+// the same package again; wusa over WinRM is refused there too (KB2773898).
+func TestServicingDISMMSUOnline(t *testing.T) {
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		c.WindowsBuild, c.UBR = "10.0.26100", 1742
+	})
+	lcu := updatepkg.Package{KB: "KB5070021", Kind: updatepkg.LCU, Build: "26100", UBR: 4061, Restart: true}
+	if err := f.Host.WriteFile(`C:\u\lcu.msu`, lcu.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, script, stdout, source string }{
+		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "5\r\n", kb2773898},
+		{"dism-msu-online", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "3010\r\n", dismDoc + " (3010 with /NoRestart)"},
+		{"dism-msu-again", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "0\r\n", dismDoc + " (an installed package: 0)"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		stdout, _, _, err := clientAs(t, f, "Administrator", winsimtest.Password).RunPSWithContext(ctx, tc.script)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != tc.stdout {
+			t.Errorf("%s: stdout %q, want %q (source: %s)", tc.name, stdout, tc.stdout, tc.source)
+		}
+	}
+	if got := f.Host.InstalledUpdates()["KB5070021"]; got != winsim.PackageInstallPending {
+		t.Errorf("KB5070021 is %q after DISM, want %q", got, winsim.PackageInstallPending)
+	}
+}
