@@ -98,7 +98,9 @@ $definition.Principal.LogonType = 5
 $definition.Principal.RunLevel = 1
 $registered = $folder.RegisterTaskDefinition($task, $definition, 6, 'SYSTEM', $null, 5)
 $registered.Run($null) | Out-Null
-while ($true) {
+# WaitForChanged sees only what happens while it waits: a task that ended
+# before it was called left its result already there.
+while (-not (Test-Path -LiteralPath $result)) {
   $change = $watcher.WaitForChanged('Renamed', 60000)
   if (-not $change.TimedOut) { break }
   # A minute without a result: the task must still be running.
