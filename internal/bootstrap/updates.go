@@ -11,9 +11,21 @@ import (
 // update or a cumulative update from the site's mirror of the Microsoft
 // Update Catalog, installed in the order given (a month's SSU before its
 // LCU: https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates).
-// A .cab goes through DISM /Online /Add-Package, a .msu through wusa.exe
+// A .cab goes through DISM /Online /Add-Package in the build's session, a
+// .msu through wusa.exe /quiet /norestart in a scheduled task as SYSTEM
 // (https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options,
-// https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer).
+// https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer):
+// wusa run from a WinRM or SSH session exits with 5 ERROR_ACCESS_DENIED and
+// installs nothing (KB2773898), and DISM takes a .msu on a running system
+// only from Windows 11 21H2 (build 22000) on, so not on Server 2019 or
+// 2022. KB2773898's own workaround, which ansible.windows' win_hotfix
+// follows (expand.exe, then Add-WindowsPackage of the inner .cab), leaves
+// out what wusa reads from the .msu: its applicability rules and, in
+// today's packages, several .cab files in order (a combined SSU and LCU,
+// Server 2025's checkpoint cumulative updates). wusa as SYSTEM keeps wusa's
+// own handling and exit codes; the task is the mechanism online_updates
+// uses for the Windows Update Agent, and Packer's elevated provisioners
+// and ansible's become use for the same refusal.
 // kubernetes-sigs/image-builder installs updates at build time too
 // (images/capi/ansible/windows/roles/systemprep: win_updates by category
 // or KB); the image does it from files it verifies, with no Windows Update
@@ -100,6 +112,7 @@ func updateSteps(updates []WindowsUpdate) ([]Step, error) {
 		name := UpdateStepName(u.KB)
 		script, err := render(name, "windows-update", map[string]any{
 			"KB": u.KB, "URL": u.URL, "Hash": strings.ToUpper(u.SHA256), "File": DownloadPath(u.URL),
+			"Dir": UpdateTaskDir, "Task": UpdateTaskName, "Result": UpdateTaskDir + `\result.txt`, "Partial": UpdateTaskDir + `\result.partial`,
 			"Cab": UpdatePackageKind(u.URL) == "cab", "Marker": RebootMarker, "CBSLog": CBSLog,
 			"RebootRequired": UpdateExitRebootRequired, "RebootInitiated": UpdateExitRebootInitiated,
 			"AlreadyInstalled": UpdateExitAlreadyInstalled,
@@ -111,6 +124,13 @@ func updateSteps(updates []WindowsUpdate) ([]Step, error) {
 	}
 	return steps, nil
 }
+
+// The scheduled task that runs wusa.exe as SYSTEM, and the directory of its
+// script and result.
+const (
+	UpdateTaskName = "terraform-provider-windows-wusa"
+	UpdateTaskDir  = KubernetesDir + `\windows-update-wusa`
+)
 
 // CBSLog is the servicing log whose last lines a failed update reports.
 const CBSLog = `C:\Windows\Logs\CBS\CBS.log`

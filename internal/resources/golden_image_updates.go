@@ -34,7 +34,8 @@ func windowsUpdatesAttribute() schema.ListNestedAttribute {
 		MarkdownDescription: "Windows update packages to install into the image, in this order, before anything else: a month's " +
 			"servicing stack update (SSU) before its cumulative update (LCU). Each is downloaded from `url` (your mirror of the " +
 			"Microsoft Update Catalog), verified by `sha256` on the guest, and installed with DISM (`.cab`: `dism.exe /Online " +
-			"/Add-Package /Quiet /NoRestart`) or the Windows Update Standalone Installer (`.msu`: `wusa.exe /quiet /norestart`); " +
+			"/Add-Package /Quiet /NoRestart`) or the Windows Update Standalone Installer (`.msu`: `wusa.exe /quiet /norestart`, run in a scheduled task as " +
+			"SYSTEM, since wusa refuses a remote session: KB2773898); " +
 			"the guest restarts when a package needs it (exit code 3010). Exit codes 0 and 2359302 (already installed) pass; any " +
 			"other fails the build, naming the KB, its exit code and the last lines of `C:\\Windows\\Logs\\CBS\\CBS.log`. " +
 			"Changing the list builds a new template; see the Windows updates guide for the monthly loop.",

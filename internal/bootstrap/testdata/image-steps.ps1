@@ -12,9 +12,14 @@ Write-Output 'directories ready'
 ########## windows-update-KB5070010
 # step: windows-update-KB5070010
 $ErrorActionPreference = 'Stop'
-# Download one update package, verify its SHA-256, install it (.cab with DISM,
-# .msu with wusa.exe) and restart when it needs one. Every value is a
-# single-quoted literal (psquote).
+# Download one update package, verify its SHA-256, install it and restart
+# when it needs one. A .cab goes through DISM /Online /Add-Package in this
+# session. A .msu goes through wusa.exe in a scheduled task as SYSTEM: wusa
+# run from a WinRM (or SSH) session installs nothing and exits with 5
+# ERROR_ACCESS_DENIED (KB2773898), while DISM takes a .msu on a running
+# system only from Windows 11 21H2 (build 22000) on, not on Server 2019 and
+# 2022. This step waits for the task's result file with a
+# FileSystemWatcher. Every value is a single-quoted literal (psquote).
 $kb = 'KB5070010'
 $url = 'http://mirror.internal/updates/windows10.0-kb5070010-x64.cab'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
@@ -48,9 +53,14 @@ if ($code -eq 0 -or $code -eq 2359302) {
 ########## windows-update-KB5070011
 # step: windows-update-KB5070011
 $ErrorActionPreference = 'Stop'
-# Download one update package, verify its SHA-256, install it (.cab with DISM,
-# .msu with wusa.exe) and restart when it needs one. Every value is a
-# single-quoted literal (psquote).
+# Download one update package, verify its SHA-256, install it and restart
+# when it needs one. A .cab goes through DISM /Online /Add-Package in this
+# session. A .msu goes through wusa.exe in a scheduled task as SYSTEM: wusa
+# run from a WinRM (or SSH) session installs nothing and exits with 5
+# ERROR_ACCESS_DENIED (KB2773898), while DISM takes a .msu on a running
+# system only from Windows 11 21H2 (build 22000) on, not on Server 2019 and
+# 2022. This step waits for the task's result file with a
+# FileSystemWatcher. Every value is a single-quoted literal (psquote).
 $kb = 'KB5070011'
 $url = 'http://mirror.internal/updates/windows10.0-kb5070011-x64.msu'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
@@ -61,8 +71,51 @@ if ($got -ne $want) {
   Remove-Item -LiteralPath $file -Force
   throw ('checksum mismatch for ' + $kb + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
 }
-$out = wusa.exe $file /quiet /norestart
-$code = $LASTEXITCODE
+$dir = 'C:\k\windows-update-wusa'
+$task = 'terraform-provider-windows-wusa'
+$script = $dir + '\wusa.ps1'
+$result = $dir + '\result.txt'
+New-Item -ItemType Directory -Force -Path $dir | Out-Null
+# The task writes wusa's exit code beside the result, then renames it: the
+# rename is the event this step waits for, with the code already written.
+$wusa = @'
+& wusa.exe 'C:\k\downloads\windows10.0-kb5070011-x64.msu' /quiet /norestart
+Set-Content -LiteralPath 'C:\k\windows-update-wusa\result.partial' -Value $LASTEXITCODE
+Move-Item -LiteralPath 'C:\k\windows-update-wusa\result.partial' -Destination 'C:\k\windows-update-wusa\result.txt' -Force
+'@
+Set-Content -LiteralPath $script -Value $wusa
+if (Test-Path -LiteralPath $result) { Remove-Item -LiteralPath $result -Force }
+$watcher = [System.IO.FileSystemWatcher]::new($dir, 'result.txt')
+$scheduler = New-Object -ComObject 'Schedule.Service'
+$scheduler.Connect()
+$folder = $scheduler.GetFolder('\')
+$definition = $scheduler.NewTask(0)
+$action = $definition.Actions.Create(0)
+$action.Path = 'powershell.exe'
+$action.Arguments = '-NoProfile -NonInteractive -ExecutionPolicy Bypass -File "' + $script + '"'
+$definition.Principal.UserId = 'SYSTEM'
+$definition.Principal.LogonType = 5
+$definition.Principal.RunLevel = 1
+$registered = $folder.RegisterTaskDefinition($task, $definition, 6, 'SYSTEM', $null, 5)
+$registered.Run($null) | Out-Null
+# WaitForChanged sees only what happens while it waits: a task that ended
+# before it was called left its result already there.
+while (-not (Test-Path -LiteralPath $result)) {
+  $change = $watcher.WaitForChanged('Renamed', 60000)
+  if (-not $change.TimedOut) { break }
+  # A minute without a result: the task must still be running.
+  if ($folder.GetTask($task).State -ne 4 -and -not (Test-Path -LiteralPath $result)) {
+    $last = $folder.GetTask($task).LastTaskResult
+    $folder.DeleteTask($task, 0)
+    throw ('the wusa.exe task for ' + $kb + ' ended without a result (last result 0x' + ('{0:X8}' -f $last) + ')')
+  }
+}
+$watcher.Dispose()
+$folder.DeleteTask($task, 0)
+$code = [int](Get-Content -LiteralPath $result | Select-Object -First 1)
+Remove-Item -LiteralPath $result -Force
+Remove-Item -LiteralPath $script -Force
+$out = @('wusa.exe ' + $file + ' /quiet /norestart (in the scheduled task ' + $task + ' as SYSTEM)')
 Remove-Item -LiteralPath $file -Force
 if ($code -eq 0 -or $code -eq 2359302) {
   Write-Output ($kb + ' installed (exit code ' + $code + ')')

@@ -211,9 +211,15 @@
 // writes the Component Based Servicing\RebootPending key (and, from wusa,
 // WindowsUpdate\Auto Update\RebootRequired); the next boot completes it
 // before anything serves, removes the keys and writes the new UBR under
-// CurrentVersion. Refused as not modelled: DISM's /Image and every other
-// DISM command or option, DISM without /NoRestart, wusa's interactive forms,
-// /uninstall, /kb:, /extract, /log and the restart options.
+// CurrentVersion. wusa run from a network logon (WinRM, SSH) installs
+// nothing and exits with 5 ERROR_ACCESS_DENIED (KB2773898); from a
+// scheduled task as SYSTEM or a guest operation it installs. DISM adds a
+// .msu to the running system only from build 22000 (Windows 11 21H2) on,
+// as the DISM page documents (Server 2025); on earlier builds (Server 2019,
+// 2022: offline images only) it is refused as not modelled. Refused as not
+// modelled: DISM's /Image and every other DISM command or option, DISM
+// without /NoRestart, wusa's interactive forms, /uninstall, /kb:, /extract,
+// /log and the restart options.
 //
 // The Windows Update Agent (wua.go, wua_criteria.go): New-Object -ComObject
 // Microsoft.Update.Session, Microsoft.Update.UpdateColl and
@@ -238,7 +244,10 @@
 // refused as not modelled. Sources: DISM
 // https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options,
 // wusa https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer,
-// wusa's codes KB949545 (https://mskb.pkisolutions.com/kb/949545), the WUA
+// wusa's codes KB949545 (https://mskb.pkisolutions.com/kb/949545), wusa
+// over WinRM KB2773898 ("Windows Update Standalone Installer (wusa.exe)
+// returns 0x5 ERROR_ACCESS_DENIED when deploying .msu files through WinRM
+// and Windows Remote Shell"), the WUA
 // codes https://learn.microsoft.com/en-us/windows/win32/wua_sdk/wua-success-and-error-codes-,
 // the CBS codes https://learn.microsoft.com/en-us/windows/deployment/update/windows-update-error-reference,
 // SSU before LCU https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates.

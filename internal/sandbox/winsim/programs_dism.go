@@ -3,6 +3,7 @@ package winsim
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -21,7 +22,11 @@ func hresultExit(hr uint32) int { return int(int32(hr)) }
 //	dism.exe /Online /Add-Package /PackagePath:<file.cab|file.msu> [/Quiet] /NoRestart
 //
 // Source: https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options
-// (/Add-Package, /PackagePath: a .cab or, on Windows 10 and later, a .msu)
+// (/Add-Package, /PackagePath: a .cab; a .msu on an online image only from
+// Windows 11, version 21H2 (build 22000) on: "If you're working with a
+// Windows image prior to Windows 11, version 21H2, you can only add .msu
+// packages on offline target images", so on Server 2019 and 2022 an online
+// .msu is refused as not modelled, on Server 2025 it is served)
 // and https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-image-management-command-line-options-s14
 // (/Quiet: only errors are shown; /NoRestart: no restart, and exit code
 // 3010 when one is needed). Both need an elevated token (a filtered one:
@@ -83,6 +88,10 @@ func runDism(ctx context.Context, p *Process) int {
 	if !strings.HasSuffix(lp, ".cab") && !strings.HasSuffix(lp, ".msu") {
 		return refuse(p, "DISM /PackagePath of a file other than .cab or .msu ("+pkg+")")
 	}
+	if strings.HasSuffix(lp, ".msu") && !dismOnlineMSU(h.cfg.WindowsBuild) {
+		return refuse(p, "DISM /Online /Add-Package of a .msu on build "+h.cfg.WindowsBuild+
+			" (Microsoft documents .msu for online images from Windows 11, version 21H2, build 22000, on; before it, offline images only)")
+	}
 	if ok, dir := h.fs.Stat(pkg); !ok || dir {
 		banner()
 		return fail(2, "2", "The system cannot find the file specified.")
@@ -115,6 +124,17 @@ func runDism(ctx context.Context, p *Process) int {
 	}
 }
 
+// dismOnlineMSU reports whether DISM adds a .msu to the running system on a
+// build ("10.0.20348" or "20348"): from Windows 11, version 21H2 (build
+// 22000) on, per the /Add-Package note of the DISM page above.
+func dismOnlineMSU(build string) bool {
+	if i := strings.LastIndexByte(build, '.'); i >= 0 {
+		build = build[i+1:]
+	}
+	n, err := strconv.Atoi(build)
+	return err == nil && n >= 22000
+}
+
 // runWusa is the Windows Update Standalone Installer:
 //
 //	wusa.exe <file.msu> /quiet [/norestart]
@@ -130,7 +150,15 @@ func runDism(ctx context.Context, p *Process) int {
 // https://learn.microsoft.com/en-us/windows/win32/wua_sdk/wua-success-and-error-codes-);
 // wusa reports an update whose servicing stack prerequisite is missing as
 // not applicable too; 0x80096010 TRUST_E_BAD_DIGEST for a package whose
-// signature does not verify. Refused as not modelled: anything but a .msu,
+// signature does not verify. Run from a network logon (WinRM, Windows
+// Remote Shell, SSH) wusa installs nothing and exits with 5
+// ERROR_ACCESS_DENIED: KB2773898, "Windows Update Standalone Installer
+// (wusa.exe) returns 0x5 ERROR_ACCESS_DENIED when deploying .msu files
+// through WinRM and Windows Remote Shell" (wusa goes through the Windows
+// Update Agent, which refuses a remote caller: "Using WUA From a Remote
+// Computer", https://learn.microsoft.com/en-us/windows/win32/wua_sdk/using-wua-from-a-remote-computer);
+// from a local logon, a guest operation or a scheduled task as SYSTEM
+// (tasks.go) it installs. Refused as not modelled: anything but a .msu,
 // the interactive forms (no /quiet), /uninstall, /kb:, /extract,
 // /warnrestart, /promptrestart, /forcerestart, /log.
 func runWusa(ctx context.Context, p *Process) int {
@@ -160,6 +188,10 @@ func runWusa(ctx context.Context, p *Process) int {
 		return refuse(p, "wusa without /quiet (its dialogs)")
 	}
 	h := p.Host
+	if networkLogon(ctx) {
+		// KB2773898: the error is the exit code; /quiet shows nothing.
+		return ExitAccessDenied
+	}
 	if ok, dir := h.fs.Stat(file); !ok || dir {
 		return hresultExit(0x80070002)
 	}

@@ -63,6 +63,8 @@ const (
 	ExitRebootRequired = 3010
 	// ERROR_SUCCESS_REBOOT_INITIATED: wusa restarts the computer itself.
 	ExitRebootInitiated = 1641
+	// ERROR_ACCESS_DENIED: wusa run from a network logon (KB2773898).
+	ExitAccessDenied = 5
 	// WU_S_ALREADY_INSTALLED (0x240006), wusa's answer for an installed
 	// update (KB949545: "If the software update has already been installed,
 	// the Wusa.exe tool returns a 0x240006 (WU_S_ALREADY_INSTALLED)").

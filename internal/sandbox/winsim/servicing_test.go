@@ -12,11 +12,33 @@ import (
 )
 
 const (
-	dismDoc  = "https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options"
-	wusaDoc  = "https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer"
-	kb949545 = "KB949545: wusa returns 0x240006 WU_S_ALREADY_INSTALLED and 0x80240017 WU_E_NOT_APPLICABLE"
-	ssuDoc   = "https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates (SSU before LCU); CBS_E_NEW_SERVICING_STACK_REQUIRED"
+	dismDoc   = "https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/dism-operating-system-package-servicing-command-line-options"
+	wusaDoc   = "https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/standalone-windows-update-installer"
+	kb949545  = "KB949545: wusa returns 0x240006 WU_S_ALREADY_INSTALLED and 0x80240017 WU_E_NOT_APPLICABLE"
+	ssuDoc    = "https://learn.microsoft.com/en-us/windows/deployment/update/servicing-stack-updates (SSU before LCU); CBS_E_NEW_SERVICING_STACK_REQUIRED"
+	kb2773898 = "KB2773898: wusa.exe returns 0x5 ERROR_ACCESS_DENIED when deploying .msu files through WinRM and Windows Remote Shell"
 )
+
+// wusaInTask is a script that runs wusa.exe with args in a scheduled task as
+// SYSTEM (the way around KB2773898), waits for the task to end and prints
+// its LastTaskResult: wusa's exit code.
+func wusaInTask(args string) string {
+	return `$s = New-Object -ComObject 'Schedule.Service'
+$s.Connect()
+$f = $s.GetFolder('\')
+$d = $s.NewTask(0)
+$a = $d.Actions.Create(0)
+$a.Path = 'wusa.exe'
+$a.Arguments = '` + args + `'
+$d.Principal.UserId = 'SYSTEM'
+$d.Principal.LogonType = 5
+$d.Principal.RunLevel = 1
+$t = $f.RegisterTaskDefinition('wusa-test', $d, 6, 'SYSTEM', $null, 5)
+$t.Run($null) | Out-Null
+while ($f.GetTask('wusa-test').State -eq 4) { Start-Sleep -Milliseconds 50 }
+$f.GetTask('wusa-test').LastTaskResult
+$f.DeleteTask('wusa-test', 0)`
+}
 
 // TestServicing installs update packages with DISM and wusa through an
 // outside WinRM client, in order on one Windows Server 2022 host (build
@@ -60,20 +82,28 @@ func TestServicing(t *testing.T) {
 	}{
 		{"lcu-before-ssu-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.cab' /quiet /norestart\n$LASTEXITCODE",
 			"Error: 0x800f0823\r\n\r\nThe package needs a newer version of the servicing stack.", "", ssuDoc, nil},
-		{"lcu-before-ssu-wusa", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "-2145124329", "", kb949545, nil},
+		// KB2773898: wusa from the WinRM session itself installs nothing.
+		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "5\r\n", "", kb2773898, func(t *testing.T) {
+			if got := f.Host.InstalledUpdates(); len(got) != 0 {
+				t.Errorf("wusa over WinRM installed %v, want nothing (KB2773898)", got)
+			}
+		}},
+		{"dism-msu-online-2022-not-modelled", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "1",
+			"does not model DISM /Online /Add-Package of a .msu on build 10.0.20348", dismDoc + " (.msu online only from Windows 11 21H2, build 22000)", nil},
+		{"lcu-before-ssu-wusa", wusaInTask(`"C:\u\lcu.msu" /quiet /norestart`), "-2145124329", "", kb949545, nil},
 		{"other-build-not-applicable", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu2019.cab' /quiet /norestart\n$LASTEXITCODE",
 			"The specified package is not applicable to this image.\r\n\r\nThe DISM log file can be found at C:\\Windows\\Logs\\DISM\\dism.log\r\n-2146498530", "", dismDoc + " (0x800F081E CBS_E_NOT_APPLICABLE)", nil},
-		{"corrupt-wusa", "wusa.exe 'C:\\u\\corrupt.msu' /quiet /norestart\n$LASTEXITCODE", "-2146869232", "", "TRUST_E_BAD_DIGEST 0x80096010", nil},
+		{"corrupt-wusa", wusaInTask(`"C:\u\corrupt.msu" /quiet /norestart`), "-2146869232", "", "TRUST_E_BAD_DIGEST 0x80096010", nil},
 		{"corrupt-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\corrupt.cab' /quiet /norestart\n$LASTEXITCODE",
 			"Error: 0x80096010", "", "TRUST_E_BAD_DIGEST 0x80096010", nil},
-		{"not-a-package", "wusa.exe 'C:\\u\\notes.msu' /quiet /norestart\n$LASTEXITCODE", "-2147024894", "", "0x80070002", nil},
+		{"not-a-package", wusaInTask(`"C:\u\notes.msu" /quiet /norestart`), "-2147024894", "", "0x80070002", nil},
 		{"missing-file", "dism.exe /online /add-package '/packagepath:C:\\u\\nope.cab' /quiet /norestart\n$LASTEXITCODE",
 			"Error: 2\r\n\r\nThe system cannot find the file specified.", "", dismDoc, nil},
 		{"cbs-log-names-the-failures", "(Get-Content -Path 'C:\\Windows\\Logs\\CBS\\CBS.log' | Select-Object -Last 3) -join '|'",
 			"0x80070002 - ERROR_FILE_NOT_FOUND", "", "%WINDIR%\\Logs\\CBS\\CBS.log", nil},
 		{"ssu-no-restart", "dism.exe /online /add-package '/packagepath:C:\\u\\ssu.cab' /norestart\n$LASTEXITCODE",
 			"Image Version: 10.0.20348.2340\r\n\r\nProcessing 1 of 1 - Adding package Package_for_KB5070010", "", dismDoc, nil},
-		{"lcu-needs-restart", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE\n" + ubr, "3010\r\n2340", "", wusaDoc + " (3010 ERROR_SUCCESS_REBOOT_REQUIRED)",
+		{"lcu-needs-restart", wusaInTask(`"C:\u\lcu.msu" /quiet /norestart`) + "\n" + ubr, "3010\r\n2340", "", wusaDoc + " (3010 ERROR_SUCCESS_REBOOT_REQUIRED)",
 			func(t *testing.T) {
 				if !pending() {
 					t.Error("no Component Based Servicing\\RebootPending entry for the staged LCU")
@@ -82,7 +112,7 @@ func TestServicing(t *testing.T) {
 					t.Error("no WindowsUpdate\\Auto Update\\RebootRequired key after wusa staged the LCU")
 				}
 			}},
-		{"already-installed-pending", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "2359302", "", kb949545, nil},
+		{"already-installed-pending", wusaInTask(`"C:\u\lcu.msu" /quiet /norestart`), "2359302", "", kb949545, nil},
 		{"restart", "Restart-Computer -Force", "", "", "", func(t *testing.T) { <-booted }},
 		{"ubr-after-restart", ubr, "4405", "", "the CurrentVersion UBR the LCU brings", func(t *testing.T) {
 			if pending() || f.Host.RegistryKeyExists(winsim.WURebootRequiredKey) {
@@ -92,9 +122,9 @@ func TestServicing(t *testing.T) {
 				t.Errorf("Host.UBR() = %d, want 4405", got)
 			}
 		}},
-		{"already-installed-wusa", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "2359302", "", kb949545, nil},
+		{"already-installed-wusa", wusaInTask(`"C:\u\lcu.msu" /quiet /norestart`), "2359302", "", kb949545, nil},
 		{"already-installed-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.cab' /quiet /norestart\n$LASTEXITCODE", "0", "", dismDoc, nil},
-		{"wusa-restarts-itself", "wusa.exe 'C:\\u\\next.msu' /quiet\n$LASTEXITCODE", "1641", "", wusaDoc + " (/quiet without /norestart restarts; 1641 ERROR_SUCCESS_REBOOT_INITIATED)",
+		{"wusa-restarts-itself", wusaInTask(`"C:\u\next.msu" /quiet`), "1641", "", wusaDoc + " (/quiet without /norestart restarts; 1641 ERROR_SUCCESS_REBOOT_INITIATED)",
 			func(t *testing.T) { <-booted }},
 		{"ubr-after-wusa-restart", ubr, "4466", "", "the CurrentVersion UBR the LCU brings", nil},
 		{"older-lcu-not-applicable", "dism.exe /online /add-package '/packagepath:C:\\u\\old.cab' /quiet /norestart\n$LASTEXITCODE", "-2146498530", "", dismDoc + " (an LCU older than the installed one: CBS_E_NOT_APPLICABLE)", nil},
@@ -124,5 +154,37 @@ func TestServicing(t *testing.T) {
 	if got := f.Host.InstalledUpdates(); got["KB5070010"] != winsim.PackageInstalled || got["KB5070011"] != winsim.PackageInstalled ||
 		got["KB5072011"] != winsim.PackageInstalled || got["KB5070012"] != "" {
 		t.Errorf("installed updates %v, want KB5070010, KB5070011 and KB5072011 installed, KB5070012 not", got)
+	}
+}
+
+// TestServicingDISMMSUOnline: on build 26100 (Server 2025) DISM /Online
+// takes a .msu (the DISM page: online from Windows 11 21H2, build 22000,
+// on), with DISM's exit codes: 3010 for an LCU that needs a restart, 0 for
+// the same package again; wusa over WinRM is refused there too (KB2773898).
+func TestServicingDISMMSUOnline(t *testing.T) {
+	f := winsimtest.StartHost(t, func(c *winsim.HostConfig) {
+		c.WindowsBuild, c.UBR = "10.0.26100", 1742
+	})
+	lcu := updatepkg.Package{KB: "KB5070021", Kind: updatepkg.LCU, Build: "26100", UBR: 4061, Restart: true}
+	if err := f.Host.WriteFile(`C:\u\lcu.msu`, lcu.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, script, stdout, source string }{
+		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "5\r\n", kb2773898},
+		{"dism-msu-online", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "3010\r\n", dismDoc + " (3010 with /NoRestart)"},
+		{"dism-msu-again", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "0\r\n", dismDoc + " (an installed package: 0)"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		stdout, _, _, err := clientAs(t, f, "Administrator", winsimtest.Password).RunPSWithContext(ctx, tc.script)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stdout != tc.stdout {
+			t.Errorf("%s: stdout %q, want %q (source: %s)", tc.name, stdout, tc.stdout, tc.source)
+		}
+	}
+	if got := f.Host.InstalledUpdates()["KB5070021"]; got != winsim.PackageInstallPending {
+		t.Errorf("KB5070021 is %q after DISM, want %q", got, winsim.PackageInstallPending)
 	}
 }
