@@ -275,7 +275,7 @@ func onlineUpdateSteps(o *OnlineUpdates) ([]Step, error) {
 	}
 	script, err := render(OnlineUpdateStepName, "windows-update-online", map[string]any{
 		"Criteria": criteria, "Include": upper(o.IncludeKBs), "Exclude": upper(o.ExcludeKBs),
-		"Dir": KubernetesDir + `\windows-update`, "Result": KubernetesDir + `\windows-update\result.txt`, "Task": "terraform-provider-windows-update",
+		"Dir": KubernetesDir + `\windows-update`, "Result": KubernetesDir + `\windows-update\result.txt`, "Partial": KubernetesDir + `\windows-update\result.partial`, "Task": "terraform-provider-windows-update",
 		"Marker": RebootMarker, "Rounds": OnlineUpdateRounds, "Errors": WUErrors, "ErrorKeys": wuErrorKeys(),
 	})
 	if err != nil {

@@ -220,7 +220,10 @@ try {
 } catch {
   $out += ('WUA-ERROR ' + $_.Exception.Message)
 }
-Set-Content -LiteralPath 'C:\k\windows-update\result.txt' -Value $out
+# Written beside the result, then renamed: the rename is the event the step
+# waits for, with every line already written.
+Set-Content -LiteralPath 'C:\k\windows-update\result.partial' -Value $out
+Move-Item -LiteralPath 'C:\k\windows-update\result.partial' -Destination 'C:\k\windows-update\result.txt' -Force
 '@
 Set-Content -LiteralPath $script -Value $agent
 if (Test-Path -LiteralPath $result) { Remove-Item -LiteralPath $result -Force }
@@ -238,8 +241,10 @@ $definition.Principal.LogonType = 5
 $definition.Principal.RunLevel = 1
 $registered = $folder.RegisterTaskDefinition($task, $definition, 6, 'SYSTEM', $null, 5)
 $registered.Run($null) | Out-Null
-while ($true) {
-  $change = $watcher.WaitForChanged('Created', 60000)
+# WaitForChanged sees only what happens while it waits: a task that ended
+# before it was called left its result already there.
+while (-not (Test-Path -LiteralPath $result)) {
+  $change = $watcher.WaitForChanged('Renamed', 60000)
   if (-not $change.TimedOut) { break }
   # A minute without a result: the task must still be running.
   if ($folder.GetTask($task).State -ne 4 -and -not (Test-Path -LiteralPath $result)) {
