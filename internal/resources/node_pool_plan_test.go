@@ -40,7 +40,7 @@ func TestAccNodePool_plan(t *testing.T) {
 	members := []string{nodes.Items[0].Name, nodes.Items[1].Name}
 
 	out, plan := planOK(t, cli, config(2, "  num_cpus = 4\n  max_surge = 2\n"))
-	expectOutput(t, out, `Warning: Windows node pool `+prefix+` replaces 2 member\(s\)`, `Replaced, in this order:`,
+	expectOutput(t, out, `Warning: Windows node pool `+prefix+` replaces 2 member\(s\)`, `Replaced, in this order \(with the update revision, build.UBR, each has and`,
 		`(`+members[0]+`|`+members[1]+`) \(made from an earlier revision of the pool: num_cpus changed\)`,
 		`With max_surge = 2 and max_unavailable = 0, the pool has at most 4 members and at least 2 Ready ones throughout`,
 		`PodDisruptionBudgets are honoured`)
