@@ -35,5 +35,6 @@ const (
 	PolicySecrets        = "terraform-provider-windows-secrets"
 	PolicyDaemonSets     = "terraform-provider-windows-daemonsets"
 	PolicyNodes          = "terraform-provider-windows-nodes"
+	PolicyProbe          = "terraform-provider-windows-probe"
 	PolicyRuntimeClasses = "terraform-provider-windows-runtimeclasses"
 )

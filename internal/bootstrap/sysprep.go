@@ -107,6 +107,9 @@ var AnswerFiles = []string{
 // them, and every node would otherwise present the template's key. The
 // answer file carries no secret.
 func SysprepStep(cfg UnattendConfig) (Step, error) {
+	if cfg.TimeZone == "" {
+		cfg.TimeZone = timezone.Default // as Unattend has it: the script sets what the answer file says
+	}
 	unattend, err := Unattend(cfg)
 	if err != nil {
 		return Step{}, err

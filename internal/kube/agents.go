@@ -145,6 +145,28 @@ func (c *Client) WaitForAgentsReady(ctx context.Context, node, namespace string,
 	return c.WaitForAgentsReadySince(ctx, node, namespace, agents, time.Time{})
 }
 
+// RegisteredByKubeletAt is when the kubelet registered node, on the
+// kubelet's own clock: the earliest transition of the conditions the
+// kubelet sets (reason Kubelet...), which it stamps as it registers the
+// Node. The zero time when there are none. It is compared with container
+// start times, which the same kubelet stamps: no clock of another machine
+// takes part.
+func RegisteredByKubeletAt(node *corev1.Node) time.Time {
+	var at time.Time
+	if node == nil {
+		return at
+	}
+	for _, c := range node.Status.Conditions {
+		if !strings.HasPrefix(c.Reason, "Kubelet") || c.LastTransitionTime.IsZero() {
+			continue
+		}
+		if t := c.LastTransitionTime.Time; at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at
+}
+
 // WaitForAgentsReadySince is WaitForAgentsReady counting only pods whose
 // containers all run since since (their state.running.startedAt, whole
 // seconds): after a reboot, the pods as the stopped kubelet left them,

@@ -172,7 +172,17 @@ func TestAccNode_networkingAdded(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("cni"), knownvalue.StringExact("flannel")),
 				},
-				Check: func(*terraform.State) error { return checkAgentsRunning(t, ns, node) },
+				// The rejoin restarts the kubelet, which runs the agents
+				// again: the provider's wait can pass on the statuses the
+				// kubelet before the restart reported, so the agents are
+				// awaited here (a watch) rather than checked at once.
+				Check: func(*terraform.State) error {
+					flannel, _ := networking.Lookup("flannel")
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					_, err := acctest.Kube(t).WaitForAgentsReady(ctx, node, ns, flannel.Agents())
+					return err
+				},
 			},
 		},
 	})

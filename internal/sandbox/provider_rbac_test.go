@@ -156,7 +156,7 @@ func TestProviderPolicies(t *testing.T) {
 			}
 		}
 	}
-	want := []string{rbac.PolicySecrets, rbac.PolicyDaemonSets, rbac.PolicyNodes, rbac.PolicyRuntimeClasses}
+	want := []string{rbac.PolicySecrets, rbac.PolicyDaemonSets, rbac.PolicyNodes, rbac.PolicyProbe, rbac.PolicyRuntimeClasses}
 	if !slices.Equal(policyOrder, want) || !slices.Equal(bindingOrder, want) {
 		t.Errorf("policies %v, bindings %v: want both %v, in this order", policyOrder, bindingOrder, want)
 	}

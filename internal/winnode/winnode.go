@@ -313,9 +313,13 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 
 	// Done when it works, not when the kubelet says Ready: the node agents
 	// of its networking mode (networking.Mode.Agents) must be
-	// Running and Ready on it. Their DaemonSets start them as the Node
-	// registers, so they are watched from now on, alongside the wait for
-	// Ready and the settings after it, not after them.
+	// Running and Ready on it. They are watched from the Node's Ready on,
+	// alongside the settings after it, and count only when their
+	// containers run since this kubelet registered the Node: a node
+	// replaced under the same name finds the pods its predecessor left
+	// (the pod garbage collector spares pods whose node is back), Running
+	// and Ready as the old kubelet last reported them until the new one
+	// runs them (seen: the network probe found no load balancer yet).
 	var agents []kube.Agent
 	if mode, ok := networking.Lookup(join.CNI); ok {
 		agents = mode.Agents()
@@ -323,15 +327,17 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	agentsCtx, stopAgents := context.WithCancel(ctx)
 	defer stopAgents()
 	agentsDone := make(chan error, 1)
-	if len(agents) > 0 {
+
+	m.progress("wait for Ready", map[string]any{"node": spec.Name})
+	readyNode, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
+	if err == nil && len(agents) > 0 {
+		since := kube.RegisteredByKubeletAt(readyNode)
 		go func() {
-			_, err := m.Kube.WaitForAgentsReady(agentsCtx, spec.Name, spec.Networking, agents)
+			_, err := m.Kube.WaitForAgentsReadySince(agentsCtx, spec.Name, spec.Networking, agents, since)
 			agentsDone <- err
 		}()
 	}
-
-	m.progress("wait for Ready", map[string]any{"node": spec.Name})
-	if _, err := m.Kube.WaitForNodeReady(ctx, spec.Name); err != nil {
+	if err != nil {
 		stopKeeping()
 		if lost := <-tokenLost; lost != nil {
 			err = fmt.Errorf("%w; %w", err, lost)

@@ -176,14 +176,19 @@ func checkErr(t *testing.T, err error, want string) {
 // of the networking mode awaited.
 func TestCreateResult(t *testing.T) {
 	w := newWorld(t)
-	// The Node turns Ready only once its agents are watched: they start as
-	// it registers, and are awaited alongside Ready, not after it.
-	w.k.agentsFirst, w.k.agentsWatched = true, make(chan struct{})
+	// The agents are awaited (from Ready on, counting the pods this
+	// kubelet runs: kube.RegisteredByKubeletAt).
+	w.k.agentsWatched = make(chan struct{})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	res, err := w.m.Create(ctx, testSpec(), nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case <-w.k.agentsWatched:
+	default:
+		t.Error("the create did not await the node agents")
 	}
 	if r := w.vs.last; r.Sysprep.ComputerName != "WIN-1" || r.Sysprep.AdminPassword != "N0de-Passw0rd!" || r.Folder != "/dc/vm/nodes" ||
 		r.NumCPUs != 4 || r.MemoryMB != 8192 || r.DiskSizeGB != 80 || !strings.Contains(r.Annotation, "win-1") {
