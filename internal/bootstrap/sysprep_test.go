@@ -6,7 +6,7 @@ import (
 )
 
 // TestSysprepStepDefaultTimeZone: a request without a time zone sets UTC,
-// as its answer file says, never Set-TimeZone -Id '' (which Windows
+// as its answer file says, never Set-TimeZone -Id ” (which Windows
 // refuses: a build outside Terraform failed on it).
 func TestSysprepStepDefaultTimeZone(t *testing.T) {
 	step, err := SysprepStep(UnattendConfig{})
