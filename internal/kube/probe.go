@@ -510,60 +510,6 @@ func IsProbeError(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// ClusterDNSReadyEndpoints counts the ready endpoints behind
-// kube-system/kube-dns (one EndpointSlice list): zero means no pod in the
-// cluster resolves a name through the cluster DNS.
-func (c *Client) ClusterDNSReadyEndpoints(ctx context.Context) (int, error) {
-	slices, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
-		LabelSelector: discoveryv1.LabelServiceName + "=" + kubeDNSService})
-	if err != nil {
-		return 0, fmt.Errorf("listing kube-system/%s's EndpointSlices: %w", kubeDNSService, err)
-	}
-	ready, _ := dnsEndpoints(slices.Items, "")
-	return ready, nil
-}
-
-// AgentsNotRunning lists, for every node with pods of the agents in
-// namespace, the agents that are not Running and Ready on it (one pod list
-// for every node): a refresh's view of the node agents. A node with no pod
-// of an agent is absent from the pods, and reported by the caller.
-func (c *Client) AgentsNotRunning(ctx context.Context, namespace string, agents []Agent) (map[string][]AgentStatus, error) {
-	pods, err := c.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing the node agents' pods in %s: %w", namespace, err)
-	}
-	return agentsNotRunning(pods.Items, agents), nil
-}
-
-// agentsNotRunning: for each node, every agent whose best pod there (a
-// Running and Ready one if any) is not Running and Ready, or has none.
-func agentsNotRunning(pods []corev1.Pod, agents []Agent) map[string][]AgentStatus {
-	byNode := map[string][]*corev1.Pod{}
-	for i := range pods {
-		if n := pods[i].Spec.NodeName; n != "" {
-			byNode[n] = append(byNode[n], &pods[i])
-		}
-	}
-	out := map[string][]AgentStatus{}
-	for node, ps := range byNode {
-		for _, a := range agents {
-			var best *corev1.Pod
-			for _, p := range ps {
-				if !labelsMatch(a.Selector, p.Labels) {
-					continue
-				}
-				if best == nil || PodRunningAndReady(p) {
-					best = p
-				}
-			}
-			if best == nil || !PodRunningAndReady(best) {
-				out[node] = append(out[node], AgentStatus{Agent: a, Pod: best})
-			}
-		}
-	}
-	return out
-}
-
 func labelsMatch(sel, labels map[string]string) bool {
 	for k, v := range sel {
 		if labels[k] != v {

@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestDNSEndpoints: the probe counts kube-dns's ready endpoints and reaches
@@ -42,32 +41,6 @@ func TestDNSEndpoints(t *testing.T) {
 	e := &ProbeError{Node: "win-1", Path: ProbePath{What: "cluster DNS", Output: "DNS: no such host\n"}, Expected: "resolves", Evidence: "no endpoints"}
 	if got := e.Error(); !strings.HasPrefix(got, "network probe of node win-1: cluster DNS failed: DNS: no such host\nexpected: resolves\nevidence: no endpoints") {
 		t.Errorf("error:\n%s", got)
-	}
-}
-
-// TestAgentsNotRunning: per node, each agent without a Running and Ready
-// pod there; a Ready pod wins over a failing one of the same agent.
-func TestAgentsNotRunning(t *testing.T) {
-	agents := []Agent{{Name: "kube-proxy", DaemonSet: "kube-proxy-windows", Selector: map[string]string{"app": "kp"}},
-		{Name: "flannel", DaemonSet: "kube-flannel-windows", Selector: map[string]string{"app": "fl"}}}
-	pod := func(node, app string, ready bool) corev1.Pod {
-		st := corev1.ConditionFalse
-		if ready {
-			st = corev1.ConditionTrue
-		}
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: app + "-" + node, Labels: map[string]string{"app": app}},
-			Spec:   corev1.PodSpec{NodeName: node},
-			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}}}
-	}
-	got := agentsNotRunning([]corev1.Pod{pod("a", "kp", true), pod("a", "fl", true), pod("b", "kp", false), pod("b", "kp", true), pod("c", "kp", false)}, agents)
-	if len(got["a"]) != 0 {
-		t.Errorf("node a: %+v", got["a"])
-	}
-	if len(got["b"]) != 1 || got["b"][0].Agent.Name != "flannel" || got["b"][0].Pod != nil {
-		t.Errorf("node b: %+v (want flannel without a pod)", got["b"])
-	}
-	if len(got["c"]) != 2 || got["c"][0].Pod == nil {
-		t.Errorf("node c: %+v (want kube-proxy not Ready and flannel missing)", got["c"])
 	}
 }
 

@@ -34,9 +34,6 @@ type fakeKube struct {
 	// from then on (WaitForAgentsReady waits for it). agentsHook runs then.
 	ready      map[string]chan struct{}
 	agentsHook func()
-	// agentsFirst holds the Node back from Ready until someone watches its
-	// agents (agentsWatched closed): a create must watch them before Ready.
-	agentsFirst   bool
 	agentsWatched chan struct{}
 	// applied is closed once ApplyNodeSettings has succeeded.
 	applied chan struct{}
@@ -297,14 +294,6 @@ func (k *fakeKube) readyLocked(name string) chan struct{} {
 func (k *fakeKube) WaitForNodeReady(ctx context.Context, name string) (*corev1.Node, error) {
 	if err := k.enter(ctx, "WaitForNodeReady", name); err != nil {
 		return nil, err
-	}
-	if k.agentsFirst {
-		select {
-		case <-k.agentsWatched:
-		case <-ctx.Done():
-			n := k.node(name)
-			return nil, &kube.NodeWaitError{Name: name, Want: "Ready", Registered: n != nil, Node: n, Err: ctx.Err()}
-		}
 	}
 	return k.waitReady(name)
 }
