@@ -32,8 +32,8 @@ type fakeKube struct {
 	boots      int
 	// ready is closed as a Node is first seen Ready: the node agents run
 	// from then on (WaitForAgentsReady waits for it). agentsHook runs then.
-	ready      map[string]chan struct{}
-	agentsHook func()
+	ready         map[string]chan struct{}
+	agentsHook    func()
 	agentsWatched chan struct{}
 	// applied is closed once ApplyNodeSettings has succeeded.
 	applied chan struct{}
