@@ -29,8 +29,6 @@ type layout struct {
 
 	etcdClientPort, etcdPeerPort int
 	apiserverPort                int
-	controllerManagerPort        int
-	schedulerPort                int
 	controllerManagerKubeconfig  string
 	schedulerKubeconfig          string
 	allocateNodeCIDRs            bool
@@ -139,8 +137,9 @@ func (l *layout) controllerManagerArgs() []string {
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(l.controllerManagerPort),
+		// Nothing reads its health or metrics endpoint, and a port chosen
+		// for it could be taken before it binds: it serves none.
+		"--secure-port=0",
 		"--leader-elect=true",
 		"--leader-elect-lease-duration=" + leaseDuration,
 		"--leader-elect-renew-deadline=" + renewDeadline,
@@ -174,8 +173,9 @@ func (l *layout) schedulerArgs() []string {
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(l.schedulerPort),
+		// Nothing reads its health or metrics endpoint, and a port chosen
+		// for it could be taken before it binds: it serves none.
+		"--secure-port=0",
 		"--leader-elect=true",
 		"--leader-elect-lease-duration=" + leaseDuration,
 		"--leader-elect-renew-deadline=" + renewDeadline,

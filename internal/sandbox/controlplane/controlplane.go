@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/localport"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 )
 
@@ -215,14 +216,13 @@ func prepare(opts Options, binDir string) (*layout, error) {
 			return nil, fmt.Errorf("controlplane: creating %s: %w", p, err)
 		}
 	}
-	ports, err := freePorts(5)
+	ports, err := localport.Reserve(3, false)
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
 	l := &layout{
 		dir: opts.Dir, binDir: binDir, pki: opts.PKI,
 		etcdClientPort: ports[0], etcdPeerPort: ports[1], apiserverPort: ports[2],
-		controllerManagerPort: ports[3], schedulerPort: ports[4],
 		controllerManagerKubeconfig: filepath.Join(opts.Dir, "conf", "controller-manager.conf"),
 		schedulerKubeconfig:         filepath.Join(opts.Dir, "conf", "scheduler.conf"),
 		allocateNodeCIDRs:           opts.AllocateNodeCIDRs,

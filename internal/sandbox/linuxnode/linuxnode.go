@@ -17,7 +17,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +36,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/localport"
 )
 
 // Names and addresses of the node and its DNS pod.
@@ -327,7 +327,7 @@ func corefile(port, healthPort, readyPort int, domain, kubeconfig, kubeContext s
 }
 
 func (n *Node) startCoreDNS(ctx context.Context, opts Options) error {
-	ports, err := freePorts(3)
+	ports, err := localport.Reserve(3, true)
 	if err != nil {
 		return err
 	}
@@ -463,25 +463,6 @@ func (n *Node) Stop() error {
 	}
 	n.wg.Wait()
 	return err
-}
-
-func freePorts(k int) ([]int, error) {
-	ports := make([]int, 0, k)
-	for range k {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = l.Close() }()
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			return nil, errors.New("choosing a free port: the UDP port is taken")
-		}
-		defer func() { _ = u.Close() }()
-		ports = append(ports, port)
-	}
-	return ports, nil
 }
 
 func lastLines(s string, k int) string {
