@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -191,11 +192,21 @@ func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePat
 		return paths, err
 	}
 	// kube-proxy programs the probe's new NodePort Service when its watch
-	// tells it, which the pod may outrun: as upstream's Service e2e tests
-	// poll a new Service until it answers, a failed NodePort path is tried
-	// again, from a pod of its own, a few times.
-	for attempt := 1; attempt < nodePortAttempts && len(paths) > 0 && !paths[len(paths)-1].Passed &&
+	// tells it, which the pod may outrun, and not at all while it restarts
+	// (a join that restarts the kubelet can restart it): as upstream's
+	// Service e2e tests poll a new NodePort until it answers, a failed
+	// NodePort path is tried again, from a pod of its own, spaced by
+	// nodePortRetry.
+	backoff := nodePortRetry
+	for attempt := 1; backoff.Steps > 0 && len(paths) > 0 && !paths[len(paths)-1].Passed &&
 		paths[len(paths)-1].Name == pathNodePort && allPassedBefore(paths); attempt++ {
+		t := time.NewTimer(backoff.Step())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return paths, ctx.Err()
+		case <-t.C:
+		}
 		retry := paths[len(paths)-1:]
 		if err := c.runProbePod(ctx, req, runtimeClass, fmt.Sprintf("%s-%d", name, attempt), labels, retry); err != nil {
 			return paths, err
@@ -227,8 +238,13 @@ func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePat
 	return paths, nil
 }
 
-// nodePortAttempts bounds the tries of the NodePort path (one pod each).
-const nodePortAttempts = 3
+// nodePortRetry spaces the NodePort path's further tries (one pod each):
+// 1, 2, 4, 8 and 15 s, half a minute in all. Upstream's e2e tests give
+// kube-proxy up to KubeProxyLagTimeout (5 min, test/e2e/framework/service/
+// const.go) to notice a new NodePort, "observed values are O(1m)"; a node
+// whose kube-proxy takes longer fails here with the HNS evidence, and the
+// next apply probes it again.
+var nodePortRetry = wait.Backoff{Duration: time.Second, Factor: 2, Steps: 5, Cap: 15 * time.Second}
 
 func allPassedBefore(paths []ProbePath) bool {
 	for _, p := range paths[:len(paths)-1] {

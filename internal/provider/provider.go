@@ -116,6 +116,7 @@ func (p *windowsProvider) ListResources(context.Context) []func() list.ListResou
 func (p *windowsProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		resources.NewClusterDataSource,
+		resources.NewUpdateStatusDataSource,
 	}
 }
 

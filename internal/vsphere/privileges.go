@@ -28,7 +28,10 @@ var (
 	allResources  = []string{"provider"}
 	machines      = []string{"windows_node", "windows_node_pool", "windows_golden_image"}
 	goldenImage   = []string{"windows_golden_image"}
-	readsMachines = []string{"windows_node", "windows_node_pool", "windows_golden_image", "windows_node (list)"}
+	readsMachines = []string{"windows_node", "windows_node_pool", "windows_golden_image", "windows_node (list)", "windows_update_status"}
+	// findsMachines: a VM named by its UUID (FindVM) is looked up through
+	// the search index.
+	findsMachines = append(slices.Clone(machines), "windows_update_status")
 )
 
 // PrivilegesFile is this file, which a method missing from MethodPrivileges
@@ -73,7 +76,7 @@ var MethodPrivileges = map[string]Privilege{
 	"ResetListView":            {Privileges: []string{"System.View"}, On: "the list view", Resources: machines},
 	"DestroyView":              {Privileges: []string{"System.View"}, On: "the view", Resources: readsMachines},
 	"FindByInventoryPath":      {Privileges: []string{"System.View"}, On: "the search index", Resources: readsMachines},
-	"FindByUuid":               {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
+	"FindByUuid":               {Privileges: []string{"System.View"}, On: "the search index", Resources: findsMachines},
 	// A node's create looks for an earlier clone of it (one its create
 	// never recorded) at the clone's place: FindVMInFolder.
 	"FindChild": {Privileges: []string{"System.View"}, On: "the search index", Resources: machines},
