@@ -18,21 +18,30 @@ import (
 
 // Windows paths the image and the join agree on.
 const (
-	KubernetesDir   = `C:\k`
-	DownloadDir     = `C:\k\downloads`
-	ContainerdDir   = `C:\Program Files\containerd`
-	ContainerdExe   = `C:\Program Files\containerd\bin\containerd.exe`
-	ContainerdConf  = `C:\Program Files\containerd\config.toml`
-	CNIBinDir       = networking.CNIBinDir
-	CNIConfDir      = networking.CNIConfDir
-	KubeletExe      = `C:\k\kubelet.exe`
-	KubeProxyExe    = networking.KubeProxyExe
-	ToolsConf       = `C:\ProgramData\VMware\VMware Tools\tools.conf`
-	ManifestFile    = `C:\k\image-manifest.json`
-	UnattendFile    = `C:\Windows\System32\Sysprep\unattend.xml`
-	SysprepExe      = `C:\Windows\System32\Sysprep\sysprep.exe`
-	ContainerdPipe  = `npipe:////./pipe/containerd-containerd`
-	DefaultPause    = "registry.k8s.io/pause:3.10.1"
+	KubernetesDir  = `C:\k`
+	DownloadDir    = `C:\k\downloads`
+	ContainerdDir  = `C:\Program Files\containerd`
+	ContainerdExe  = `C:\Program Files\containerd\bin\containerd.exe`
+	ContainerdConf = `C:\Program Files\containerd\config.toml`
+	CNIBinDir      = networking.CNIBinDir
+	CNIConfDir     = networking.CNIConfDir
+	KubeletExe     = `C:\k\kubelet.exe`
+	KubeProxyExe   = networking.KubeProxyExe
+	ToolsConf      = `C:\ProgramData\VMware\VMware Tools\tools.conf`
+	ManifestFile   = `C:\k\image-manifest.json`
+	UnattendFile   = `C:\Windows\System32\Sysprep\unattend.xml`
+	SysprepExe     = `C:\Windows\System32\Sysprep\sysprep.exe`
+	ContainerdPipe = `npipe:////./pipe/containerd-containerd`
+	// DefaultPause is the first registry.k8s.io/pause with a Windows
+	// Server 2025 (10.0.26100) entry in its manifest list besides 2019's
+	// and 2022's (kubernetes/kubernetes#136960 and #138195); 3.10 and
+	// 3.10.1 have none. containerd's own default since v2.3.0 (containerd
+	// 05d3b315). On a 2025 host containerd would run an older pause's 2022
+	// entry under process isolation (containerd/platforms: a 26100 host
+	// runs 20348 images), but a Hyper-V isolated pod then mixes a 2022
+	// sandbox with 2025 layers and fails with HCS_E_IMAGE_MISMATCH
+	// (kubernetes-sigs/windows-testing#557).
+	DefaultPause    = "registry.k8s.io/pause:3.10.2"
 	DefaultBaseURL  = "https://dl.k8s.io/release"
 	KubeletFirewall = "kubelet-10250"
 )

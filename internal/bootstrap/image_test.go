@@ -2,10 +2,12 @@ package bootstrap
 
 import (
 	"encoding/base64"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
+	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
 func testImageConfig() ImageConfig {
@@ -186,5 +188,47 @@ func TestValidateUpdates(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// pauseWindowsBuilds are the Windows builds of the windows/amd64 entries in
+// registry.k8s.io/pause's manifest lists (of the releases the provider
+// accepts), as upstream states them, not read from the registry: 3.4 added
+// 1809 (Windows Server 2019), 3.6 added 2022, 3.7 removed only 1903, 1909
+// and 2004 (kubernetes build/pause/CHANGELOG.md); 3.10 and 3.10.1 lack a
+// Windows Server 2025 entry, and 3.10.2 has every entry of 3.10 plus 2025's,
+// 10.0.26100 (kubernetes/kubernetes#136960, #138195;
+// kubernetes-sigs/windows-testing#557 and capz/templates/windows-base.yaml at
+// 6ae69880; containerd 05d3b315).
+var pauseWindowsBuilds = map[string][]string{
+	"registry.k8s.io/pause:3.10":   {"10.0.17763", "10.0.20348"},
+	"registry.k8s.io/pause:3.10.1": {"10.0.17763", "10.0.20348"},
+	"registry.k8s.io/pause:3.10.2": {"10.0.17763", "10.0.20348", "10.0.26100"},
+}
+
+// TestDefaultPauseHasEveryRelease: the default pause image carries an entry
+// for the build of every Windows Server release the provider accepts, so a
+// Windows Server 2025 node does not fall back to the 2022 entry (which only
+// process isolation tolerates). Adding a release to winversion, or changing
+// the default, means checking the image's manifest list and this table.
+func TestDefaultPauseHasEveryRelease(t *testing.T) {
+	builds, known := pauseWindowsBuilds[DefaultPause]
+	if !known {
+		t.Fatalf("DefaultPause %s: add its manifest list's Windows builds to pauseWindowsBuilds, with the source", DefaultPause)
+	}
+	for _, r := range winversion.Releases {
+		if !slices.Contains(builds, r.Build) {
+			t.Errorf("DefaultPause %s has no Windows Server %s (%s) entry", DefaultPause, r.Version, r.Build)
+		}
+	}
+	steps, err := ImageSteps(ImageConfig{KubernetesVersion: "v1.36.3", Containerd: testImageConfig().Containerd, Kubelet: testImageConfig().Kubelet,
+		KubeProxy: testImageConfig().KubeProxy, KubeLogRunner: testImageConfig().KubeLogRunner, CNIPlugins: testImageConfig().CNIPlugins})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		if s.Name == "containerd-service" && !strings.Contains(s.Script, "sandbox = ''"+DefaultPause+"''") {
+			t.Errorf("the containerd configuration does not pin %s without pause_image:\n%s", DefaultPause, s.Script)
+		}
 	}
 }

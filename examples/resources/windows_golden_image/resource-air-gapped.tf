@@ -27,7 +27,7 @@ resource "windows_golden_image" "offline" {
   cni_plugins_url        = "${local.artifacts}/cni/cni-plugins-windows-amd64-v1.9.1.tgz"
   cni_plugins_sha256     = var.sha256["cni_plugins"]
 
-  pause_image = "registry.example.internal/pause:3.10.1"
+  pause_image = "registry.example.internal/pause:3.10.2"
   # The node agents' HostProcess base image from the mirror too; set the
   # same image as windows_node_networking.host_process_image.
   prepull_images = [

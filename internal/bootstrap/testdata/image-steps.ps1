@@ -523,7 +523,7 @@ $ErrorActionPreference = 'Stop'
 # line into a terminating error before the exit code can be read.
 Set-Content -Path 'C:\Program Files\containerd\config.toml' -Value 'version = 3
 [plugins.''io.containerd.cri.v1.images''.pinned_images]
-  sandbox = ''registry.k8s.io/pause:3.10.1''
+  sandbox = ''registry.k8s.io/pause:3.10.2''
 [plugins.''io.containerd.cri.v1.runtime''.cni]
   bin_dirs = [''C:\opt\cni\bin'']
   conf_dir = ''C:\etc\cni\net.d''

@@ -664,7 +664,8 @@
 //	  service stops (exit 3)
 //	containerd --register-service / --unregister-service /  containerd cmd/containerd/command/service_windows.go
 //	  --run-service / console; config version rules of 1.7   services/server/config (1.7.24), cmd/containerd/
-//	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go
+//	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go,
+//	  with each release's default pause image                internal/cri/config/config.go (v2.0.0 to v2.3.4)
 //	config.toml's bytes judged by the real TOML library: 1.7  pelletier/go-toml v1.9.5 LoadBytes (drops a BOM),
 //	  accepts a UTF-8 BOM; UTF-16 and (2.x) a UTF-8 BOM fail  go-toml/v2 v2.4.3 Unmarshal (drops none)
 //	sshd service program; creates missing host keys in      PowerShell/openssh-portable (install-sshd.ps1,

@@ -194,18 +194,42 @@ func scMessage(err error) string {
 
 // containerdMajor reads the major version of "v2.2.0" / "1.7.24".
 func containerdMajor(v string) int {
-	v = strings.TrimPrefix(v, "v")
-	n, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	n, _ := containerdMajorMinor(v)
 	return n
+}
+
+// containerdMajorMinor reads the major and minor version of "v2.2.0" / "1.7.24".
+func containerdMajorMinor(v string) (major, minor int) {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	major, _ = strconv.Atoi(parts[0])
+	if len(parts) > 1 {
+		minor, _ = strconv.Atoi(parts[1])
+	}
+	return major, minor
+}
+
+// defaultSandboxImage is the pause image a containerd uses when its
+// configuration names none: containerd 1.7's pkg/cri/config default, and
+// DefaultSandboxImage of internal/cri/config/config.go in 2.x, read at the
+// tags v2.0.0 to v2.1.5 (3.10), v2.2.0 to v2.2.7 (3.10.1) and v2.3.0 to
+// v2.3.4 (3.10.2: containerd 05d3b315, "pause image 3.10.1 -> 3.10.2 for
+// add Windows Server 2025 (ltsc2025) support").
+func defaultSandboxImage(version string) string {
+	switch major, minor := containerdMajorMinor(version); {
+	case major < 2:
+		return "registry.k8s.io/pause:3.8"
+	case major == 2 && minor < 2:
+		return "registry.k8s.io/pause:3.10"
+	case major == 2 && minor == 2:
+		return "registry.k8s.io/pause:3.10.1"
+	}
+	return "registry.k8s.io/pause:3.10.2"
 }
 
 func loadContainerdConfig(p *Process, path string) (ContainerdConfig, error) {
 	major := containerdMajor(p.Version)
-	cfg := ContainerdConfig{Version: p.Version, SandboxImage: "registry.k8s.io/pause:3.10",
+	cfg := ContainerdConfig{Version: p.Version, SandboxImage: defaultSandboxImage(p.Version),
 		CNIBinDirs: []string{`C:\Program Files\containerd\cni\bin`}, CNIConfDir: `C:\Program Files\containerd\cni\conf`}
-	if major < 2 {
-		cfg.SandboxImage = "registry.k8s.io/pause:3.8" // containerd 1.7's pkg/cri/config default
-	}
 	explicit := path != ""
 	if !explicit {
 		path = `C:\Program Files\containerd\config.toml`

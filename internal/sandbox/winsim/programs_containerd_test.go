@@ -40,7 +40,7 @@ func TestContainerdService(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, _ = h.ContainerdConfig()
-	if cfg.SandboxImage != "registry.k8s.io/pause:3.10" || len(cfg.Warnings) == 0 {
+	if cfg.SandboxImage != "registry.k8s.io/pause:3.10.1" || len(cfg.Warnings) == 0 {
 		t.Fatalf("v3 with a v2 section: %+v", cfg)
 	}
 	if err := h.stopService("containerd"); err != nil {
@@ -72,5 +72,35 @@ func TestContainerdService(t *testing.T) {
 	wantCode(t, h.startService("ctrd-console"), 1053)
 	if _, _, code := runProgram(t, h.Host, dir+`\bin\containerd.exe`, "--unregister-service"); code != 0 {
 		t.Fatalf("--unregister-service: %d", code)
+	}
+}
+
+// TestContainerdDefaultSandboxImage: without a sandbox image in its
+// configuration, each containerd uses its own release's default, which
+// moved to pause 3.10.2 (the first with a Windows Server 2025 entry) in 2.3.
+func TestContainerdDefaultSandboxImage(t *testing.T) {
+	for version, want := range map[string]string{
+		"v1.7.24": "registry.k8s.io/pause:3.8",
+		"v2.1.5":  "registry.k8s.io/pause:3.10",
+		"v2.2.7":  "registry.k8s.io/pause:3.10.1",
+		"v2.3.0":  "registry.k8s.io/pause:3.10.2",
+		"v2.4.0":  "registry.k8s.io/pause:3.10.2",
+	} {
+		t.Run(version, func(t *testing.T) {
+			h := startSCMHost(t, nil)
+			dir := `C:\Program Files\containerd`
+			if err := h.WriteFile(dir+`\bin\containerd.exe`, exe("containerd", version)); err != nil {
+				t.Fatal(err)
+			}
+			if _, errOut, code := runProgram(t, h.Host, dir+`\bin\containerd.exe`, "--register-service"); code != 0 {
+				t.Fatalf("--register-service: %q %d", errOut, code)
+			}
+			if err := h.startService("containerd"); err != nil {
+				t.Fatal(err)
+			}
+			if cfg, ok := h.ContainerdConfig(); !ok || cfg.SandboxImage != want {
+				t.Fatalf("containerd %s without a config file: %+v, want sandbox image %s", version, cfg, want)
+			}
+		})
 	}
 }
