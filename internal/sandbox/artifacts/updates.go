@@ -25,9 +25,11 @@ import (
 // Catalog", https://learn.microsoft.com/en-us/windows/deployment/update/catalog-checkpoint-cumulative-updates:
 // with DISM, the checkpoint's package before the target LCU's). The sandbox
 // serves a checkpoint (restart) and the month's LCU (restart) of 2025, both
-// .msu as the Catalog publishes them. The LCU names no prerequisite here:
-// what DISM answers for a target LCU without its checkpoint is not modelled,
-// and the order is the user's (windows_updates).
+// .msu as the Catalog publishes them. The LCU names its checkpoint: a host
+// below the checkpoint's revision that installs the LCU alone through DISM
+// or wusa is refused as not modelled (Microsoft documents the order, not
+// Windows' answer to another one); the order is the user's
+// (windows_updates).
 
 // Update is an update package the mirror serves.
 type Update struct {
@@ -43,7 +45,7 @@ var (
 	LCU2022     = updatepkg.Package{KB: "KB5070011", Kind: updatepkg.LCU, Build: "20348", UBR: 4405, Requires: "KB5070010", Restart: true}
 	LCU2022Next = updatepkg.Package{KB: "KB5072011", Kind: updatepkg.LCU, Build: "20348", UBR: 4466, Requires: "KB5070010", Restart: true}
 	LCU2019     = updatepkg.Package{KB: "KB5070012", Kind: updatepkg.LCU, Build: "17763", UBR: 8100, Restart: true}
-	LCU2025     = updatepkg.Package{KB: "KB5070013", Kind: updatepkg.LCU, Build: "26100", UBR: 7171, Restart: true}
+	LCU2025     = updatepkg.Package{KB: "KB5070013", Kind: updatepkg.LCU, Build: "26100", UBR: 7171, Restart: true, Checkpoint: "KB5070017", CheckpointUBR: 1742}
 	// NET2022 and Defender2022 are offered by the update service only: a
 	// .NET Framework cumulative update ("Updates") and a critical update,
 	// neither of which changes the UBR nor needs a restart.

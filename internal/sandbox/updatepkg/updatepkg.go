@@ -39,6 +39,14 @@ type Package struct {
 	UBR      int    // the UBR after the restart (an LCU's; 0 for an SSU)
 	Requires string // the KB of the SSU it needs first, or ""
 	Restart  bool   // whether it needs a restart
+	// Checkpoint is the KB of the checkpoint cumulative update a target LCU
+	// of Windows Server 2025 carries its differentials against, and
+	// CheckpointUBR the revision that checkpoint brings; "" and 0 for
+	// other packages. A host below that revision needs the checkpoint
+	// first ("Checkpoint cumulative updates and Microsoft Update Catalog
+	// usage", learn.microsoft.com/windows/deployment/update/catalog-checkpoint-cumulative-updates).
+	Checkpoint    string
+	CheckpointUBR int
 }
 
 const magic = "WINSIM-UPDATE-PACKAGE 1"
@@ -54,11 +62,15 @@ func (u Package) body() string {
 	if u.Restart {
 		restart = "1"
 	}
-	return strings.Join([]string{
+	lines := []string{
 		magic,
 		"KB=" + u.KB, "Kind=" + u.Kind, "Build=" + u.Build, "UBR=" + strconv.Itoa(u.UBR),
 		"Requires=" + u.Requires, "Restart=" + restart,
-	}, "\r\n") + "\r\n"
+	}
+	if u.Checkpoint != "" {
+		lines = append(lines, "Checkpoint="+u.Checkpoint, "CheckpointUBR="+strconv.Itoa(u.CheckpointUBR))
+	}
+	return strings.Join(lines, "\r\n") + "\r\n"
 }
 
 // Encode is the signed package file, as the vendor publishes it.
@@ -107,6 +119,10 @@ func Parse(b []byte) (*Package, error) {
 			u.Requires = v
 		case "Restart":
 			u.Restart = v == "1"
+		case "Checkpoint":
+			u.Checkpoint = v
+		case "CheckpointUBR":
+			u.CheckpointUBR, _ = strconv.Atoi(v)
 		}
 	}
 	return u, nil

@@ -219,7 +219,12 @@
 // 2022: offline images only) it is refused as not modelled. Refused as not
 // modelled: DISM's /Image and every other DISM command or option, DISM
 // without /NoRestart, wusa's interactive forms, /uninstall, /kb:, /extract,
-// /log and the restart options.
+// /log and the restart options; and a Server 2025 target LCU installed by
+// DISM or wusa on a host below its checkpoint cumulative update's revision
+// without that checkpoint installed or staged (Microsoft documents the
+// order, https://learn.microsoft.com/en-us/windows/deployment/update/catalog-checkpoint-cumulative-updates,
+// not Windows' answer to another; the Windows Update Agent merges the
+// checkpoints itself, as the page states for WU and WSUS).
 //
 // The Windows Update Agent (wua.go, wua_criteria.go): New-Object -ComObject
 // Microsoft.Update.Session, Microsoft.Update.UpdateColl and

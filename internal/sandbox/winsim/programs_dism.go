@@ -119,6 +119,8 @@ func runDism(ctx context.Context, p *Process) int {
 		return fail(hresultExit(HResultCBSNewServicingStackRequired), "0x800f0823", "The package needs a newer version of the servicing stack.")
 	case servicingBadSignature:
 		return fail(hresultExit(HResultTrustBadDigest), "0x80096010", "The digital signature of the object did not verify.")
+	case servicingCheckpointNotModelled:
+		return refuse(p, checkpointNotModelled(u))
 	default:
 		return fail(hresultExit(0x80070002), "0x80070002", "An error occurred trying to open - "+pkg+" Error: 0x80070002")
 	}
@@ -195,8 +197,10 @@ func runWusa(ctx context.Context, p *Process) int {
 	if ok, dir := h.fs.Stat(file); !ok || dir {
 		return hresultExit(0x80070002)
 	}
-	outcome, _ := h.addPackage(file, "wusa")
+	outcome, u := h.addPackage(file, "wusa")
 	switch outcome {
+	case servicingCheckpointNotModelled:
+		return refuse(p, checkpointNotModelled(u))
 	case servicingInstalled:
 		return 0
 	case servicingAlreadyInstalled:

@@ -158,6 +158,9 @@ const (
 	servicingNeedsSSU
 	servicingBadSignature
 	servicingNotAPackage
+	// servicingCheckpointNotModelled: a target LCU without the checkpoint
+	// it builds on, through DISM or wusa (checkpointNotModelled).
+	servicingCheckpointNotModelled
 )
 
 // addPackage installs a package file into the servicing store (CBS), as
@@ -198,6 +201,11 @@ func (h *Host) addPackage(file, via string) (servicingOutcome, *updatepkg.Packag
 		h.cbsLog("Error", "CBS", fmt.Sprintf("Package %s needs the servicing stack update %s [HRESULT = 0x800f0823 - CBS_E_NEW_SERVICING_STACK_REQUIRED]", ident, u.Requires))
 		return servicingNeedsSSU, u
 	}
+	if checkpointMissing(u, via, s.state.Packages[u.Checkpoint], max(h.cfg.UBR, s.state.UBR)) {
+		h.cbsLog("Error", "CBS", fmt.Sprintf("winsim: %s without the checkpoint cumulative update %s (revision %d) it builds on: not modelled",
+			ident, u.Checkpoint, u.CheckpointUBR))
+		return servicingCheckpointNotModelled, u
+	}
 	out := servicingInstalled
 	if u.Restart {
 		s.state.Packages[u.KB] = PackageInstallPending
@@ -221,6 +229,27 @@ func (h *Host) addPackage(file, via string) (servicingOutcome, *updatepkg.Packag
 		h.cbsLog("Error", "CBS", "Failed to save the servicing store: "+err.Error())
 	}
 	return out, u
+}
+
+// checkpointMissing: a target LCU that carries only the differentials since
+// a checkpoint cumulative update, on a host below the checkpoint's revision
+// that does not have the checkpoint (installed, or staged before it in the
+// same restart), installed from a file through DISM or wusa. Microsoft says
+// the checkpoint must be installed first, or both from one folder ("Checkpoint
+// cumulative updates and Microsoft Update Catalog usage"); what Windows
+// answers otherwise it does not document, so the simulator refuses it as not
+// modelled. The Windows Update Agent (via "wua") finds and merges the
+// checkpoints itself, which the same page states for WU and WSUS.
+func checkpointMissing(u *updatepkg.Package, via, checkpointState string, ubr int) bool {
+	return u.Checkpoint != "" && via != "wua" && ubr < u.CheckpointUBR &&
+		checkpointState != PackageInstalled && checkpointState != PackageInstallPending
+}
+
+// checkpointNotModelled is the refusal DISM and wusa write for
+// servicingCheckpointNotModelled.
+func checkpointNotModelled(u *updatepkg.Package) string {
+	return fmt.Sprintf("installing %s without the checkpoint cumulative update %s it builds on (Microsoft documents installing the checkpoint first, or both from one folder, not Windows' answer to this)",
+		u.KB, u.Checkpoint)
 }
 
 // bootServicing completes the pending installs, as Windows does while it

@@ -188,3 +188,61 @@ func TestServicingDISMMSUOnline(t *testing.T) {
 		t.Errorf("KB5070021 is %q after DISM, want %q", got, winsim.PackageInstallPending)
 	}
 }
+
+// TestServicingCheckpoint: a Windows Server 2025 target LCU carries only the
+// differentials since its checkpoint cumulative update, which a host below
+// the checkpoint's revision needs first. Microsoft documents the order
+// (checkpointDoc), not Windows' answer to another, so DISM and wusa refuse
+// the target alone as not modelled; after the checkpoint (staged, before
+// the restart, as installing both from one folder does), and on a host
+// already past the checkpoint, the target installs.
+func TestServicingCheckpoint(t *testing.T) {
+	const checkpointDoc = "https://learn.microsoft.com/en-us/windows/deployment/update/catalog-checkpoint-cumulative-updates"
+	checkpoint := updatepkg.Package{KB: "KB5070017", Kind: updatepkg.LCU, Build: "26100", UBR: 1742, Restart: true}
+	target := updatepkg.Package{KB: "KB5070013", Kind: updatepkg.LCU, Build: "26100", UBR: 7171, Restart: true, Checkpoint: "KB5070017", CheckpointUBR: 1742}
+	host := func(ubr int) *winsimtest.Fixture {
+		f := winsimtest.StartHost(t, func(c *winsim.HostConfig) { c.WindowsBuild, c.UBR = "10.0.26100", ubr })
+		for path, content := range map[string][]byte{`C:\u\checkpoint.msu`: checkpoint.Encode(), `C:\u\target.msu`: target.Encode()} {
+			if err := f.Host.WriteFile(path, content); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return f
+	}
+	dism := func(file string) string {
+		return "dism.exe /online /add-package '/packagepath:C:\\u\\" + file + "' /quiet /norestart\n$LASTEXITCODE"
+	}
+	notModelled := "does not model installing KB5070013 without the checkpoint cumulative update KB5070017"
+	below, past := host(1000), host(1742)
+	for _, tc := range []struct {
+		name           string
+		f              *winsimtest.Fixture
+		script         string
+		stdout, stderr string
+	}{
+		{"dism-target-alone-not-modelled", below, dism("target.msu"), "1\r\n", notModelled},
+		{"wusa-target-alone-not-modelled", below, wusaInTask(`"C:\u\target.msu" /quiet /norestart`), "1\r\n", ""},
+		{"dism-checkpoint", below, dism("checkpoint.msu"), "3010\r\n", ""},
+		{"dism-target-after-checkpoint", below, dism("target.msu"), "3010\r\n", ""},
+		{"dism-target-past-checkpoint", past, dism("target.msu"), "3010\r\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			stdout, stderr, _, err := clientAs(t, tc.f, "Administrator", winsimtest.Password).RunPSWithContext(ctx, tc.script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr = decodeCLIXML(stderr)
+			if !strings.HasPrefix(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Fatalf("stdout %q stderr %q\nwant stdout starting %q, stderr containing %q (source: %s)", stdout, stderr, tc.stdout, tc.stderr, checkpointDoc)
+			}
+		})
+	}
+	if got := below.Host.InstalledUpdates(); got["KB5070017"] != winsim.PackageInstallPending || got["KB5070013"] != winsim.PackageInstallPending {
+		t.Errorf("installed updates %v, want the checkpoint and the target staged", got)
+	}
+	if log, err := below.Host.ReadFile(`C:\Windows\Logs\CBS\CBS.log`); err != nil || !strings.Contains(string(log), "without the checkpoint cumulative update KB5070017 (revision 1742) it builds on: not modelled") {
+		t.Errorf("CBS.log does not name the refusal (err %v)", err)
+	}
+}
