@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -39,6 +40,15 @@ var sessionMethods = map[string]bool{
 //	image-vsphere-rt the refresh-only plan of the image's configuration
 //	                 (the golden image and the networking), apart; with
 //	                 image-kube-req
+//	status-vsphere-rt a plan of a configuration holding only a
+//	                 windows_update_status data source over the pool's 100
+//	                 members against their image (and a check block that
+//	                 every member is current): its SOAP requests,
+//	                 everything included (target <= 10, whatever the number
+//	                 of nodes: the data source reads the VMs with one
+//	                 container view); with status-kube-req (target <= 2:
+//	                 the Windows Nodes, one list). The benchmark fails above
+//	                 either target, or when the check block fails.
 //
 // The report splits the vSphere requests into the session's (login,
 // logout) and the reads.
@@ -62,6 +72,19 @@ func BenchmarkRefreshPool100(b *testing.B) {
 		report(b, "destroy of the pool of %d: %s", members, run.Wall.Round(time.Millisecond))
 	})
 	apply := w.applyPoolSetup(b, dir)
+	statusDir := w.workdir(b, "update-status", w.header()+fmt.Sprintf(`
+data "windows_update_status" "pool" {
+  image       = %q
+  name_prefix = "rp"
+}
+
+check "pool_current" {
+  assert {
+    condition     = length(data.windows_update_status.pool.nodes) == %d && length([for n in data.windows_update_status.pool.nodes : n if n.status != "current"]) == 0
+    error_message = "update status: ${jsonencode(data.windows_update_status.pool.nodes)}"
+  }
+}
+`, bs.templates[0], members))
 	report(b, "setup: the golden image and the networking %s; the pool of %d (max_parallel %d) %s",
 		bs.apply.Wall.Round(time.Millisecond), members, maxParallel, apply.Wall.Round(time.Millisecond))
 
@@ -106,8 +129,19 @@ func BenchmarkRefreshPool100(b *testing.B) {
 		refresh := plan(dir, pool, "plan-refresh-only", true, "-refresh-only")
 		full := plan(dir, pool, "plan", false)
 		image := plan(bs.dir, "the image's configuration (golden image, networking)", "plan-refresh-only", false, "-refresh-only")
+		status := plan(statusDir, "windows_update_status over the pool", "plan", false)
+		if bytes.Contains(status.run.Output, []byte("Check block assertion failed")) {
+			b.Errorf("windows_update_status does not find the %d members current against their image:\n%s", members, status.run.Output)
+		}
+		// Targets independent of the pool's size (see the comment above).
+		if n := sumCalls(status.vc); n > 10 {
+			b.Errorf("windows_update_status over %d members made %d vSphere requests, want <= 10: %s", members, n, formatCalls(status.vc))
+		}
+		if n := status.kc.providerTotal(); n > 2 {
+			b.Errorf("windows_update_status over %d members made %g Kubernetes requests, want <= 2: %s", members, n, status.kc.providerByFlow())
+		}
 
-		for _, r := range []counted{refresh, full, image} {
+		for _, r := range []counted{refresh, full, image, status} {
 			session := map[string]int64{}
 			reads := map[string]int64{}
 			for m, n := range r.vc {
@@ -132,6 +166,8 @@ func BenchmarkRefreshPool100(b *testing.B) {
 		b.ReportMetric(maxOf(full.rss), "plan-provider-rss-MiB")
 		b.ReportMetric(float64(sumCalls(image.vc)), "image-vsphere-rt")
 		b.ReportMetric(image.kc.providerTotal(), "image-kube-req")
+		b.ReportMetric(float64(sumCalls(status.vc)), "status-vsphere-rt")
+		b.ReportMetric(status.kc.providerTotal(), "status-kube-req")
 	}
 	report(b, "(setup to here: %s)", time.Since(start).Round(time.Second))
 }
