@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ type invalidConfig struct {
 
 // TestAccInvalidConfigurations plans each configuration through the real CLI
 // and expects it refused, naming the attribute and the fix. Every resource,
-// the data source and the provider block are covered; rows that need the
+// both data sources and the provider block are covered; rows that need the
 // sandbox (plan-time checks against vSphere and the cluster) run against
 // it, the rest never reach it.
 func TestAccInvalidConfigurations(t *testing.T) {
@@ -81,6 +82,9 @@ resource "windows_node_pool" "p" {
 		return fmt.Sprintf("resource \"windows_node_networking\" \"test\" {\n  %s\n}\n", body)
 	}
 	cluster := func(body string) string { return fmt.Sprintf("data \"windows_cluster\" \"test\" {\n  %s\n}\n", body) }
+	updateStatus := func(body string) string {
+		return fmt.Sprintf("data \"windows_update_status\" \"test\" {\n  %s\n}\n", body)
+	}
 	provider := func(block string) string {
 		// The data source reads the cluster at plan, so the provider's
 		// Kubernetes settings are used (and refused) then.
@@ -160,6 +164,11 @@ resource "windows_node_pool" "p" {
 		{"cluster build", cluster(`windows_build = "2022"`), `windows_build`, `10\.0\.<build>`},
 		{"cluster check", cluster(`skip_checks = ["dns"]`), `skip_checks`, `node-cidr-allocation`},
 		{"cluster check object", cluster(`skip_checks = ["linux-daemonset:"]`), `skip_checks`, `after the colon`},
+		// data.windows_update_status
+		{"update status image form", updateStatus(`image = "datastore-12"`), `image`, `Accepted: an absolute inventory path`},
+		{"update status image missing", updateStatus(`image = "/DC0/vm/templates/no-such-image"`), `image`, `template_id`},
+		{"update status not a golden image", updateStatus(fmt.Sprintf("image = %q", os.Getenv("SANDBOX_TEMPLATE_2022"))), `image`, `Compare against the template_id of a windows_golden_image`},
+		{"update status folder missing", updateStatus(fmt.Sprintf("image = %q\n  folder = \"/DC0/vm/no-such-folder\"", "/DC0/vm/templates/win2022-base")), `folder`, `omit folder`},
 
 		// the provider block
 		{"provider Kubernetes endpoint", provider(`kubernetes { host = "https://127.0.0.1:1" }`), `kubernetes\.host`, `cannot reach`},

@@ -45,6 +45,18 @@ func (d *updateStatusDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// The nodes first: a folder that does not exist is refused whatever the
+	// image.
+	found, err := m.Discover(ctx, winnode.DiscoverOptions{Folder: model.Folder.ValueString(), NamePrefix: model.NamePrefix.ValueString()})
+	if err != nil {
+		if vsphere.IsNotFound(err) && model.Folder.ValueString() != "" {
+			resp.Diagnostics.AddAttributeError(path.Root("folder"), "Folder not found",
+				fmt.Sprintf("folder: %v. Give the inventory path of a VM folder, for example /dc1/vm/k8s-windows, or omit folder to search the whole inventory.", err))
+		} else {
+			resp.Diagnostics.AddError("Listing Windows nodes", err.Error())
+		}
+		return
+	}
 	image, err := goldenimage.FindTemplate(ctx, vc, model.Image.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("image"), "Golden image not found",
@@ -54,17 +66,7 @@ func (d *updateStatusDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if image.WindowsBuildFull == "" {
 		resp.Diagnostics.AddAttributeError(path.Root("image"), "Not a golden image",
 			fmt.Sprintf("image: template %s records no Windows build: it was not built by windows_golden_image, so nothing tells which updates it has. "+
-				"Compare against the template_id of a windows_golden_image (a template you made by hand can be imported as one).", image.VM.Path))
-		return
-	}
-	found, err := m.Discover(ctx, winnode.DiscoverOptions{Folder: model.Folder.ValueString(), NamePrefix: model.NamePrefix.ValueString()})
-	if err != nil {
-		if vsphere.IsNotFound(err) && model.Folder.ValueString() != "" {
-			resp.Diagnostics.AddAttributeError(path.Root("folder"), "Folder not found",
-				fmt.Sprintf("folder: %v. Give the inventory path of a VM folder, for example /dc1/vm/k8s-windows, or omit folder to search the whole inventory.", err))
-		} else {
-			resp.Diagnostics.AddError("Listing Windows nodes", err.Error())
-		}
+				"Compare against the template_id of a windows_golden_image.", image.VM.Path))
 		return
 	}
 	target := patchlevel.Image{BuildFull: image.WindowsBuildFull, Updates: goldenimage.InstalledUpdates(image.Manifest)}

@@ -33,7 +33,7 @@ func (d *updateStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 			"image": schema.StringAttribute{
 				Required: true,
 				MarkdownDescription: "The golden image to measure against, for example `windows_golden_image.ltsc2022.template_id`: a " +
-					"template built (or imported) by `windows_golden_image`, which records its build and updates." + accepts(vsphere.VMKind),
+					"template `windows_golden_image` built, which records its build and updates on the template; another template is refused." + accepts(vsphere.VMKind),
 				Validators: []validator.String{vsphereObject(vsphere.VMKind)},
 			},
 			"folder": schema.StringAttribute{
