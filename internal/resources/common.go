@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
@@ -79,3 +80,14 @@ func vsphereClient(ctx context.Context, c *clients.Clients, diags diagAdder) *vs
 }
 
 type diagAdder interface{ AddError(summary, detail string) }
+
+// addDiscoverError turns an error of winnode.Manager.Discover into a
+// diagnostic: on the folder attribute when the folder given is not there.
+func addDiscoverError(diags *diag.Diagnostics, err error, folder string) {
+	if vsphere.IsNotFound(err) && folder != "" {
+		diags.AddAttributeError(path.Root("folder"), "Folder not found",
+			fmt.Sprintf("folder: %v. Give the inventory path of a VM folder, for example /dc1/vm/k8s-windows, or omit folder to search the whole inventory.", err))
+		return
+	}
+	diags.AddError("Listing Windows nodes", err.Error())
+}

@@ -2,16 +2,13 @@ package resources
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -50,12 +47,7 @@ func (r *nodeListResource) List(ctx context.Context, req list.ListRequest, strea
 		Folder: cfg.Folder.ValueString(), NamePrefix: cfg.NamePrefix.ValueString(), IncludeUnjoined: cfg.IncludeUnjoined.ValueBool(),
 	})
 	if err != nil {
-		if vsphere.IsNotFound(err) && cfg.Folder.ValueString() != "" {
-			diags.AddAttributeError(path.Root("folder"), "Folder not found",
-				fmt.Sprintf("folder: %v. Give the inventory path of a VM folder, for example /dc1/vm/k8s-windows, or omit folder to search the whole inventory.", err))
-		} else {
-			diags.AddError("Listing Windows nodes", err.Error())
-		}
+		addDiscoverError(&diags, err, cfg.Folder.ValueString())
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}

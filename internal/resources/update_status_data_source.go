@@ -11,7 +11,6 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/patchlevel"
-	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -49,12 +48,7 @@ func (d *updateStatusDataSource) Read(ctx context.Context, req datasource.ReadRe
 	// image.
 	found, err := m.Discover(ctx, winnode.DiscoverOptions{Folder: model.Folder.ValueString(), NamePrefix: model.NamePrefix.ValueString()})
 	if err != nil {
-		if vsphere.IsNotFound(err) && model.Folder.ValueString() != "" {
-			resp.Diagnostics.AddAttributeError(path.Root("folder"), "Folder not found",
-				fmt.Sprintf("folder: %v. Give the inventory path of a VM folder, for example /dc1/vm/k8s-windows, or omit folder to search the whole inventory.", err))
-		} else {
-			resp.Diagnostics.AddError("Listing Windows nodes", err.Error())
-		}
+		addDiscoverError(&resp.Diagnostics, err, model.Folder.ValueString())
 		return
 	}
 	image, err := goldenimage.FindTemplate(ctx, vc, model.Image.ValueString())
