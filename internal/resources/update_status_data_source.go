@@ -66,11 +66,12 @@ func (d *updateStatusDataSource) Read(ctx context.Context, req datasource.ReadRe
 	target := patchlevel.Image{BuildFull: image.WindowsBuildFull, Updates: goldenimage.InstalledUpdates(image.Manifest)}
 	nodes := make([]nodeUpdateStatus, 0, len(found))
 	for _, f := range found {
-		nodes = append(nodes, nodeUpdateStatus{Found: f, Result: patchlevel.Compare(target, patchlevel.Node{
+		node := patchlevel.Node{
 			KernelVersion:  f.Node.Status.NodeInfo.KernelVersion,
 			ImageBuildFull: goldenimage.RecordedBuild(f.VM.ExtraConfig),
 			ImageUpdates:   goldenimage.RecordedUpdates(f.VM.ExtraConfig),
-		})})
+		}
+		nodes = append(nodes, nodeUpdateStatus{Found: f, Updates: node.ImageUpdates, Result: patchlevel.Compare(target, node)})
 	}
 	model.set(ctx, image, target, nodes, &resp.Diagnostics)
 	tflog.Info(ctx, "windows update status", map[string]any{"image": image.VM.Path, "nodes": len(nodes)})

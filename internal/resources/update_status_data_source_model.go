@@ -39,6 +39,7 @@ var nodeUpdateStatusObjectType = types.ObjectType{AttrTypes: map[string]attr.Typ
 // nodeUpdateStatus is a node found and measured.
 type nodeUpdateStatus struct {
 	winnode.Found
+	Updates []string // the KBs its image recorded, as compared
 	patchlevel.Result
 }
 
@@ -53,7 +54,7 @@ func (m *updateStatusModel) set(ctx context.Context, image goldenimage.TemplateI
 			VMID:             types.StringValue(n.VM.ID()),
 			Status:           types.StringValue(string(n.Status)),
 			WindowsBuildFull: types.StringValue(n.BuildFull),
-			Updates:          stringList(goldenimage.RecordedUpdates(n.VM.ExtraConfig)),
+			Updates:          stringList(n.Updates),
 			MissingUpdates:   stringList(n.Missing),
 		})
 		if n.Status == patchlevel.Behind {
