@@ -213,22 +213,30 @@ func containerdMajorMinor(v string) (major, minor int) {
 // DefaultSandboxImage of internal/cri/config/config.go in 2.x, read at the
 // tags v2.0.0 to v2.1.5 (3.10), v2.2.0 to v2.2.7 (3.10.1) and v2.3.0 to
 // v2.3.4 (3.10.2: containerd 05d3b315, "pause image 3.10.1 -> 3.10.2 for
-// add Windows Server 2025 (ltsc2025) support").
-func defaultSandboxImage(version string) string {
+// add Windows Server 2025 (ltsc2025) support"). A release outside those
+// (1.6 and older, 2.4 and newer) was not read, so its default is refused as
+// not modelled rather than guessed.
+func defaultSandboxImage(version string) (string, error) {
 	switch major, minor := containerdMajorMinor(version); {
-	case major < 2:
-		return "registry.k8s.io/pause:3.8"
+	case major == 1 && minor == 7:
+		return "registry.k8s.io/pause:3.8", nil
 	case major == 2 && minor < 2:
-		return "registry.k8s.io/pause:3.10"
+		return "registry.k8s.io/pause:3.10", nil
 	case major == 2 && minor == 2:
-		return "registry.k8s.io/pause:3.10.1"
+		return "registry.k8s.io/pause:3.10.1", nil
+	case major == 2 && minor == 3:
+		return "registry.k8s.io/pause:3.10.2", nil
 	}
-	return "registry.k8s.io/pause:3.10.2"
+	return "", fmt.Errorf("winsim: containerd %s is not modelled: its defaults were read at v1.7 and v2.0 to v2.3 only", version)
 }
 
 func loadContainerdConfig(p *Process, path string) (ContainerdConfig, error) {
 	major := containerdMajor(p.Version)
-	cfg := ContainerdConfig{Version: p.Version, SandboxImage: defaultSandboxImage(p.Version),
+	sandboxImage, err := defaultSandboxImage(p.Version)
+	if err != nil {
+		return ContainerdConfig{}, err
+	}
+	cfg := ContainerdConfig{Version: p.Version, SandboxImage: sandboxImage,
 		CNIBinDirs: []string{`C:\Program Files\containerd\cni\bin`}, CNIConfDir: `C:\Program Files\containerd\cni\conf`}
 	explicit := path != ""
 	if !explicit {

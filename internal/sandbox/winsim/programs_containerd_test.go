@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -78,13 +79,13 @@ func TestContainerdService(t *testing.T) {
 // TestContainerdDefaultSandboxImage: without a sandbox image in its
 // configuration, each containerd uses its own release's default, which
 // moved to pause 3.10.2 (the first with a Windows Server 2025 entry) in 2.3.
+// A release whose defaults were not read (1.6, 2.4) does not start.
 func TestContainerdDefaultSandboxImage(t *testing.T) {
 	for version, want := range map[string]string{
 		"v1.7.24": "registry.k8s.io/pause:3.8",
 		"v2.1.5":  "registry.k8s.io/pause:3.10",
 		"v2.2.7":  "registry.k8s.io/pause:3.10.1",
 		"v2.3.0":  "registry.k8s.io/pause:3.10.2",
-		"v2.4.0":  "registry.k8s.io/pause:3.10.2",
 	} {
 		t.Run(version, func(t *testing.T) {
 			h := startSCMHost(t, nil)
@@ -100,6 +101,19 @@ func TestContainerdDefaultSandboxImage(t *testing.T) {
 			}
 			if cfg, ok := h.ContainerdConfig(); !ok || cfg.SandboxImage != want {
 				t.Fatalf("containerd %s without a config file: %+v, want sandbox image %s", version, cfg, want)
+			}
+		})
+	}
+	for _, version := range []string{"v1.6.36", "v2.4.0", "v3.0.0"} {
+		t.Run(version, func(t *testing.T) {
+			h := startSCMHost(t, nil)
+			exePath := `C:\Program Files\containerd\bin\containerd.exe`
+			if err := h.WriteFile(exePath, exe("containerd", version)); err != nil {
+				t.Fatal(err)
+			}
+			_, errOut, code := runProgram(t, h.Host, exePath)
+			if code != 1 || !strings.Contains(errOut, "containerd "+version+" is not modelled") {
+				t.Fatalf("containerd %s: exit %d, stderr %q; want exit 1 and a refusal as not modelled", version, code, errOut)
 			}
 		})
 	}
