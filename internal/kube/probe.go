@@ -193,7 +193,7 @@ func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePat
 	}
 	// kube-proxy programs the probe's new NodePort Service when its watch
 	// tells it, which the pod may outrun, and not at all while it restarts
-	// (a join that restarts the kubelet can restart it): as upstream's
+	// (a crash, a DaemonSet rollout): as upstream's
 	// Service e2e tests poll a new NodePort until it answers, a failed
 	// NodePort path is tried again, from a pod of its own, spaced by
 	// nodePortRetry.

@@ -172,10 +172,10 @@ func TestAccNode_networkingAdded(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("windows_node.n0", tfjsonpath.New("cni"), knownvalue.StringExact("flannel")),
 				},
-				// The rejoin restarts the kubelet, which runs the agents
-				// again: the provider's wait can pass on the statuses the
-				// kubelet before the restart reported, so the agents are
-				// awaited here (a watch) rather than checked at once.
+				// The rejoin restarts the kubelet, which adopts the agents
+				// still running (their containers outlive it, as on
+				// Windows); the agents are awaited here (a watch) rather
+				// than checked at once, as the provider's own wait does.
 				Check: func(*terraform.State) error {
 					flannel, _ := networking.Lookup("flannel")
 					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -42,7 +42,11 @@
 //     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and
 //     projected volumes (TokenRequest bound to the pod, with the node's
 //     credentials) under it; exits restart with CrashLoopBackOff
-//     (CrashLoopBackOff knob), logs go to C:\var\log\pods.
+//     (CrashLoopBackOff knob), logs go to C:\var\log\pods. Their containers
+//     outlive the kubelet, as containerd's shims keep them on Windows
+//     (shims.go): a kubelet restart in the same boot adopts them (same
+//     container ID, no restart counted) and ends those whose pods are gone;
+//     a new boot of the host ends them all.
 //   - Node agents (AgentPrograms, for winsim.HostConfig.Programs): kube-proxy
 //     (cmd/kube-proxy/app, pkg/proxy/winkernel: GET its Node, wait for the HNS
 //     network, list+watch Services, EndpointSlices, ServiceCIDRs and its Node;

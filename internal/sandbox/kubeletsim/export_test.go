@@ -31,3 +31,16 @@ var ServiceCIDR = serviceCIDR
 
 // ForgetHNSAfterBoot is what the kubelet does to the HNS state as it starts.
 var ForgetHNSAfterBoot = forgetHNSAfterBoot
+
+// HostProcessPodsRunning lists the UIDs of the HostProcess pods whose
+// containers the host's current boot runs (its shimTable).
+func HostProcessPodsRunning(h *winsim.Host) []string {
+	t := shimsOf(h)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var uids []string
+	for uid := range t.pods {
+		uids = append(uids, string(uid))
+	}
+	return uids
+}

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -23,8 +24,7 @@ import (
 // deletions complete.
 type podWorker struct {
 	mu       sync.Mutex
-	recorded map[string]bool            // events already recorded
-	hostPods map[string]*hostProcessPod // by pod UID
+	recorded map[string]bool // events already recorded
 	n        *nodeAgent
 	store    cache.Store
 	queue    workqueue.TypedRateLimitingInterface[string]
@@ -73,6 +73,16 @@ func (w *podWorker) run(ctx context.Context) {
 		<-ctx.Done()
 		w.queue.ShutDown()
 	}()
+	if runner, ok := w.n.k.cfg.Files.(processRunner); ok {
+		shims := shimsOf(runner)
+		// The pods' containers outlive this kubelet (shims.go).
+		defer shims.detachAll(w)
+		go func() {
+			if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+				w.cleanUpOrphans(shims)
+			}
+		}()
+	}
 	for {
 		key, quit := w.queue.Get()
 		if quit {
@@ -86,6 +96,23 @@ func (w *podWorker) run(ctx context.Context) {
 			w.queue.Forget(key)
 		}
 		w.queue.Done(key)
+	}
+}
+
+// cleanUpOrphans ends the containers still running from before this
+// kubelet started whose pods are no longer bound to its node (deleted, or
+// the node renamed), once it has listed its pods: HandlePodCleanups'
+// killing of unwanted pods (pkg/kubelet/kubelet_pods.go).
+func (w *podWorker) cleanUpOrphans(shims *shimTable) {
+	wanted := map[types.UID]bool{}
+	for _, obj := range w.store.List() {
+		if p, ok := obj.(*corev1.Pod); ok {
+			wanted[p.UID] = true
+		}
+	}
+	for _, p := range shims.endUnwanted(wanted) {
+		w.n.k.log.Info("kubelet_pods.go:1209", "Killing unwanted pod", "podName", p.Name, "podUID", p.UID)
+		w.release(p)
 	}
 }
 
@@ -116,7 +143,7 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 	if isHostProcess(pod) {
 		// Its containers are processes on the host, run with the
 		// container's command (pods_hostprocess.go).
-		return w.startHostProcess(ctx, pod)
+		return w.startHostProcess(pod)
 	}
 	if isRunning(pod) {
 		return nil

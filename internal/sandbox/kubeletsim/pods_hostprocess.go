@@ -38,9 +38,11 @@ var MountBackOff = struct{ Initial, Max time.Duration }{500 * time.Millisecond, 
 // keeps for its status message.
 const logTailLines = 20
 
-// processRunner runs a native program on the host (*winsim.Host.Run).
+// processRunner runs a native program on the host (*winsim.Host.Run), for
+// as long as the host's current boot at most (UpContext: shims.go).
 type processRunner interface {
 	Run(ctx context.Context, p *winsim.Process) int
+	UpContext() context.Context
 }
 
 // isHostProcess: securityContext.windowsOptions.hostProcess on the pod or a
@@ -58,24 +60,44 @@ func isHostProcess(pod *corev1.Pod) bool {
 }
 
 // hostProcessPod runs one HostProcess pod's containers as host processes.
+// It lives in its host's shimTable (shims.go), not in the kubelet that
+// started it: a kubelet that starts again in the same boot adopts it.
 type hostProcessPod struct {
-	w      *podWorker
 	pod    *corev1.Pod
-	ctx    context.Context // ends with the pod
+	ctx    context.Context // ends with the pod, or the host's boot
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// w is the kubelet (its pod worker) the pod belongs to now; nil while
+	// no kubelet runs, and then attached is open until one adopts it.
+	w        *podWorker
+	attached chan struct{}
 	statuses map[string]*corev1.ContainerStatus
 }
 
-// startHostProcess starts the pod's containers once.
-func (w *podWorker) startHostProcess(ctx context.Context, pod *corev1.Pod) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.hostPods == nil {
-		w.hostPods = map[string]*hostProcessPod{}
+// startHostProcess starts the pod's containers once per boot of the host:
+// a pod whose containers still run (a kubelet restart) is adopted instead.
+func (w *podWorker) startHostProcess(pod *corev1.Pod) error {
+	runner, ok := w.n.k.cfg.Files.(processRunner)
+	if !ok {
+		return fmt.Errorf("the host cannot run processes for HostProcess pod %s/%s", pod.Namespace, pod.Name)
 	}
-	if hp, ok := w.hostPods[string(pod.UID)]; ok {
+	shims := shimsOf(runner)
+	hp, adopted, started := shims.startOrAdopt(w, pod)
+	switch {
+	case started:
+		for _, c := range pod.Spec.Containers {
+			go hp.runContainer(hp.ctx, runner, c)
+		}
+		w.n.k.log.Info("kubelet.go:2530", "SyncLoop (PLEG): event for pod", "pod", pod.Namespace+"/"+pod.Name, "event", "HostProcess containers starting")
+	case adopted:
+		// The PLEG's first relist finds the containers running; the
+		// status manager posts their statuses as this kubelet's own.
+		w.n.k.log.Info("kubelet.go:2530", "SyncLoop (PLEG): event for pod", "pod", pod.Namespace+"/"+pod.Name, "event", "ContainerStarted (running before this kubelet started)")
+		if len(pod.Spec.Containers) > 0 {
+			go hp.set(pod.Spec.Containers[0].Name, func(*corev1.ContainerStatus) {})
+		}
+	default:
 		// The status manager's reconcile (pkg/kubelet/status
 		// status_manager.go needsReconcile): a Ready condition the API
 		// server holds that differs from the kubelet's (the node lifecycle
@@ -84,53 +106,78 @@ func (w *podWorker) startHostProcess(ctx context.Context, pod *corev1.Pod) error
 		if ready, known := hp.allReady(); known && ready != podReady(pod) && len(pod.Spec.Containers) > 0 {
 			go hp.set(pod.Spec.Containers[0].Name, func(*corev1.ContainerStatus) {})
 		}
-		return nil
 	}
-	runner, ok := w.n.k.cfg.Files.(processRunner)
-	if !ok {
-		return fmt.Errorf("the host cannot run processes for HostProcess pod %s/%s", pod.Namespace, pod.Name)
-	}
-	pctx, cancel := context.WithCancel(ctx)
-	hp := &hostProcessPod{w: w, pod: pod.DeepCopy(), ctx: pctx, cancel: cancel, statuses: map[string]*corev1.ContainerStatus{}}
-	w.hostPods[string(pod.UID)] = hp
-	for _, c := range pod.Spec.Containers {
-		hp.statuses[c.Name] = &corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image),
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
-		go hp.runContainer(pctx, runner, c)
-	}
-	w.n.k.log.Info("kubelet.go:2530", "SyncLoop (PLEG): event for pod", "pod", pod.Namespace+"/"+pod.Name, "event", "HostProcess containers starting")
 	return nil
 }
 
 // stopHostProcess ends a pod's processes (deletion).
 func (w *podWorker) stopHostProcess(pod *corev1.Pod) {
-	w.mu.Lock()
-	hp := w.hostPods[string(pod.UID)]
-	delete(w.hostPods, string(pod.UID))
-	w.mu.Unlock()
-	if hp != nil {
-		hp.cancel()
+	if runner, ok := w.n.k.cfg.Files.(processRunner); ok {
+		shimsOf(runner).end(pod.UID)
+	}
+}
+
+// worker waits until a kubelet holds the pod (the container's restart and
+// its status need one) and returns it; false once ctx ends.
+func (hp *hostProcessPod) worker(ctx context.Context) (*podWorker, bool) {
+	for {
+		hp.mu.Lock()
+		w, attached := hp.w, hp.attached
+		hp.mu.Unlock()
+		if w != nil {
+			return w, true
+		}
+		select {
+		case <-attached:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// attach makes w the pod's kubelet.
+func (hp *hostProcessPod) attach(w *podWorker) {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	if hp.w == nil {
+		close(hp.attached)
+	}
+	hp.w = w
+}
+
+// detach leaves the pod without a kubelet, unless another has adopted it.
+func (hp *hostProcessPod) detach(w *podWorker) {
+	hp.mu.Lock()
+	defer hp.mu.Unlock()
+	if hp.w == w {
+		hp.w, hp.attached = nil, make(chan struct{})
 	}
 }
 
 func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner, c corev1.Container) {
-	k := hp.w.n.k
 	delay := CrashLoopBackOff.Initial
 	mountDelay := MountBackOff.Initial
 	restarts := int32(0)
 	for ctx.Err() == nil {
+		// Only a kubelet starts (and restarts) a container: while none
+		// runs, an exited container stays exited.
+		w, ok := hp.worker(ctx)
+		if !ok {
+			return
+		}
+		k := w.n.k
 		id := randomHex(32)
 		mount := `C:\C\` + id
 		logPath := fmt.Sprintf(`C:\var\log\pods\%s_%s_%s\%s\%d.log`, hp.pod.Namespace, hp.pod.Name, hp.pod.UID, c.Name, restarts)
 		logw := newTailWriter(k.cfg.Files, logPath)
-		env, err := hp.prepare(ctx, c, mount)
+		env, err := hp.prepare(ctx, w.n, c, mount)
 		var mountErr *mountError
 		if errors.As(err, &mountErr) {
 			hp.set(c.Name, func(st *corev1.ContainerStatus) {
 				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
 			})
 			// The volume manager's event (operation_generator.go).
-			hp.w.event(ctx, hp.pod, corev1.EventTypeWarning, "FailedMount", err.Error())
+			w.event(ctx, hp.pod, corev1.EventTypeWarning, "FailedMount", err.Error())
 			k.log.Error("nestedpendingoperations.go:348", err, "Operation failed. No retries permitted until "+time.Now().Add(mountDelay).Format("2006-01-02 15:04:05.999999999 -0700 MST"),
 				"durationBeforeRetry", mountDelay.String(), "pod", hp.pod.Namespace+"/"+hp.pod.Name)
 			if !sleepCtx(ctx, mountDelay) {
@@ -173,9 +220,12 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 		})
 		code := runner.Run(ctx, proc)
 		unregister()
-		if ctx.Err() != nil {
+		// The exit is seen by the kubelet running now (its PLEG), which
+		// may be a later one than the kubelet that started the container.
+		if w, ok = hp.worker(ctx); !ok {
 			return
 		}
+		k = w.n.k
 		restarts++
 		finished := metav1.Now()
 		term := &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: "Completed", StartedAt: started, FinishedAt: finished, ContainerID: "containerd://" + id}
@@ -216,7 +266,6 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// set changes one container's status and posts the pod's status.
 // allReady reports whether every container is ready, and whether every
 // container has reported at all.
 func (hp *hostProcessPod) allReady() (ready, known bool) {
@@ -243,6 +292,8 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
+// set changes one container's status and, while a kubelet holds the pod,
+// posts the pod's status (a kubelet that adopts the pod posts it then).
 func (hp *hostProcessPod) set(name string, fn func(*corev1.ContainerStatus)) {
 	hp.mu.Lock()
 	fn(hp.statuses[name])
@@ -253,8 +304,12 @@ func (hp *hostProcessPod) set(name string, fn func(*corev1.ContainerStatus)) {
 		list = append(list, st)
 		allReady = allReady && st.Ready
 	}
+	w := hp.w
 	hp.mu.Unlock()
-	n := hp.w.n
+	if w == nil {
+		return
+	}
+	n := w.n
 	ctx := context.Background()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		cur, err := n.client.CoreV1().Pods(hp.pod.Namespace).Get(ctx, hp.pod.Name, metav1.GetOptions{})
@@ -307,8 +362,7 @@ const statusSyncPeriod = 10 * time.Second
 // fieldRefs) plus CONTAINER_SANDBOX_MOUNT_POINT, which containerd's
 // HostProcess support sets to the container's directory on the host
 // (hcsshim internal/jobcontainers: the volume mounts live under it).
-func (hp *hostProcessPod) prepare(ctx context.Context, c corev1.Container, mount string) (map[string]string, error) {
-	n := hp.w.n
+func (hp *hostProcessPod) prepare(ctx context.Context, n *nodeAgent, c corev1.Container, mount string) (map[string]string, error) {
 	pod := hp.pod
 	env := map[string]string{
 		"CONTAINER_SANDBOX_MOUNT_POINT": mount + `\`,
@@ -360,7 +414,7 @@ func (hp *hostProcessPod) prepare(ctx context.Context, c corev1.Container, mount
 		if strings.HasPrefix(m.MountPath, `C:`) || strings.HasPrefix(m.MountPath, `c:`) {
 			dir = mount + m.MountPath[2:]
 		}
-		files, err := hp.volumeFiles(ctx, v)
+		files, err := hp.volumeFiles(ctx, n, v)
 		if err != nil {
 			return nil, err
 		}
@@ -389,8 +443,7 @@ func (e *mountError) Unwrap() error { return e.err }
 // volumeFiles is what the kubelet's volume plugins put in a volume, read
 // with the node's credentials (the Node authorizer lets a node read the
 // ConfigMaps and request the ServiceAccount tokens its pods reference).
-func (hp *hostProcessPod) volumeFiles(ctx context.Context, v corev1.Volume) (map[string][]byte, error) {
-	n := hp.w.n
+func (hp *hostProcessPod) volumeFiles(ctx context.Context, n *nodeAgent, v corev1.Volume) (map[string][]byte, error) {
 	pod := hp.pod
 	out := map[string][]byte{}
 	configMap := func(name string, items []corev1.KeyToPath, optional *bool) error {
@@ -419,7 +472,7 @@ func (hp *hostProcessPod) volumeFiles(ctx context.Context, v corev1.Volume) (map
 		for _, s := range v.Projected.Sources {
 			switch {
 			case s.ServiceAccountToken != nil:
-				tok, err := hp.token(ctx, s.ServiceAccountToken)
+				tok, err := hp.token(ctx, n, s.ServiceAccountToken)
 				if err != nil {
 					return nil, &mountError{volume: v.Name, err: err}
 				}
@@ -445,7 +498,7 @@ func (hp *hostProcessPod) volumeFiles(ctx context.Context, v corev1.Volume) (map
 // token is the kubelet's TokenRequest for a projected serviceAccountToken
 // (pkg/kubelet/token/token_manager.go; the projected volume plugin binds it
 // to the pod).
-func (hp *hostProcessPod) token(ctx context.Context, s *corev1.ServiceAccountTokenProjection) (string, error) {
+func (hp *hostProcessPod) token(ctx context.Context, n *nodeAgent, s *corev1.ServiceAccountTokenProjection) (string, error) {
 	sa := hp.pod.Spec.ServiceAccountName
 	if sa == "" {
 		sa = "default"
@@ -458,7 +511,7 @@ func (hp *hostProcessPod) token(ctx context.Context, s *corev1.ServiceAccountTok
 	if s.Audience != "" {
 		aud = []string{s.Audience}
 	}
-	tr, err := hp.w.n.client.CoreV1().ServiceAccounts(hp.pod.Namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+	tr, err := n.client.CoreV1().ServiceAccounts(hp.pod.Namespace).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
 			Audiences: aud, ExpirationSeconds: &exp,
 			BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: hp.pod.Name, UID: hp.pod.UID},

@@ -391,6 +391,21 @@ func (h *Host) Up() bool {
 	return h.up
 }
 
+// UpContext ends when the host's current boot does (a shutdown, a restart,
+// a power-off): what Windows keeps running on its own once a program has
+// started it, such as containerd's shims and the containers they hold,
+// lives that long and no longer. A host that is down gives an ended context.
+func (h *Host) UpContext() context.Context {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.up || h.upCtx == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	return h.upCtx
+}
+
 // BootID identifies the host's current boot: a new one at every boot (the
 // first, a Restart-Computer, the VM powered on again), as the kernel's boot
 // session is new. Programs keep what Windows holds only in memory (HNS's

@@ -1,0 +1,91 @@
+package kubeletsim_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
+)
+
+// TestHostProcessContainersOutliveTheKubelet: as containerd's shims keep a
+// pod's containers on Windows, a kubelet restart in the same boot finds its
+// HostProcess containers running and adopts them (same container, no
+// restart counted), ends those whose pods went away while it was stopped,
+// and a reboot ends them all, to be started again.
+func TestHostProcessContainersOutliveTheKubelet(t *testing.T) {
+	s := cluster(t)
+	cs := s.ControlPlane.Client
+	ctx := context.Background()
+	const name = "win-shims"
+	n := newNode(t, name, hostOptions{})
+	if err := n.join(t, joinConfig(s, name, createBootstrapToken(t, cs))); err != nil {
+		t.Fatalf("join: %v\n%s", err, n.kubeletLog())
+	}
+	waitForNode(t, cs, name, "Ready", nodeReady)
+
+	kept := createHostProcessPod(t, cs, name, "kept-"+name)
+	gone := createHostProcessPod(t, cs, name, "gone-"+name)
+	running := func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	}
+	before := waitForPod(t, cs, kept.Name, "its container running", running).Status.ContainerStatuses[0]
+	waitForPod(t, cs, gone.Name, "its container running", running)
+
+	n.run(t, "Stop-Service -Name 'kubelet'")
+	if got := kubeletsim.HostProcessPodsRunning(n.Host); !slices.Contains(got, string(kept.UID)) || !slices.Contains(got, string(gone.UID)) {
+		t.Fatalf("with the kubelet stopped, the host runs the containers of pods %v, want %s and %s", got, kept.UID, gone.UID)
+	}
+	// Deleted at once (no kubelet confirms a graceful deletion): its
+	// container runs on until a kubelet cleans it up.
+	zero := int64(0)
+	if err := cs.CoreV1().Pods("default").Delete(ctx, gone.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	n.run(t, "Start-Service -Name 'kubelet'")
+	n.waitForLog(t, `"Killing unwanted pod" podName="`+gone.Name+`"`, clusterWait)
+	after := waitForPod(t, cs, kept.Name, "its container running after the kubelet restart", func(p *corev1.Pod) bool {
+		return running(p) && p.Status.ContainerStatuses[0].ContainerID == before.ContainerID
+	}).Status.ContainerStatuses[0]
+	if after.RestartCount != 0 || !after.State.Running.StartedAt.Equal(&before.State.Running.StartedAt) {
+		t.Errorf("after a kubelet restart the container is %+v, want the one that ran before (%+v) with no restart", after, before)
+	}
+	if got := kubeletsim.HostProcessPodsRunning(n.Host); !slices.Equal(got, []string{string(kept.UID)}) {
+		t.Errorf("after the kubelet's cleanup the host runs the containers of pods %v, want only %s", got, kept.UID)
+	}
+
+	n.Host.Reboot()
+	waitForPod(t, cs, kept.Name, "a new container after the reboot", func(p *corev1.Pod) bool {
+		return running(p) && p.Status.ContainerStatuses[0].ContainerID != before.ContainerID
+	})
+}
+
+// createHostProcessPod creates a HostProcess pod bound to node whose
+// container sleeps.
+func createHostProcessPod(t *testing.T, cs kubernetes.Interface, node, name string) *corev1.Pod {
+	t.Helper()
+	hostProcess, user := true, `NT AUTHORITY\SYSTEM`
+	pod, err := cs.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			NodeName: node, HostNetwork: true,
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			SecurityContext: &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
+				HostProcess: &hostProcess, RunAsUserName: &user,
+			}},
+			Containers: []corev1.Container{{
+				Name: "c", Image: "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+				Command: []string{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-Command", "Start-Sleep -Seconds 600"},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	return pod
+}
