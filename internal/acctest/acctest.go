@@ -58,7 +58,13 @@ func runWithSandbox(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxtest.StartTimeout)
 	defer cancel()
 	start := time.Now()
-	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: log.Printf})
+	// The sandbox's own log (a control-plane component restarted, the Linux
+	// node's status sync failing) goes straight to stderr: resource.Test
+	// points the log package at its own logging, which drops it, and a
+	// failed run needs it as evidence. go test shows it only for a package
+	// that failed.
+	sandboxLog := log.New(os.Stderr, "", log.LstdFlags)
+	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: sandboxLog.Printf})
 	if err != nil {
 		log.Printf("starting the sandbox: %v", err)
 		return 1

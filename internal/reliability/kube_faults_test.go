@@ -13,7 +13,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -114,10 +120,56 @@ func keepAPIServer(t *testing.T) {
 	t.Cleanup(func() { _ = startAPIServer() }) // waits for it when the row restarted it
 }
 
+// startAPIServer ends the outage and returns once the cluster has healed
+// from it as far as the rows need: the API server ready, and the cluster
+// DNS with a ready endpoint again. An outage longer than the node
+// lifecycle controller's grace period has it mark the Linux node's pods
+// not Ready when the API server returns, and the controller manager, which
+// exits when it cannot renew its leader lease, may be in its restart
+// back-off before its EndpointSlice controller marks the DNS pod ready
+// again (seen in CI: the next rows' network probes found no DNS endpoint).
+// The upstream e2e framework likewise waits for kube-system to be ready
+// before its tests.
 func startAPIServer() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	return acctest.Sandbox.ControlPlane.StartAPIServer(ctx)
+	if err := acctest.Sandbox.ControlPlane.StartAPIServer(ctx); err != nil {
+		return err
+	}
+	return waitForClusterDNS(ctx, acctest.Sandbox.ControlPlane.Client)
+}
+
+// waitForClusterDNS waits on a watch until an EndpointSlice of
+// kube-system/kube-dns has a ready endpoint.
+func waitForClusterDNS(ctx context.Context, cs kubernetes.Interface) error {
+	selector := discoveryv1.LabelServiceName + "=kube-dns"
+	slices := cs.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return slices.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return slices.Watch(ctx, o)
+		},
+	}
+	_, err := watchtools.UntilWithSync(ctx, lw, &discoveryv1.EndpointSlice{}, nil, func(e watch.Event) (bool, error) {
+		s, ok := e.Object.(*discoveryv1.EndpointSlice)
+		if !ok || e.Type == watch.Deleted {
+			return false, nil
+		}
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready == nil || *ep.Conditions.Ready {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("after the API server's outage, kube-system/kube-dns has no ready endpoint: %w", err)
+	}
+	return nil
 }
 
 // apiDownInReadyWait: the API server stops while the create waits for the

@@ -231,13 +231,19 @@ func (n *Node) reportReady(ctx context.Context, version string) error {
 func (n *Node) leaseLoop(ctx context.Context) {
 	interval := leaseSeconds * time.Second / 4
 	for {
-		if err := n.renewLease(ctx); err != nil && ctx.Err() == nil {
+		// Each round is bounded as the kubelet's heartbeat client is
+		// (cmd/kubelet/app/server.go: its Timeout is the lesser of
+		// nodeStatusUpdateFrequency, 10 s, and the lease duration), so a
+		// request lost in an API server outage cannot stop the renewals.
+		rctx, cancel := context.WithTimeout(ctx, interval)
+		if err := n.renewLease(rctx); err != nil && ctx.Err() == nil {
 			n.logf("linuxnode: renewing the node lease: %v", err)
 		} else if err == nil {
-			if err := n.syncStatus(ctx); err != nil && ctx.Err() == nil {
+			if err := n.syncStatus(rctx); err != nil && ctx.Err() == nil {
 				n.logf("linuxnode: syncing the node's status: %v", err)
 			}
 		}
+		cancel()
 		select {
 		case <-ctx.Done():
 			return
