@@ -28,29 +28,12 @@ func TestMountRetry(t *testing.T) {
 	}
 	waitForNode(t, cs, name, "Ready", nodeReady)
 
-	hostProcess, user := true, `NT AUTHORITY\SYSTEM`
-	pod, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "mount-" + name},
-		Spec: corev1.PodSpec{
-			NodeName: name, HostNetwork: true,
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			SecurityContext: &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
-				HostProcess: &hostProcess, RunAsUserName: &user,
-			}},
-			Containers: []corev1.Container{{
-				Name: "c", Image: "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
-				Command:      []string{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-Command", "Start-Sleep -Seconds 600"},
-				VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/etc/config"}},
-			}},
-			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
-				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "late-" + name}},
-			}}},
-		},
-	}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.CoreV1().Pods("default").Delete(context.Background(), pod.Name, metav1.DeleteOptions{}) })
+	pod := createHostProcessPod(t, cs, name, "mount-"+name, func(p *corev1.Pod) {
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/config"}}
+		p.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "late-" + name}},
+		}}}
+	})
 	waitForEvent(t, cs, pod.Name, "FailedMount", `MountVolume.SetUp failed for volume "config"`)
 
 	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{

@@ -65,11 +65,11 @@ func TestHostProcessContainersOutliveTheKubelet(t *testing.T) {
 }
 
 // createHostProcessPod creates a HostProcess pod bound to node whose
-// container sleeps.
-func createHostProcessPod(t *testing.T, cs kubernetes.Interface, node, name string) *corev1.Pod {
+// container sleeps, changed first by each of edit.
+func createHostProcessPod(t *testing.T, cs kubernetes.Interface, node, name string, edit ...func(*corev1.Pod)) *corev1.Pod {
 	t.Helper()
 	hostProcess, user := true, `NT AUTHORITY\SYSTEM`
-	pod, err := cs.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PodSpec{
 			NodeName: node, HostNetwork: true,
@@ -82,7 +82,11 @@ func createHostProcessPod(t *testing.T, cs kubernetes.Interface, node, name stri
 				Command: []string{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-Command", "Start-Sleep -Seconds 600"},
 			}},
 		},
-	}, metav1.CreateOptions{})
+	}
+	for _, e := range edit {
+		e(pod)
+	}
+	pod, err := cs.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
