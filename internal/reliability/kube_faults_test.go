@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -142,18 +141,8 @@ func startAPIServer() error {
 // waitForClusterDNS waits on a watch until an EndpointSlice of
 // kube-system/kube-dns has a ready endpoint.
 func waitForClusterDNS(ctx context.Context, cs kubernetes.Interface) error {
-	selector := discoveryv1.LabelServiceName + "=kube-dns"
-	slices := cs.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = selector
-			return slices.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return slices.Watch(ctx, o)
-		},
-	}
+	lw := cache.NewFilteredListWatchFromClient(cs.DiscoveryV1().RESTClient(), "endpointslices", metav1.NamespaceSystem,
+		func(o *metav1.ListOptions) { o.LabelSelector = discoveryv1.LabelServiceName + "=kube-dns" })
 	_, err := watchtools.UntilWithSync(ctx, lw, &discoveryv1.EndpointSlice{}, nil, func(e watch.Event) (bool, error) {
 		s, ok := e.Object.(*discoveryv1.EndpointSlice)
 		if !ok || e.Type == watch.Deleted {
