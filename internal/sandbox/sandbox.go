@@ -118,10 +118,21 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	}
 	s := &Sandbox{Dir: opts.Dir}
 	if s.Dir == "" {
-		if s.Dir, err = os.MkdirTemp("", "windows-sandbox-"); err != nil {
+		removed, err := removeAbandoned(os.TempDir())
+		for _, dir := range removed {
+			logf("sandbox: removed %s, left by a run that was killed before it could", dir)
+		}
+		if err != nil {
+			logf("sandbox: removing directories left by killed runs: %v", err)
+		}
+		if s.Dir, err = os.MkdirTemp("", dirPrefix); err != nil {
 			return nil, fmt.Errorf("sandbox: creating working directory: %w", err)
 		}
 		s.removeDir = true
+		if err := writeOwner(s.Dir); err != nil {
+			_ = os.RemoveAll(s.Dir)
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	} else if err := os.MkdirAll(s.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: creating working directory: %w", err)
 	}
