@@ -112,7 +112,6 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 	}
 	res, err := c.waitTask(ctx, task, err)
 	var interrupted error
-	readCtx := ctx // for reading the new VM's identity
 	if err != nil && task != nil && ctx.Err() != nil {
 		// Interrupted (Ctrl-C, a deadline) while vCenter clones: the task
 		// goes on without us, and the VM it makes must reach the state, not
@@ -122,7 +121,6 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 		interrupted = err
 		settle, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskSettleTimeout)
 		defer cancel()
-		readCtx = settle
 		if res, err = c.waitTask(settle, task, nil); err != nil {
 			if settle.Err() != nil {
 				return nil, fmt.Errorf("cloning %s to %s was interrupted (%w) and the clone task %s had not ended %s later: a VM %q may still appear in the folder; delete it or import it", source.Name, spec.Name, interrupted, task.Reference().Value, taskSettleTimeout, spec.Name)
@@ -138,9 +136,17 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 		return nil, fmt.Errorf("cloning %s to %s: the task returned %T, not a VM", source.Name, spec.Name, res)
 	}
 	vm := &VM{Ref: ref, Name: spec.Name}
+	// The new VM's identity is what the state records of it, so it is read
+	// even when ctx has ended: an interrupt that lands after the clone's end
+	// (seen in CI, on a loaded machine) must not leave it unread.
+	readCtx, cancelRead := context.WithTimeout(context.WithoutCancel(ctx), taskSettleTimeout)
+	defer cancelRead()
 	if err := c.identify(readCtx, vm); err != nil {
 		// The clone exists: return its reference so it is not lost.
 		return vm, fmt.Errorf("cloned %s to %s (%s) but could not read its identity: %w", source.Name, spec.Name, ref.Value, err)
+	}
+	if interrupted == nil && ctx.Err() != nil {
+		interrupted = ctx.Err()
 	}
 	if interrupted != nil {
 		// The VM is whole but the operation was cancelled: the caller

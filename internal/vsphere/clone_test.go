@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,4 +127,45 @@ func TestCloneStaticIP(t *testing.T) {
 	}
 	_ = fmt.Sprint
 	_ = time.Second
+}
+
+// TestCloneInterruptedAfterTheTask: an interrupt that lands after the clone
+// task has ended, as the new VM's identity is read (seen in CI), still
+// reads it, so the state records the whole VM, and says the clone was
+// interrupted after vCenter created it.
+func TestCloneInterruptedAfterTheTask(t *testing.T) {
+	e := newEnv(t)
+	spec := e.cloneSpec(t, "win-late", "")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var (
+		mu     sync.Mutex // onCall runs on the requests' goroutines
+		cloned bool
+		calls  []string
+	)
+	e.counter.mu.Lock()
+	e.counter.onCall = func(method string) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, method)
+		switch {
+		case method == "CloneVM_Task":
+			cloned = true
+		case cloned && strings.HasPrefix(method, "RetrieveProperties"):
+			cancel() // the identity's read: the task has ended
+		}
+	}
+	e.counter.mu.Unlock()
+	vm, err := e.c.Clone(ctx, spec)
+	mu.Lock()
+	defer mu.Unlock()
+	if ctx.Err() == nil {
+		t.Fatalf("the clone never read the new VM's identity after its task (calls %v)", calls)
+	}
+	if vm == nil || vm.BIOSUUID == "" || vm.InstanceUUID == "" || !strings.HasPrefix(vm.ID(), "vm-") {
+		t.Errorf("the interrupted clone returned %+v, want the new VM with its identity", vm)
+	}
+	if err == nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "was interrupted (context canceled) after vCenter created vm-") {
+		t.Errorf("error %v, want the clone interrupted after vCenter created the VM", err)
+	}
 }

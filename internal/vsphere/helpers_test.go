@@ -43,13 +43,19 @@ type counter struct {
 	n     atomic.Int64
 	mu    sync.Mutex
 	calls map[string]int
+	// onCall, when set, is told each method before its request is sent.
+	onCall func(method string)
 }
 
 func (c *counter) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
 	c.n.Add(1)
 	c.mu.Lock()
 	c.calls[methodName(req)]++
+	onCall := c.onCall
 	c.mu.Unlock()
+	if onCall != nil {
+		onCall(methodName(req))
+	}
 	return c.rt.RoundTrip(ctx, req, res)
 }
 
