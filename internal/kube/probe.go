@@ -153,17 +153,16 @@ func probePaths(domain, otherPod, nodePort string) []ProbePath {
 // a NodePort Service without a selector and its EndpointSlice (owned by the
 // Service, so the garbage collector deletes it with the Service), in front
 // of the pod on another node. Its API requests: the kube-dns EndpointSlices
-// (one list), the RuntimeClasses (one list, unless named), the Service's
+// (one list; while none is ready, a list and a watch more, up to
+// DNSReadyWait), the RuntimeClasses (one list, unless named), the Service's
 // and EndpointSlice's creates, the pod's create, list+watch and delete, the
 // Service's delete (a NodePort path tried again: 4 more per try); after a
 // failure, one pod list for the agents' logs.
 func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePath, error) {
-	slices, err := c.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{
-		LabelSelector: discoveryv1.LabelServiceName + "=" + kubeDNSService})
+	dnsReady, other, err := c.waitForDNSEndpoints(ctx, req.Node)
 	if err != nil {
-		return nil, fmt.Errorf("network probe: listing kube-system/%s's EndpointSlices: %w", kubeDNSService, err)
+		return nil, err
 	}
-	dnsReady, other := dnsEndpoints(slices.Items, req.Node)
 	runtimeClass := req.RuntimeClass
 	if runtimeClass == "" {
 		if runtimeClass, err = c.probeRuntimeClass(ctx, req.NodeLabels); err != nil {
@@ -482,6 +481,67 @@ func (c *Client) agentLogs(ctx context.Context, req ProbeRequest) []string {
 // dnsEndpoints counts kube-dns's ready endpoints and picks one on another
 // node than node to probe a pod there ("" when there is none): the DNS pods
 // run on Linux nodes in a Windows cluster.
+// DNSReadyWait bounds the probe's wait for the cluster DNS to have a ready
+// endpoint when it has none. After a control-plane outage longer than the
+// node lifecycle controller's grace period, the controller marks the DNS
+// pods' nodes Unknown and their pods not Ready, and their kubelets report
+// them Ready again at their next status sync (10 s), after which the
+// EndpointSlice controller marks the endpoints ready: seconds, more on a
+// loaded control plane (seen in CI). A DNS that stays without a ready
+// endpoint fails the probe with that evidence. Tests may shorten it.
+var DNSReadyWait = 2 * time.Minute
+
+// waitForDNSEndpoints counts the ready endpoints of the cluster DNS and
+// returns one on another node than node ("" if none), waiting on a watch,
+// up to DNSReadyWait, while none is ready.
+func (c *Client) waitForDNSEndpoints(ctx context.Context, node string) (ready int, other string, err error) {
+	slices := c.DiscoveryV1().EndpointSlices(metav1.NamespaceSystem)
+	sel := discoveryv1.LabelServiceName + "=" + kubeDNSService
+	list, err := slices.List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return 0, "", fmt.Errorf("network probe: listing kube-system/%s's EndpointSlices: %w", kubeDNSService, err)
+	}
+	if ready, other = dnsEndpoints(list.Items, node); ready > 0 {
+		return ready, other, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, DNSReadyWait)
+	defer cancel()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = sel
+			return slices.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = sel
+			return slices.Watch(ctx, o)
+		},
+	}
+	byName := map[string]discoveryv1.EndpointSlice{}
+	_, err = watchtools.UntilWithSync(wctx, lw, &discoveryv1.EndpointSlice{}, nil, func(ev watch.Event) (bool, error) {
+		s, ok := ev.Object.(*discoveryv1.EndpointSlice)
+		if !ok {
+			return false, nil
+		}
+		if ev.Type == watch.Deleted {
+			delete(byName, s.Name)
+		} else {
+			byName[s.Name] = *s
+		}
+		current := make([]discoveryv1.EndpointSlice, 0, len(byName))
+		for _, s := range byName {
+			current = append(current, s)
+		}
+		ready, other = dnsEndpoints(current, node)
+		return ready > 0, nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return 0, "", fmt.Errorf("network probe: waiting for kube-system/%s to have a ready endpoint: %w", kubeDNSService, ctx.Err())
+	}
+	// Still none after the wait: the probe runs, and its DNS path fails
+	// with that evidence.
+	return ready, other, nil
+}
+
 func dnsEndpoints(slices []discoveryv1.EndpointSlice, node string) (ready int, other string) {
 	var others []string
 	for _, s := range slices {

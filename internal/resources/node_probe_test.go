@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 // TestAccNode_networkProbeDNS: nodes with flannel networking pass the
@@ -81,6 +82,10 @@ func TestAccNode_networkProbeDNS(t *testing.T) {
 		}
 	}
 
+	// The probe waits for a ready DNS endpoint first (kube.DNSReadyWait, 2
+	// minutes); none comes here, so a short wait shows the same failure.
+	defer func(d time.Duration) { kube.DNSReadyWait = d }(kube.DNSReadyWait)
+	kube.DNSReadyWait = 5 * time.Second
 	out, err := cli.Apply(three)
 	if err == nil {
 		t.Fatalf("a node was created while the cluster DNS has no endpoints:\n%s", out)

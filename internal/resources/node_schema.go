@@ -104,7 +104,9 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"agnhost pinned by digest, in the provider's namespace, scheduled onto the node on its RuntimeClass as a user's pod would be) " +
 			"resolves `kube-dns.kube-system.svc.<domain>` through the cluster DNS, connects to its " +
 			"ClusterIP through the node's kube-proxy, to a DNS pod on another node, and to the node's own NodePort (a Service the probe " +
-			"puts in front of that pod, and deletes); a failure names the path, what was expected, the cluster DNS's endpoints and the " +
+			"puts in front of that pod, and deletes). While the cluster DNS has no ready endpoint (after a control-plane outage its " +
+			"pods are marked not Ready until their kubelets report again) the probe first waits for one, on a watch, up to 2 minutes. " +
+			"A failure names the path, what was expected, the cluster DNS's endpoints and the " +
 			"host's evidence read over its transport (HNS networks, endpoints and load balancers as `Get-HnsNetwork`, `Get-HnsPolicyList` " +
 			"and `hnsdiag list all` show them, and kube-proxy's and flanneld's last log lines, secrets redacted) " +
 			"(`skip_checks = [\"network-probe\"]` opts out, with a plan warning). `reboot_after_join` restarts the node once after " +
