@@ -317,20 +317,20 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID stri
 // PowerOnIfOff powers a node's VM on when it is off, before it joins again:
 // a power cycle that failed after its shutdown leaves the VM off, and the
 // Node may be gone meanwhile (nothing then records the cycle); a node
-// joins only on a running VM.
-func (m *Manager) PowerOnIfOff(ctx context.Context, vmID string) error {
+// joins only on a running VM. It reports whether it powered the VM on.
+func (m *Manager) PowerOnIfOff(ctx context.Context, vmID string) (poweredOn bool, err error) {
 	info, err := m.VSphere.ReadVM(ctx, vmID)
 	if err != nil {
-		return guest.Stage("reading the VM", err)
+		return false, guest.Stage("reading the VM", err)
 	}
 	if info.PowerState != vsphere.PoweredOff {
-		return nil
+		return false, nil
 	}
 	m.progress("power on before joining", map[string]any{"vm": vmID})
 	if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
-		return guest.Stage("powering the VM on", err)
+		return false, guest.Stage("powering the VM on", err)
 	}
-	return nil
+	return true, nil
 }
 
 // GrowDisk grows the node's disk to sizeGB while it runs (a disk never

@@ -387,11 +387,11 @@ func TestUpdateStages(t *testing.T) {
 // left alone.
 func TestPowerOnIfOff(t *testing.T) {
 	w, id := joined(t)
-	if err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil || w.vs.called("PowerOn") {
+	if on, err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil || on || w.vs.called("PowerOn") {
 		t.Fatalf("a running VM: %v, powered on again: %v", err, w.vs.called("PowerOn"))
 	}
 	_ = w.vs.setPower(id.VMID, vimtypes.VirtualMachinePowerStatePoweredOff)
-	if err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil {
+	if on, err := w.m.PowerOnIfOff(t.Context(), id.VMID); err != nil || !on {
 		t.Fatal(err)
 	}
 	if got := w.vs.power(id.VMID); got != vimtypes.VirtualMachinePowerStatePoweredOn {

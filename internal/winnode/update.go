@@ -107,10 +107,11 @@ func (m *Manager) Update(ctx context.Context, req UpdateRequest) (UpdateResult, 
 			why = "its networking changed; joining again in place"
 		}
 		m.progress(why, map[string]any{"node": spec.Name})
-		if err := m.PowerOnIfOff(ctx, id.VMID); err != nil {
+		poweredOn, err := m.PowerOnIfOff(ctx, id.VMID)
+		if err != nil {
 			return out, err
 		}
-		res, err := m.Join(ctx, spec, id)
+		res, err := m.join(ctx, spec, id, !poweredOn)
 		if err != nil {
 			return out, fmt.Errorf("joining the node again: %w", err)
 		}

@@ -185,7 +185,7 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 		// It may be on already (its create died later than the clone):
 		// its customization has then ended or goes on, and the wait below
 		// reads which.
-		if err := m.PowerOnIfOff(ctx, id.VMID); err != nil {
+		if _, err := m.PowerOnIfOff(ctx, id.VMID); err != nil {
 			return res, err
 		}
 	} else {
@@ -208,6 +208,14 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 // providerID, labels and taints, delete the token. Re-running it converges
 // (a node deleted from the cluster is re-joined this way).
 func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, error) {
+	return m.join(ctx, spec, id, false)
+}
+
+// join is Join; agentsRunOn says the node's agents may run from before
+// this join: a join again on a VM that kept running, whose agent containers
+// (containerd's shims hold them) outlive the kubelet's restart, and which
+// the new kubelet adopts without starting them again.
+func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn bool) (Result, error) {
 	res := Result{Identity: id}
 	m.progress("wait for IP", map[string]any{"vm": id.VMID})
 	ip, err := m.VSphere.WaitForIP(ctx, id.VMID)
@@ -320,6 +328,9 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	// (the pod garbage collector spares pods whose node is back), Running
 	// and Ready as the old kubelet last reported them until the new one
 	// runs them (seen: the network probe found no load balancer yet).
+	// Joined again on a VM that kept running, the node's own agents run on
+	// from before the kubelet's restart (agentsRunOn): any Running and
+	// Ready pod of the node counts, and the network probe proves the path.
 	var agents []kube.Agent
 	if mode, ok := networking.Lookup(join.CNI); ok {
 		agents = mode.Agents()
@@ -332,6 +343,9 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 	readyNode, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
 	if err == nil && len(agents) > 0 {
 		since := kube.RegisteredByKubeletAt(readyNode)
+		if agentsRunOn {
+			since = time.Time{}
+		}
 		go func() {
 			_, err := m.Kube.WaitForAgentsReadySince(agentsCtx, spec.Name, spec.Networking, agents, since)
 			agentsDone <- err
