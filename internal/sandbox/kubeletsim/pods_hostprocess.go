@@ -220,6 +220,9 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 		})
 		code := runner.Run(ctx, proc)
 		unregister()
+		if ctx.Err() != nil {
+			return // ended with its pod or the host's boot: no exit to report
+		}
 		// The exit is seen by the kubelet running now (its PLEG), which
 		// may be a later one than the kubelet that started the container.
 		if w, ok = hp.worker(ctx); !ok {
