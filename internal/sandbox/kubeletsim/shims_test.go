@@ -3,6 +3,7 @@ package kubeletsim_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,6 +63,11 @@ func TestHostProcessContainersOutliveTheKubelet(t *testing.T) {
 	waitForPod(t, cs, kept.Name, "a new container after the reboot", func(p *corev1.Pod) bool {
 		return running(p) && p.Status.ContainerStatuses[0].ContainerID != before.ContainerID
 	})
+	// Containers ended by the boot's end (or their pod's) exited for no
+	// fault of theirs: nothing reports them as exits or crashes.
+	if log := n.kubeletLog(); strings.Contains(log, `"Container exited" pod="default/`+kept.Name) || strings.Contains(log, `"Container exited" pod="default/`+gone.Name) {
+		t.Errorf("the kubelet reported a container ended by a reboot or a cleanup as exited:\n%s", log)
+	}
 }
 
 // createHostProcessPod creates a HostProcess pod bound to node whose
