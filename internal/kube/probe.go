@@ -506,16 +506,8 @@ func (c *Client) waitForDNSEndpoints(ctx context.Context, node string) (ready in
 	}
 	wctx, cancel := context.WithTimeout(ctx, DNSReadyWait)
 	defer cancel()
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = sel
-			return slices.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = sel
-			return slices.Watch(ctx, o)
-		},
-	}
+	lw := cache.NewFilteredListWatchFromClient(c.DiscoveryV1().RESTClient(), "endpointslices", metav1.NamespaceSystem,
+		func(o *metav1.ListOptions) { o.LabelSelector = sel })
 	byName := map[string]discoveryv1.EndpointSlice{}
 	_, err = watchtools.UntilWithSync(wctx, lw, &discoveryv1.EndpointSlice{}, nil, func(ev watch.Event) (bool, error) {
 		s, ok := ev.Object.(*discoveryv1.EndpointSlice)
