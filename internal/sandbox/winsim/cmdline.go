@@ -22,6 +22,14 @@ type execRequest struct {
 	Stdin       io.Reader // nil: no input
 	Stdout      io.Writer
 	Stderr      io.Writer
+	// Env is the environment block cmd.exe inherits from the process that
+	// started it (upper-case names), nil for a logon's own command line.
+	// A child process gets a copy of its parent's environment block
+	// (CreateProcess with lpEnvironment NULL: "the new process uses the
+	// environment of the calling process"), which $env:X = ... changes
+	// (Environment.SetEnvironmentVariable on the process block), so a
+	// program PowerShell starts sees the session's changes.
+	Env map[string]string
 }
 
 // psInvocation is a parsed powershell.exe command line.
@@ -254,7 +262,11 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 	// Leading blanks and @ go; trailing ones stay (echo prints them).
 	line = strings.TrimLeft(strings.TrimPrefix(strings.TrimLeft(line, " \t"), "@"), " \t")
 	line = strings.TrimRight(line, "\r\n")
-	line = h.fs.expandCmdEnv(line)
+	if req.Env != nil {
+		line = expandCmdEnvFrom(line, req.Env)
+	} else {
+		line = h.fs.expandCmdEnv(line)
+	}
 	if depth > 8 {
 		_, _ = io.WriteString(req.Stderr, "batch nesting too deep\r\n")
 		return 1
@@ -267,7 +279,7 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		return h.runLine(ctx, req, line[strings.Index(lower, "/c ")+3:], depth+1)
 	}
 	if inv, ok := h.parsePowerShell(line); ok {
-		return h.runPowerShell(ctx, req, inv, nil)
+		return h.runPowerShell(ctx, req, inv, req.Env)
 	}
 	if code, ok := h.runCmdParts(ctx, req, line, depth); ok {
 		return code
@@ -347,13 +359,16 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 			return 1
 		}
 		if ext == "ps1" {
-			return h.runPowerShell(ctx, req, psInvocation{script: string(b), file: script}, nil)
+			return h.runPowerShell(ctx, req, psInvocation{script: string(b), file: script}, req.Env)
 		}
 		return h.runBatch(ctx, req, string(b), depth)
 	}
 	// A program: found as cmd.exe finds it (a path, or PATH with PATHEXT) and
 	// run by the host; anything else is what cmd.exe says of an unknown name.
-	env := newPSHost(ctx, h, nil).env
+	env := req.Env
+	if env == nil {
+		env = newPSHost(ctx, h, nil).env
+	}
 	if p, ok := h.resolveProgram(script, env); ok {
 		var args []string
 		for _, f := range fields[1:] {

@@ -362,6 +362,11 @@
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
 //	    does: one value of a modelled registry key; a missing value is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itempropertyvalue?view=powershell-5.1
+//	Get-NetFirewallPortFilter
+//	    parameters: -All <SwitchParameter>, -AssociatedNetFirewallRule <CimInstance>
+//	    refused (real, not modelled): -Protocol, -LocalPort, -PolicyStore, -CimSession, -AsJob
+//	    does: the port filter of each rule piped in (-AssociatedNetFirewallRule) or of every rule (-All): Protocol (Any, TCP, UDP), LocalPort (Any or the rule's ports), RemotePort Any
+//	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/get-netfirewallportfilter
 //	Get-NetFirewallRule
 //	    parameters: [-Name <String[]>], -All <SwitchParameter>
 //	    refused (real, not modelled): -DisplayName, -Direction, -Enabled, -PolicyStore, -CimSession, -AsJob
@@ -389,8 +394,8 @@
 //	    does: the feature with Name, InstallState and Installed (InstallPending until the next boot); an unknown name outputs nothing
 //	    source: https://learn.microsoft.com/en-us/powershell/module/servermanager/get-windowsfeature
 //	Install-WindowsFeature (aliases Add-WindowsFeature)
-//	    parameters: [-Name <Feature[]>] (mandatory), -IncludeAllSubFeature <SwitchParameter>, -IncludeManagementTools <SwitchParameter>
-//	    refused (real, not modelled): -Restart, -Source, -Vhd, -ComputerName, -Credential, -LogPath, -ConfigurationFilePath
+//	    parameters: [-Name <Feature[]>] (mandatory)
+//	    refused (real, not modelled): -Restart, -IncludeAllSubFeature, -IncludeManagementTools, -Source, -Vhd, -ComputerName, -Credential, -LogPath, -ConfigurationFilePath
 //	    does: installs a known feature; RestartNeeded is Yes until the next boot completes it; an unknown name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature
 //	Invoke-WebRequest (aliases iwr, wget, curl)
@@ -418,7 +423,7 @@
 //	New-NetFirewallRule
 //	    parameters: -DisplayName <String> (mandatory), -Name <String>, -Direction <Direction> {Inbound|Outbound}, -Action <Action> {NotConfigured|Allow|Block}, -Protocol <String>, -LocalPort <String[]>, -Enabled <Enabled> {True|False}, -Profile <Profile> {Any|Domain|Private|Public|NotApplicable}, -Description <String>, -Group <String>, -RemoteAddress <String[]>
 //	    refused (real, not modelled): -RemotePort, -Program, -LocalAddress, -PolicyStore, -CimSession, -AsJob
-//	    does: stores the rule (firewall.json) with its -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error
+//	    does: stores the rule (firewall.json) with its -Description, -Group, -Protocol (Any by default; TCP, UDP), -LocalPort (numbers, ranges, Any; only with TCP or UDP, else refused: Windows rejects a port with protocol Any), -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/new-netfirewallrule
 //	New-Object
 //	    parameter sets: Net (default), Com
@@ -434,7 +439,7 @@
 //	New-Service
 //	    parameters: [-Name <String>] (mandatory), [-BinaryPathName <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}
 //	    refused (real, not modelled): -Credential, -DependsOn
-//	    does: creates a stopped service in the service control manager; Boot and System start modes are refused by the SCM for a Win32 service
+//	    does: creates a stopped service in the service control manager with its -DisplayName and -Description (the Description value of its registry key); Boot and System start modes are refused by the SCM for a Win32 service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/new-service?view=powershell-5.1
 //	New-WSManInstance
 //	    parameters: [-ResourceURI <Uri>] (mandatory), [-SelectorSet <Hashtable>] (mandatory), -ValueSet <Hashtable>
@@ -493,7 +498,7 @@
 //	Set-Service
 //	    parameters: [-Name <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}, -Status <String> {Running|Stopped|Paused}
 //	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
-//	    does: changes -StartupType, -DisplayName; -Status Running/Stopped starts or stops it
+//	    does: changes -StartupType, -DisplayName, -Description; -Status Running/Stopped starts or stops it
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-service?view=powershell-5.1
 //	Set-StrictMode
 //	    parameter sets: Version (default), Off
@@ -515,7 +520,7 @@
 //	Start-Process (aliases saps, start)
 //	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
 //	    refused (real, not modelled): -PassThru, -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment
-//	    does: runs the program (to completion) with -ArgumentList split at spaces
+//	    does: starts the program with -ArgumentList joined by spaces into one command line (which the program splits as CommandLineToArgvW does); waits for it only with -Wait, else returns at once while it runs on until it exits or the host goes down
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-process?view=powershell-5.1
 //	Start-Service (aliases sasv)
 //	    parameter sets: InputObject (default), Default, DisplayName
@@ -539,6 +544,11 @@
 //	    refused (real, not modelled): -DisplayName, -InputObject, -PassThru, -Include, -Exclude, -NoWait
 //	    does: stops the service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/stop-service?view=powershell-5.1
+//	Test-NetConnection (aliases TNC)
+//	    parameters: [-ComputerName <String>], -Port <Int32>, [-CommonTCPPort <String>] {HTTP|RDP|SMB|WINRM}, -InformationLevel <String> {Quiet|Detailed}
+//	    refused (real, not modelled): -TraceRoute, -Hops, -DiagnoseRouting, -ConstrainSourceAddress, -ConstrainInterface
+//	    does: a real TCP connect from this machine to -ComputerName on -Port or -CommonTCPPort; -InformationLevel Quiet returns a Boolean, else a TestNetConnectionResult with TcpTestSucceeded; a name that does not resolve fails the test
+//	    source: https://learn.microsoft.com/en-us/powershell/module/nettcpip/test-netconnection
 //	Test-Path
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -PathType <TestPathType> {Any|Container|Leaf}

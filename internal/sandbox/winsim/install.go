@@ -146,6 +146,11 @@ type FirewallRule struct {
 	Profile string `json:",omitempty"`
 	// RemoteAddress is Any (empty too), LocalSubnet or addresses.
 	RemoteAddress []string `json:",omitempty"`
+	// Description and Group are New-NetFirewallRule's -Description and
+	// -Group, read back by Get-NetFirewallRule (Description, Group,
+	// DisplayGroup: a group given as a plain string displays as itself).
+	Description string `json:",omitempty"`
+	Group       string `json:",omitempty"`
 }
 
 // StockFirewallRules are the inbound rules for WinRM's HTTP listener on a
@@ -205,7 +210,7 @@ func (h *Host) firewallAdmits(listener string) bool {
 		if !strings.EqualFold(r.Direction, "Inbound") || !strings.EqualFold(r.Action, "Allow") || !strings.EqualFold(r.Enabled, "True") {
 			continue
 		}
-		if !ruleHasPort(r.LocalPort, port) || !ruleHasProfile(r.Profile, fw.Profile) {
+		if !ruleHasTCP(r.Protocol) || !ruleHasPort(r.LocalPort, port) || !ruleHasProfile(r.Profile, fw.Profile) {
 			continue
 		}
 		if ruleAdmitsAddress(r.RemoteAddress, fw) {
@@ -213,6 +218,13 @@ func (h *Host) firewallAdmits(listener string) bool {
 		}
 	}
 	return false
+}
+
+// ruleHasTCP reports whether a rule's protocol covers TCP, which every
+// listener of the host speaks: Any (or none given: New-NetFirewallRule's
+// default), TCP, or its IANA number 6. A UDP rule admits no TCP client.
+func ruleHasTCP(protocol string) bool {
+	return protocol == "" || strings.EqualFold(protocol, "Any") || strings.EqualFold(protocol, "TCP") || protocol == "6"
 }
 
 func ruleHasPort(ports []string, port string) bool {

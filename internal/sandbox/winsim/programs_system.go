@@ -44,7 +44,7 @@ func runCmd(ctx context.Context, p *Process) int {
 		return refuse(p, "cmd.exe without /c <command>")
 	}
 	line := strings.Join(args[1:], " ")
-	return p.Host.runLine(ctx, execRequest{Stdin: p.Stdin, Stdout: p.Stdout, Stderr: p.Stderr}, line, 1)
+	return p.Host.runLine(ctx, execRequest{Stdin: p.Stdin, Stdout: p.Stdout, Stderr: p.Stderr, Env: p.Env}, line, 1)
 }
 
 // runTar is bsdtar (tar.exe, in Windows since build 17063): -x with -f

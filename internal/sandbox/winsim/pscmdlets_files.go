@@ -418,7 +418,16 @@ func getContent(c *Call, p string, reg bool) error {
 	// StreamReader(stream, Default) detects byte order marks.
 	text := pwsh.DecodeText(b, pwsh.EncDefault)
 	if c.Switch("Raw") {
-		c.Write(text)
+		// -Raw reads the whole stream as one block, added only when it is
+		// not empty: an empty file (or one holding only a byte order mark)
+		// writes nothing, so `$x = Get-Content -Raw` is $null, not ""
+		// (FileSystemContentReaderWriter.ReadDelimited with _isRawStream:
+		// "if (contentRead.Length > 0) blocks.Add(contentRead)";
+		// PowerShell/PowerShell src/System.Management.Automation/
+		// namespaces/FileSystemContentStream.cs).
+		if text != "" {
+			c.Write(text)
+		}
 		return nil
 	}
 	if text == "" {

@@ -100,7 +100,7 @@ func serviceCmdlets() []*Cmdlet {
 				return err
 			}},
 		{Name: "New-Service", Class: "Microsoft.PowerShell.Commands.NewServiceCommand", ShouldProcess: true,
-			Source: svcDoc("New-Service"), Behaviour: "creates a stopped service in the service control manager; Boot and System start modes are refused by the SCM for a Win32 service",
+			Source: svcDoc("New-Service"), Behaviour: "creates a stopped service in the service control manager with its -DisplayName and -Description (the Description value of its registry key); Boot and System start modes are refused by the SCM for a Win32 service",
 			Params: []*Param{P("Name", "System.String", 0, Mandatory, Alias("ServiceName")), P("BinaryPathName", "System.String", 1, Mandatory, Alias("Path")),
 				P("DisplayName", "System.String", -1), P("Description", "System.String", -1),
 				P("StartupType", startModeType, -1, Enum(serviceStartModes...)),
@@ -116,7 +116,12 @@ func serviceCmdlets() []*Cmdlet {
 					return c.Error(c.Fail(fmt.Sprintf("Service '%s' cannot be created due to the following error: The parameter is incorrect", name),
 						"PermissionDenied", name, "ServiceCommandException", "CouldNotNewService", "Microsoft.PowerShell.Commands.ServiceCommandException"))
 				}
-				s := Service{Name: name, DisplayName: c.Str("DisplayName"), BinaryPathName: c.Str("BinaryPathName"), StartupType: st}
+				// -Description is the service's description, stored where
+				// the SCM keeps it (the Description value of its registry
+				// key, ChangeServiceConfig2 SERVICE_CONFIG_DESCRIPTION),
+				// read back from the registry (Get-ItemProperty on
+				// HKLM:\SYSTEM\CurrentControlSet\Services\<name>).
+				s := Service{Name: name, DisplayName: c.Str("DisplayName"), Description: c.Str("Description"), BinaryPathName: c.Str("BinaryPathName"), StartupType: st}
 				if err := h.svcs.create(s); err != nil {
 					return c.Error(c.Fail(err.Error(), "PermissionDenied", name, "ServiceCommandException", "CouldNotNewService", "Microsoft.PowerShell.Commands.ServiceCommandException"))
 				}
@@ -125,7 +130,7 @@ func serviceCmdlets() []*Cmdlet {
 				return nil
 			}},
 		{Name: "Set-Service", Class: "Microsoft.PowerShell.Commands.SetServiceCommand", ShouldProcess: true,
-			Source: svcDoc("Set-Service"), Behaviour: "changes -StartupType, -DisplayName; -Status Running/Stopped starts or stops it",
+			Source: svcDoc("Set-Service"), Behaviour: "changes -StartupType, -DisplayName, -Description; -Status Running/Stopped starts or stops it",
 			Params: []*Param{P("Name", "System.String", 0, Mandatory, Pipeline, Alias("ServiceName", "SN")), P("DisplayName", "System.String", -1, Alias("DN")),
 				P("Description", "System.String", -1), P("StartupType", startModeType, -1, Alias("StartMode", "SM", "ST"), Enum(serviceStartModes...)),
 				P("Status", "System.String", -1, Set("Running", "Stopped", "Paused")), P("InputObject", "System.ServiceProcess.ServiceController", -1, Unmodelled),
@@ -147,6 +152,9 @@ func serviceCmdlets() []*Cmdlet {
 					}
 					if c.Has("DisplayName") {
 						s.DisplayName = c.Str("DisplayName")
+					}
+					if c.Has("Description") {
+						s.Description = c.Str("Description")
 					}
 					return nil
 				})

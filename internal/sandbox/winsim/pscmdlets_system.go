@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,7 +90,7 @@ func systemCmdlets() []*Cmdlet {
 		{Name: "Install-WindowsFeature", Class: "Microsoft.Windows.ServerManager.Commands.AddWindowsFeatureCommand", Aliases: []string{"Add-WindowsFeature"}, ShouldProcess: true,
 			Source: "https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature", Behaviour: "installs a known feature; RestartNeeded is Yes until the next boot completes it; an unknown name is an error",
 			Params: []*Param{P("Name", "Microsoft.Windows.ServerManager.Commands.Feature[]", 0, Mandatory), P("Restart", "SwitchParameter", -1, Unmodelled),
-				P("IncludeAllSubFeature", "SwitchParameter", -1), P("IncludeManagementTools", "SwitchParameter", -1), P("Source", "System.String[]", -1, Unmodelled),
+				P("IncludeAllSubFeature", "SwitchParameter", -1, Unmodelled), P("IncludeManagementTools", "SwitchParameter", -1, Unmodelled), P("Source", "System.String[]", -1, Unmodelled),
 				P("Vhd", "System.String", -1, Unmodelled), P("ComputerName", "System.String", -1, Alias("Cn"), Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
 				P("LogPath", "System.String", -1, Unmodelled), P("ConfigurationFilePath", "System.String", -1, Unmodelled)},
 			Run: func(c *Call) error {
@@ -131,7 +132,7 @@ func systemCmdlets() []*Cmdlet {
 				c.Write(o.Set("Path", "").Set("Online", true).Set("RestartNeeded", false).Set("Name", name))
 				return nil
 			}},
-		firewallGet(), firewallNew(),
+		firewallGet(), firewallNew(), firewallPortFilter(), testNetConnection(),
 		{Name: "Restart-Computer", Class: "Microsoft.PowerShell.Commands.RestartComputerCommand", ShouldProcess: true,
 			Source: mgmt + "restart-computer?view=powershell-5.1", Behaviour: "the script finishes, then the host goes down and comes back after RebootDelay",
 			Params: []*Param{P("Force", "SwitchParameter", -1, Alias("f")), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
@@ -143,29 +144,102 @@ func systemCmdlets() []*Cmdlet {
 				P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled)},
 			Run: func(c *Call) error { ps(c).shutdown = true; return nil }},
 		{Name: "Start-Process", Class: "Microsoft.PowerShell.Commands.StartProcessCommand", Aliases: []string{"saps", "start"},
-			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "runs the program (to completion) with -ArgumentList split at spaces",
+			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "starts the program with -ArgumentList joined by spaces into one command line (which the program splits as CommandLineToArgvW does); waits for it only with -Wait, else returns at once while it runs on until it exits or the host goes down",
 			Params: []*Param{P("FilePath", "System.String", 0, Mandatory, Alias("PSPath")), P("ArgumentList", "System.String[]", 1, Alias("Args")),
 				P("Wait", "SwitchParameter", -1), P("NoNewWindow", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled),
 				P("WorkingDirectory", "System.String", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
 				P("RedirectStandardOutput", "System.String", -1, Unmodelled), P("RedirectStandardError", "System.String", -1, Unmodelled),
 				P("RedirectStandardInput", "System.String", -1, Unmodelled), P("WindowStyle", "System.Diagnostics.ProcessWindowStyle", -1, Enum("Normal", "Hidden", "Minimized", "Maximized")),
 				P("Verb", "System.String", -1, Unmodelled), P("LoadUserProfile", "SwitchParameter", -1, Unmodelled), P("UseNewEnvironment", "SwitchParameter", -1, Unmodelled)},
-			Run: func(c *Call) error {
-				h := ps(c)
-				p, ok := h.ResolveNative(c.Str("FilePath"))
-				if !ok {
-					return c.Throw(c.Fail("This command cannot be run due to the error: The system cannot find the file specified.", "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
-				}
-				var args []string
-				for _, a := range c.Strs("ArgumentList") {
-					args = append(args, strings.Fields(a)...)
-				}
-				if _, err := h.RunNative(c.Ctx, &pwsh.NativeRun{Path: p, Args: args, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}); err != nil {
-					return c.Throw(c.Fail("This command cannot be run due to the error: "+err.Error(), "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
-				}
-				return nil
-			}},
+			Run: runStartProcess},
 	}
+}
+
+// runStartProcess is Start-Process (StartProcessCommand.BeginProcessing,
+// PowerShell/PowerShell src/Microsoft.PowerShell.Commands.Management/
+// commands/management/Process.cs): the program gets one command line, the
+// -ArgumentList elements joined by a space as Windows PowerShell 5.1 joins
+// them (startInfo.Arguments = string.Join(" ", ArgumentList): an element
+// holding a space is not re-quoted), which the program splits as
+// CommandLineToArgvW does; the cmdlet waits for the process only with
+// -Wait (WaitForExit), else returns as soon as it started. -NoNewWindow
+// and -WindowStyle choose the console window, which the host does not
+// show: the output goes nowhere either way (the console of the session
+// that started it is not captured by WinRM, SSH or guest operations).
+func runStartProcess(c *Call) error {
+	h := ps(c)
+	p, ok := h.ResolveNative(c.Str("FilePath"))
+	if !ok {
+		return c.Throw(c.Fail("This command cannot be run due to the error: The system cannot find the file specified.", "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+	}
+	if c.Switch("NoNewWindow") && c.Has("WindowStyle") {
+		// Process.cs: "Parameters '-NoNewWindow' and '-WindowStyle' cannot
+		// be specified at the same time." (ContradictParametersSpecified).
+		return c.Throw(c.Fail("Parameters \"-NoNewWindow\" and \"-WindowStyle\" cannot be specified at the same time.", "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+	}
+	run := &pwsh.NativeRun{Path: p, Args: startProcessArgs(c.Strs("ArgumentList")), Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+	if !c.Switch("Wait") {
+		return startProcessDetached(c, h, run)
+	}
+	if _, err := h.RunNative(c.Ctx, run); err != nil {
+		return c.Throw(c.Fail("This command cannot be run due to the error: "+err.Error(), "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+	}
+	return nil
+}
+
+// startProcessArgs is what the program receives of -ArgumentList: the
+// elements joined by one space (Windows PowerShell 5.1's
+// string.Join(" ", ArgumentList)), split as CommandLineToArgvW splits a
+// command line, so '"C:\Program Files\x"' stays one argument and
+// 'a b' becomes two.
+func startProcessArgs(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return CommandLineToArgv(strings.Join(list, " "))
+}
+
+// startProcessDetached starts the program without waiting (Start-Process
+// without -Wait: Process.Start, then the cmdlet ends). The process gets a
+// copy of the session's environment as it is now, and runs on after the
+// script until it exits or the host goes down (UpContext). Not modelled:
+// the job object of a WinRM or OpenSSH session, which ends such a process
+// when the shell closes.
+func startProcessDetached(c *Call, h *psHost, run *pwsh.NativeRun) error {
+	env := make(map[string]string, len(h.env))
+	for k, v := range h.env {
+		env[k] = v
+	}
+	// The caller's token and logon stay (context values); its end does not.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(h.ctx))
+	stop := context.AfterFunc(h.h.UpContext(), cancel)
+	if h.h.UpContext().Err() != nil {
+		cancel()
+		return c.Unmodelled("starting a process while the host goes down")
+	}
+	if _, isSystem := systemProgram(run.Path); !isSystem && !strings.HasSuffix(strings.ToLower(run.Path), ".cmd") && !strings.HasSuffix(strings.ToLower(run.Path), ".bat") {
+		// Process.Start fails at once for a file Windows cannot run, before
+		// the cmdlet returns (ERROR_BAD_EXE_FORMAT and the like).
+		if _, _, err := h.h.ResolveProgram(run.Path); err != nil {
+			cancel()
+			stop()
+			reason := err.Error()
+			var ec *ErrorCode
+			if errors.As(err, &ec) && ec.Code == 193 {
+				reason = errNotExecutable.Error()
+			}
+			return c.Throw(c.Fail("This command cannot be run due to the error: "+reason, "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+		}
+	}
+	if !h.h.spawn(func() {
+		defer cancel()
+		defer stop()
+		_, _ = h.h.runProgram(ctx, run.Path, run.Args, env, run.Stdin, run.Stdout, run.Stderr) // no one waits for its result
+	}) {
+		cancel()
+		stop()
+	}
+	return nil
 }
 
 func pwshEnum(names []string, s string) (string, bool) {
@@ -307,8 +381,33 @@ func ruleObject(r FirewallRule) *pwsh.Object {
 	if len(remote) == 0 {
 		remote = append(remote, "Any")
 	}
-	return o.Set("Name", r.Name).Set("DisplayName", r.DisplayName).Set("Direction", r.Direction).Set("Action", r.Action).Set("Enabled", r.Enabled).
+	return o.Set("Name", r.Name).Set("DisplayName", r.DisplayName).Set("Description", r.Description).Set("Group", r.Group).Set("DisplayGroup", r.Group).
+		Set("Direction", r.Direction).Set("Action", r.Action).Set("Enabled", r.Enabled).
 		Set("Profile", profile).Set("RemoteAddress", remote)
+}
+
+// portFilterObject is a rule's MSFT_NetProtocolPortFilter
+// (Get-NetFirewallPortFilter): "Filter objects ... are created with each
+// firewall rule. The filter objects and rules are always one-to-one"
+// (New-NetFirewallRule, learn.microsoft.com). A rule without -Protocol or
+// -LocalPort has Any there; RemotePort is always Any here (-RemotePort is
+// refused as not modelled).
+func portFilterObject(r FirewallRule) *pwsh.Object {
+	o := NewObject("Microsoft.Management.Infrastructure.CimInstance#root/standardcimv2/MSFT_NetProtocolPortFilter")
+	protocol := r.Protocol
+	if protocol == "" {
+		protocol = "Any"
+	}
+	local := make([]any, 0, len(r.LocalPort))
+	for _, p := range r.LocalPort {
+		local = append(local, p)
+	}
+	if len(local) == 0 {
+		local = append(local, "Any")
+	}
+	o.Str = "Protocol : " + protocol + "\r\nLocalPort : " + Text(local)
+	return o.Set("InstanceID", r.Name).Set("Protocol", protocol).Set("LocalPort", local).Set("RemotePort", []any{"Any"}).
+		Set("IcmpType", []any{"Any"}).Set("DynamicTarget", "Any")
 }
 
 const netsec = "https://learn.microsoft.com/en-us/powershell/module/netsecurity/"
@@ -346,10 +445,92 @@ func firewallGet() *Cmdlet {
 		}}
 }
 
+// checkPortFilter validates -Protocol and -LocalPort as the rule's port
+// filter takes them. -Protocol: "The acceptable values for this parameter
+// are: 0-255, TCP, UDP, ICMPv4, or ICMPv6 ... The default value is Any";
+// -LocalPort: "If a port number is identified by using port1 or port2,
+// then this parameter must be set to TCP or UDP" (-Protocol,
+// New-NetFirewallRule, learn.microsoft.com). TCP, UDP and Any are
+// modelled (canonical spelling), the rest refused; ports are numbers
+// 0-65535, ranges a-b and Any; the port keywords (RPC, RPCEPMap,
+// IPHTTPSIn, PlayToDiscovery, ...) are refused. A port with protocol Any
+// is refused: Windows rejects it (a CimException, HRESULT 0x80070057,
+// whose exact wording the simulator does not claim to know), it is never
+// stored as a rule that admits nothing it says.
+func checkPortFilter(c *Call, r *FirewallRule) error {
+	switch {
+	case r.Protocol == "" || strings.EqualFold(r.Protocol, "Any"):
+		r.Protocol = "Any"
+	case strings.EqualFold(r.Protocol, "TCP"), strings.EqualFold(r.Protocol, "UDP"):
+		r.Protocol = strings.ToUpper(r.Protocol)
+	default:
+		return c.Unmodelled("-Protocol " + r.Protocol)
+	}
+	for _, p := range r.LocalPort {
+		if strings.EqualFold(p, "Any") {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(p, "-")
+		if !isPort(lo) || (isRange && !isPort(hi)) {
+			return c.Unmodelled("-LocalPort " + p + " (a port keyword or a value that is not a port)")
+		}
+		if r.Protocol == "Any" {
+			return c.Unmodelled("-LocalPort " + p + " with -Protocol Any (Windows refuses a port filter without TCP or UDP)")
+		}
+	}
+	return nil
+}
+
+func isPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 0 && n <= 65535 && strconv.Itoa(n) == s
+}
+
+// firewallPortFilter is Get-NetFirewallPortFilter on rules piped from
+// Get-NetFirewallRule (-AssociatedNetFirewallRule) or on every rule (-All).
+func firewallPortFilter() *Cmdlet {
+	return &Cmdlet{Name: "Get-NetFirewallPortFilter", Class: "Get-NetFirewallPortFilter",
+		Source: netsec + "get-netfirewallportfilter", Behaviour: "the port filter of each rule piped in (-AssociatedNetFirewallRule) or of every rule (-All): Protocol (Any, TCP, UDP), LocalPort (Any or the rule's ports), RemotePort Any",
+		Params: []*Param{P("All", "SwitchParameter", -1),
+			P("AssociatedNetFirewallRule", "Microsoft.Management.Infrastructure.CimInstance", -1, Pipeline),
+			P("Protocol", "System.String[]", -1, Unmodelled), P("LocalPort", "System.String[]", -1, Unmodelled),
+			P("PolicyStore", "System.String", -1, Unmodelled), P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled),
+			P("AsJob", "SwitchParameter", -1, Unmodelled)},
+		Run: func(c *Call) error {
+			rules := ps(c).h.firewall()
+			if c.Switch("All") || (!c.HasInput && !c.Has("AssociatedNetFirewallRule")) {
+				// -All, or no rule given (the cmdlet's default set, All):
+				// every rule's filter.
+				for _, r := range rules {
+					c.Write(portFilterObject(r))
+				}
+				return nil
+			}
+			in := c.Input
+			if c.Has("AssociatedNetFirewallRule") {
+				in = itemsOf(c.Value("AssociatedNetFirewallRule"))
+			}
+			for _, v := range in {
+				o, ok := v.(*pwsh.Object)
+				if !ok || !strings.HasSuffix(o.TypeName, "/MSFT_NetFirewallRule") {
+					return c.Unmodelled("Get-NetFirewallPortFilter on anything but a rule from Get-NetFirewallRule")
+				}
+				n, _ := o.Get("Name")
+				name := Text(n)
+				for _, r := range rules {
+					if strings.EqualFold(r.Name, name) {
+						c.Write(portFilterObject(r))
+					}
+				}
+			}
+			return nil
+		}}
+}
+
 func firewallNew() *Cmdlet {
 	gen := "Microsoft.PowerShell.Cmdletization.GeneratedTypes.NetSecurity."
 	return &Cmdlet{Name: "New-NetFirewallRule", Class: "New-NetFirewallRule", ShouldProcess: true,
-		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json) with its -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error",
+		Source: netsec + "new-netfirewallrule", Behaviour: "stores the rule (firewall.json) with its -Description, -Group, -Protocol (Any by default; TCP, UDP), -LocalPort (numbers, ranges, Any; only with TCP or UDP, else refused: Windows rejects a port with protocol Any), -Profile (Any by default; Domain, Private, Public, a list) and -RemoteAddress (Any by default; LocalSubnet, an address, a subnet by bit count or mask, a range a-b, a list), which the host's inbound filtering enforces (HostConfig.Firewall); -Profile NotApplicable and the other address keywords refused; an existing -Name is an error",
 		Params: []*Param{P("DisplayName", "System.String", -1, Mandatory), P("Name", "System.String", -1, Alias("ID")),
 			P("Direction", gen+"Direction", -1, Enum("Inbound", "Outbound")), P("Action", gen+"Action", -1, Enum("NotConfigured", "Allow", "Block")),
 			P("Protocol", "System.String", -1), P("LocalPort", "System.String[]", -1), P("RemotePort", "System.String[]", -1, Unmodelled),
@@ -365,7 +546,10 @@ func firewallNew() *Cmdlet {
 			rules := h.firewall()
 			r := FirewallRule{Name: c.Str("Name"), DisplayName: c.Str("DisplayName"), Direction: c.Str("Direction"), Action: c.Str("Action"),
 				Protocol: c.Str("Protocol"), LocalPort: c.Strs("LocalPort"), Enabled: c.Str("Enabled"),
-				Profile: c.Str("Profile"), RemoteAddress: c.Strs("RemoteAddress")}
+				Profile: c.Str("Profile"), RemoteAddress: c.Strs("RemoteAddress"), Description: c.Str("Description"), Group: c.Str("Group")}
+			if err := checkPortFilter(c, &r); err != nil {
+				return err
+			}
 			// -Profile: "The default value is Any"; -RemoteAddress: "The
 			// default value is Any" (New-NetFirewallRule, learn.microsoft.com).
 			if r.Profile == "" {

@@ -206,7 +206,7 @@ func (h *Host) runProgram(ctx context.Context, path string, args []string, env m
 			if err != nil {
 				return 1, err
 			}
-			req := execRequest{Stdin: stdin, Stdout: stdout, Stderr: stderr}
+			req := execRequest{Stdin: stdin, Stdout: stdout, Stderr: stderr, Env: env}
 			return h.runBatch(ctx, req, string(b), 1), nil
 		}
 		id, v, err := h.ResolveProgram(path)

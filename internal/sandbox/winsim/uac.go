@@ -26,7 +26,8 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// HNS's readers need an administrator (HNS's API refuses others).
 	"Get-HnsNetwork": needAdmin, "Get-HnsEndpoint": needAdmin, "Get-HnsPolicyList": needAdmin,
 	"Get-Service": needNothing, "Get-ItemProperty": needNothing, "Get-ItemPropertyValue": needNothing,
-	"Get-WindowsFeature": needNothing, "Get-NetFirewallRule": needNothing,
+	"Get-WindowsFeature": needNothing, "Get-NetFirewallRule": needNothing, "Get-NetFirewallPortFilter": needNothing,
+	"Test-NetConnection": needNothing,
 	// Start-Process starts a program with the caller's token: guardProgram
 	// judges the program.
 	"Start-Process": needNothing,

@@ -93,6 +93,17 @@ func (v *vfs) expandCmdEnv(s string) string {
 	})
 }
 
+// expandCmdEnvFrom is expandCmdEnv with a process's own environment block
+// (upper-case names), as cmd.exe started by another process sees it.
+func expandCmdEnvFrom(s string, env map[string]string) string {
+	return cmdEnvRef.ReplaceAllStringFunc(s, func(m string) string {
+		if val, ok := env[strings.ToUpper(m[1:len(m)-1])]; ok {
+			return val
+		}
+		return m
+	})
+}
+
 // expandEnv replaces %NAME% and $env:NAME with the host's environment, as cmd.exe
 // and PowerShell double-quoted strings would.
 func (v *vfs) expandEnv(s string) string {

@@ -292,6 +292,14 @@ func init() {
 					if err := checkTarget(a[1]); err != nil {
 						return nil, err
 					}
+					if strings.EqualFold(toString(a[1]), "User") {
+						// 'User' reads HKCU\Environment of the caller
+						// (Environment.GetEnvironmentVariable(String,
+						// EnvironmentVariableTarget), learn.microsoft.com),
+						// which the simulated host does not model: it is
+						// refused, never answered with the machine's value.
+						return nil, userEnvUnmodelled("GetEnvironmentVariable")
+					}
 					v, ok = r.host.GetMachineEnv(toString(a[0]))
 				} else {
 					v, ok = r.host.Getenv(toString(a[0]))
@@ -310,7 +318,7 @@ func init() {
 						return nil, err
 					}
 					if strings.EqualFold(toString(a[2]), "User") {
-						return nil, dotnetErr("System.NotSupportedException", "The simulated host does not model the User environment.")
+						return nil, userEnvUnmodelled("SetEnvironmentVariable")
 					}
 					return nil, r.host.SetMachineEnv(toString(a[0]), toString(a[1]))
 				}
@@ -324,6 +332,12 @@ func init() {
 			"error": func(r *Runtime) (any, error) { return textWriter(r.opt.Stderr), nil },
 			"out":   func(r *Runtime) (any, error) { return textWriter(r.opt.Stdout), nil },
 		}})
+}
+
+// userEnvUnmodelled refuses the 'User' target of [Environment]'s
+// environment methods: HKCU\Environment is not modelled.
+func userEnvUnmodelled(method string) error {
+	return &Terminating{Rec: errUnsupported("[System.Environment]::" + method + " with the target 'User' (HKCU\\Environment)"), Script: true}
 }
 
 func checkTarget(t any) error {
