@@ -296,11 +296,13 @@
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
+//	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/add-content?view=powershell-5.1
 //	Add-WindowsCapability
 //	    parameters: -Name <String>, -Online <SwitchParameter>, -LimitAccess <SwitchParameter>, -NoRestart <SwitchParameter>
 //	    refused (real, not modelled): -Path, -Source, -WindowsDirectory, -SystemDrive, -LogPath, -ScratchDirectory, -LogLevel
+//	    accepted, no effect here: -LimitAccess (the simulated host contacts no Windows Update source, which -LimitAccess forbids); -NoRestart (the modelled capabilities never need a restart (RestartNeeded False))
 //	    does: records a known capability (OpenSSH.Server/Client) as installed; it does not create the sshd service
 //	    source: https://learn.microsoft.com/en-us/powershell/module/dism/add-windowscapability
 //	ConvertFrom-Json
@@ -333,6 +335,7 @@
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Raw <SwitchParameter>, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Encoding, -TotalCount, -Tail, -ReadCount, -Delimiter, -Wait, -Stream
+//	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: the file's lines (CRLF, LF or CR), or with -Raw the whole text; a UTF-8, UTF-16 or UTF-32 byte order mark picks the encoding (and is dropped), else the ANSI code page 1252
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-content?view=powershell-5.1
 //	Get-FileHash
@@ -454,6 +457,7 @@
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/out-file?view=powershell-5.1
 //	Out-Null
 //	    parameters: -InputObject <PSObject>
+//	    accepted, no effect here: -InputObject (Out-Null discards whatever it is given)
 //	    does: discards its input
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.core/out-null?view=powershell-5.1
 //	Out-String
@@ -465,11 +469,13 @@
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), -Recurse <SwitchParameter>, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -Stream
+//	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: deletes a file, or a directory (its contents with -Recurse); a missing path is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/remove-item?view=powershell-5.1
 //	Restart-Computer
 //	    parameters: -Force <SwitchParameter>
 //	    refused (real, not modelled): -ComputerName, -Wait, -Credential, -Timeout
+//	    accepted, no effect here: -Force (without it Windows refuses only while other users are logged on interactively, and none are)
 //	    does: the script finishes, then the host goes down and comes back after RebootDelay
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/restart-computer?view=powershell-5.1
 //	Restart-Service
@@ -493,6 +499,7 @@
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Value <Object[]>] (mandatory), -NoNewline <SwitchParameter>, -Encoding <FileSystemCmdletProviderEncoding> {Unknown|String|Unicode|Byte|BigEndianUnicode|UTF8|UTF7|UTF32|Ascii|Default|Oem|BigEndianUTF32}, -Force <SwitchParameter>
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential, -PassThru, -Stream
+//	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-content?view=powershell-5.1
 //	Set-Service
@@ -536,6 +543,7 @@
 //	Stop-Computer
 //	    parameters: -Force <SwitchParameter>
 //	    refused (real, not modelled): -ComputerName, -Credential
+//	    accepted, no effect here: -Force (without it Windows refuses only while other users are logged on interactively, and none are)
 //	    does: the command finishes, then the host goes down for good (HostConfig.OnShutdown)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/stop-computer?view=powershell-5.1
 //	Stop-Service (aliases spsv)
@@ -567,6 +575,7 @@
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-error?view=powershell-5.1
 //	Write-Host
 //	    parameters: [-Object <Object>], -NoNewline <SwitchParameter>, -Separator <Object>, -ForegroundColor <ConsoleColor> {Black|DarkBlue|DarkGreen|DarkCyan|DarkRed|DarkMagenta|DarkYellow|Gray|DarkGray|Blue|Green|Cyan|Red|Magenta|Yellow|White}, -BackgroundColor <ConsoleColor> {Black|DarkBlue|DarkGreen|DarkCyan|DarkRed|DarkMagenta|DarkYellow|Gray|DarkGray|Blue|Green|Cyan|Red|Magenta|Yellow|White}
+//	    accepted, no effect here: -ForegroundColor (colours are not text: WinRM, SSH and guest operations carry the text only); -BackgroundColor (colours are not text: WinRM, SSH and guest operations carry the text only)
 //	    does: writes text to the host (stdout), not to the pipeline; colours are accepted and ignored
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-host?view=powershell-5.1
 //	Write-Output (aliases echo, write)
@@ -575,7 +584,7 @@
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-output?view=powershell-5.1
 //	Write-Verbose
 //	    parameters: [-Message <String>] (mandatory)
-//	    does: nothing ($VerbosePreference is SilentlyContinue)
+//	    does: nothing while $VerbosePreference is SilentlyContinue (its default) and -Verbose is not given; the verbose stream is refused otherwise
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/write-verbose?view=powershell-5.1
 //
 //	.NET types (casts, -is, static members):

@@ -18,6 +18,7 @@ var (
 	Mandatory   = pwsh.Mandatory
 	Pipeline    = pwsh.Pipeline
 	Unmodelled  = pwsh.Unmodelled
+	NoEffect    = pwsh.NoEffect
 	In          = pwsh.In
 	MandatoryIn = pwsh.MandatoryIn
 	NewObject   = pwsh.NewObject

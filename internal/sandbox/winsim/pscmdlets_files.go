@@ -137,7 +137,7 @@ func contentCmdlet(name, class string, appendTo bool) *Cmdlet {
 		Behaviour: "writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused",
 		Params: append(pathParams(0), P("Value", "System.Object[]", 1, Mandatory, Pipeline), P("NoNewline", "SwitchParameter", -1),
 			P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...)),
-			P("Force", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled), P("Stream", "System.String", -1, Unmodelled)),
+			P("Force", "SwitchParameter", -1, NoEffect("the file system models no read-only or hidden attributes, the only thing -Force overrides here")), P("PassThru", "SwitchParameter", -1, Unmodelled), P("Stream", "System.String", -1, Unmodelled)),
 		DefaultSet: "Path",
 		Run: func(c *Call) error {
 			return eachPath(c, func(p string, reg bool) error { return writeContent(c, name, appendTo, p, reg) }, nil)
@@ -203,7 +203,7 @@ func fileCmdlets() []*Cmdlet {
 			Params: append(pathParams(0), P("Raw", "SwitchParameter", -1), P("Encoding", "Microsoft.PowerShell.Commands.FileSystemCmdletProviderEncoding", -1, Enum(encodings...), Unmodelled),
 				P("TotalCount", "System.Int64", -1, Alias("First", "Head"), Unmodelled), P("Tail", "System.Int32", -1, Alias("Last"), Unmodelled),
 				P("ReadCount", "System.Int64", -1, Unmodelled), P("Delimiter", "System.String", -1, Unmodelled), P("Wait", "SwitchParameter", -1, Unmodelled),
-				P("Force", "SwitchParameter", -1), P("Stream", "System.String", -1, Unmodelled)),
+				P("Force", "SwitchParameter", -1, NoEffect("the file system models no read-only or hidden attributes, the only thing -Force overrides here")), P("Stream", "System.String", -1, Unmodelled)),
 			DefaultSet: "Path",
 			Run: func(c *Call) error {
 				return eachPath(c, func(p string, reg bool) error { return getContent(c, p, reg) }, nil)
@@ -226,7 +226,7 @@ func fileCmdlets() []*Cmdlet {
 			}},
 		{Name: "Remove-Item", Class: "Microsoft.PowerShell.Commands.RemoveItemCommand", Aliases: []string{"rm", "del", "erase", "ri", "rd", "rmdir"}, ShouldProcess: true,
 			Source: mgmt + "remove-item?view=powershell-5.1", Behaviour: "deletes a file, or a directory (its contents with -Recurse); a missing path is an error",
-			Params:     append(pathParams(0), P("Recurse", "SwitchParameter", -1), P("Force", "SwitchParameter", -1), P("Stream", "System.String[]", -1, Unmodelled)),
+			Params:     append(pathParams(0), P("Recurse", "SwitchParameter", -1), P("Force", "SwitchParameter", -1, NoEffect("the file system models no read-only or hidden attributes, the only thing -Force overrides here")), P("Stream", "System.String[]", -1, Unmodelled)),
 			DefaultSet: "Path",
 			Run: func(c *Call) error {
 				return eachPath(c, func(p string, reg bool) error { return removeItem(c, p, reg) }, nil)
@@ -324,6 +324,11 @@ func moveCopyItem(c *Call, name, src string, reg bool) error {
 		}
 	}
 	if name == "Copy-Item" {
+		if isDir, _ := statDir(fs, src); isDir {
+			// Copying a directory (its contents only with -Recurse) is
+			// not modelled: vfs.Copy copies one file.
+			return c.Unmodelled(map[bool]string{true: "Copy-Item -Recurse of a directory", false: "Copy-Item of a directory"}[c.Switch("Recurse")])
+		}
 		if cerr := fs.Copy(src, dst); cerr != nil {
 			return c.Error(c.Fail(cerr.Error(), "WriteError", src, "IOException", "CopyFileInfoItemIOError", "System.IO.IOException"))
 		}

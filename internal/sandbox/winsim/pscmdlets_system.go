@@ -58,6 +58,13 @@ func systemCmdlets() []*Cmdlet {
 				if rerr != nil {
 					return c.Throw(c.Fail(fmt.Sprintf("The path '%s' either does not exist or is not a valid file system path.", p), "InvalidArgument", p, "InvalidOperationException", "ArchiveCmdletPathNotFound,Expand-Archive", "System.InvalidOperationException"))
 				}
+				if !c.Switch("Force") {
+					if f, clash := zipCollides(fs, data, c.Str("DestinationPath")); clash {
+						// Windows fails (ExpandArchiveFileAlreadyExists)
+						// unless -Force; its wording is not modelled.
+						return c.Unmodelled("Expand-Archive without -Force onto the existing file " + f)
+					}
+				}
 				if xerr := extractArchive(fs, data, c.Str("DestinationPath"), "zip"); xerr != nil {
 					return c.Throw(c.Fail(fmt.Sprintf(".zip is the only supported archive file format. %s is not a valid archive.", fs.Clean(p)), "InvalidArgument", p, "IOException", "NotSupportedArchiveFileExtension,Expand-Archive", "System.IO.IOException"))
 				}
@@ -116,7 +123,7 @@ func systemCmdlets() []*Cmdlet {
 		{Name: "Add-WindowsCapability", Class: "Microsoft.Dism.Commands.AddWindowsCapabilityCommand",
 			Source: "https://learn.microsoft.com/en-us/powershell/module/dism/add-windowscapability", Behaviour: "records a known capability (OpenSSH.Server/Client) as installed; it does not create the sshd service",
 			Params: []*Param{P("Name", "System.String", -1), P("Online", "SwitchParameter", -1), P("Path", "System.String", -1, Unmodelled),
-				P("Source", "System.String[]", -1, Unmodelled), P("LimitAccess", "SwitchParameter", -1), P("NoRestart", "SwitchParameter", -1),
+				P("Source", "System.String[]", -1, Unmodelled), P("LimitAccess", "SwitchParameter", -1, NoEffect("the simulated host contacts no Windows Update source, which -LimitAccess forbids")), P("NoRestart", "SwitchParameter", -1, NoEffect("the modelled capabilities never need a restart (RestartNeeded False)")),
 				P("WindowsDirectory", "System.String", -1, Unmodelled), P("SystemDrive", "System.String", -1, Unmodelled), P("LogPath", "System.String", -1, Unmodelled),
 				P("ScratchDirectory", "System.String", -1, Unmodelled), P("LogLevel", "Microsoft.Dism.Commands.LogLevel", -1, Unmodelled)},
 			Run: func(c *Call) error {
@@ -135,12 +142,12 @@ func systemCmdlets() []*Cmdlet {
 		firewallGet(), firewallNew(), firewallPortFilter(), testNetConnection(),
 		{Name: "Restart-Computer", Class: "Microsoft.PowerShell.Commands.RestartComputerCommand", ShouldProcess: true,
 			Source: mgmt + "restart-computer?view=powershell-5.1", Behaviour: "the script finishes, then the host goes down and comes back after RebootDelay",
-			Params: []*Param{P("Force", "SwitchParameter", -1, Alias("f")), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
+			Params: []*Param{P("Force", "SwitchParameter", -1, Alias("f"), NoEffect("without it Windows refuses only while other users are logged on interactively, and none are")), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
 				P("Wait", "SwitchParameter", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled), P("Timeout", "System.Int32", -1, Unmodelled)},
 			Run: func(c *Call) error { ps(c).reboot = true; return nil }},
 		{Name: "Stop-Computer", Class: "Microsoft.PowerShell.Commands.StopComputerCommand", ShouldProcess: true,
 			Source: mgmt + "stop-computer?view=powershell-5.1", Behaviour: "the command finishes, then the host goes down for good (HostConfig.OnShutdown)",
-			Params: []*Param{P("Force", "SwitchParameter", -1), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
+			Params: []*Param{P("Force", "SwitchParameter", -1, NoEffect("without it Windows refuses only while other users are logged on interactively, and none are")), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),
 				P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled)},
 			Run: func(c *Call) error { ps(c).shutdown = true; return nil }},
 		{Name: "Start-Process", Class: "Microsoft.PowerShell.Commands.StartProcessCommand", Aliases: []string{"saps", "start"},
@@ -260,6 +267,12 @@ func runInvokeWebRequest(c *Call) error {
 	if m := c.Str("Method"); m != "" && m != "Default" && m != "Get" {
 		return c.Unmodelled("-Method " + m)
 	}
+	if !c.Switch("UseBasicParsing") && !c.Has("OutFile") {
+		// Without -UseBasicParsing, Windows PowerShell parses the response
+		// with Internet Explorer's engine (ParsedHtml, Forms), which
+		// Server Core does not have: not modelled.
+		return c.Unmodelled("Invoke-WebRequest without -UseBasicParsing (a response parsed by Internet Explorer's engine)")
+	}
 	timeout := downloadTimeout
 	if c.Has("TimeoutSec") {
 		timeout = time.Duration(c.Value("TimeoutSec").(int)) * time.Second
@@ -295,6 +308,26 @@ func runInvokeWebRequest(c *Call) error {
 	o := NewObject("Microsoft.PowerShell.Commands.BasicHtmlWebResponseObject")
 	c.Write(o.Set("StatusCode", resp.StatusCode).Set("StatusDescription", http.StatusText(resp.StatusCode)).Set("Content", string(body)))
 	return nil
+}
+
+// zipCollides reports the first file of a .zip that already exists under
+// dir (Expand-Archive refuses to overwrite it without -Force).
+func zipCollides(fs *vfs, data []byte, dir string) (string, bool) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return "", false // extractArchive reports the bad archive
+	}
+	for _, f := range zr.File {
+		name := strings.TrimPrefix(path.Clean("/"+strings.ReplaceAll(f.Name, `\`, "/")), "/")
+		if f.FileInfo().IsDir() || name == "" || name == "." {
+			continue
+		}
+		p := strings.TrimRight(dir, `\`) + `\` + strings.ReplaceAll(name, "/", `\`)
+		if ok, isDir := fs.Stat(p); ok && !isDir {
+			return fs.Clean(p), true
+		}
+	}
+	return "", false
 }
 
 // extractArchive unpacks a .zip or .tar.gz into dir of the virtual filesystem.
@@ -420,7 +453,7 @@ func firewallGet() *Cmdlet {
 			P("CimSession", "Microsoft.Management.Infrastructure.CimSession[]", -1, Alias("Session"), Unmodelled), P("AsJob", "SwitchParameter", -1, Unmodelled)},
 		Run: func(c *Call) error {
 			rules := ps(c).h.firewall()
-			if !c.Has("Name") {
+			if c.Switch("All") || !c.Has("Name") {
 				for _, r := range rules {
 					c.Write(ruleObject(r))
 				}
@@ -611,10 +644,15 @@ func firewallNew() *Cmdlet {
 var hostCommands *pwsh.Registry
 
 func init() {
+	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(hostCmdlets())...)...)
+}
+
+// hostCmdlets are the host's own cmdlets as declared, before guardCmdlets
+// wraps them (TestEveryParameterUsedOrRefused reads their Run functions).
+func hostCmdlets() []*Cmdlet {
 	host := append(append(append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...),
 		certCmdlets()...), wsmanCmdlets()...)
-	host = append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...)
-	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
+	return append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...)
 }
 
 // Commands lists the modelled cmdlets (for the package documentation).

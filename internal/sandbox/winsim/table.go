@@ -20,11 +20,14 @@ func commandTable() []string {
 			head += " (aliases " + strings.Join(c.Aliases, ", ") + ")"
 		}
 		out = append(out, head)
-		var params, refused []string
+		var params, refused, inert []string
 		for _, p := range c.Params {
 			if p.Unmodelled {
 				refused = append(refused, "-"+p.Name)
 				continue
+			}
+			if p.Inert != "" {
+				inert = append(inert, "-"+p.Name+" ("+p.Inert+")")
 			}
 			s := "-" + p.Name + " <" + p.Type[strings.LastIndexByte(p.Type, '.')+1:] + ">"
 			if p.Position >= 0 {
@@ -55,6 +58,9 @@ func commandTable() []string {
 		}
 		if len(refused) > 0 {
 			out = append(out, "    refused (real, not modelled): "+strings.Join(refused, ", "))
+		}
+		if len(inert) > 0 {
+			out = append(out, "    accepted, no effect here: "+strings.Join(inert, "; "))
 		}
 		out = append(out, "    does: "+c.Behaviour, "    source: "+c.Source)
 	}

@@ -48,6 +48,13 @@ type Param struct {
 	// Unmodelled parameters exist on Windows; the simulated host refuses a
 	// call that uses one.
 	Unmodelled bool
+	// Inert says why a parameter the implementation does not read changes
+	// nothing Windows would show on the simulated host (Restart-Computer
+	// -Force where no other user is logged on): accepted, and the reason
+	// is in the command table. A parameter that is neither read, Inert
+	// nor Unmodelled would be a silent yes (winsim
+	// TestEveryParameterUsedOrRefused).
+	Inert string
 }
 
 // P declares a parameter: P("Name", "System.String[]", 0) ... with options.
@@ -66,6 +73,10 @@ var (
 	Remaining  = func(p *Param) { p.Remaining = true }
 	Unmodelled = func(p *Param) { p.Unmodelled = true }
 )
+
+// NoEffect marks a parameter Inert, with the reason it changes nothing
+// on the simulated host.
+func NoEffect(why string) func(*Param) { return func(p *Param) { p.Inert = why } }
 
 func Alias(a ...string) func(*Param) { return func(p *Param) { p.Aliases = append(p.Aliases, a...) } }
 func Enum(names ...string) func(*Param) {

@@ -58,7 +58,8 @@ func builtinCmdlets() []*Cmdlet {
 			Behaviour: "writes text to the host (stdout), not to the pipeline; colours are accepted and ignored",
 			Params: []*Param{P("Object", "System.Object", 0, Pipeline, Remaining), P("NoNewline", "SwitchParameter", -1),
 				P("Separator", "System.Object", -1),
-				P("ForegroundColor", "System.ConsoleColor", -1, Enum(consoleColors...)), P("BackgroundColor", "System.ConsoleColor", -1, Enum(consoleColors...))},
+				P("ForegroundColor", "System.ConsoleColor", -1, Enum(consoleColors...), NoEffect("colours are not text: WinRM, SSH and guest operations carry the text only")),
+				P("BackgroundColor", "System.ConsoleColor", -1, Enum(consoleColors...), NoEffect("colours are not text: WinRM, SSH and guest operations carry the text only"))},
 			Run: func(c *Call) error {
 				sep := " "
 				if c.Has("Separator") {
@@ -101,13 +102,22 @@ func builtinCmdlets() []*Cmdlet {
 			}},
 		{Name: "Write-Verbose", Class: "Microsoft.PowerShell.Commands.WriteVerboseCommand",
 			Source:    docBase + "microsoft.powershell.utility/write-verbose?view=powershell-5.1",
-			Behaviour: "nothing ($VerbosePreference is SilentlyContinue)",
+			Behaviour: "nothing while $VerbosePreference is SilentlyContinue (its default) and -Verbose is not given; the verbose stream is refused otherwise",
 			Params:    []*Param{P("Message", "System.String", 0, Mandatory, Pipeline, Alias("Msg"))},
-			Run:       func(c *Call) error { return nil }},
+			Run: func(c *Call) error {
+				// The message goes to the verbose stream, shown only when
+				// $VerbosePreference or -Verbose asks for it
+				// (about_Preference_Variables): the engine has no verbose
+				// stream, so a message that would be shown is refused.
+				if toBool(c.Args["Verbose"]) || !strings.EqualFold(toString(c.rt.lookup("verbosepreference")), "SilentlyContinue") {
+					return c.Unmodelled("the verbose stream (Write-Verbose -Message " + c.Str("Message") + " with verbose output on)")
+				}
+				return nil
+			}},
 		{Name: "Out-Null", Class: "Microsoft.PowerShell.Commands.OutNullCommand",
 			Source:    docBase + "microsoft.powershell.core/out-null?view=powershell-5.1",
 			Behaviour: "discards its input",
-			Params:    []*Param{P("InputObject", "System.Management.Automation.PSObject", -1, Pipeline)},
+			Params:    []*Param{P("InputObject", "System.Management.Automation.PSObject", -1, Pipeline, NoEffect("Out-Null discards whatever it is given"))},
 			Run:       func(c *Call) error { return nil }},
 		{Name: "Out-String", Class: "Microsoft.PowerShell.Commands.OutStringCommand",
 			Source:    docBase + "microsoft.powershell.utility/out-string?view=powershell-5.1",

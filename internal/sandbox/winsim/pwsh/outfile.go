@@ -109,7 +109,12 @@ func setStrictModeCmdlet() *Cmdlet {
 		Behaviour: "-Off: strict mode stays off (the engine never turns it on); -Version refused",
 		Params: []*Param{P("Version", "System.Version", -1, Alias("v"), In("Version"), Mandatory, Unmodelled),
 			P("Off", "SwitchParameter", -1, In("Off"), Mandatory)},
-		Run: func(c *Call) error { return nil }}
+		Run: func(c *Call) error {
+			if !c.Switch("Off") {
+				return c.Unmodelled("Set-StrictMode -Off:$false")
+			}
+			return nil
+		}}
 }
 
 // parentExists reports whether a full path's directory exists: a
