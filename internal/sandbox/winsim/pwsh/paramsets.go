@@ -110,7 +110,7 @@ func (c *Cmdlet) bind(named []namedArg, positional []arg, hasInput bool) (map[st
 		if _, bound := out[na.p.Name]; bound {
 			return nil, "", c.bindError(fmt.Sprintf("Cannot bind parameter because parameter '%s' is specified more than once. To provide multiple values to parameters that can accept multiple values, use the array syntax. For example, \"-parameter value1,value2,value3\".", na.p.Name), "ParameterAlreadyBound")
 		}
-		v, rec := c.convert(na.p, na.a.value)
+		v, rec := c.convertStatic(na.p, na.a.value)
 		if rec != nil {
 			return nil, "", rec
 		}
@@ -137,7 +137,7 @@ func (c *Cmdlet) bind(named []namedArg, positional []arg, hasInput bool) (map[st
 			}
 			i = len(positional)
 		}
-		v, rec := c.convert(p, val)
+		v, rec := c.convertStatic(p, val)
 		if rec != nil {
 			return nil, "", rec
 		}
@@ -166,6 +166,22 @@ func (c *Cmdlet) bind(named []namedArg, positional []arg, hasInput bool) (map[st
 		}
 	}
 	return out, set, nil
+}
+
+// convertStatic is convert, except that an argument only known at run time
+// (StaticBind's dynamicArg, in a list or alone) binds unconverted.
+func (c *Cmdlet) convertStatic(p *Param, v any) (any, *ErrorRecord) {
+	if _, dyn := v.(dynamicArg); dyn {
+		return v, nil
+	}
+	if list, ok := v.([]any); ok {
+		for _, e := range list {
+			if _, dyn := e.(dynamicArg); dyn {
+				return v, nil
+			}
+		}
+	}
+	return c.convert(p, v)
 }
 
 // nextPositional is the unbound positional parameter of a valid set with

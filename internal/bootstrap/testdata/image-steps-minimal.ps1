@@ -1,0 +1,221 @@
+########## prepare
+# step: prepare
+$ErrorActionPreference = 'Stop'
+
+New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\k\downloads' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
+Write-Output 'directories ready'
+
+########## containers-feature
+# step: containers-feature
+$ErrorActionPreference = 'Stop'
+# Windows containers need the Containers feature; enabling it needs a restart.
+if ((Get-WindowsFeature -Name 'Containers').Installed) {
+  Write-Output 'Containers feature already installed'
+} elseif ((Install-WindowsFeature -Name 'Containers').RestartNeeded -eq 'Yes') {
+  Write-Output 'BOOTSTRAP-REBOOT-REQUESTED'
+  Restart-Computer -Force
+}
+
+########## install-containerd
+# step: install-containerd
+$ErrorActionPreference = 'Stop'
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'containerd'
+$url = 'https://github.com/containerd/containerd/releases/download/v1.7.30/containerd-1.7.30-windows-amd64.tar.gz'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\downloads\containerd-1.7.30-windows-amd64.tar.gz'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ($name + ' already installed: ' + $target)
+} else {
+  $download = 'C:\k\downloads\containerd-1.7.30-windows-amd64.tar.gz.download'
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd' | Out-Null
+  # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
+  $out = tar.exe -xzf $target -C 'C:\Program Files\containerd'
+  if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+  Write-Output ($name + ' installed: ' + $target)
+}
+
+########## install-kubelet
+# step: install-kubelet
+$ErrorActionPreference = 'Stop'
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'kubelet'
+$url = 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kubelet.exe'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\kubelet.exe'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ($name + ' already installed: ' + $target)
+} else {
+  $download = 'C:\k\kubelet.exe.download'
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  Write-Output ($name + ' installed: ' + $target)
+}
+
+########## install-kube-proxy
+# step: install-kube-proxy
+$ErrorActionPreference = 'Stop'
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'kube-proxy'
+$url = 'http://artifacts.internal:8080/k8s/v1.36.3/bin/windows/amd64/kube-proxy.exe'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\kube-proxy.exe'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ($name + ' already installed: ' + $target)
+} else {
+  $download = 'C:\k\kube-proxy.exe.download'
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  Write-Output ($name + ' installed: ' + $target)
+}
+
+########## install-kube-log-runner
+# step: install-kube-log-runner
+$ErrorActionPreference = 'Stop'
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'kube-log-runner'
+$url = 'https://dl.k8s.io/release/v1.36.3/bin/windows/amd64/kube-log-runner.exe'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\kube-log-runner.exe'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ($name + ' already installed: ' + $target)
+} else {
+  $download = 'C:\k\kube-log-runner.exe.download'
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  Write-Output ($name + ' installed: ' + $target)
+}
+
+########## install-cni-plugins
+# step: install-cni-plugins
+$ErrorActionPreference = 'Stop'
+# Download the artifact, verify its SHA-256, and only then put it in place.
+# Every value is a single-quoted literal (psquote): none is written into a
+# comment, a double-quoted string or a bare word.
+$name = 'cni-plugins'
+$url = 'https://example.com/cni-plugins-windows-amd64-v1.9.1.tgz'
+$want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
+$target = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz'
+if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -LiteralPath $target).Hash -eq $want)) {
+  Write-Output ($name + ' already installed: ' + $target)
+} else {
+  $download = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz.download'
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+  $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
+  if ($got -ne $want) {
+    Remove-Item -LiteralPath $download -Force
+    throw ('checksum mismatch for ' + $name + ' from ' + $url + ': expected ' + $want + ', got ' + $got)
+  }
+  Move-Item -LiteralPath $download -Destination $target -Force
+  New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+  # tar.exe is a native program: PowerShell 5.1 does not stop when it fails.
+  $out = tar.exe -xzf $target -C 'C:\opt\cni\bin'
+  if ($LASTEXITCODE) { throw ('tar.exe could not unpack ' + $target + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+  Write-Output ($name + ' installed: ' + $target)
+}
+
+########## containerd-service
+# step: containerd-service
+$ErrorActionPreference = 'Stop'
+# containerd as a Windows service, with the pause image and CNI directories:
+# containerd registers itself (--register-service: automatic start, its own
+# recovery actions, and the --config it was given kept in the service's
+# command line; containerd cmd/containerd/command/service_windows.go). A
+# native program's stderr is left alone: redirected under
+# $ErrorActionPreference = 'Stop', Windows PowerShell 5.1 turns its first
+# line into a terminating error before the exit code can be read.
+Set-Content -Path 'C:\Program Files\containerd\config.toml' -Value 'version = 2
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = ''registry.k8s.io/pause:3.10''
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    default_runtime_name = "runhcs-wcow-process"
+  [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runhcs-wcow-process]
+    runtime_type = "io.containerd.runhcs.v1"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "C:\\opt\\cni\\bin"
+    conf_dir = "C:\\etc\\cni\\net.d"
+' -NoNewline
+if (-not (Get-Service -Name 'containerd' -ErrorAction SilentlyContinue)) {
+  $out = & 'C:\Program Files\containerd\bin\containerd.exe' --register-service --config 'C:\Program Files\containerd\config.toml'
+  if ($LASTEXITCODE) { throw ('containerd --register-service failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
+}
+Start-Service -Name 'containerd'
+Write-Output ('containerd ' + (Get-Service -Name 'containerd').Status)
+
+########## vmware-tools
+# step: vmware-tools
+$ErrorActionPreference = 'Stop'
+# An empty exclude-nics makes VMware Tools report every NIC's address, so the
+# guest IP stays visible in vSphere once container networking adds adapters.
+New-Item -ItemType Directory -Force -Path 'C:\ProgramData\VMware\VMware Tools' | Out-Null
+Set-Content -Path 'C:\ProgramData\VMware\VMware Tools\tools.conf' -Value "[guestinfo]`r`nexclude-nics=`r`n"
+if (Get-Service -Name 'VMTools' -ErrorAction SilentlyContinue) {
+  Restart-Service -Name 'VMTools'
+}
+Write-Output 'tools.conf written'
+
+########## firewall
+# step: firewall
+$ErrorActionPreference = 'Stop'
+# The API server reaches the kubelet on TCP 10250 for logs, exec and metrics.
+if (-not (Get-NetFirewallRule -Name 'kubelet-10250' -ErrorAction SilentlyContinue)) {
+  New-NetFirewallRule -Name 'kubelet-10250' -DisplayName 'kubelet (TCP 10250)' -Direction Inbound -Protocol TCP -LocalPort 10250 -Action Allow | Out-Null
+}
+Write-Output 'firewall rule present'
+
+########## verify
+# step: verify
+$ErrorActionPreference = 'Stop'
+# Check the finished image before sysprep: every artifact in place with the
+# checksum it was verified with, and containerd running.
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\containerd-1.7.30-windows-amd64.tar.gz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: containerd at C:\k\downloads\containerd-1.7.30-windows-amd64.tar.gz does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kubelet.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: kubelet at C:\k\kubelet.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-proxy.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: kube-proxy at C:\k\kube-proxy.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\kube-log-runner.exe').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: kube-log-runner at C:\k\kube-log-runner.exe does not have the expected checksum') }
+if ((Get-FileHash -Algorithm SHA256 -LiteralPath 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz').Hash -ne 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB') { throw ('verify: cni-plugins at C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz does not have the expected checksum') }
+if ((Get-Service -Name 'containerd').Status -ne 'Running') { throw 'verify: the containerd service is not running' }
+Write-Output 'image verified'
+
+########## windows-build
+# step: windows-build
+$ErrorActionPreference = 'Stop'
+# The real build of the guest, with its update revision (UBR).
+$key = 'HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion'
+$build = (Get-ItemProperty -Path $key).CurrentBuild
+$ubr = (Get-ItemProperty -Path $key).UBR
+Write-Output "WINDOWS-BUILD=10.0.$build.$ubr"
+

@@ -1,0 +1,101 @@
+########## join-files
+# step: join-files
+$ErrorActionPreference = 'Stop'
+# The files the kubelet reads: the cluster CA, the bootstrap kubeconfig (a
+# short-lived bootstrap token, never an admin credential), the kubelet
+# configuration and, with flannel, the node's CNI configuration list. First,
+# the answer files the customization left with the Administrator password
+# go (Setup has finished with them), and the programs this node mode runs
+# must be in the image.
+if (Test-Path -LiteralPath 'C:\Windows\Panther\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\unattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\Unattend\unattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\sysprep') { Remove-Item -LiteralPath 'C:\sysprep' -Recurse -Force }
+if (-not (Test-Path -Path 'C:\k\kubelet.exe' -PathType Leaf)) { throw 'C:\k\kubelet.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }
+if (-not (Test-Path -Path 'C:\k\kube-log-runner.exe' -PathType Leaf)) { throw 'C:\k\kube-log-runner.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }
+New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\k\pki' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\log\kubelet' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\etc\cni' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\Program Files\containerd' | Out-Null
+# Only LocalSystem and Administrators may read or change the kubelet's
+# credentials and what it trusts and runs (bootstrap.HardenedDirs): the
+# well-known SIDs S-1-5-18 and S-1-5-32-544, whatever the system's language.
+$out = icacls.exe 'C:\k' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\k' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\k\pki' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\k\pki' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc\cni' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\etc\cni' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc\cni\net.d' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\etc\cni\net.d' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt\cni' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt\cni' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt\cni\bin' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt\cni\bin' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\Program Files\containerd' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\Program Files\containerd' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+[IO.File]::WriteAllBytes('C:\k\ca.crt', [Convert]::FromBase64String('LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo='))
+[IO.File]::WriteAllBytes('C:\k\bootstrap-kubeconfig', [Convert]::FromBase64String('YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6Ci0gY2x1c3RlcjoKICAgIGNlcnRpZmljYXRlLWF1dGhvcml0eS1kYXRhOiBMUzB0TFMxQ1JVZEpUaUJEUlZKVVNVWkpRMEZVUlMwdExTMHRDazFKU1VJS0xTMHRMUzFGVGtRZ1EwVlNWRWxHU1VOQlZFVXRMUzB0TFFvPQogICAgc2VydmVyOiBodHRwczovLzEwLjAuMC4xMDo2NDQzCiAgbmFtZToga3ViZXJuZXRlcwpjb250ZXh0czoKLSBjb250ZXh0OgogICAgY2x1c3Rlcjoga3ViZXJuZXRlcwogICAgdXNlcjogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyCiAgbmFtZTogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyQGt1YmVybmV0ZXMKY3VycmVudC1jb250ZXh0OiB0bHMtYm9vdHN0cmFwLXRva2VuLXVzZXJAa3ViZXJuZXRlcwpraW5kOiBDb25maWcKdXNlcnM6Ci0gbmFtZTogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyCiAgdXNlcjoKICAgIHRva2VuOiBhYmNkZWYuMDEyMzQ1Njc4OWFiY2RlZgo='))
+[IO.File]::WriteAllBytes('C:\k\kubelet-config.yaml', [Convert]::FromBase64String('YXBpVmVyc2lvbjoga3ViZWxldC5jb25maWcuazhzLmlvL3YxYmV0YTEKYXV0aGVudGljYXRpb246CiAgYW5vbnltb3VzOgogICAgZW5hYmxlZDogZmFsc2UKICB3ZWJob29rOgogICAgZW5hYmxlZDogdHJ1ZQogIHg1MDk6CiAgICBjbGllbnRDQUZpbGU6IEM6XGtcY2EuY3J0CmF1dGhvcml6YXRpb246CiAgbW9kZTogV2ViaG9vawpjZ3JvdXBzUGVyUU9TOiBmYWxzZQpjbHVzdGVyRE5TOgotIDEwLjk2LjAuMTAKY2x1c3RlckRvbWFpbjogY2x1c3Rlci5sb2NhbApjb250YWluZXJSdW50aW1lRW5kcG9pbnQ6IG5waXBlOi8vLy8uL3BpcGUvY29udGFpbmVyZC1jb250YWluZXJkCmVuZm9yY2VOb2RlQWxsb2NhdGFibGU6IFtdCmhhaXJwaW5Nb2RlOiBwcm9taXNjdW91cy1icmlkZ2UKa2luZDogS3ViZWxldENvbmZpZ3VyYXRpb24KbWF4UG9kczogMTEwCnJlZ2lzdGVyV2l0aFRhaW50czoKLSBlZmZlY3Q6IE5vU2NoZWR1bGUKICBrZXk6IG9zCiAgdmFsdWU6IHdpbmRvd3MKcmVzb2x2Q29uZjogIiIKcm90YXRlQ2VydGlmaWNhdGVzOiB0cnVlCg=='))
+Write-Output 'node files written'
+
+########## time-zone
+# step: time-zone
+$ErrorActionPreference = 'Stop'
+# The time zone by its Windows ID (Set-TimeZone -Id, Windows PowerShell 5.1),
+# where the guest has another: a clone's customization sets only what
+# sysprep's legacy index can name, and UTC is not among it.
+if ((Get-TimeZone).Id -ne 'Tokyo Standard Time') { Set-TimeZone -Id 'Tokyo Standard Time' }
+Write-Output ('time zone ' + (Get-TimeZone).Id)
+
+########## legacy-services
+# step: legacy-services
+$ErrorActionPreference = 'Stop'
+# Nodes joined by the earlier design ran these agents as Windows services
+# with the node's own credentials, which a v1.36 API server does not let
+# them use. They run as HostProcess pods now (windows_node_networking):
+# stop and delete the services (sc.exe delete, not Remove-Service: Windows
+# PowerShell 5.1 has none) and the machine-wide NODE_NAME they relied on.
+if (Get-Service -Name 'flanneld' -ErrorAction SilentlyContinue) {
+  Stop-Service -Name 'flanneld' -Force
+  $out = sc.exe delete 'flanneld'
+  if ($LASTEXITCODE) { throw ('sc.exe delete ' + 'flanneld' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
+  Write-Output ('removed the ' + 'flanneld' + ' service of the earlier design')
+}
+if (Get-Service -Name 'kube-proxy' -ErrorAction SilentlyContinue) {
+  Stop-Service -Name 'kube-proxy' -Force
+  $out = sc.exe delete 'kube-proxy'
+  if ($LASTEXITCODE) { throw ('sc.exe delete ' + 'kube-proxy' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
+  Write-Output ('removed the ' + 'kube-proxy' + ' service of the earlier design')
+}
+[Environment]::SetEnvironmentVariable('NODE_NAME', $null, 'Machine')
+Write-Output 'no legacy agent services'
+
+########## kubelet-service
+# step: kubelet-service
+$ErrorActionPreference = 'Stop'
+# The kubelet service: kube-log-runner runs the kubelet and keeps its log
+# (a service has no console), it starts after containerd (the container
+# runtime it needs), at every boot, and the service control manager restarts
+# it when it exits. sc.exe config on an existing service (a re-join, or a
+# node of the earlier design) changes it in place: no delete-and-create
+# race with a service marked for deletion.
+$bin = 'C:\k\kube-log-runner.exe --log-file=C:\var\log\kubelet\kubelet.log --log-file-size=10Mi --log-file-age=168h C:\k\kubelet.exe --windows-service --bootstrap-kubeconfig=C:\k\bootstrap-kubeconfig --kubeconfig=C:\k\kubeconfig --config=C:\k\kubelet-config.yaml --cert-dir=C:\k\pki --hostname-override=win-0 --node-ip=10.0.0.21 --v=2 --node-labels=example.com/pool=web,node.kubernetes.io/windows-build=10.0.20348'
+if (Get-Service -Name 'kubelet' -ErrorAction SilentlyContinue) {
+  Stop-Service -Name 'kubelet' -Force
+  $out = sc.exe config 'kubelet' binPath= $bin start= auto depend= 'containerd' DisplayName= 'Kubernetes kubelet'
+  if ($LASTEXITCODE) { throw ('sc.exe config ' + 'kubelet' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
+} else {
+  $out = sc.exe create 'kubelet' binPath= $bin start= auto depend= 'containerd' DisplayName= 'Kubernetes kubelet'
+  if ($LASTEXITCODE) { throw ('sc.exe create ' + 'kubelet' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
+}
+$out = sc.exe failure 'kubelet' reset= '86400' actions= 'restart/10000/restart/10000/restart/30000'
+if ($LASTEXITCODE) { throw ('sc.exe failure ' + 'kubelet' + ' failed with exit code ' + $LASTEXITCODE + ': ' + $out) }
+Start-Service -Name 'kubelet'
+Write-Output ('kubelet' + ' ' + (Get-Service -Name 'kubelet').Status)
+

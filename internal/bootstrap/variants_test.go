@@ -1,0 +1,73 @@
+package bootstrap
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestOptionSetsGolden renders the scripts of every option set the golden
+// files above do not: an image with no updates, online updates, SSH or
+// images to pre-pull and containerd 1.7 (whose config.toml is version 2);
+// online updates without WSUS and with an include list; a node with the
+// "none" CNI in a time zone of its own; and the steps rendered on their
+// own (sysprep, the WinRM HTTPS listener, the reboot, the Windows build,
+// probe evidence with no logs). Together with image-steps.ps1 and
+// join-steps-flannel.ps1 they hold every template of templates/ with each
+// of its branches, and winsim's walk test (TestProviderScriptsModelled)
+// parses and binds every script in them against the simulated host.
+func TestOptionSetsGolden(t *testing.T) {
+	minimal := testImageConfig()
+	minimal.Updates, minimal.Online, minimal.SSHAuthorizedKey, minimal.PrepullImages, minimal.Additional = nil, nil, "", nil, nil
+	minimal.Containerd.URL = "https://github.com/containerd/containerd/releases/download/v1.7.30/containerd-1.7.30-windows-amd64.tar.gz"
+	minimal.Containerd.Path = DownloadPath(minimal.Containerd.URL)
+	minimal.PauseImage = "registry.k8s.io/pause:3.10"
+	steps, err := ImageSteps(minimal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "image-steps-minimal.ps1", joinSteps(steps))
+
+	online, err := onlineUpdateSteps(&OnlineUpdates{Categories: []string{"Updates"}, IncludeKBs: []string{"KB5070020", "KB5070021"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(online) != 1 {
+		t.Fatalf("online updates without WSUS rendered %d steps, want 1 (no WSUS step)", len(online))
+	}
+	golden(t, "online-updates-no-wsus.ps1", joinSteps(online))
+
+	cfg := testJoinConfig()
+	cfg.CNI, cfg.CNIConfList, cfg.TimeZone = "none", nil, "Tokyo Standard Time"
+	join, err := JoinSteps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "join-steps-none.ps1", joinSteps(join))
+
+	var single []Step
+	sysprep, err := SysprepStep(UnattendConfig{TimeZone: "W. Europe Standard Time"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listener, err := HTTPSListenerStep("10.0.0.21")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reboot, err := RebootStep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	build, err := WindowsBuildStep()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evidence, err := ProbeEvidenceStep(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single = append(single, sysprep, listener, reboot, build, evidence)
+	golden(t, "single-steps.ps1", joinSteps(single))
+	if slices.ContainsFunc(single, func(s Step) bool { return s.Script == "" }) {
+		t.Error("a single step rendered empty")
+	}
+}
