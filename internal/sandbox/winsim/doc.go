@@ -109,6 +109,21 @@
 // does not model is refused (pwsh/members_real.go), where PowerShell would
 // answer $null for a name the object does not have.
 //
+// No silent yes. Every parameter a modelled cmdlet declares is read by its
+// implementation, refused (Unmodelled: the binder refuses the call), or
+// NoEffect with the reason it changes nothing Windows would show here (the
+// command table lists them as "accepted, no effect here");
+// TestEveryParameterUsedOrRefused reads each cmdlet's Run and what it
+// reaches and fails for any other. The walk test (walk_test.go) parses every
+// script the provider can send, as its golden files hold them (every
+// template and option set of internal/bootstrap, the agents' start scripts
+// of internal/kube, the transports' own scripts of internal/remote;
+// TestProviderTemplatesAllRendered fails for a template no golden script
+// was rendered from), checks each cmdlet, parameter, type, member and
+// program is modelled, and binds each command as the binder would before
+// the script runs (pwsh/staticbind.go: literal arguments converted and
+// validated, run-time ones bound unconverted).
+//
 // The language modelled: strings ('...' literal, "..." and here-strings
 // expanding $var, $env:X, $(...) and backtick escapes), numbers, $true/$false/
 // $null, arrays (@(), a, b), hashtables (@{}, [ordered]@{}), [pscustomobject]@{},
@@ -273,7 +288,33 @@
 // h.stopServiceWithDependents is -Force) and the table h.svcs.
 // [Environment]::SetEnvironmentVariable(n, v, 'Machine') is Host.SetMachineEnv
 // (and GetEnvironmentVariable(n, 'Machine') is Host.MachineEnv): it writes the
-// registry only; services see it after the next reboot.
+// registry only; services see it after the next reboot. The 'User' target
+// (HKCU\Environment) is not modelled and refused both ways, never answered
+// with the machine's value. $env:X = ... changes the process's own block
+// (Environment.SetEnvironmentVariable on the process), and every program
+// the session starts gets a copy of it (CreateProcess with no environment
+// of its own: "the new process uses the environment of the calling
+// process", learn.microsoft.com/windows/win32/api/processthreadsapi/
+// nf-processthreadsapi-createprocessw): cmd.exe expands %X% from it, batch
+// files and a child powershell.exe see it. Start-Process
+// (StartProcessCommand, PowerShell/PowerShell src/Microsoft.PowerShell.
+// Commands.Management/commands/management/Process.cs) gives the program
+// -ArgumentList joined by spaces as one command line (5.1 does not quote an
+// element holding a space; the program splits it as CommandLineToArgvW)
+// and waits only with -Wait: without it the cmdlet returns once the
+// process started, which runs on with a copy of the environment until it
+// exits or the host goes down (the job object that ends a WinRM or OpenSSH
+// session's processes when the shell closes is not modelled). Get-Content
+// -Raw of an empty file writes nothing ($null), as
+// FileSystemContentReaderWriter.ReadDelimited adds no empty block
+// (src/System.Management.Automation/namespaces/FileSystemContentStream.cs).
+// A firewall rule's port filter (Get-NetFirewallPortFilter) holds its
+// protocol (Any, TCP, UDP) and local ports; a port with protocol Any is
+// refused, as Windows rejects it ("If a port number is identified ... this
+// parameter must be set to TCP or UDP", New-NetFirewallRule -Protocol); a
+// UDP rule admits none of the host's TCP listeners. Test-NetConnection's
+// TCP test is a real connect from this machine (-InformationLevel Quiet a
+// Boolean; 5.1 has no -Quiet).
 // Restart-Computer: the script
 // finishes, then the host goes down (connections drop) and comes back after
 // RebootDelay. Stop-Computer, shutdown.exe /s|/p and sysprep.exe /shutdown:
