@@ -122,7 +122,9 @@
 // was rendered from), checks each cmdlet, parameter, type, member and
 // program is modelled, and binds each command as the binder would before
 // the script runs (pwsh/staticbind.go: literal arguments converted and
-// validated, run-time ones bound unconverted).
+// validated, run-time ones bound unconverted). The common parameters
+// -Verbose, -Debug and -Confirm turn on a stream or a prompt the engine
+// does not have and are refused (their :$false forms bind).
 //
 // The language modelled: strings ('...' literal, "..." and here-strings
 // expanding $var, $env:X, $(...) and backtick escapes), numbers, $true/$false/

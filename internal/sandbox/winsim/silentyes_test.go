@@ -130,3 +130,25 @@ func stderrText(s string) string {
 	}
 	return b.String()
 }
+
+// TestCommonParametersWithoutStreamRefused: -Verbose, -Debug and -Confirm
+// turn on a stream or a prompt the engine does not have: refused, not
+// dropped; their $false forms bind.
+func TestCommonParametersWithoutStreamRefused(t *testing.T) {
+	h := startTestHost(t, nil)
+	for _, tc := range []struct {
+		script string
+		code   int
+		stderr string
+	}{
+		{"Get-Service -Name WinRM -Verbose | Out-Null", 1, "-Verbose"},
+		{"Get-Service -Name WinRM -Debug | Out-Null", 1, "-Debug"},
+		{"New-Item -ItemType Directory -Path C:\\c1 -Confirm | Out-Null", 1, "-Confirm"},
+		{"New-Item -ItemType Directory -Path C:\\c2 -Confirm:$false | Out-Null\nGet-Service -Name WinRM -Verbose:$false | Out-Null\n'ok'", 0, ""},
+	} {
+		_, stderr, code := run(t, h, encoded(tc.script))
+		if code != tc.code || !strings.Contains(stderrText(stderr), tc.stderr) {
+			t.Errorf("%q: code %d stderr %q; want code %d stderr containing %q", tc.script, code, stderrText(stderr), tc.code, tc.stderr)
+		}
+	}
+}

@@ -165,6 +165,18 @@ func (c *Cmdlet) bind(named []namedArg, positional []arg, hasInput bool) (map[st
 			}
 		}
 	}
+	// The common parameters that turn on a stream or a prompt the engine
+	// does not have: -Verbose and -Debug show the verbose and debug
+	// streams (-Debug also asks before going on, in 5.1), -Confirm asks
+	// before each change (about_CommonParameters, about_Preference_Variables).
+	// Their $false forms change nothing and bind.
+	for _, n := range []string{"Verbose", "Debug", "Confirm"} {
+		if v, ok := out[n]; ok && toBool(v) {
+			if _, dyn := v.(dynamicArg); !dyn {
+				return nil, "", errUnsupported("the common parameter -" + n + " (its stream or prompt) on " + c.Name)
+			}
+		}
+	}
 	return out, set, nil
 }
 
