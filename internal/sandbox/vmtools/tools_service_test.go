@@ -114,4 +114,3 @@ func TestVMToolsServiceStopped(t *testing.T) {
 		t.Errorf("computer name over vmtools after VMTools started again: %q", got)
 	}
 }
-
