@@ -55,6 +55,10 @@ func TestVMToolsServiceRestartUnderScript(t *testing.T) {
 	mu.Lock()
 	got := append([]bool(nil), changes...)
 	mu.Unlock()
+	// The boot's own start may be seen first (it races the hook).
+	if len(got) > 0 && got[0] && len(got) == 3 {
+		got = got[1:]
+	}
 	if len(got) != 2 || got[0] || !got[1] {
 		t.Errorf("VMware Tools changes seen = %v, want [false true] (stopped, then running again)", got)
 	}
