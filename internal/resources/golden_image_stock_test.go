@@ -3,6 +3,7 @@ package resources_test
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +121,62 @@ func TestAccGoldenImage_stockTemplates(t *testing.T) {
 						return nil
 					},
 				}},
+			})
+		})
+	}
+}
+
+// TestAccGoldenImage_vmtoolsRestartMidStep restarts VMware Tools (the
+// VMTools service) in the build guest as a step arrives over vmtools:
+// VMware Tools forgets the process running the step, so its result is
+// lost. A rerunnable step (vmware-tools) is run again and the build
+// completes; a step that cannot safely run twice (verify) fails the build
+// with an error naming VMware Tools' restart.
+func TestAccGoldenImage_vmtoolsRestartMidStep(t *testing.T) {
+	acctest.PreCheck(t)
+	if acctest.Sandbox == nil {
+		t.Skip("lab mode: the sandbox's faults restart VMware Tools")
+	}
+	for _, tc := range []struct {
+		step    string
+		wantErr string
+	}{
+		{step: "vmware-tools"},
+		{step: "verify", wantErr: `(?s)image step "verify".*VMware\s+Tools\s+stopped\s+under\s+the\s+running\s+script.*VMTools.*cannot\s+safely\s+run\s+twice`},
+	} {
+		t.Run(tc.step, func(t *testing.T) {
+			name := acctest.Name("win-vmtrs-" + strings.ReplaceAll(tc.step, "-", ""))
+			computer := acctest.ComputerNameOf(name)
+			acctest.Sandbox.Hosts.SetFaults(computer, winsim.Faults{Steps: []winsim.StepFault{{Step: tc.step, RestartService: "VMTools", Times: 1}}})
+			t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(computer) })
+			var mu sync.Mutex
+			runs := 0
+			remove := acctest.Sandbox.Hosts.OnEvent(func(ev vmtools.Event) {
+				if ev.Script != nil && strings.EqualFold(ev.ComputerName, computer) && ev.Script.Step == tc.step {
+					mu.Lock()
+					runs++
+					mu.Unlock()
+				}
+			})
+			t.Cleanup(remove)
+			step := resource.TestStep{Config: acctest.GoldenImageConfig(name, nil)}
+			if tc.wantErr != "" {
+				step.ExpectError = regexp.MustCompile(tc.wantErr)
+			} else {
+				step.Check = func(*terraform.State) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if runs != 2 {
+						return fmt.Errorf("step %s ran %d times, want 2 (cut by the VMware Tools restart, then run again)", tc.step, runs)
+					}
+					return nil
+				}
+			}
+			resource.Test(t, resource.TestCase{
+				PreCheck:                 func() { acctest.PreCheck(t) },
+				ProtoV6ProviderFactories: acctest.ProviderFactories,
+				CheckDestroy:             acctest.CheckTemplatesDestroyed(t),
+				Steps:                    []resource.TestStep{step},
 			})
 		})
 	}

@@ -221,6 +221,12 @@ type StepFault struct {
 	// Reboot restarts the host as the script arrives: it never completes and
 	// the connection drops, as when Windows Update reboots mid-bootstrap.
 	Reboot bool
+	// RestartService restarts the named service as the script arrives
+	// (Restart-Service -Force: its running dependents stop with it), then
+	// runs the script: an administrator or an upgrade restarting a service
+	// under a running step. VMTools restarted this way forgets the guest
+	// operation running the script (guestops.go).
+	RestartService string
 	// Times limits how often the fault fires (0 = always).
 	Times int
 }

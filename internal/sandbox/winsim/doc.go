@@ -610,8 +610,9 @@
 // A script names its step with a comment line "# step: <name>" (StepComment).
 // HostConfig.Faults (and Host.SetFaults at run time) can refuse connections,
 // fail every authentication, and for a step (or a script matching a regexp)
-// exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
-// host as the step arrives. Faults.KubeletNeverReady makes the simulated
+// exit non-zero with a given stderr, delay, hang until cancelled, reboot the
+// host as the step arrives, or restart a service (RestartService: VMTools,
+// to restart VMware Tools under the step) and then run it. Faults.KubeletNeverReady makes the simulated
 // kubelet register its Node but never report Ready; Faults.KubeletNotReady
 // holds it NotReady until the fault is cleared; Faults.HNSLostOnReboot loses
 // the host's HNS networks and policies at every boot (Host.BootID says
