@@ -82,6 +82,12 @@ func TestVMToolsServiceStopped(t *testing.T) {
 	w := start(t)
 	vm, ip := w.bootClone(t, "2022", "win-toolsoff")
 	winrm := w.connect(t, ip, nodePassword)
+	// A fresh clone runs what a stock installation starts at boot.
+	const list = "foreach ($n in @('VMTools', 'WinRM', 'EventLog', 'mpssvc', 'wuauserv', 'TrustedInstaller')) { $s = Get-Service -Name $n; Write-Output ($s.Name + ' ' + $s.Status + ' ' + $s.StartType) }"
+	want := "VMTools Running Automatic\r\nWinRM Running Automatic\r\nEventLog Running Automatic\r\nmpssvc Running Automatic\r\nwuauserv Stopped Manual\r\nTrustedInstaller Stopped Manual"
+	if got := run(t, winrm, list); got != want {
+		t.Errorf("a fresh clone's services:\n%s\nwant\n%s", got, want)
+	}
 	if got := run(t, winrm, "Stop-Service -Name 'VMTools'\n(Get-Service -Name 'VMTools').Status"); got != "Stopped" {
 		t.Fatalf("VMTools after Stop-Service: %q", got)
 	}
