@@ -738,7 +738,8 @@
 //	  LanmanServer (Automatic); WinRM (Automatic, delayed); guidelines-for-disabling-system-services-in-windows-
 //	  wuauserv, W32Time, TrustedInstaller (Manual); their  server): names, display names, start types (the
 //	  svchost groups, accounts (LocalSystem, LocalService, defaults of Server 2019 on); sc.exe qc of a stock
-//	  NetworkService) and dependencies among them          install for ImagePath, ObjectName, DependOnService
+//	  NetworkService) and dependencies among them          install (no public page) for ImagePath, ObjectName,
+//	                                                       DependOnService
 //	VMTools "VMware Tools": vmtoolsd.exe under C:\Program  VMware Tools Administration, "VMware Tools Services"
 //	  Files\VMware\VMware Tools, Automatic, LocalSystem;   (docs.vmware.com ... GUID-0BD592B1): vmtoolsd.exe
 //	  guest operations while it runs (above)               starts with the guest, runs programs for automation

@@ -11,14 +11,17 @@ import (
 // those the provider and its steps touch or depend on, and the core ones
 // they stand on. Each entry is the service's registry key under
 // HKLM\SYSTEM\CurrentControlSet\Services (ImagePath, Start,
-// DelayedAutostart, ObjectName, DependOnService), as `sc.exe qc <name>`
-// shows it on a fresh installation. Names, display names and start types
-// follow Microsoft's "Guidance on disabling system services on Windows
+// DelayedAutostart, ObjectName, DependOnService). Names, display names and
+// start types follow Microsoft's "Guidance on disabling system services on Windows
 // Server with Desktop Experience"
 // (https://learn.microsoft.com/windows-server/security/windows-services/security-guidelines-for-disabling-system-services-in-windows-server:
 // "As of Windows Server 2019, the configurations in this article are
 // actually the default settings"); the three releases agree on every
-// service here. What the simulator leaves out, and why:
+// service here. The svchost groups (ImagePath), accounts (ObjectName) and
+// dependencies are those `sc.exe qc <name>` prints on a fresh
+// installation; no public Microsoft page lists them, so they stand to be
+// checked against a real template (issue 33). What the simulator leaves
+// out, and why:
 //   - Trigger starts (wuauserv, W32Time, Dnscache start on events): not
 //     modelled; such a service is Manual or Automatic as its Start value
 //     says and starts when something starts it.
