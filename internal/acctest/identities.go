@@ -18,9 +18,10 @@ import (
 // the provider protocol and the list-resource, action and state-store RPCs
 // that tf6server looks for by type assertion.
 type frameworkServer interface {
-	tfprotov6.ProviderServerWithListResource
-	tfprotov6.ProviderServerWithActions
-	tfprotov6.ProviderServerWithStateStores
+	tfprotov6.ProviderServer
+	tfprotov6.ListResourceServer
+	tfprotov6.ActionServer
+	tfprotov6.StateStoreServer
 }
 
 // identityServer stands, in process, for what Terraform does with two
