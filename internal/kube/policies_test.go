@@ -327,7 +327,7 @@ func TestAdmissionPolicies(t *testing.T) {
 		{"set a Windows Node's providerID, labels, taints and VM (windows_node's apply)", func() error {
 			_, err := provider.ApplyNodeSettings(ctx, windows.Name, kube.NodeSettings{
 				ProviderID: "vsphere://4206e3b7-0c7a-4d6b-9a7f-2f8d7d0f0e11",
-				Labels:     map[string]string{"example.com/pool": "web", "node.kubernetes.io/windows-build": "10.0.20348"},
+				Labels:     map[string]string{"example.com/pool": "web", "node.kubernetes.io/windows-build": "10.0.20348", "node.kubernetes.io/pool": "web"},
 				Taints:     []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
 				VM:         kube.NodeVM("vc-uuid", "vm-42"),
 			})
