@@ -101,7 +101,7 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			ElementType: types.StringType, Optional: true,
 			MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest. " +
 				"Keys in the `kubernetes.io` and `k8s.io` domains are refused but the `node.kubernetes.io/` and `kubelet.kubernetes.io/` labels a kubelet may set itself.",
-			Validators:          []validator.Map{mapvalidator.KeysAre(nodeLabelKey()), mapvalidator.ValueStringsAre(labelValue())},
+			Validators: []validator.Map{mapvalidator.KeysAre(nodeLabelKey()), mapvalidator.ValueStringsAre(labelValue())},
 		},
 		"taints": schema.ListNestedAttribute{
 			Optional: true, Computed: true,
