@@ -28,6 +28,16 @@ terraform {
 
 provider "windows" {} # VSPHERE_*, KUBECONFIG from the environment
 
+# Installed once per cluster, with a cluster administrator's identity (guide
+# "Least privilege"): a provider configuration of its own, by alias. The
+# default configuration keeps the everyday identity of examples/rbac.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = "~/.kube/admin.conf"
+  }
+}
+
 provider "vsphere" {} # VSPHERE_SERVER, VSPHERE_USER, VSPHERE_PASSWORD from the environment
 
 provider "kubernetes" {
@@ -114,6 +124,8 @@ data "vsphere_virtual_machine" "golden" {
 }
 
 resource "windows_node_networking" "this" {
+  provider = windows.admin
+
   cni = "flannel"
 }
 
@@ -129,6 +141,8 @@ resource "windows_node" "web" {
 }
 
 resource "windows_runtime_class" "ltsc2022" {
+  provider = windows.admin
+
   name          = "windows-2022"
   windows_build = windows_golden_image.ltsc2022.windows_build
 }

@@ -3,6 +3,11 @@
 # The provider reads its settings from the environment (VSPHERE_*, KUBECONFIG),
 # and the inputs below from TF_VAR_* (variables.tf), all of which
 # `go run ./cmd/sandbox --env-file sandbox.env` writes for the sandbox.
+#
+# Two Kubernetes identities (guide "Least privilege"): the everyday one
+# (KUBECONFIG, bound by examples/rbac) builds images and joins nodes; a
+# cluster administrator's (var.admin_kubeconfig) installs, once per cluster,
+# the networking agents and the RuntimeClasses.
 terraform {
   required_version = ">= 1.11" # write-only attributes (admin_password_wo)
 
@@ -14,6 +19,13 @@ terraform {
 }
 
 provider "windows" {}
+
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = var.admin_kubeconfig
+  }
+}
 
 # A Kubernetes-ready Windows Server 2022 template: containerd 2.2, kubelet,
 # kube-log-runner, kube-proxy, flanneld and the CNI plugins (win-overlay,
@@ -60,11 +72,15 @@ resource "windows_golden_image" "ltsc2022" {
 # One RuntimeClass per Windows Server release the cluster runs. Pods set
 # `runtimeClassName: windows-2022` and land on Windows Server 2022 nodes only.
 resource "windows_runtime_class" "ltsc2019" {
+  provider = windows.admin
+
   name            = "windows-2019"
   windows_version = "2019"
 }
 
 resource "windows_runtime_class" "ltsc2022" {
+  provider = windows.admin
+
   name          = "windows-2022"
   windows_build = windows_golden_image.ltsc2022.windows_build # what the image's nodes will report
 }
@@ -74,6 +90,8 @@ resource "windows_runtime_class" "ltsc2022" {
 # (never the node's credentials), on flannel's VXLAN overlay (VNI 4096, port
 # 4789; the plan checks that the cluster's flannel uses them).
 resource "windows_node_networking" "this" {
+  provider = windows.admin
+
   cni = "flannel"
 }
 

@@ -2,6 +2,14 @@
 # every one of them from the sandbox as TF_VAR_<name>; against a real vCenter,
 # put them in a terraform.tfvars.
 
+# A cluster administrator's kubeconfig (kubeadm's admin.conf, say), for what
+# is installed once per cluster: windows_node_networking and the
+# RuntimeClasses. Everything else runs as KUBECONFIG's everyday identity.
+variable "admin_kubeconfig" {
+  description = "Path of a cluster administrator's kubeconfig, for example `~/.kube/admin.conf`."
+  type        = string
+}
+
 # Where the golden image build runs: managed object ids, as the
 # vmware/vsphere data sources return them (data.vsphere_resource_pool.x.id).
 variable "resource_pool_id" {

@@ -1,8 +1,15 @@
 // Package rbac ships the provider's Kubernetes RBAC manifest
-// (terraform-provider-windows.yaml: its roles and the admission policies that
-// narrow them) to the code that applies it: the sandbox issues the provider a
-// ServiceAccount bound by this very file, so the documented role and the one
-// the acceptance tests run with are one.
+// (terraform-provider-windows.yaml: the everyday identity's roles and the
+// admission policies that narrow them) to the code that applies it: the
+// sandbox issues the provider a ServiceAccount bound by this very file, so
+// the documented role and the one the acceptance tests run with are one.
+//
+// The manifest binds the everyday identity only (windows_golden_image,
+// windows_node, windows_node_pool, windows_cluster). What a cluster installs
+// once (windows_node_networking, windows_runtime_class,
+// windows_linux_daemonset_guard) is applied with a cluster administrator's
+// identity, through a second provider configuration: no role here grants
+// it, as kubeadm applies its add-ons with admin.conf.
 package rbac
 
 import _ "embed"
@@ -16,11 +23,6 @@ var Manifest []byte
 const (
 	Namespace      = "terraform-provider-windows"
 	ServiceAccount = "terraform-provider-windows"
-	// NetworkingNamespace is the namespace the documents labelled
-	// app.kubernetes.io/component=networking grant windows_node_networking.
-	NetworkingNamespace = "kube-system"
-	ComponentLabel      = "app.kubernetes.io/component"
-	NetworkingComponent = "networking"
 	// Group is the group whose members the admission policies hold besides
 	// the ServiceAccounts of Namespace: a user the roles are bound to
 	// instead (a client certificate's organization, say) must be in it.
@@ -28,13 +30,17 @@ const (
 )
 
 // The ValidatingAdmissionPolicies of Manifest (each bound by a
-// ValidatingAdmissionPolicyBinding of the same name). PolicyRuntimeClasses
-// is the manifest's last policy and binding: once the API server enforces
-// it, it enforces every other one (see the sandbox's wait).
+// ValidatingAdmissionPolicyBinding of the same name). PolicyProbe is the
+// manifest's last policy and binding: once the API server enforces it, it
+// enforces every other one (see the sandbox's wait).
 const (
 	PolicySecrets        = "terraform-provider-windows-secrets"
-	PolicyDaemonSets     = "terraform-provider-windows-daemonsets"
 	PolicyNodes          = "terraform-provider-windows-nodes"
+	PolicyProbeEndpoints = "terraform-provider-windows-probe-endpoints"
 	PolicyProbe          = "terraform-provider-windows-probe"
-	PolicyRuntimeClasses = "terraform-provider-windows-runtimeclasses"
 )
+
+// InstallOnceResources are the resources applied with an administrator's
+// identity (a provider configuration of their own, by alias): the
+// everyday role grants none of their writes.
+var InstallOnceResources = []string{"windows_node_networking", "windows_runtime_class", "windows_linux_daemonset_guard"}

@@ -16,19 +16,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
-	"github.com/wincluster/terraform-provider-windows/internal/provider"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
-// ProviderFactories serves the provider under test to the Terraform CLI.
+// ProviderFactories serves the provider under test to the Terraform CLI:
+// one server per configuration of it, as Terraform runs one process per
+// configuration (identityServer).
 var ProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"windows": providerserver.NewProtocol6WithError(provider.New("test")()),
+	"windows": newIdentityServer,
 }
 
 // Sandbox is the running sandbox; nil unless TF_ACC is set, and nil in lab

@@ -210,9 +210,14 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
+// NetworkingConfig is windows_node_networking in ns, applied as its docs
+// say, with an administrator's identity: it carries the admin provider
+// configuration (AdminProvider), which other install-once resources of the
+// same configuration select too (`provider = windows.admin`).
 func NetworkingConfig(ns, cni, extra string) string {
-	return fmt.Sprintf(`
+	return AdminProvider() + fmt.Sprintf(`
 resource "windows_node_networking" "test" {
+  provider  = windows.admin
   cni       = %q
   namespace = %q
 %s}

@@ -129,6 +129,10 @@ func RequireSandbox(t *testing.T, why string) *sandbox.Sandbox {
 	return Sandbox
 }
 
+// AdminKubeconfig is the cluster-admin kubeconfig: the tests' checks, and
+// the identity of the install-once resources (AdminProvider).
+func AdminKubeconfig() string { return adminKubeconfig() }
+
 // adminKubeconfig is the cluster-admin kubeconfig of the tests' checks.
 func adminKubeconfig() string {
 	if Sandbox != nil {

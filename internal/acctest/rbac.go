@@ -2,45 +2,36 @@ package acctest
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
-
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/examples/rbac"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
 )
 
-// GrantNetworking lets the provider's ServiceAccount manage
-// windows_node_networking in namespace ns, as the RBAC manifest tells an
-// admin to (its networking documents with kube-system replaced by ns): the
-// sandbox binds kube-system alone.
-func GrantNetworking(t *testing.T, ns string) {
-	t.Helper()
-	PreCheck(t)
-	objs, err := sandbox.ProviderRBAC(ns)
-	if err != nil {
-		t.Fatal(err)
+// AdminProviderAlias is the alias of the provider configuration that
+// applies what a cluster installs once (rbac.InstallOnceResources) with an
+// administrator's identity, as the guide "Least privilege" documents;
+// configurations select it with `provider = windows.admin`.
+const AdminProviderAlias = "admin"
+
+// AdminProvider is the provider configuration of AdminProviderAlias: the
+// admin kubeconfig (the sandbox's, or in lab mode SANDBOX_ADMIN_KUBECONFIG),
+// and vSphere as the environment sets it. The default configuration keeps
+// KUBECONFIG, the everyday identity bound by examples/rbac.
+func AdminProvider() string {
+	if Sandbox == nil && !LabMode() {
+		return "" // no TF_ACC: resource.Test skips the test before using it
 	}
-	// An admin's client: the sandbox's, or in lab mode the admin
-	// kubeconfig's (SANDBOX_ADMIN_KUBECONFIG).
-	cs := Kube(t).Interface
-	if err := sandbox.ApplyRBAC(context.Background(), cs, objs); err != nil {
-		t.Fatalf("granting the provider windows_node_networking in %s: %v", ns, err)
-	}
-	// The namespace's deletion takes its Role and RoleBinding; the
-	// cluster-wide ones go here.
-	t.Cleanup(func() {
-		for _, o := range objs {
-			switch o := o.(type) {
-			case *rbacv1.ClusterRole:
-				_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
-			case *rbacv1.ClusterRoleBinding:
-				_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
-			}
-		}
-	})
+	return fmt.Sprintf(`
+provider "windows" {
+  alias = %q
+  kubernetes {
+    config_path = %q
+  }
+}
+`, AdminProviderAlias, adminKubeconfig())
 }
 
 // KubeconfigWithout issues a kubeconfig for a ServiceAccount bound like the
@@ -50,7 +41,7 @@ func KubeconfigWithout(t *testing.T, name, apiGroup, resource, verb string) stri
 	t.Helper()
 	RequireSandbox(t, "a ServiceAccount kubeconfig signed by the sandbox")
 	ctx := context.Background()
-	objs, err := sandbox.ProviderRBAC("")
+	objs, err := sandbox.ProviderRBAC()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,6 +87,15 @@ func (w *world) header() string {
 
 provider "windows" {} # VSPHERE_*, KUBE_CONFIG_PATH
 
+# windows_node_networking is installed once, with an administrator's
+# identity (guide "Least privilege"): the sandbox's admin kubeconfig.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = %q
+  }
+}
+
 # WinRM on the stock templates' HTTP listener (NTLM, sealed messages): the
 # sandbox's guests have no HTTPS listener, and the runner is in their subnet.
 locals {
@@ -96,7 +105,7 @@ locals {
     port  = %d
   }
 }
-`, providerNamespace, providerVersion, w.sb.Hosts.Ports().WinRM)
+`, providerNamespace, providerVersion, w.sb.Kubeconfig, w.sb.Hosts.Ports().WinRM)
 }
 
 // imageResource is a windows_golden_image of the sandbox's 2022 template.
@@ -138,6 +147,7 @@ resource "windows_golden_image" %q {
 // agents as HostProcess pods.
 const networkingResource = `
 resource "windows_node_networking" "bench" {
+  provider                 = windows.admin
   cni                      = "flannel"
   allow_destroy_with_nodes = true
 }

@@ -40,8 +40,13 @@ const (
 	// entry under process isolation (containerd/platforms: a 26100 host
 	// runs 20348 images), but a Hyper-V isolated pod then mixes a 2022
 	// sandbox with 2025 layers and fails with HCS_E_IMAGE_MISMATCH
-	// (kubernetes-sigs/windows-testing#557).
-	DefaultPause    = "registry.k8s.io/pause:3.10.2"
+	// (kubernetes-sigs/windows-testing#557). Pinned by the digest of the
+	// manifest list registry.k8s.io serves for the tag (what `docker pull
+	// registry.k8s.io/pause:3.10.2` prints, as kubernetes/website's
+	// "Pull an Image from a Private Registry" page quotes it), so a
+	// registry or mirror that serves other content under the tag is
+	// refused by containerd rather than run as every pod's sandbox.
+	DefaultPause    = "registry.k8s.io/pause:3.10.2@sha256:f548e0e8e3dc1896ca956272154dde3314e8cc4fde0a57577ee9fa1c63f5baf4"
 	DefaultBaseURL  = "https://dl.k8s.io/release"
 	KubeletFirewall = "kubelet-10250"
 )

@@ -204,6 +204,8 @@ var pauseWindowsBuilds = map[string][]string{
 	"registry.k8s.io/pause:3.10":   {"10.0.17763", "10.0.20348"},
 	"registry.k8s.io/pause:3.10.1": {"10.0.17763", "10.0.20348"},
 	"registry.k8s.io/pause:3.10.2": {"10.0.17763", "10.0.20348", "10.0.26100"},
+	// The same manifest list, by its digest (DefaultPause).
+	"registry.k8s.io/pause:3.10.2@sha256:f548e0e8e3dc1896ca956272154dde3314e8cc4fde0a57577ee9fa1c63f5baf4": {"10.0.17763", "10.0.20348", "10.0.26100"},
 }
 
 // TestDefaultPauseHasEveryRelease: the default pause image carries an entry

@@ -54,6 +54,47 @@ const forbiddenHint = ". The provider's Kubernetes identity lacks this permissio
 const policyHint = ". An admission policy refused it: the provider's policies in " + RBACManifest +
 	" let it change only its own objects (guide \"Least privilege\")"
 
+// adminHint is appended instead of forbiddenHint to a 403 on a write of
+// what a cluster installs once (installOnceResources): the everyday role
+// grants none of them by design, so binding more roles to it is the wrong
+// fix; an administrator's identity applies those resources.
+const adminHint = ". This object is installed once per cluster, with an administrator's identity, as kubeadm installs its " +
+	"add-ons with admin.conf: apply windows_node_networking, windows_runtime_class and windows_linux_daemonset_guard " +
+	"through a provider configuration of their own (`provider \"windows\" { alias = \"admin\" ... }` with a cluster " +
+	"administrator's kubeconfig, and `provider = windows.admin` in the resource); the everyday role of " + RBACManifest +
+	" grants no write on them (guide \"Least privilege\")"
+
+// installOnceResources are the API resources (the path segment after the
+// group and version, or the namespace) that only the install-once
+// resources write: the networking agents' DaemonSets, ConfigMaps,
+// ServiceAccounts and RBAC, RuntimeClasses, and a guarded DaemonSet.
+var installOnceResources = map[string]bool{
+	"daemonsets": true, "configmaps": true, "serviceaccounts": true, "runtimeclasses": true,
+	"clusterroles": true, "clusterrolebindings": true, "roles": true, "rolebindings": true,
+}
+
+// installOnceWrite reports whether req writes (anything but GET, HEAD) an
+// object of installOnceResources.
+func installOnceWrite(req *http.Request) bool {
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		return false
+	}
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	// /api/v1[/namespaces/<ns>]/<resource>[/<name>], /apis/<group>/<version>[/namespaces/<ns>]/<resource>[/<name>]
+	for i, p := range parts {
+		if p == "namespaces" && i+2 < len(parts) {
+			return installOnceResources[parts[i+2]]
+		}
+	}
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		return installOnceResources[parts[2]]
+	case len(parts) >= 4 && parts[0] == "apis":
+		return installOnceResources[parts[3]]
+	}
+	return false
+}
+
 // forbiddenTransport adds forbiddenHint (or policyHint) to the Status of every 403 Forbidden
 // response, in one place for every call the provider makes: the message
 // reaches the diagnostic through whatever wraps the error, and
@@ -77,14 +118,17 @@ func (t forbiddenTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(body, nil, nil)
 	st, ok := obj.(*metav1.Status)
 	if err != nil || !ok || st.Reason != metav1.StatusReasonForbidden ||
-		strings.HasSuffix(st.Message, forbiddenHint) || strings.HasSuffix(st.Message, policyHint) {
+		strings.HasSuffix(st.Message, forbiddenHint) || strings.HasSuffix(st.Message, policyHint) || strings.HasSuffix(st.Message, adminHint) {
 		return resp, nil
 	}
 	// An admission policy's refusal is no missing permission: binding more
 	// roles would not help, and the policy's message says what it allows.
-	if strings.Contains(st.Message, " is forbidden: ValidatingAdmissionPolicy '") {
+	switch {
+	case strings.Contains(st.Message, " is forbidden: ValidatingAdmissionPolicy '"):
 		st.Message += policyHint
-	} else {
+	case installOnceWrite(req):
+		st.Message += adminHint
+	default:
 		st.Message += forbiddenHint
 	}
 	st.TypeMeta = metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}

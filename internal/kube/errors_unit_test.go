@@ -50,3 +50,37 @@ func TestForbiddenTransport(t *testing.T) {
 		t.Errorf("not found: %v", err)
 	}
 }
+
+// TestInstallOnceWrite: a write of a DaemonSet, ConfigMap, ServiceAccount,
+// RBAC object or RuntimeClass is an install-once write (its 403 points to the
+// administrator's identity); reads, and writes of what the everyday role
+// holds (Secrets, Nodes, pods), are not.
+func TestInstallOnceWrite(t *testing.T) {
+	cases := []struct {
+		method, path string
+		want         bool
+	}{
+		{http.MethodPatch, "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy-windows", true},
+		{http.MethodPost, "/api/v1/namespaces/kube-system/configmaps", true},
+		{http.MethodPost, "/api/v1/namespaces/kube-system/serviceaccounts", true},
+		{http.MethodPost, "/apis/node.k8s.io/v1/runtimeclasses", true},
+		{http.MethodDelete, "/apis/node.k8s.io/v1/runtimeclasses/win", true},
+		{http.MethodPatch, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/x", true},
+		{http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings", true},
+		{http.MethodGet, "/apis/node.k8s.io/v1/runtimeclasses", false},
+		{http.MethodGet, "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy", false},
+		{http.MethodPost, "/api/v1/namespaces/kube-system/secrets", false},
+		{http.MethodPatch, "/api/v1/nodes/win-0", false},
+		{http.MethodPost, "/api/v1/namespaces/terraform-provider-windows/pods", false},
+		{http.MethodPost, "/api/v1/namespaces", false},
+	}
+	for _, c := range cases {
+		req, err := http.NewRequest(c.method, "https://cluster.invalid:6443"+c.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := installOnceWrite(req); got != c.want {
+			t.Errorf("%s %s: installOnceWrite %v, want %v", c.method, c.path, got, c.want)
+		}
+	}
+}

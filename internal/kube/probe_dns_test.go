@@ -17,10 +17,16 @@ import (
 // selector matching nothing, so the real EndpointSlice controller empties
 // its slice), the probe's DNS wait gives up after DNSReadyWait with none,
 // and no error: the probe then fails its DNS path with that evidence. When
-// an endpoint comes back during the wait, the wait ends with it.
+// an endpoint comes back during the wait, the wait ends with it. The wait
+// runs as the everyday identity (the documented role's list and watch on
+// kube-system's EndpointSlices); the admin client breaks and mends DNS.
 func TestProbeWaitsForClusterDNS(t *testing.T) {
-	_, c := cluster(t)
+	s, c := cluster(t)
 	ctx := t.Context()
+	provider, err := kube.NewClient(ctx, kube.Config{ConfigPaths: []string{s.ProviderKubeconfig}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	setDNSSelector := func(app string) {
 		t.Helper()
 		if _, err := c.CoreV1().Services("kube-system").Patch(ctx, "kube-dns", types.MergePatchType,
@@ -37,7 +43,7 @@ func TestProbeWaitsForClusterDNS(t *testing.T) {
 
 	defer func(d time.Duration) { kube.DNSReadyWait = d }(kube.DNSReadyWait)
 	kube.DNSReadyWait = time.Second
-	if ready, _, err := kube.WaitForDNSEndpoints(c, ctx, "win-x"); err != nil || ready != 0 {
+	if ready, _, err := kube.WaitForDNSEndpoints(provider, ctx, "win-x"); err != nil || ready != 0 {
 		t.Fatalf("with no DNS endpoint: %d ready, %v; want 0 after the wait, and no error", ready, err)
 	}
 
@@ -48,7 +54,7 @@ func TestProbeWaitsForClusterDNS(t *testing.T) {
 		time.Sleep(2 * time.Second) // after the wait's first list
 		setDNSSelector("kube-dns")
 	}()
-	ready, other, err := kube.WaitForDNSEndpoints(c, ctx, "win-x")
+	ready, other, err := kube.WaitForDNSEndpoints(provider, ctx, "win-x")
 	<-restored
 	if err != nil || ready != 1 || other == "" {
 		t.Fatalf("with the DNS endpoint back during the wait: %d ready (other %q), %v; want 1, on the Linux node", ready, other, err)

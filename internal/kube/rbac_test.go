@@ -31,7 +31,7 @@ func TestBootstrapTokenForbidden(t *testing.T) {
 		t.Fatalf("with the documented role: %v", err)
 	}
 
-	objs, err := sandbox.ProviderRBAC("")
+	objs, err := sandbox.ProviderRBAC()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,12 @@ import (
 // programs run are the host's own, which the golden image verified), prepulled
 // into the image so air-gapped sites need only a registry mirror.
 // https://github.com/microsoft/windows-host-process-containers-base-image
-const DefaultHostProcessImage = "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0"
+// Pinned by the digest mcr.microsoft.com serves for the tag v1.0.0, as
+// Microsoft's own HostProcess agents pin it (Azure/azure-container-networking's
+// Dockerfiles, which record `skopeo inspect ... --format "{{.Name}}@{{.Digest}}"`
+// of the tag): a mirror that serves other content under the tag is refused
+// by containerd rather than run as SYSTEM on every Windows node.
+const DefaultHostProcessImage = "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0@sha256:b4c9637e032f667c52d1eccfa31ad8c63f1b035e8639f3f48a510536bf34032b"
 
 // Labels of the agents' objects: the component (the agent's name) on
 // every object, and the agent's selector on its pods.

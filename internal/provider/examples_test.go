@@ -25,6 +25,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/wincluster/terraform-provider-windows/internal/provider"
 )
@@ -543,6 +544,13 @@ func (u exampleUnit) skip() string {
 					return "configures the provider " + b.Labels[0]
 				}
 				addr = "provider." + b.Labels[0]
+				// A configuration of its own for what a cluster installs
+				// once (an administrator's identity) is another address.
+				if alias, ok := b.Body.Attributes["alias"]; ok {
+					if v, diags := alias.Expr.Value(nil); !diags.HasErrors() && v.Type() == cty.String {
+						addr += "." + v.AsString()
+					}
+				}
 			case "locals":
 				for name := range b.Body.Attributes {
 					declared["local."+name] = true

@@ -13,10 +13,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	authnv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/wincluster/terraform-provider-windows/examples/rbac"
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 )
 
@@ -32,8 +29,8 @@ func execPlugin(t *testing.T) string {
 	return bin
 }
 
-// execEnv is what the test plugin hands out: the token of the provider's
-// ServiceAccount (bound by the documented roles, from the TokenRequest API),
+// execEnv is what the test plugin hands out: the token of an admin
+// ServiceAccount (from the TokenRequest API),
 // valid for ttl as the plugin tells client-go, and a log of its runs.
 type execEnv struct {
 	TokenFile, Log string
@@ -41,15 +38,15 @@ type execEnv struct {
 
 func newExecEnv(t *testing.T) execEnv {
 	t.Helper()
-	secs := int64(3600)
-	tr, err := acctest.Kube(t).CoreV1().ServiceAccounts(rbac.Namespace).CreateToken(context.Background(), rbac.ServiceAccount,
-		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+	// The plugin's resource is windows_runtime_class, which its docs apply
+	// with an administrator's identity: a token of an admin ServiceAccount.
+	token, err := acctest.RequireSandbox(t, "an admin ServiceAccount token").AdminToken(context.Background(), time.Hour)
 	if err != nil {
-		t.Fatalf("requesting a token for the provider's ServiceAccount: %v", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	e := execEnv{TokenFile: filepath.Join(dir, "token"), Log: filepath.Join(dir, "runs.log")}
-	if err := os.WriteFile(e.TokenFile, []byte(tr.Status.Token), 0o600); err != nil {
+	if err := os.WriteFile(e.TokenFile, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return e

@@ -18,7 +18,10 @@ import (
 func TestMain(m *testing.M) { acctest.Main(m) }
 
 // runtimeClassWith is a configuration whose only resource needs Kubernetes,
-// with the given provider block.
+// with the given provider block. windows_runtime_class is applied with an
+// administrator's identity (its docs say so): the credentials the tests
+// configure are an administrator's (adminCertificate, an admin
+// ServiceAccount's token, the admin kubeconfig).
 func runtimeClassWith(providerBlock, name string) string {
 	return fmt.Sprintf(`
 provider "windows" {
@@ -42,12 +45,12 @@ func readFile(t *testing.T, path string) string {
 
 // TestAccProvider_kubernetesFields configures the cluster field by field (no
 // kubeconfig), as a Terraform Cloud workspace would, with a client
-// certificate bound to the documented roles.
+// certificate of an administrator (windows_runtime_class's identity).
 func TestAccProvider_kubernetesFields(t *testing.T) {
 	acctest.RequireSandbox(t, "the sandbox's PKI (client certificates, the cluster CA's files)")
 	acctest.PreCheck(t)
 	pki := acctest.Sandbox.PKI
-	certPEM, keyPEM := providerCertificate(t)
+	certPEM, keyPEM := adminCertificate(t)
 	t.Setenv("KUBECONFIG", "") // prove the fields alone are enough
 	name := acctest.Name("win-fields")
 	resource.Test(t, resource.TestCase{
@@ -68,11 +71,11 @@ func TestAccProvider_kubernetesFields(t *testing.T) {
 	})
 }
 
-// providerCertificate is a client certificate of a user bound to the
-// provider's documented roles (examples/rbac), not the cluster admin's.
-func providerCertificate(t *testing.T) (certPEM, keyPEM []byte) {
+// adminCertificate is a client certificate of an administrator (the
+// identity windows_runtime_class's docs name), issued by the cluster CA.
+func adminCertificate(t *testing.T) (certPEM, keyPEM []byte) {
 	t.Helper()
-	certPEM, keyPEM, err := acctest.Sandbox.IssueProviderCertificate(context.Background(), "terraform-provider-windows:"+strings.ToLower(t.Name()))
+	certPEM, keyPEM, err := acctest.Sandbox.IssueAdminCertificate("terraform-provider-windows-admin:" + strings.ToLower(t.Name()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +86,7 @@ func providerCertificate(t *testing.T) (certPEM, keyPEM []byte) {
 // objects works even when the vSphere settings point nowhere.
 func TestAccProvider_vsphereIsLazy(t *testing.T) {
 	acctest.PreCheck(t)
+	t.Setenv("KUBECONFIG", acctest.AdminKubeconfig())
 	t.Setenv("VSPHERE_SERVER", "127.0.0.1:1")
 	t.Setenv("VSPHERE_PASSWORD", "wrong")
 	resource.Test(t, resource.TestCase{
@@ -130,6 +134,7 @@ func TestAccProvider_kubernetesErrors(t *testing.T) {
 
 func TestAccProvider_badBooleanEnvironment(t *testing.T) {
 	acctest.PreCheck(t)
+	t.Setenv("KUBECONFIG", acctest.AdminKubeconfig())
 	t.Setenv("KUBE_INSECURE", "maybe")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -166,7 +171,7 @@ func TestAccProvider_secretsNotLogged(t *testing.T) {
 		}},
 	})
 	t.Setenv("KUBE_TOKEN", "")
-	certPEM, keyPEM := providerCertificate(t)
+	certPEM, keyPEM := adminCertificate(t)
 	t.Setenv("KUBE_CLIENT_CERT_DATA", string(certPEM))
 	t.Setenv("KUBE_CLIENT_KEY_DATA", string(keyPEM))
 	resource.Test(t, resource.TestCase{
@@ -199,7 +204,7 @@ func TestAccProvider_unknownHost(t *testing.T) {
 	acctest.PreCheck(t)
 	d := newDecoy(t)
 	pki := acctest.Sandbox.PKI
-	certPEM, keyPEM := providerCertificate(t)
+	certPEM, keyPEM := adminCertificate(t)
 	host := acctest.Kube(t).Host()
 	name := acctest.Name("win-unknown")
 	config := func(endpoint, extra string) string {

@@ -443,8 +443,9 @@ func guardRemovedOutside(t *testing.T, _ func() string, _ string) {
 		t.Fatal(err)
 	}
 	const addr = "windows_linux_daemonset_guard.test"
-	config := fmt.Sprintf(`
+	config := acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_linux_daemonset_guard" "test" {
+  provider = windows.admin
   namespace = %q
   names     = ["kube-proxy"]
 }
@@ -492,8 +493,9 @@ resource "windows_linux_daemonset_guard" "test" {
 func runtimeClassEditedOutside(t *testing.T, _ func() string, _ string) {
 	name := acctest.Name("win-edit")
 	const addr = "windows_runtime_class.test"
-	config := fmt.Sprintf(`
+	config := acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name            = %q
   windows_version = "2022"
 }

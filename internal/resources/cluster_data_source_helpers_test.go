@@ -88,8 +88,7 @@ var _ knownvalue.Check = hasCheck{}
 
 // createNamespace creates a namespace for one test, deleted at cleanup (the
 // namespace controller then removes what is left in it), and waits for its
-// default ServiceAccount, without which pods are refused. The provider may
-// manage windows_node_networking there, as an admin grants it (acctest.GrantNetworking).
+// default ServiceAccount, without which pods are refused.
 func createNamespace(t *testing.T, k *kube.Client, prefix string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -100,7 +99,6 @@ func createNamespace(t *testing.T, k *kube.Client, prefix string) string {
 	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
 	waitUntil(t, cache.NewFilteredListWatchFromClient(k.CoreV1().RESTClient(), "serviceaccounts", ns.Name, byName("default")),
 		&corev1.ServiceAccount{}, func(runtime.Object) bool { return true })
-	acctest.GrantNetworking(t, ns.Name)
 	return ns.Name
 }
 

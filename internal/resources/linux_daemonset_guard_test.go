@@ -39,8 +39,9 @@ func TestAccLinuxDaemonSetGuard_lifecycle(t *testing.T) {
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "guard")
 	originals := map[string]*appsv1.DaemonSet{}
-	config := fmt.Sprintf(`
+	config := acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_linux_daemonset_guard" "test" {
+  provider = windows.admin
   namespace = %q
   names     = ["kube-proxy", "kube-flannel-ds", "already-linux"]
 }
@@ -146,8 +147,9 @@ func TestAccLinuxDaemonSetGuard_namespace(t *testing.T) {
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "guard-all")
 	originals := map[string]*appsv1.DaemonSet{}
-	config := fmt.Sprintf(`
+	config := acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_linux_daemonset_guard" "test" {
+  provider = windows.admin
   namespace = %q
 }`, ns)
 	resource.Test(t, resource.TestCase{
@@ -234,7 +236,8 @@ func TestAccLinuxDaemonSetGuard_missing(t *testing.T) {
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		CheckDestroy:             checkGuardDestroyed(t),
 		Steps: []resource.TestStep{{
-			Config: fmt.Sprintf(`resource "windows_linux_daemonset_guard" "test" {
+			Config: acctest.AdminProvider() + fmt.Sprintf(`resource "windows_linux_daemonset_guard" "test" {
+  provider = windows.admin
   namespace = %q
   names     = ["no-such-daemonset"]
 }`, ns),

@@ -99,8 +99,9 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 		"transport": transportSchema(s.noHTTPSBootstrap),
 		"labels": schema.MapAttribute{
 			ElementType: types.StringType, Optional: true,
-			MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest.",
-			Validators:          []validator.Map{mapvalidator.KeysAre(labelKey()), mapvalidator.ValueStringsAre(labelValue())},
+			MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest. " +
+				"Keys in the `kubernetes.io` and `k8s.io` domains are refused but the `node.kubernetes.io/` and `kubelet.kubernetes.io/` labels a kubelet may set itself.",
+			Validators: []validator.Map{mapvalidator.KeysAre(nodeLabelKey()), mapvalidator.ValueStringsAre(labelValue())},
 		},
 		"taints": schema.ListNestedAttribute{
 			Optional: true, Computed: true,
@@ -108,7 +109,7 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			MarkdownDescription: "Taints of the node, registered by the kubelet at join so no Linux pod lands first. Defaults to `" + defaultTaint.ToString() + "`, " +
 				"which `windows_runtime_class` tolerates; set `[]` for none.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-				"key":    schema.StringAttribute{Required: true, Validators: []validator.String{labelKey()}, MarkdownDescription: "Taint key."},
+				"key":    schema.StringAttribute{Required: true, Validators: []validator.String{nodeTaintKey()}, MarkdownDescription: "Taint key, outside the kubernetes.io and k8s.io domains."},
 				"value":  schema.StringAttribute{Optional: true, Validators: []validator.String{labelValue()}, MarkdownDescription: "Taint value."},
 				"effect": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf("NoSchedule", "PreferNoSchedule", "NoExecute")}, MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
 			}},

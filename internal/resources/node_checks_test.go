@@ -102,6 +102,7 @@ func TestAccNode_readinessChecks(t *testing.T) {
 				// before the node's create checks the cluster again.
 				Config: acctest.NodeConfig(image, []string{node}, "  depends_on = [windows_linux_daemonset_guard.test]") + fmt.Sprintf(`
 resource "windows_linux_daemonset_guard" "test" {
+  provider = windows.admin
   namespace = %q
   names     = ["log-agent"]
 }

@@ -29,6 +29,7 @@ func TestAccNode_scheduling(t *testing.T) {
 	rc := acctest.Name("win-rc")
 	config := acctest.NodeConfig(image, nodes, "") + fmt.Sprintf(`
 resource "windows_runtime_class" "rc" {
+  provider = windows.admin
   name          = %q
   windows_build = windows_golden_image.test.windows_build
 }

@@ -10,27 +10,25 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 )
 
-// TestAccRBAC_missingVerb runs the provider with the documented role minus
-// `create` on RuntimeClasses: the create fails with a diagnostic that names
-// the verb, the resource and the role to bind (the whole suite runs with
-// the full role, which proves it suffices).
-func TestAccRBAC_missingVerb(t *testing.T) {
+// TestAccRBAC_installOnceNeedsAdmin applies windows_runtime_class with the
+// everyday identity (the default provider configuration: KUBECONFIG, the
+// ServiceAccount bound by examples/rbac), not the administrator's its docs
+// name: the API server refuses the create, and the diagnostic names the
+// verb, the resource and the fix (a provider configuration of an
+// administrator, by alias), not a role to bind. The rest of the suite
+// applies it with the admin alias, which proves that works.
+func TestAccRBAC_installOnceNeedsAdmin(t *testing.T) {
 	acctest.PreCheck(t)
-	kubeconfig := acctest.KubeconfigWithout(t, "tpw-no-runtimeclass-create", "node.k8s.io", "runtimeclasses", "create")
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: fmt.Sprintf(`
-provider "windows" {
-  kubernetes { config_path = %q }
-}
-
 resource "windows_runtime_class" "test" {
   name            = %q
   windows_version = "2022"
-}`, kubeconfig, acctest.Name("win-rbac")),
+}`, acctest.Name("win-rbac")),
 			ExpectError: regexp.MustCompile(`(?s)cannot\s+create\s+resource\s+"runtimeclasses".*` +
-				`lacks\s+this\s+permission.*examples/rbac/terraform-provider-windows\.yaml`),
+				`installed\s+once\s+per\s+cluster.*alias\s+=\s+"admin".*provider\s+=\s+windows\.admin`),
 		}},
 	})
 }

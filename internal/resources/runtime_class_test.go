@@ -37,8 +37,9 @@ func TestAccRuntimeClass_lifecycle(t *testing.T) {
 		CheckDestroy:             checkRuntimeClassDestroyed(t),
 		Steps: []resource.TestStep{
 			{
-				Config: fmt.Sprintf(`
+				Config: acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name            = %q
   windows_version = "2022"
 }`, name),
@@ -68,8 +69,9 @@ resource "windows_runtime_class" "test" {
 			},
 			{
 				// Mutable fields change in place: the object keeps its UID.
-				Config: fmt.Sprintf(`
+				Config: acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name          = %q
   windows_build = "10.0.17763"
   node_selector = { "example.com/pool" = "web" }
@@ -146,8 +148,9 @@ resource "windows_runtime_class" "test" {
 			},
 			{
 				// The handler is immutable in Kubernetes: a new one replaces the object.
-				Config: fmt.Sprintf(`
+				Config: acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name          = %q
   windows_build = "10.0.17763"
   handler       = "runhcs-wcow-hypervisor"
@@ -177,8 +180,9 @@ resource "windows_runtime_class" "test" {
 // next plan must show an update, and the apply must put it back.
 func TestAccRuntimeClass_drift(t *testing.T) {
 	name := acctest.Name("win-drift")
-	config := fmt.Sprintf(`
+	config := acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name            = %q
   windows_version = "2019"
   node_selector   = { "example.com/pool" = "web" }
@@ -228,8 +232,9 @@ resource "windows_runtime_class" "test" {
 // refresh drops it from state and the next apply creates it again.
 func TestAccRuntimeClass_disappears(t *testing.T) {
 	name := acctest.Name("win-gone")
-	config := fmt.Sprintf(`
+	config := acctest.AdminProvider() + fmt.Sprintf(`
 resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name            = %q
   windows_version = "2022"
 }`, name)
@@ -273,7 +278,8 @@ func TestAccRuntimeClass_alreadyExists(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = acctest.Kube(t).DeleteRuntimeClass(context.Background(), name) })
 			},
-			Config: fmt.Sprintf(`resource "windows_runtime_class" "test" {
+			Config: acctest.AdminProvider() + fmt.Sprintf(`resource "windows_runtime_class" "test" {
+  provider = windows.admin
   name            = %q
   windows_version = "2022"
 }`, name),

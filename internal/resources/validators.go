@@ -210,3 +210,44 @@ func (imageReferenceValidator) ValidateString(_ context.Context, req validator.S
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid container image reference", err.Error()+".")
 	}
 }
+
+// reservedKey matches label and taint keys in the domains Kubernetes
+// reserves (kubernetes.io, k8s.io and their subdomains).
+var reservedKey = regexp.MustCompile(`^([^/]*\.)?(kubernetes\.io|k8s\.io)/`)
+
+// kubeletLabel matches the reserved labels a kubelet may set on its own
+// Node under the NodeRestriction admission plugin
+// (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
+var kubeletLabel = regexp.MustCompile(`^(node|kubelet)\.kubernetes\.io/`)
+
+// nodeLabelKey is a label key windows_node may own: a valid key, outside
+// the reserved domains but for the node.kubernetes.io and
+// kubelet.kubernetes.io labels a kubelet sets itself. The kubelet refuses
+// other reserved --node-labels, and the provider's admission policy
+// (terraform-provider-windows-nodes) refuses them on its patch.
+func nodeLabelKey() validator.String {
+	return stringCheck{"node label key", func(s string) []string {
+		problems := validation.IsQualifiedName(s)
+		if reservedKey.MatchString(s) && !kubeletLabel.MatchString(s) {
+			problems = append(problems, "keys in the kubernetes.io and k8s.io domains are the cluster's "+
+				"(node-role.kubernetes.io and node-restriction.kubernetes.io labels are an administrator's to set); "+
+				"use a prefix of your own, such as example.com/, or node.kubernetes.io/")
+		}
+		return problems
+	}}
+}
+
+// nodeTaintKey is a taint key windows_node may own: a valid key outside the
+// reserved domains, whose taints the node lifecycle controllers set
+// (node.kubernetes.io/not-ready, out-of-service, ...) and the provider's
+// admission policy keeps them to.
+func nodeTaintKey() validator.String {
+	return stringCheck{"node taint key", func(s string) []string {
+		problems := validation.IsQualifiedName(s)
+		if reservedKey.MatchString(s) {
+			problems = append(problems, "taint keys in the kubernetes.io and k8s.io domains are the cluster's "+
+				"(node.kubernetes.io/out-of-service, not-ready, ...); use a prefix of your own, such as example.com/, or none (os=windows)")
+		}
+		return problems
+	}}
+}

@@ -37,6 +37,12 @@ func TestStringValidators(t *testing.T) {
 		bad   string
 		wants []string
 	}{
+		{"nodeLabelKey", nodeLabelKey(), path.Root("labels"), []string{"example.com/pool", "pool", "node.kubernetes.io/pool", "kubelet.kubernetes.io/x"},
+			"node-restriction.kubernetes.io/secure", []string{"labels", "node-restriction.kubernetes.io/secure", "kubernetes.io and k8s.io domains", "example.com/"}},
+		{"nodeLabelKey role", nodeLabelKey(), path.Root("labels"), nil,
+			"node-role.kubernetes.io/worker", []string{"node-role.kubernetes.io/worker", "administrator's"}},
+		{"nodeTaintKey", nodeTaintKey(), path.Root("taints").AtListIndex(0).AtName("key"), []string{"os", "example.com/dedicated"},
+			"node.kubernetes.io/out-of-service", []string{"taints[0].key", "node.kubernetes.io/out-of-service", "prefix of your own"}},
 		{"sha256Hex", sha256Hex(), path.Root("kubelet_sha256"), []string{sha},
 			"abc", []string{"Attribute kubelet_sha256 must be the 64 hexadecimal digits", "Get-FileHash", "got: abc"}},
 		{"sha256Hex too long", sha256Hex(), path.Root("kubelet_sha256"), nil,

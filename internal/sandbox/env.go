@@ -57,8 +57,10 @@ func (s *Sandbox) Env() []EnvVar {
 		{"VSPHERE_USER", vc.User},
 		{"VSPHERE_PASSWORD", vc.Password},
 		{"VSPHERE_CA_FILE", s.CAFile},
-		// The provider's own identity, bound by the documented role
-		// (examples/rbac); the admin's is SANDBOX_ADMIN_KUBECONFIG.
+		// The provider's everyday identity, bound by the documented role
+		// (examples/rbac); the admin's is SANDBOX_ADMIN_KUBECONFIG (and
+		// TF_VAR_admin_kubeconfig, the quickstart's provider alias for
+		// what a cluster installs once).
 		{"KUBECONFIG", s.ProviderKubeconfig},
 		// The inventory, for tests and users.
 		{"SANDBOX_DIR", s.Dir},
@@ -86,6 +88,7 @@ func (s *Sandbox) Env() []EnvVar {
 		{"TF_VAR_source_template_2022", vc.Templates["2022"]},
 		{"TF_VAR_source_template_2025", vc.Templates["2025"]},
 		{"TF_VAR_admin_password", s.AdminPassword},
+		{"TF_VAR_admin_kubeconfig", s.Kubeconfig},
 	}, env...)
 }
 

@@ -14,7 +14,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	nodev1 "k8s.io/api/node/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,11 +32,9 @@ import (
 const providerTokenLifetime = 24 * time.Hour
 
 // ProviderRBAC decodes the provider's documented RBAC manifest
-// (examples/rbac/terraform-provider-windows.yaml): its roles, bindings and
-// admission policies. With networkingNamespace
-// set, it returns only the documents granting windows_node_networking a
-// namespace, rewritten for that one, as the manifest tells users to.
-func ProviderRBAC(networkingNamespace string) ([]runtime.Object, error) {
+// (examples/rbac/terraform-provider-windows.yaml): the everyday identity's
+// roles, bindings and admission policies.
+func ProviderRBAC() ([]runtime.Object, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(rbac.Manifest)))
 	var out []runtime.Object
 	for {
@@ -54,16 +51,6 @@ func ProviderRBAC(networkingNamespace string) ([]runtime.Object, error) {
 		obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil)
 		if err != nil {
 			return nil, fmt.Errorf("decoding the RBAC manifest: %w", err)
-		}
-		if networkingNamespace != "" {
-			m, ok := obj.(metav1.Object)
-			if !ok || m.GetLabels()[rbac.ComponentLabel] != rbac.NetworkingComponent {
-				continue
-			}
-			doc = []byte(strings.ReplaceAll(string(doc), rbac.NetworkingNamespace, networkingNamespace))
-			if obj, _, err = scheme.Codecs.UniversalDeserializer().Decode(doc, nil, nil); err != nil {
-				return nil, fmt.Errorf("decoding the RBAC manifest for namespace %s: %w", networkingNamespace, err)
-			}
 		}
 		out = append(out, obj)
 	}
@@ -139,7 +126,7 @@ func (s *Sandbox) WriteServiceAccountKubeconfig(ctx context.Context, namespace, 
 // issueProviderKubeconfig applies the documented RBAC manifest and writes
 // ProviderKubeconfig, the provider's identity: its ServiceAccount.
 func (s *Sandbox) issueProviderKubeconfig(ctx context.Context) error {
-	objs, err := ProviderRBAC("")
+	objs, err := ProviderRBAC()
 	if err != nil {
 		return err
 	}
@@ -161,11 +148,11 @@ const policyLoadTimeout = 30 * time.Second
 // them asynchronously, from informers, and no API tells when it has (a
 // policy's status.typeChecking comes from another controller), so a request
 // the last policy refuses is the proof, sent as a dry run (nothing is
-// written) until refused: an unlabelled RuntimeClass. The API server's
-// policy source compiles every policy and binding its informers hold at each
-// refresh, and each informer delivers its objects in creation order, so
-// once the manifest's last policy and binding (rbac.PolicyRuntimeClasses)
-// hold, the earlier ones do too.
+// written) until refused: an unlabelled Service in the provider's
+// namespace. The API server's policy source compiles every policy and
+// binding its informers hold at each refresh, and each informer delivers its
+// objects in creation order, so once the manifest's last policy and binding
+// (rbac.PolicyProbe) hold, the earlier ones do too.
 func (s *Sandbox) waitForProviderPolicies(ctx context.Context) error {
 	cfg, err := clientcmd.BuildConfigFromFlags("", s.ProviderKubeconfig)
 	if err != nil {
@@ -177,12 +164,13 @@ func (s *Sandbox) waitForProviderPolicies(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, policyLoadTimeout)
 	defer cancel()
-	probe := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "tpw-policy-probe"}, Handler: "probe"}
+	probe := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "tpw-policy-probe", Namespace: rbac.Namespace},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		_, err := provider.NodeV1().RuntimeClasses().Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+rbac.PolicyRuntimeClasses+"'") {
+		_, err := provider.CoreV1().Services(rbac.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if apierrors.IsForbidden(err) && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+rbac.PolicyProbe+"'") {
 			return nil
 		}
 		if err != nil && !apierrors.IsForbidden(err) {
@@ -190,7 +178,7 @@ func (s *Sandbox) waitForProviderPolicies(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the API server did not enforce the admission policy %s within %s (last answer: %v)", rbac.PolicyRuntimeClasses, policyLoadTimeout, err)
+			return fmt.Errorf("the API server did not enforce the admission policy %s within %s (last answer: %v)", rbac.PolicyProbe, policyLoadTimeout, err)
 		case <-tick.C:
 		}
 	}
@@ -266,7 +254,7 @@ func WithoutVerb(objs []runtime.Object, apiGroup, resource, verb string) bool {
 // certificate's organization is rbac.Group, as the manifest tells an admin
 // binding the roles to a user, so that the admission policies hold it too.
 func (s *Sandbox) IssueProviderCertificate(ctx context.Context, user string) (certPEM, keyPEM []byte, err error) {
-	objs, err := ProviderRBAC("")
+	objs, err := ProviderRBAC()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -288,4 +276,42 @@ func (s *Sandbox) IssueProviderCertificate(ctx context.Context, user string) (ce
 		return nil, nil, err
 	}
 	return s.CA.IssueClient(user, rbac.Group)
+}
+
+// IssueAdminCertificate issues a client certificate for user in the group
+// system:masters, the administrator's identity that applies what a cluster
+// installs once (windows_node_networking, windows_runtime_class,
+// windows_linux_daemonset_guard), as kubeadm's admin.conf does.
+func (s *Sandbox) IssueAdminCertificate(user string) (certPEM, keyPEM []byte, err error) {
+	return s.CA.IssueClient(user, "system:masters")
+}
+
+// AdminServiceAccount is a ServiceAccount of kube-system bound to
+// cluster-admin: an administrator's identity that authenticates with a
+// token (AdminToken), for tests of token and exec-plugin credentials on
+// the install-once resources.
+const AdminServiceAccount = "terraform-provider-windows-admin"
+
+// AdminToken creates AdminServiceAccount and its binding when missing and
+// returns a token of it, valid for lifetime.
+func (s *Sandbox) AdminToken(ctx context.Context, lifetime time.Duration) (string, error) {
+	cs := s.ControlPlane.Client
+	objs := []runtime.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: AdminServiceAccount, Namespace: metav1.NamespaceSystem}},
+		&rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: AdminServiceAccount},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: AdminServiceAccount, Namespace: metav1.NamespaceSystem}},
+		},
+	}
+	if err := ApplyRBAC(ctx, cs, objs); err != nil {
+		return "", err
+	}
+	secs := int64(lifetime / time.Second)
+	tr, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceSystem).CreateToken(ctx, AdminServiceAccount,
+		&authnv1.TokenRequest{Spec: authnv1.TokenRequestSpec{ExpirationSeconds: &secs}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", fmt.Errorf("requesting a token for ServiceAccount kube-system/%s: %w", AdminServiceAccount, err)
+	}
+	return tr.Status.Token, nil
 }

@@ -13,6 +13,8 @@ data "windows_cluster" "this" {
 # Stop the plan, with each failing check's message and remedy, before
 # anything is built.
 resource "windows_runtime_class" "ltsc2022" {
+  provider = windows.admin
+
   name          = "windows-2022"
   windows_build = "10.0.20348"
 
@@ -36,5 +38,15 @@ output "windows_join_settings" {
     dns_service_ip = data.windows_cluster.this.dns_service_ip
     cluster_domain = data.windows_cluster.this.cluster_domain
     cni            = data.windows_cluster.this.cni
+  }
+}
+
+# Installed once per cluster, with a cluster administrator's identity (guide
+# "Least privilege"): a provider configuration of its own, by alias. The
+# default configuration keeps the everyday identity of examples/rbac.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = "~/.kube/admin.conf"
   }
 }

@@ -72,6 +72,18 @@ resource "windows_golden_image" "ltsc2022" {
 
 # Pods with runtimeClassName: windows-2022 go to nodes of this image's build.
 resource "windows_runtime_class" "ltsc2022" {
+  provider = windows.admin
+
   name          = "windows-2022"
   windows_build = windows_golden_image.ltsc2022.windows_build
+}
+
+# Installed once per cluster, with a cluster administrator's identity (guide
+# "Least privilege"): a provider configuration of its own, by alias. The
+# default configuration keeps the everyday identity of examples/rbac.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = "~/.kube/admin.conf"
+  }
 }

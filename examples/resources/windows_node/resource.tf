@@ -30,6 +30,8 @@ resource "windows_node" "worker" {
 # flannel's VXLAN overlay (VNI 4096 / port 4789) for the cluster's Windows
 # nodes: kube-proxy and flanneld as HostProcess pods.
 resource "windows_node_networking" "this" {
+  provider = windows.admin
+
   cni = "flannel"
 }
 
@@ -54,5 +56,15 @@ resource "windows_node" "static" {
   drain = {
     timeout              = "15m"
     delete_emptydir_data = true
+  }
+}
+
+# Installed once per cluster, with a cluster administrator's identity (guide
+# "Least privilege"): a provider configuration of its own, by alias. The
+# default configuration keeps the everyday identity of examples/rbac.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = "~/.kube/admin.conf"
   }
 }

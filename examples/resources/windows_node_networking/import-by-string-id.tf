@@ -1,4 +1,5 @@
 import {
-  to = windows_node_networking.this
-  id = "kube-system" # the namespace of the agents' objects
+  to       = windows_node_networking.this
+  provider = windows.admin
+  id       = "kube-system" # the namespace of the agents' objects
 }

@@ -1,7 +1,19 @@
+# Installed once per cluster, with a cluster administrator's identity (guide
+# "Least privilege"): a provider configuration of its own, by alias. The
+# default configuration keeps the everyday identity of examples/rbac.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = "~/.kube/admin.conf"
+  }
+}
+
 # flannel on Windows: kube-proxy and flanneld as HostProcess DaemonSets with
 # ServiceAccounts of their own, on the cluster's VXLAN overlay (VNI 4096,
 # port 4789, which the cluster's flannel must use too).
 resource "windows_node_networking" "this" {
+  provider = windows.admin
+
   cni = "flannel"
 }
 

@@ -3,6 +3,8 @@
 # networking agents before an old one is drained) when what they are made of
 # changes.
 resource "windows_node_networking" "this" {
+  provider = windows.admin
+
   cni = "flannel"
 }
 
@@ -45,4 +47,14 @@ resource "windows_node_pool" "web" {
 # Every member, for other resources and outputs.
 output "web_nodes" {
   value = { for m in windows_node_pool.web.members : m.name => m.ip_address }
+}
+
+# Installed once per cluster, with a cluster administrator's identity (guide
+# "Least privilege"): a provider configuration of its own, by alias. The
+# default configuration keeps the everyday identity of examples/rbac.
+provider "windows" {
+  alias = "admin"
+  kubernetes {
+    config_path = "~/.kube/admin.conf"
+  }
 }

@@ -1,4 +1,5 @@
 import {
-  to = windows_runtime_class.ltsc2022
-  id = "windows-2022" # the RuntimeClass name
+  to       = windows_runtime_class.ltsc2022
+  provider = windows.admin
+  id       = "windows-2022" # the RuntimeClass name
 }

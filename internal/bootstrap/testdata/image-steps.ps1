@@ -523,7 +523,7 @@ $ErrorActionPreference = 'Stop'
 # line into a terminating error before the exit code can be read.
 Set-Content -Path 'C:\Program Files\containerd\config.toml' -Value 'version = 3
 [plugins.''io.containerd.cri.v1.images''.pinned_images]
-  sandbox = ''registry.k8s.io/pause:3.10.2''
+  sandbox = ''registry.k8s.io/pause:3.10.2@sha256:f548e0e8e3dc1896ca956272154dde3314e8cc4fde0a57577ee9fa1c63f5baf4''
 [plugins.''io.containerd.cri.v1.runtime''.cni]
   bin_dirs = [''C:\opt\cni\bin'']
   conf_dir = ''C:\etc\cni\net.d''
