@@ -60,7 +60,10 @@ func refused(t *testing.T, ip string, port int, what string) {
 // TestStockTemplateClone judges a fresh clone of a base template from
 // outside, as a client on the guest's subnet: no HTTPS listener, no SSH
 // server; on the HTTP listener Basic and NTLM without message encryption
-// are refused, NTLM with message encryption works.
+// are refused, NTLM with message encryption works, both masterzen/winrm's
+// (which authenticates before every message) and the provider's (once per
+// connection, then sealed messages without an Authorization header, as
+// pywinrm).
 func TestStockTemplateClone(t *testing.T) {
 	w := start(t)
 	_, ip := w.bootClone(t, "2022", "win-stock")
@@ -89,7 +92,28 @@ func TestStockTemplateClone(t *testing.T) {
 		t.Error("NTLM without message encryption over HTTP was accepted")
 	}
 
-	tr := w.connect(t, ip, nodePassword) // HTTP, NTLM, sealed messages
+	// masterzen/winrm's own message encryption authenticates before every
+	// message, on the connection the previous one authenticated: the
+	// listener's 401 to its empty POST makes it authenticate again.
+	params = winrm.DefaultParameters
+	params.TransportDecorator = func() winrm.Transporter {
+		enc, err := winrm.NewEncryption("ntlm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return enc
+	}
+	sealed, err := winrm.NewClientWithParameters(ep, "Administrator", nodePassword, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if out, _, code, err := sealed.RunCmdWithContext(ctx, "hostname"); err != nil || code != 0 || strings.TrimSpace(out) != "WIN-STOCK" {
+			t.Errorf("NewEncryption(\"ntlm\") over HTTP: %q, exit %d, %v", out, code, err)
+		}
+	}
+
+	tr := w.connect(t, ip, nodePassword) // HTTP, NTLM, sealed messages: one handshake per connection, as pywinrm
 	if got := run(t, tr, `$env:COMPUTERNAME`); got != "WIN-STOCK" {
 		t.Errorf("computer name = %q", got)
 	}

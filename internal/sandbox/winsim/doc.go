@@ -809,10 +809,18 @@
 // "OperationTimeout") tells the client to poll again. Unknown shells get
 // w:InvalidSelectors, requests over MaxEnvelopeSizeKB get w:EncodingLimit,
 // bad credentials HTTP 401 with a "WWW-Authenticate" header for each scheme
-// the service allows. NTLM authenticates the TCP connection: a connection
-// that completed the handshake is served without an Authorization header, and
-// an AUTHENTICATE message sent on another connection than its CHALLENGE fails,
-// as on Windows. An empty POST only authenticates (200).
+// the service allows. NTLM authenticates the TCP connection: a request
+// without an Authorization header on a connection that completed the
+// handshake is the connection's user's (HTTP.sys caches NTLM credentials on
+// keep-alive connections: learn.microsoft.com/windows/win32/http/credential-caching),
+// a NEGOTIATE on it starts a new handshake, and an AUTHENTICATE message sent
+// on another connection than its CHALLENGE fails, as on Windows. An empty
+// POST only authenticates: 200 for the handshake's last leg, and for one
+// without an Authorization header over HTTPS; over HTTP (AllowUnencrypted
+// false) an empty POST without one is a message that is not encrypted, a 401
+// offering Negotiate, so a client that authenticates before every message
+// (masterzen/winrm's NewEncryption) authenticates again, while encrypted
+// messages on the connection (pywinrm's, the provider's) are served.
 //
 // The WinRM service's configuration (HostConfig.WinRM) is a stock Windows
 // Server's unless a test changes it: AllowUnencrypted false, Basic false,
