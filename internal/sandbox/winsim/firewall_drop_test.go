@@ -3,6 +3,7 @@ package winsim_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -36,13 +37,13 @@ func TestDialFromAnotherProcess(t *testing.T) {
 	switch {
 	case err == nil:
 		_ = c.Close()
-		os.Stdout.WriteString("connected\n")
+		fmt.Println("connected")
 	case errors.Is(err, syscall.ECONNREFUSED):
-		os.Stdout.WriteString("refused\n")
+		fmt.Println("refused")
 	case errors.As(err, &ne) && ne.Timeout():
-		os.Stdout.WriteString("timeout " + strconv.FormatFloat(time.Since(start).Seconds(), 'f', 2, 64) + "\n")
+		fmt.Println("timeout " + strconv.FormatFloat(time.Since(start).Seconds(), 'f', 2, 64))
 	default:
-		os.Stdout.WriteString("error " + err.Error() + "\n")
+		fmt.Println("error " + err.Error())
 	}
 }
 

@@ -130,8 +130,15 @@ func dialRaw(t *testing.T, f *winsimtest.Fixture, https bool) *rawConn {
 	return &rawConn{t: t, c: c, br: bufio.NewReader(c), url: fmt.Sprintf("%s://127.0.0.1:%d/wsman", scheme, port)}
 }
 
+// answer is what a listener answered one request: its status and headers
+// (the body is read and dropped).
+type answer struct {
+	StatusCode int
+	Header     http.Header
+}
+
 // do sends one request and reads its whole answer.
-func (c *rawConn) do(authorization, contentType string, body []byte) *http.Response {
+func (c *rawConn) do(authorization, contentType string, body []byte) answer {
 	c.t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
@@ -145,11 +152,11 @@ func (c *rawConn) do(authorization, contentType string, body []byte) *http.Respo
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	defer func() { _ = resp.Body.Close() }()
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		c.t.Fatal(err)
 	}
-	_ = resp.Body.Close()
-	return resp
+	return answer{resp.StatusCode, resp.Header}
 }
 
 // handshake authenticates the connection with NTLM (NEGOTIATE, CHALLENGE,
