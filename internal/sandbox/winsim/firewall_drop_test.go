@@ -20,31 +20,34 @@ import (
 )
 
 // dialEnv asks the test binary, run again as a helper process, to dial an
-// address and print how it went (TestDialFromAnotherProcess).
+// address and print how it went instead of running the tests
+// (dialFromAnotherProcess).
 const dialEnv = "WINSIM_TEST_DIAL"
 
-// TestDialFromAnotherProcess is the helper process's body: it dials
-// $WINSIM_TEST_DIAL once with a one-second timeout and prints "connected",
-// "refused" or "timeout <seconds>". Run on its own it does nothing.
-func TestDialFromAnotherProcess(t *testing.T) {
-	addr := os.Getenv(dialEnv)
-	if addr == "" {
-		t.Skip("the helper process of TestFirewallDropsConnections")
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(dialEnv); addr != "" {
+		fmt.Println(dialOnce(addr))
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// dialOnce dials addr with dropDialTimeout and says how it went:
+// "connected", "refused", "timeout <seconds>" or "error <text>".
+func dialOnce(addr string) string {
 	start := time.Now()
 	c, err := net.DialTimeout("tcp", addr, dropDialTimeout)
 	var ne net.Error
 	switch {
 	case err == nil:
 		_ = c.Close()
-		fmt.Println("connected")
+		return "connected"
 	case errors.Is(err, syscall.ECONNREFUSED):
-		fmt.Println("refused")
+		return "refused"
 	case errors.As(err, &ne) && ne.Timeout():
-		fmt.Println("timeout " + strconv.FormatFloat(time.Since(start).Seconds(), 'f', 2, 64))
-	default:
-		fmt.Println("error " + err.Error())
+		return "timeout " + strconv.FormatFloat(time.Since(start).Seconds(), 'f', 2, 64)
 	}
+	return "error " + err.Error()
 }
 
 // TestFirewallDropsConnections: a port no firewall rule admits leaves a
@@ -97,19 +100,15 @@ func TestFirewallDropsConnections(t *testing.T) {
 	}
 }
 
+// dialFromAnotherProcess dials addr from a process of its own (the test
+// binary again, TestMain), as Terraform's plugin process dials a guest.
 func dialFromAnotherProcess(t *testing.T, addr string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestDialFromAnotherProcess$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), dialEnv+"="+addr)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("helper process: %v\n%s", err, out)
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "connected") || strings.HasPrefix(l, "refused") || strings.HasPrefix(l, "timeout") || strings.HasPrefix(l, "error") {
-			return l
-		}
-	}
-	t.Fatalf("helper process printed no result:\n%s", out)
-	return ""
+	return strings.TrimSpace(string(out))
 }
