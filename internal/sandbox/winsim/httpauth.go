@@ -37,7 +37,12 @@ import (
 //	                                            session ends (Ruby's WinRM gem and bodgit/ntlmssp's
 //	                                            HTTP client authenticate again on a kept connection)
 //	an empty POST (authentication only)          200 when it carries the handshake's AUTHENTICATE,
-//	                                            or needs no encryption (HTTPS, AllowUnencrypted)
+//	                                            or needs no encryption (HTTPS, AllowUnencrypted);
+//	                                            pywinrm against a stock host, as cloudsoft/winrm4j#110
+//	                                            lists it: "POST with NTLMSSP 401, POST with NTLMSSP and
+//	                                            credentials 200, POST Content-Type: multipart/encrypted
+//	                                            ... 200" (the last with no Authorization header), while
+//	                                            the same legs carrying a clear-text SOAP body get 401
 //	an empty POST without an Authorization       401 offering Negotiate, as a clear-text message
 //	  header on HTTP (AllowUnencrypted false)   (above): it is not encrypted. Inferred from two
 //	                                            clients, not from a capture: masterzen/winrm's
