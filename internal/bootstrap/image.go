@@ -234,9 +234,12 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 			return nil, err
 		}
 	}
-	if err := add("vmware-tools", "vmware-tools", map[string]any{"Path": ToolsConf}, false); err != nil {
+	if err := add("vmware-tools", "vmware-tools", map[string]any{"Path": ToolsConf, "Dir": ToolsConf[:strings.LastIndexByte(ToolsConf, '\\')]}, false); err != nil {
 		return nil, err
 	}
+	// It merges into tools.conf and never restarts VMware Tools: a run
+	// cut short is run again (guest.Session.Run).
+	steps[len(steps)-1].Rerunnable = true
 	if err := add("firewall", "firewall", map[string]any{"Rule": KubeletFirewall}, false); err != nil {
 		return nil, err
 	}

@@ -232,3 +232,46 @@ func TestDefaultPauseHasEveryRelease(t *testing.T) {
 		}
 	}
 }
+
+// TestImageStepsKeepVMwareTools: no image step stops or restarts the
+// VMTools service, whose guest operations may be running the step (over
+// vmtools a restart ends the step's own channel), and the tools.conf step
+// is rerunnable.
+func TestImageStepsKeepVMwareTools(t *testing.T) {
+	steps, err := ImageSteps(testImageConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range steps {
+		lower := strings.ToLower(s.Script)
+		for _, verb := range []string{"restart-service", "stop-service", "net stop", "sc.exe stop", "taskkill"} {
+			for _, i := range allIndexes(lower, verb) {
+				if line := lower[i:min(len(lower), i+80)]; strings.Contains(strings.SplitN(line, "\n", 2)[0], "vmtools") {
+					t.Errorf("step %s stops VMware Tools: %q", s.Name, strings.SplitN(s.Script[i:], "\n", 2)[0])
+				}
+			}
+		}
+		if s.Name == "vmware-tools" {
+			found = true
+			if !s.Rerunnable {
+				t.Error("the vmware-tools step is not rerunnable")
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no vmware-tools step")
+	}
+}
+
+func allIndexes(s, sub string) []int {
+	var out []int
+	for i := 0; ; {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			return out
+		}
+		out = append(out, i+j)
+		i += j + 1
+	}
+}

@@ -65,6 +65,15 @@ const (
 	processPollMax     = 2 * time.Second
 )
 
+// toolsStoppedUnder explains a Run whose process VMware Tools lost: vmtoolsd
+// keeps the exit codes of the programs it started in its own memory
+// (open-vm-tools services/plugins/vix/vixTools.c, startedProcessList), and
+// vCenter refuses guest operations while it is not running
+// (GuestOperationsUnavailable), so a guest restart or a restart of the
+// VMTools service (Restart-Service VMTools, a VMware Tools upgrade) under a
+// running script loses the script's result.
+const toolsStoppedUnder = "VMware Tools stopped under the running script (the guest restarted, or its VMware Tools service VMTools was restarted: a script run over vmtools must not restart VMware Tools)"
+
 // vmtoolsCleanup bounds the background deletion of a Run's temporary files.
 const vmtoolsCleanup = 30 * time.Second
 
@@ -209,13 +218,16 @@ func (t *vmtoolsTransport) wait(ctx context.Context, pid int64) (int, error) {
 	err := schedule.DelayFunc().Until(ctx, false, true, func(ctx context.Context) (bool, error) {
 		procs, err := t.tb.ProcessManager.ListProcesses(ctx, t.auth, []int64{pid})
 		if err != nil {
+			if guestUnavailable(err) {
+				return false, t.cut(fmt.Errorf("%s (process %d): %w", toolsStoppedUnder, pid, err))
+			}
 			return false, t.callError("waiting for powershell.exe", err)
 		}
 		if len(procs) == 0 {
-			// The guest lists every process guest operations started for
-			// minutes after it ends: one it does not know was lost to a
-			// restart.
-			return false, t.cut(fmt.Errorf("the guest no longer knows process %d", pid))
+			// VMware Tools lists every process it started for minutes
+			// after it ends, from its own memory: one it does not know
+			// was lost to a restart of the guest or of VMware Tools.
+			return false, t.cut(fmt.Errorf("%s: VMware Tools in the guest no longer knows process %d", toolsStoppedUnder, pid))
 		}
 		if procs[0].EndTime == nil {
 			return false, nil

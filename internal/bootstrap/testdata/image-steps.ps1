@@ -548,14 +548,60 @@ Write-Output 'images pulled'
 ########## vmware-tools
 # step: vmware-tools
 $ErrorActionPreference = 'Stop'
-# An empty exclude-nics makes VMware Tools report every NIC's address, so the
-# guest IP stays visible in vSphere once container networking adds adapters.
+# exclude-nics set empty in tools.conf's [guestinfo] section makes VMware
+# Tools report every NIC's address, so the guest IP stays visible in vSphere
+# once container networking adds adapters. The rest of the file is kept
+# (settings an administrator or an earlier build put there), and a file that
+# already says so is left alone: the step is rerunnable.
+#
+# VMware Tools is not restarted: vmtoolsd reads tools.conf again every
+# 5 seconds (open-vm-tools services/vmtoolsd/mainLoop.c, ToolsCoreConfFileCb)
+# and its guestinfo plugin applies the reload (guestInfoServer.c,
+# GuestInfoServerConfReload). Restarting the VMTools service from here would
+# end the guest operation running this very script: vmtoolsd keeps the exit
+# codes of the programs it started in its own memory (vixTools.c,
+# startedProcessList), and guest operations fail while it is stopped.
+$path = 'C:\ProgramData\VMware\VMware Tools\tools.conf'
 New-Item -ItemType Directory -Force -Path 'C:\ProgramData\VMware\VMware Tools' | Out-Null
-Set-Content -Path 'C:\ProgramData\VMware\VMware Tools\tools.conf' -Value "[guestinfo]`r`nexclude-nics=`r`n"
-if (Get-Service -Name 'VMTools' -ErrorAction SilentlyContinue) {
-  Restart-Service -Name 'VMTools'
+$lines = @()
+if (Test-Path -LiteralPath $path) {
+  $lines = @(Get-Content -LiteralPath $path)
 }
-Write-Output 'tools.conf written'
+$out = @()
+$section = ''
+$done = $false
+foreach ($line in $lines) {
+  $t = $line.Trim()
+  if ($t -match '^\[(.+)\]$') {
+    if ($section -eq 'guestinfo' -and -not $done) {
+      $out += 'exclude-nics='
+      $done = $true
+    }
+    $section = $Matches[1].Trim().ToLowerInvariant()
+    $out += $line
+    continue
+  }
+  if ($section -eq 'guestinfo' -and $t -match '^exclude-nics\s*=') {
+    if (-not $done) {
+      $out += 'exclude-nics='
+      $done = $true
+    }
+    continue
+  }
+  $out += $line
+}
+if (-not $done) {
+  if ($section -ne 'guestinfo') {
+    $out += '[guestinfo]'
+  }
+  $out += 'exclude-nics='
+}
+if (($lines -join "`r`n") -ceq ($out -join "`r`n")) {
+  Write-Output 'tools.conf already reports every NIC'
+} else {
+  Set-Content -LiteralPath $path -Value $out
+  Write-Output 'tools.conf written (VMware Tools reads it again within seconds)'
+}
 
 ########## firewall
 # step: firewall

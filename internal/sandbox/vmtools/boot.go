@@ -86,8 +86,14 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		ServiceStartTimeout: sandboxServiceStartTimeout,
 		OnShutdown:          func(*winsim.Host) { h.guestShutdown(st) },
 		OnStateChange: func(w *winsim.Host, up bool) {
-			h.reportGuest(st, up, !customizedName)
+			// VMware Tools runs once its service has started (OnToolsChange),
+			// after the host came up; going down, it stops with the host.
+			h.reportGuest(st, up && w.ToolsRunning(), !customizedName)
 			h.emit(Event{ComputerName: w.ComputerName(), Up: up, Down: !up})
+		},
+		OnToolsChange: func(w *winsim.Host, running bool) {
+			h.reportGuest(st, running && w.Up(), !customizedName)
+			h.emit(Event{ComputerName: w.ComputerName(), Tools: &running})
 		},
 		OnScript: func(w *winsim.Host, r winsim.ScriptRecord) { h.emit(Event{ComputerName: w.ComputerName(), Script: &r}) },
 		OnGuestProgram: func(w *winsim.Host, p *winsim.GuestProcess) {

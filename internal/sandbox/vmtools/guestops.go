@@ -75,7 +75,9 @@ func (g *guestOps) guest(ctx *simulator.Context, ref types.ManagedObjectReferenc
 		return nil, &types.InvalidPowerState{RequestedState: types.VirtualMachinePowerStatePoweredOn, ExistingState: power}
 	}
 	host := g.h.ByVM(ref.Value)
-	if host == nil || !host.Up() {
+	if host == nil || !host.Up() || !host.ToolsRunning() {
+		// Down, or up without VMware Tools running (its VMTools service
+		// stopped or restarting).
 		return nil, new(types.GuestOperationsUnavailable)
 	}
 	creds, ok := auth.(*types.NamePasswordAuthentication)
@@ -101,7 +103,7 @@ func fileFault(err error, path string) types.BaseMethodFault {
 		return &types.FileAlreadyExists{FileFault: types.FileFault{File: path}}
 	case errors.Is(err, winsim.ErrGuestNotAFile):
 		return &types.NotAFile{FileFault: types.FileFault{File: path}}
-	case errors.Is(err, winsim.ErrGuestDown):
+	case errors.Is(err, winsim.ErrGuestDown), errors.Is(err, winsim.ErrToolsNotRunning):
 		return new(types.GuestOperationsUnavailable)
 	case errors.Is(err, winsim.ErrGuestNotModelled):
 		return new(types.NotImplemented)
@@ -276,8 +278,8 @@ func (g *guestOps) ServeTransfer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	host := g.h.ByVM(t.vm.Value)
-	if host == nil || !host.Up() {
-		http.Error(w, "the guest is not running", http.StatusServiceUnavailable)
+	if host == nil || !host.Up() || !host.ToolsRunning() {
+		http.Error(w, "VMware Tools is not running in the guest", http.StatusServiceUnavailable)
 		return
 	}
 	if t.toGuest {

@@ -11,6 +11,9 @@ type Event struct {
 	Script       *winsim.ScriptRecord
 	Program      *winsim.GuestProcess
 	Up, Down     bool
+	// Tools is set when VMware Tools (the VMTools service) started
+	// (true) or stopped (false) in the guest.
+	Tools *bool
 }
 
 // OnEvent adds a hook run for every guest's events; the returned func

@@ -16,7 +16,8 @@ const templatesDir = ".templates"
 
 // installTemplates gives every base template its disk, as an administrator
 // left it before converting the VM to a template: a stock Windows Server
-// (the WinRM HTTP listener and its firewall rules, nothing else), or, for
+// with VMware Tools (winsim.StockInstallation: the stock services, VMTools
+// among them, the WinRM HTTP listener and its firewall rules), or, for
 // the prepared template, an HTTPS listener with ONE certificate issued for
 // the template's own computer name by the sandbox's CA (the user's CA) and
 // OpenSSH Server with its host key. A clone copies the disk (prepareDisk),
@@ -57,7 +58,10 @@ func (h *Hosts) installTemplates() error {
 }
 
 func describe(in winsim.Installation) string {
-	parts := []string{"WinRM HTTP listener"}
+	parts := []string{"stock services", "WinRM HTTP listener"}
+	if in.VMwareTools {
+		parts = append(parts, "VMware Tools (VMTools)")
+	}
 	if l := in.WinRMHTTPS; l != nil {
 		parts = append(parts, "WinRM HTTPS listener (certificate for "+l.Hostname+")")
 	}

@@ -158,6 +158,11 @@ func (h *Host) executeWithFaults(ctx context.Context, req execRequest, text, ste
 	case f.Hang:
 		<-ctx.Done()
 		return 1
+	case f.RestartService != "":
+		if err := h.stopServiceWithDependents(f.RestartService); err == nil {
+			_ = h.startService(f.RestartService)
+		}
+		return run()
 	case f.Delay > 0:
 		select {
 		case <-time.After(f.Delay):

@@ -109,6 +109,13 @@ type HostConfig struct {
 	// (StartProgramInGuest), before the call returns: tests act while a step
 	// runs without polling the process list. It must not block.
 	OnGuestProgram func(h *Host, p *GuestProcess)
+	// OnToolsChange runs when VMware Tools (the VMTools service's
+	// vmtoolsd.exe) starts or stops running in the guest: at boot, at a
+	// Stop-, Start- or Restart-Service of VMTools, and as the host goes
+	// down. The sandbox reports guest.toolsRunningStatus and
+	// guest.guestOperationsReady to vSphere there. It runs on the service's
+	// goroutine and must not block.
+	OnToolsChange func(h *Host, running bool)
 }
 
 // WinRMService is what the WinRM service allows, as winrm/config/service
@@ -215,6 +222,12 @@ type StepFault struct {
 	// Reboot restarts the host as the script arrives: it never completes and
 	// the connection drops, as when Windows Update reboots mid-bootstrap.
 	Reboot bool
+	// RestartService restarts the named service as the script arrives
+	// (Restart-Service -Force: its running dependents stop with it), then
+	// runs the script: an administrator or an upgrade restarting a service
+	// under a running step. VMTools restarted this way forgets the guest
+	// operation running the script (guestops.go).
+	RestartService string
 	// Times limits how often the fault fires (0 = always).
 	Times int
 }

@@ -611,8 +611,9 @@
 // HostConfig.Faults (and Host.SetFaults at run time) can refuse connections
 // (every listener closed: a host that is down),
 // fail every authentication, and for a step (or a script matching a regexp)
-// exit non-zero with a given stderr, delay, hang until cancelled, or reboot the
-// host as the step arrives. Faults.KubeletNeverReady makes the simulated
+// exit non-zero with a given stderr, delay, hang until cancelled, reboot the
+// host as the step arrives, or restart a service (RestartService: VMTools,
+// to restart VMware Tools under the step) and then run it. Faults.KubeletNeverReady makes the simulated
 // kubelet register its Node but never report Ready; Faults.KubeletNotReady
 // holds it NotReady until the fault is cleared; Faults.HNSLostOnReboot loses
 // the host's HNS networks and policies at every boot (Host.BootID says
@@ -709,6 +710,56 @@
 // "vmtools". Processes and their exit codes are listed for 5 minutes after
 // they end and forgotten at a restart; files are read, written and deleted
 // on the host's disk.
+//
+// Guest operations are VMware Tools' work: they need the VMTools service
+// (vmtoolsd, below) running; while it is stopped or restarting every guest
+// operation fails with ErrToolsNotRunning (vCenter's
+// GuestOperationsUnavailable) and HostConfig.OnToolsChange tells the
+// sandbox, which reports guest.toolsRunningStatus guestToolsNotRunning and
+// guest.guestOperationsReady false. vmtoolsd keeps the processes it
+// started in its own memory (open-vm-tools services/plugins/vix/vixTools.c,
+// startedProcessList): after a VMTools restart a process an earlier
+// vmtoolsd started is listed only while it runs, with no exit code, and
+// not at all once it ends, so whoever waits for its exit code loses it.
+// The process itself goes on: Windows does not end a process with the one
+// that created it (learn.microsoft.com/windows/win32/procthread/terminating-a-process);
+// whether vmtoolsd ends what it started through a job object is not
+// documented and not modelled.
+//
+// # Stock installation (stock_services.go, install.go)
+//
+// Install(dir, StockInstallation()) writes the disk of a fresh Windows
+// Server 2019, 2022 or 2025 with VMware Tools, as the sandbox's base
+// templates carry it:
+//
+//	Behaviour                                              Upstream source
+//	services (registry keys under Services): RpcEptMapper, "Guidance on disabling system services on Windows
+//	  DcomLaunch, RpcSs, EventLog, BFE, mpssvc,            Server with Desktop Experience" (learn.microsoft.com/
+//	  SystemEventsBroker, Schedule, nsi, Dnscache,         windows-server/security/windows-services/security-
+//	  LanmanServer (Automatic); WinRM (Automatic, delayed); guidelines-for-disabling-system-services-in-windows-
+//	  wuauserv, W32Time, TrustedInstaller (Manual); their  server): names, display names, start types (the
+//	  svchost groups, accounts (LocalSystem, LocalService, defaults of Server 2019 on); sc.exe qc of a stock
+//	  NetworkService) and dependencies among them          install (no public page) for ImagePath, ObjectName,
+//	                                                       DependOnService
+//	VMTools "VMware Tools": vmtoolsd.exe under C:\Program  VMware Tools Administration, "VMware Tools Services"
+//	  Files\VMware\VMware Tools, Automatic, LocalSystem;   (docs.vmware.com ... GUID-0BD592B1): vmtoolsd.exe
+//	  guest operations while it runs (above)               starts with the guest, runs programs for automation
+//	svchost.exe and TrustedInstaller.exe: service hosts    (simulator rule: never pretend what is not modelled)
+//	  held Running, doing nothing modelled; run from a
+//	  command line -> refused; stopping one of their
+//	  services -> refused as not modelled (the host going
+//	  down stops them)
+//	vmtoolsd.exe from a command line -> refused            (the same rule)
+//	inbound firewall rules: WinRM HTTP-In for Domain and   Enable-PSRemoting (learn.microsoft.com), StockFirewallRules
+//	  Private from anywhere, Public from the local subnet
+//	default DACLs of C:\ and its system folders            "File system security" below (acl.go)
+//
+// Not modelled, so not there: trigger starts (wuauserv, W32Time and
+// Dnscache start on events on Windows; here a Manual service runs when
+// something starts it), dependencies on kernel drivers (mpsdrv, HTTP,
+// srv2, nsiproxy), every other service of the installation, VGAuthService
+// (SAML guest authentication), and the event logs (System, Application,
+// Security: no cmdlet here reads them).
 //
 // # Accounts and UAC remote restrictions
 //

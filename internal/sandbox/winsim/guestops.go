@@ -44,6 +44,12 @@ var (
 	ErrGuestLogon = errors.New("the user name or password is incorrect")
 	// ErrGuestDown: the guest is not up (GuestOperationsUnavailable).
 	ErrGuestDown = errors.New("the guest is not running")
+	// ErrToolsNotRunning: the guest is up but VMware Tools is not running
+	// in it (the VMTools service stopped or restarting, or not installed):
+	// GuestOperationsUnavailable, as vCenter answers guest operations then
+	// ("GuestOperationsUnavailable: thrown when the guest operations agent
+	// could not be contacted": vSphere Web Services API, vim.fault.GuestOperationsUnavailable).
+	ErrToolsNotRunning = errors.New("VMware Tools is not running in the guest")
 	// ErrGuestFileNotFound: no such file (FileNotFound).
 	ErrGuestFileNotFound = errors.New("the file does not exist")
 	// ErrGuestFileExists: the file exists and overwrite is off
@@ -83,6 +89,7 @@ type GuestProcess struct {
 	Start   time.Time
 
 	boot   context.Context // the boot it belongs to
+	tools  int             // the run of vmtoolsd that started it (toolsState.gen)
 	cancel context.CancelFunc
 	done   chan struct{}
 	end    time.Time
@@ -130,6 +137,10 @@ func (h *Host) StartProgram(p GuestProgram) (*GuestProcess, error) {
 	if !up || boot == nil || boot.Err() != nil {
 		return nil, ErrGuestDown
 	}
+	gen, running := h.toolsRun()
+	if !running {
+		return nil, ErrToolsNotRunning
+	}
 	kind, err := h.guestProgramKind(p.Path)
 	if err != nil {
 		return nil, err
@@ -143,7 +154,7 @@ func (h *Host) StartProgram(p GuestProgram) (*GuestProcess, error) {
 	}
 	ctx, cancel := context.WithCancel(boot)
 	proc := &GuestProcess{Name: p.Path, CmdLine: `"` + p.Path + `" ` + p.Arguments, Owner: p.User,
-		Start: time.Now(), boot: boot, cancel: cancel, done: make(chan struct{})}
+		Start: time.Now(), boot: boot, tools: gen, cancel: cancel, done: make(chan struct{})}
 	g := &h.gprocs
 	g.mu.Lock()
 	if g.byPid == nil {
@@ -175,24 +186,86 @@ func (h *Host) StartProgram(p GuestProgram) (*GuestProcess, error) {
 // Processes lists the processes of this boot that guest operations
 // started, those of pids only when pids is not empty (unknown ones are left
 // out), ended ones for guestProcessRetention.
+//
+// vmtoolsd keeps what it started, with exit codes and end times, in its
+// own memory (open-vm-tools services/plugins/vix/vixTools.c,
+// startedProcessList), so a VMTools restart forgets them: a process an
+// earlier vmtoolsd started is listed while it runs, as any process of the
+// guest is (ListProcessesEx asks the system's process list), with no exit
+// code, and not at all once it has ended. Windows does not end a
+// process when the process that created it ends ("Terminating a process
+// does not cause child processes to be terminated":
+// https://learn.microsoft.com/windows/win32/procthread/terminating-a-process),
+// so the program goes on running; whether vmtoolsd puts what it starts in
+// a job object that ends with it is not documented, and not modelled.
 func (h *Host) Processes(pids []int64) []*GuestProcess {
 	h.mu.Lock()
 	boot := h.upCtx
 	h.mu.Unlock()
+	gen, _ := h.toolsRun()
 	g := &h.gprocs
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var out []*GuestProcess
 	for pid, p := range g.byPid {
-		if end, _, ended := p.Exited(); p.boot != boot || (ended && time.Since(end) > guestProcessRetention) {
+		end, _, ended := p.Exited()
+		if p.boot != boot || (ended && time.Since(end) > guestProcessRetention) || (ended && p.tools != gen) {
 			delete(g.byPid, pid)
 			continue
 		}
-		if len(pids) == 0 || containsPid(pids, pid) {
-			out = append(out, p)
+		if len(pids) != 0 && !containsPid(pids, pid) {
+			continue
 		}
+		if p.tools != gen {
+			// Forgotten by this vmtoolsd: running, its end never reported.
+			c := *p
+			c.done = make(chan struct{})
+			p = &c
+		}
+		out = append(out, p)
 	}
 	return out
+}
+
+// toolsState is whether vmtoolsd (the VMTools service) runs, and which run
+// of it this is: gen changes at every start.
+type toolsState struct {
+	mu      sync.Mutex
+	running bool
+	gen     int
+}
+
+func (h *Host) toolsRun() (gen int, running bool) {
+	h.tools.mu.Lock()
+	defer h.tools.mu.Unlock()
+	return h.tools.gen, h.tools.running
+}
+
+// ToolsRunning reports whether VMware Tools runs in the guest: the host is
+// up and its VMTools service's vmtoolsd.exe runs. A disk without VMware
+// Tools (no VMTools service) never takes guest operations.
+func (h *Host) ToolsRunning() bool {
+	_, running := h.toolsRun()
+	return running && h.Up()
+}
+
+func (h *Host) toolsStarted() {
+	h.tools.mu.Lock()
+	h.tools.gen++
+	h.tools.running = true
+	h.tools.mu.Unlock()
+	if h.cfg.OnToolsChange != nil {
+		h.cfg.OnToolsChange(h, true)
+	}
+}
+
+func (h *Host) toolsStopped() {
+	h.tools.mu.Lock()
+	h.tools.running = false
+	h.tools.mu.Unlock()
+	if h.cfg.OnToolsChange != nil {
+		h.cfg.OnToolsChange(h, false)
+	}
 }
 
 func containsPid(pids []int64, pid int64) bool {

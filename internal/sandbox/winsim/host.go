@@ -33,6 +33,7 @@ type Host struct {
 	log    *scriptLog
 	wsman  *wsmanServer
 	gprocs guestProcesses // started by guest operations (guestops.go)
+	tools  toolsState     // VMware Tools running (stock_services.go, guestops.go)
 
 	tlsConfig *tls.Config
 	// certMu guards httpsCert, the certificate the HTTPS listener serves

@@ -36,6 +36,10 @@ type Installation struct {
 	// sshd set to start automatically. Not installed on a stock Windows
 	// Server 2019 or 2022 (learn.microsoft.com/windows-server/administration/openssh/openssh_install_firstuse).
 	OpenSSHServer bool
+	// VMwareTools is VMware Tools installed (the VMTools service, started
+	// with the guest): what a vSphere template carries, and what guest
+	// operations need.
+	VMwareTools bool
 }
 
 // HTTPSListener is an HTTPS listener and its certificate, as the disk holds
@@ -48,11 +52,14 @@ type HTTPSListener struct {
 	CertPEM, KeyPEM       []byte `json:",omitempty"`
 }
 
-// StockInstallation is a Windows Server 2019 or 2022 as setup leaves it:
-// the WinRM HTTP listener, no HTTPS listener, no OpenSSH Server.
-func StockInstallation() Installation { return Installation{WinRMHTTP: true} }
+// StockInstallation is a Windows Server 2019, 2022 or 2025 as setup
+// leaves it, with VMware Tools installed: the WinRM HTTP listener, no
+// HTTPS listener, no OpenSSH Server, the stock services
+// (stock_services.go).
+func StockInstallation() Installation { return Installation{WinRMHTTP: true, VMwareTools: true} }
 
 // Install writes an installation onto a new disk (a HostConfig.Dir): the
+// stock services (with VMware Tools when in.VMwareTools), the
 // listeners, the firewall's inbound rules (StockFirewallRules plus those
 // of what the installation adds) and, with OpenSSH Server, its host key,
 // which every clone of the disk then shares.
@@ -86,11 +93,18 @@ func Install(dir string, in Installation) error {
 	if err := os.WriteFile(filepath.Join(dir, "firewall.json"), b, 0o644); err != nil {
 		return fmt.Errorf("winsim: %w", err)
 	}
+	v, err := newVFS(filepath.Join(dir, "fs"), map[string]string{"SystemDrive": "C:"})
+	if err != nil {
+		return fmt.Errorf("winsim: %w", err)
+	}
+	reg, err := loadRegistry(filepath.Join(dir, "registry.json"))
+	if err != nil {
+		return fmt.Errorf("winsim: %w", err)
+	}
+	if err := installStockServices(reg, v, in.VMwareTools); err != nil {
+		return fmt.Errorf("winsim: the stock services: %w", err)
+	}
 	if in.OpenSSHServer {
-		v, err := newVFS(filepath.Join(dir, "fs"), map[string]string{"SystemDrive": "C:"})
-		if err != nil {
-			return fmt.Errorf("winsim: %w", err)
-		}
 		h := &Host{fs: v}
 		if _, err := h.loadSSHHostKey(nil); err != nil {
 			return fmt.Errorf("winsim: the SSH host key: %w", err)

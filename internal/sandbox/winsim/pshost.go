@@ -127,7 +127,7 @@ var system32Programs = map[string]bool{
 	"curl.exe": true, "certutil.exe": true, "net.exe": true, "netstat.exe": true, "schtasks.exe": true,
 	"findstr.exe": true, "where.exe": true, "takeown.exe": true, "bcdedit.exe": true, "wevtutil.exe": true, "robocopy.exe": true,
 	"xcopy.exe": true, "timeout.exe": true, "tasklist.exe": true, "taskkill.exe": true, "fsutil.exe": true, "route.exe": true,
-	"hnsdiag.exe": true,
+	"hnsdiag.exe": true, "svchost.exe": true,
 }
 
 const (
@@ -144,6 +144,8 @@ func systemProgram(clean string) (string, bool) {
 		return "sysprep.exe", true
 	case strings.ToLower(powershellPath):
 		return "powershell.exe", true
+	case strings.ToLower(trustedInstPath):
+		return "trustedinstaller.exe", true
 	}
 	dir, base := parentOf(lower), lower[strings.LastIndexByte(lower, '\\')+1:]
 	if dir == `c:\windows\system32` && system32Programs[base] {

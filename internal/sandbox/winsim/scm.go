@@ -336,6 +336,9 @@ func (h *Host) stopService(name string) error {
 	if s.Status == StatusStopped {
 		return nil
 	}
+	if err := h.stockStopRefused(s); err != nil {
+		return err
+	}
 	if deps := h.runningDependents(s.Name); len(deps) > 0 {
 		return &ServiceError{Service: s.Name, DisplayName: s.DisplayName, Op: "stop", Err: errDependentServices}
 	}
@@ -349,6 +352,11 @@ func (h *Host) stopServiceWithDependents(name string) error {
 	s, ok := h.svcs.get(name)
 	if !ok {
 		return noService(name)
+	}
+	if s.Status != StatusStopped {
+		if err := h.stockStopRefused(s); err != nil {
+			return err
+		}
 	}
 	for _, d := range h.runningDependents(s.Name) {
 		if err := h.stopServiceWithDependents(d); err != nil {

@@ -339,6 +339,9 @@ func (e *ServiceError) Error() string {
 		}
 		return fmt.Sprintf("Service '%s (%s)' cannot be started due to the following error: Cannot start service %s on computer '.'.", disp, e.Service, e.Service)
 	case "stop":
+		if e.Refused != "" {
+			return fmt.Sprintf("Service '%s (%s)' cannot be stopped due to the following error: %s", disp, e.Service, e.Refused)
+		}
 		if e.Err == errDependentServices {
 			return fmt.Sprintf("Cannot stop service '%s (%s)' because it has dependent services. It can only be stopped if the Force flag is set.", disp, e.Service)
 		}
