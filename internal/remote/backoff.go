@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 )
@@ -19,7 +20,7 @@ const backoffJitter = 0.5
 func retry(ctx context.Context, b Backoff, fn func() error) error {
 	schedule := wait.Backoff{Duration: b.Initial, Factor: 2, Jitter: backoffJitter, Steps: math.MaxInt32, Cap: b.Max}
 	var last error
-	attempts := 0
+	attempts, start := 0, time.Now()
 	err := schedule.DelayFunc().Until(ctx, true, true, func(context.Context) (bool, error) {
 		attempts++
 		err := fn()
@@ -43,7 +44,7 @@ func retry(ctx context.Context, b Backoff, fn func() error) error {
 	// ctx ended between or during attempts: the last complete attempt's
 	// error says why the host was not reached.
 	if ce, ok := asConnectError(last); ok {
-		ce.Attempts = attempts
+		ce.Attempts, ce.Elapsed = attempts, time.Since(start)
 	}
 	return last
 }

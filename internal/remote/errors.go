@@ -4,7 +4,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"time"
 )
 
 // Step names the phase of a connection that failed.
@@ -29,11 +31,18 @@ type ConnectError struct {
 	Step     Step
 	Err      error
 	Attempts int // Connect attempts made, when it gave up retrying
+	// Elapsed is how long Connect kept trying, when it gave up retrying.
+	Elapsed time.Duration
+	// DialTimeout bounded each TCP connection attempt (Config.DialTimeout).
+	DialTimeout time.Duration
 }
 
 func (e *ConnectError) Error() string {
 	attempts := ""
-	if e.Attempts > 1 {
+	switch {
+	case e.Attempts > 1 && e.Elapsed > 0:
+		attempts = fmt.Sprintf(" (after %d attempts in %s)", e.Attempts, e.Elapsed.Round(time.Second))
+	case e.Attempts > 1:
 		attempts = fmt.Sprintf(" (after %d attempts)", e.Attempts)
 	}
 	where := hostPort(e.Host, e.Port)
@@ -54,6 +63,9 @@ func (e *ConnectError) hint() string {
 	}
 	switch e.Step {
 	case StepDial:
+		if dialTimedOut(e.Err) {
+			return e.droppedHint()
+		}
 		listener := "the WinRM listener (winrm enumerate winrm/config/listener)"
 		if e.Protocol == "ssh" {
 			listener = "the sshd service"
@@ -78,6 +90,34 @@ func (e *ConnectError) hint() string {
 		return "the host's SSH key is not the one trusted; trust a new key only after verifying it out of band (on the host's console)"
 	}
 	return "the session opened but a trivial command failed: check that PowerShell runs for this user"
+}
+
+// dialTimedOut reports whether a TCP connection attempt got no answer at
+// all before its timeout: its SYN was dropped (a refusal is an answer).
+func dialTimedOut(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && op.Timeout()
+}
+
+// droppedHint explains connection attempts that went unanswered: a
+// firewall that drops them (Windows Defender Firewall blocks what no
+// inbound rule admits and, in stealth mode, its default, answers nothing:
+// the firewall CSP's DefaultInboundAction and DisableStealthMode) or no
+// route from the runner to the guest.
+func (e *ConnectError) droppedHint() string {
+	within := "within the dial timeout"
+	if e.DialTimeout > 0 {
+		within = fmt.Sprintf("within the dial timeout of %s", e.DialTimeout)
+	}
+	stock := ""
+	if e.Protocol == "winrm http" {
+		stock = "; a stock Windows Server on a Public network admits WinRM over HTTP from its local subnet only, " +
+			"so not from a CI runner or a Terraform Cloud agent on another subnet"
+	}
+	return fmt.Sprintf("no answer %s: the connection attempts were dropped, not refused. A firewall drops them, the guest's "+
+		"(Windows Defender Firewall drops what no inbound rule admits%s) or one on the way, or there is no route from where Terraform "+
+		"runs to the guest's subnet. Open TCP %d to the runner, run Terraform from the guests' subnet, or use transport type = "+
+		"\"vmtools\" (the default): vCenter's guest operations reach the guest without a network path to it", within, stock, e.Port)
 }
 
 // notThisGuestHint explains a certificate issued for another name than the

@@ -52,7 +52,7 @@ func dialSSH(ctx context.Context, cfg Config) (*sshTransport, error) {
 }
 
 func (t *sshTransport) connectError(step Step, err error) *ConnectError {
-	return &ConnectError{Protocol: "ssh", Host: t.cfg.Host, Port: t.cfg.port(), Step: step, Err: err}
+	return &ConnectError{Protocol: "ssh", Host: t.cfg.Host, Port: t.cfg.port(), Step: step, Err: err, DialTimeout: t.cfg.DialTimeout}
 }
 
 // connect returns the live client, dialling when there is none.

@@ -291,9 +291,9 @@ func (o *opTransporter) Post(_ *winrm.Client, msg *soap.SoapMessage) (string, er
 	if err != nil {
 		var se *stepError
 		if errors.As(err, &se) {
-			return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: se.step, Err: se.err}
+			return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: se.step, Err: se.err, DialTimeout: t.cfg.DialTimeout}
 		}
-		return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: StepDial, Err: err}
+		return "", &ConnectError{Protocol: t.cfg.label(), Host: t.cfg.Host, Port: t.cfg.port(), Step: StepDial, Err: err, DialTimeout: t.cfg.DialTimeout}
 	}
 	defer func() { _ = resp.Body.Close() }() // read to the end below; ReadAll reports a failure
 	body, err := io.ReadAll(resp.Body)

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -173,8 +172,9 @@ func TestAccVMTools_winrmBaseline(t *testing.T) {
 
 // TestAccVMTools_runnerOutsideSubnet: with the runner outside the guests'
 // subnet (a CI runner, a Terraform Cloud agent), a stock guest's firewall
-// refuses WinRM over HTTP, and the default transport still builds an image
-// from the stock template and joins a node.
+// drops its connections to WinRM over HTTP (unanswered until the client's
+// dial timeout, as Windows' stealth mode does), and the default transport
+// still builds an image from the stock template and joins a node.
 func TestAccVMTools_runnerOutsideSubnet(t *testing.T) {
 	acctest.RequireSandbox(t, "vcsim's call counters and the simulated hosts")
 	acctest.PreCheck(t)
@@ -186,17 +186,55 @@ func TestAccVMTools_runnerOutsideSubnet(t *testing.T) {
 			if ip == "" {
 				return fmt.Errorf("windows_node.n0 has no ip_address")
 			}
-			c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, os.Getenv("SANDBOX_WINRM_PORT")), 5*time.Second)
+			const dialTimeout = 2 * time.Second
+			start := time.Now()
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, os.Getenv("SANDBOX_WINRM_PORT")), dialTimeout)
+			waited := time.Since(start)
 			if err == nil {
 				_ = c.Close()
 				return fmt.Errorf("the node's WinRM HTTP port %s:%s accepted the runner from outside its subnet", ip, os.Getenv("SANDBOX_WINRM_PORT"))
 			}
-			if !errors.Is(err, syscall.ECONNREFUSED) {
-				return fmt.Errorf("dialing the node's WinRM HTTP port: %v, want connection refused", err)
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() || waited < dialTimeout {
+				return fmt.Errorf("dialing the node's WinRM HTTP port: %v after %v, want no answer until the dial timeout of %v", err, waited, dialTimeout)
 			}
 			return nil
 		},
 	})
+}
+
+// TestAccVMTools_winrmDroppedOutsideSubnet: from outside the guests'
+// subnet, a build over WinRM on a stock template's HTTP listener meets the
+// guest firewall's drop. Each connection attempt waits the provider's dial
+// timeout (10s) unanswered, Connect tries again until the create timeout
+// and no longer, the build VM is destroyed, and the error names the dial
+// timeout, the attempts and the likely causes, with the vmtools transport
+// as the way around.
+func TestAccVMTools_winrmDroppedOutsideSubnet(t *testing.T) {
+	acctest.RequireSandbox(t, "the simulated guests' firewall, with the runner outside their subnet")
+	acctest.PreCheck(t)
+	acctest.Sandbox.Hosts.SetRunnerOutsideSubnet(true)
+	t.Cleanup(func() { acctest.Sandbox.Hosts.SetRunnerOutsideSubnet(false) })
+	const createTimeout = 50 * time.Second
+	config := strings.TrimSuffix(acctest.GoldenImageConfig(acctest.Name("img"), map[string]string{"transport": acctest.WinRMOverHTTP()}), "}\n") +
+		fmt.Sprintf("  timeouts {\n    create = %q\n  }\n}\n", createTimeout)
+	var start time.Time
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() { start = time.Now() },
+			Config:    config,
+			ExpectError: acctest.Wrapped(`(?s)creating Windows golden image.*connecting to the build VM: winrm http [0-9.]+:\d+: dial failed ` +
+				`\(after \d+ attempts in \d+s\): dial tcp [0-9.:]+: i/o timeout; no answer within the dial timeout of 10s: the connection ` +
+				`attempts were dropped, not refused.*admits WinRM over HTTP from its local subnet only.*transport type = "vmtools"`),
+		}},
+	})
+	took := time.Since(start)
+	t.Logf("the apply failed after %v (create timeout %v)", took.Round(time.Second), createTimeout)
+	if took < createTimeout {
+		t.Errorf("the apply failed after %v, before the create timeout of %v: the dropped attempts did not wait", took, createTimeout)
+	}
 }
 
 // TestAccVMTools_planRefusesNetworkAttributes: with type = "vmtools" a

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,31 +42,42 @@ func (w *world) bootClone(t *testing.T, version, name string) (*vsphere.VM, stri
 	return vm, ip
 }
 
-// refused asserts that a TCP port refuses connections (a closed listener,
-// or the sandbox's stand-in for a firewall drop).
-func refused(t *testing.T, ip string, port int, what string) {
+// dropDialTimeout is how long dropped waits for a port the guest's
+// firewall drops: on loopback a served port answers within microseconds.
+const dropDialTimeout = time.Second
+
+// dropped asserts that a guest's firewall drops connections to a TCP port,
+// as Windows does to a port no inbound rule admits (winsim's
+// firewall_drop.go): the connection attempt goes unanswered until the
+// client's dial timeout, neither accepted nor refused.
+func dropped(t *testing.T, ip string, port int, what string) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), 5*time.Second)
+	start := time.Now()
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), dropDialTimeout)
 	if err == nil {
 		_ = c.Close()
 		t.Fatalf("%s (%s:%d) accepted a connection", what, ip, port)
 	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
-		t.Fatalf("%s (%s:%d): %v, want connection refused", what, ip, port, err)
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() || time.Since(start) < dropDialTimeout {
+		t.Fatalf("%s (%s:%d): %v after %v, want no answer until the dial timeout of %v", what, ip, port, err, time.Since(start), dropDialTimeout)
 	}
 }
 
 // TestStockTemplateClone judges a fresh clone of a base template from
 // outside, as a client on the guest's subnet: no HTTPS listener, no SSH
 // server; on the HTTP listener Basic and NTLM without message encryption
-// are refused, NTLM with message encryption works.
+// are refused, NTLM with message encryption works, both masterzen/winrm's
+// (which authenticates before every message) and the provider's (once per
+// connection, then sealed messages without an Authorization header, as
+// pywinrm).
 func TestStockTemplateClone(t *testing.T) {
 	w := start(t)
 	_, ip := w.bootClone(t, "2022", "win-stock")
 	ports := w.hosts.Ports()
 
-	refused(t, ip, ports.WinRMHTTPS, "WinRM HTTPS")
-	refused(t, ip, ports.SSH, "SSH")
+	dropped(t, ip, ports.WinRMHTTPS, "WinRM HTTPS (no listener, no rule)")
+	dropped(t, ip, ports.SSH, "SSH (no server, no rule)")
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -89,7 +99,28 @@ func TestStockTemplateClone(t *testing.T) {
 		t.Error("NTLM without message encryption over HTTP was accepted")
 	}
 
-	tr := w.connect(t, ip, nodePassword) // HTTP, NTLM, sealed messages
+	// masterzen/winrm's own message encryption authenticates before every
+	// message, on the connection the previous one authenticated: the
+	// listener's 401 to its empty POST makes it authenticate again.
+	params = winrm.DefaultParameters
+	params.TransportDecorator = func() winrm.Transporter {
+		enc, err := winrm.NewEncryption("ntlm")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return enc
+	}
+	sealed, err := winrm.NewClientWithParameters(ep, "Administrator", nodePassword, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if out, _, code, err := sealed.RunCmdWithContext(ctx, "hostname"); err != nil || code != 0 || strings.TrimSpace(out) != "WIN-STOCK" {
+			t.Errorf("NewEncryption(\"ntlm\") over HTTP: %q, exit %d, %v", out, code, err)
+		}
+	}
+
+	tr := w.connect(t, ip, nodePassword) // HTTP, NTLM, sealed messages: one handshake per connection, as pywinrm
 	if got := run(t, tr, `$env:COMPUTERNAME`); got != "WIN-STOCK" {
 		t.Errorf("computer name = %q", got)
 	}
@@ -99,13 +130,14 @@ func TestStockTemplateClone(t *testing.T) {
 }
 
 // TestRunnerOutsideSubnet: with the runner outside the guests' subnet the
-// stock firewall rule (Public profile, LocalSubnet) keeps 5985 closed to
-// it, while guest operations through vCenter still run scripts.
+// stock firewall rule (Public profile, LocalSubnet) does not admit it to
+// 5985, so its connections there are dropped, while guest operations
+// through vCenter still run scripts.
 func TestRunnerOutsideSubnet(t *testing.T) {
 	w := start(t)
 	w.hosts.SetRunnerOutsideSubnet(true)
 	vm, ip := w.bootClone(t, "2022", "win-outside")
-	refused(t, ip, w.hosts.Ports().WinRM, "WinRM HTTP from outside the subnet")
+	dropped(t, ip, w.hosts.Ports().WinRM, "WinRM HTTP from outside the subnet")
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

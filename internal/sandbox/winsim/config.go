@@ -59,9 +59,10 @@ type HostConfig struct {
 
 	Ports *Ports
 	// Firewall turns on Windows Defender Firewall's inbound filtering of
-	// the listeners: one that no rule of firewall.json admits (for the
-	// profile and the clients' place) is closed (firewallAdmits). nil: no
-	// filtering. A disk written by Install also decides which listeners
+	// the listeners' ports: connections to one that no rule of
+	// firewall.json admits (for the profile and the clients' place) are
+	// dropped, unanswered, whether a listener serves it or not
+	// (firewallAdmits, firewall_drop.go). nil: no filtering. A disk written by Install also decides which listeners
 	// exist and the HTTPS certificate, whatever Ports and TLSCertPEM say.
 	Firewall *Firewall
 	// WinRM is the WinRM service's configuration (winrm get

@@ -670,7 +670,8 @@
 // # Named steps and faults
 //
 // A script names its step with a comment line "# step: <name>" (StepComment).
-// HostConfig.Faults (and Host.SetFaults at run time) can refuse connections,
+// HostConfig.Faults (and Host.SetFaults at run time) can refuse connections
+// (every listener closed: a host that is down),
 // fail every authentication, and for a step (or a script matching a regexp)
 // exit non-zero with a given stderr, delay, hang until cancelled, reboot the
 // host as the step arrives, or restart a service (RestartService: VMTools,
@@ -922,10 +923,33 @@
 // "OperationTimeout") tells the client to poll again. Unknown shells get
 // w:InvalidSelectors, requests over MaxEnvelopeSizeKB get w:EncodingLimit,
 // bad credentials HTTP 401 with a "WWW-Authenticate" header for each scheme
-// the service allows. NTLM authenticates the TCP connection: a connection
-// that completed the handshake is served without an Authorization header, and
-// an AUTHENTICATE message sent on another connection than its CHALLENGE fails,
-// as on Windows. An empty POST only authenticates (200).
+// the service allows. NTLM authenticates the TCP connection: a request
+// without an Authorization header on a connection that completed the
+// handshake is the connection's user's (HTTP.sys caches NTLM credentials on
+// keep-alive connections: learn.microsoft.com/windows/win32/http/credential-caching),
+// a NEGOTIATE on it starts a new handshake, and an AUTHENTICATE message sent
+// on another connection than its CHALLENGE fails, as on Windows. An empty
+// POST only authenticates: 200 for the handshake's last leg, and for one
+// without an Authorization header over HTTPS; over HTTP (AllowUnencrypted
+// false) an empty POST without one is a message that is not encrypted, a 401
+// offering Negotiate, so a client that authenticates before every message
+// (masterzen/winrm's NewEncryption) authenticates again, while encrypted
+// messages on the connection (pywinrm's, the provider's) are served.
+//
+// With HostConfig.Firewall, Windows Defender Firewall's inbound rules
+// (firewall.json: the disk's, New-NetFirewallRule's) decide, at each boot,
+// which of the WinRM HTTP, WinRM HTTPS and SSH ports admit the clients (by
+// profile, and by -RemoteAddress against where the clients are:
+// firewall_addr.go). A port no rule admits drops connection attempts,
+// whether a listener serves it or not: they go unanswered until the
+// client's own dial timeout, as Windows blocks inbound traffic by default
+// and in stealth mode answers nothing (the firewall CSP's
+// DefaultInboundAction and DisableStealthMode,
+// learn.microsoft.com/windows/client-management/mdm/firewall-csp). The
+// simulator holds such a port with a listener whose accept queue is full,
+// so the kernel drops the SYNs for any client process (firewall_drop.go
+// says how, and its limits: Linux only). A port a rule admits with nothing
+// listening refuses at once, as a host that is down does on every port.
 //
 // The WinRM service's configuration (HostConfig.WinRM) is a stock Windows
 // Server's unless a test changes it: AllowUnencrypted false, Basic false,

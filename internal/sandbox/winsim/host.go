@@ -50,17 +50,22 @@ type Host struct {
 	fired  map[int]int // StepFault index -> times fired
 	up     bool
 	// bootID is new at every boot (BootID).
-	bootID   string
-	stopped  bool
-	ports    Ports // bound ports (0 = disabled)
-	servers  []*http.Server
-	sshLn    net.Listener
-	sshConns map[net.Conn]struct{}
-	upCtx    context.Context // cancelled when the host goes down
-	upCancel context.CancelFunc
-	upCh     chan struct{} // closed while the host is up
-	timers   []*time.Timer
-	wg       sync.WaitGroup
+	bootID  string
+	stopped bool
+	ports   Ports // bound ports (0 = disabled)
+	// configured are the ports the host was started with, before its disk
+	// decided which listeners exist: the firewall drops connections to
+	// them where no rule admits them, listener or not (firewall_drop.go).
+	configured Ports
+	dropped    map[string]*droppedPort // by listener name, while up
+	servers    []*http.Server
+	sshLn      net.Listener
+	sshConns   map[net.Conn]struct{}
+	upCtx      context.Context // cancelled when the host goes down
+	upCancel   context.CancelFunc
+	upCh       chan struct{} // closed while the host is up
+	timers     []*time.Timer
+	wg         sync.WaitGroup
 }
 
 // Start boots a simulated host: it binds its listeners (ports 0 become free
@@ -75,6 +80,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, err
 	}
 	httpsPort := cfg.Ports.WinRMHTTPS
+	configured := *cfg.Ports
 	if in, ok, err := readInstallation(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("winsim: the listeners of %s: %w", cfg.ComputerName, err)
 	} else if ok {
@@ -112,19 +118,21 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}
 	h := &Host{
-		cfg:       cfg,
-		servicing: servicing,
-		fs:        fs,
-		reg:       reg,
-		scm:       &scm{},
-		features:  features,
-		images:    &imageStore{path: filepath.Join(cfg.Dir, "images.json")},
-		log:       &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
-		faults:    cfg.Faults,
-		fired:     map[int]int{},
-		sshConns:  map[net.Conn]struct{}{},
-		upCh:      make(chan struct{}),
-		httpsPort: httpsPort,
+		cfg:        cfg,
+		servicing:  servicing,
+		fs:         fs,
+		reg:        reg,
+		scm:        &scm{},
+		features:   features,
+		images:     &imageStore{path: filepath.Join(cfg.Dir, "images.json")},
+		log:        &scriptLog{path: filepath.Join(cfg.Dir, "scripts.log")},
+		faults:     cfg.Faults,
+		fired:      map[int]int{},
+		sshConns:   map[net.Conn]struct{}{},
+		upCh:       make(chan struct{}),
+		httpsPort:  httpsPort,
+		configured: configured,
+		dropped:    map[string]*droppedPort{},
 	}
 	h.svcs = &serviceTable{reg: reg, status: h.scm.status}
 	if err := h.seedRegistry(); err != nil {
@@ -247,10 +255,14 @@ func (h *Host) serveLocked(lns map[string]net.Listener) {
 	h.up = true
 	close(h.upCh)
 	h.servers = nil
-	for name, ln := range lns {
-		if !h.firewallAdmits(name) {
-			_ = ln.Close() // blocked: the port refuses connections
+	for _, name := range []string{"winrm-http", "winrm-https", "ssh"} {
+		ln := lns[name]
+		if h.cfg.Firewall != nil && !h.firewallAdmits(name) {
+			h.dropLocked(name, ln) // blocked: connection attempts go unanswered
 			continue
+		}
+		if ln == nil {
+			continue // no listener: an admitted port refuses connections
 		}
 		switch name {
 		case "winrm-http", "winrm-https":
@@ -301,6 +313,9 @@ func (h *Host) goDown() {
 	servers, sshLn := h.servers, h.sshLn
 	conns := h.sshConns
 	h.servers, h.sshLn, h.sshConns = nil, nil, map[net.Conn]struct{}{}
+	for name := range h.dropped {
+		h.undropLocked(name) // a host that is down answers nothing on any port
+	}
 	h.mu.Unlock()
 	for _, s := range servers {
 		_ = s.Close()

@@ -26,6 +26,40 @@ import (
 //	                                            Rejected")
 //	a clear-text SOAP message on HTTP, Basic     500, no body modelled (diyan/pywinrm#208:
 //	  (Basic true, AllowUnencrypted false)      "Bad HTTP response returned from server. Code 500")
+//	any request without an Authorization header  the connection's user, once NTLM authenticated
+//	  on an NTLM-authenticated connection        it (HTTP.sys, "Credential Caching on NTLM KA
+//	                                            Connections": "The client can send subsequent
+//	                                            requests on KA connections without the authorization
+//	                                            header and get authenticated based on the previously
+//	                                            established context", learn.microsoft.com/windows/
+//	                                            win32/http/credential-caching); then judged below
+//	a NEGOTIATE on an authenticated connection  a new handshake: 401 with a new CHALLENGE; the old
+//	                                            session ends (Ruby's WinRM gem and bodgit/ntlmssp's
+//	                                            HTTP client authenticate again on a kept connection)
+//	an empty POST (authentication only)          200 when it carries the handshake's AUTHENTICATE,
+//	                                            or needs no encryption (HTTPS, AllowUnencrypted);
+//	                                            pywinrm against a stock host, as cloudsoft/winrm4j#110
+//	                                            lists it: "POST with NTLMSSP 401, POST with NTLMSSP and
+//	                                            credentials 200, POST Content-Type: multipart/encrypted
+//	                                            ... 200" (the last with no Authorization header), while
+//	                                            the same legs carrying a clear-text SOAP body get 401
+//	an empty POST without an Authorization       401 offering Negotiate, as a clear-text message
+//	  header on HTTP (AllowUnencrypted false)   (above): it is not encrypted. Inferred from two
+//	                                            clients, not from a capture: masterzen/winrm's
+//	                                            NewEncryption("ntlm") runs command after command
+//	                                            against a stock listener on 5985 (masterzen/winrm#142:
+//	                                            "one by one ... it works properly";
+//	                                            CalypsoSys/bobwinrmntlm runs five in a row) although
+//	                                            it starts a new NTLM client for each message and sends
+//	                                            this empty POST first on its kept connection
+//	                                            (encryption.go, Post), and bodgit/ntlmssp's HTTP
+//	                                            client authenticates only when answered 401
+//	                                            (http/client.go, Do): with a 200 its message would go
+//	                                            out sealed by no session; pywinrm
+//	                                            (transport.py, setup_encryption) and pypsrp
+//	                                            (wsman.py, send) send it once, with the handshake,
+//	                                            and their encrypted messages after it carry no
+//	                                            Authorization header and are served
 //	an encrypted message on HTTP or HTTPS        unsealed with the connection's NTLM session and
 //	                                            answered sealed, faults too ([MS-WSMV] 2.2.9.1.1,
 //	                                            wsman_encrypted.go)

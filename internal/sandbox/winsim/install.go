@@ -210,10 +210,11 @@ type Firewall struct {
 var wellKnownPort = map[string]string{"winrm-http": "5985", "winrm-https": "5986", "ssh": "22"}
 
 // firewallAdmits reports whether an enabled inbound Allow rule admits the
-// clients to a listener. Windows drops what no rule admits (the client
-// times out); the simulator refuses the connection at once instead (the
-// listener stays closed), so a test sees the failure without waiting.
-// Rules are read as the host comes up (boot, reboot).
+// clients to a listener's port. Windows drops what no rule admits: the
+// client's connect times out, and so it does against the simulator, whose
+// port then holds a listener that completes no connection
+// (firewall_drop.go). Rules are read as the host comes up (boot, reboot),
+// and by the HTTPS listener created at run time (openHTTPS).
 func (h *Host) firewallAdmits(listener string) bool {
 	fw := h.cfg.Firewall
 	if fw == nil {

@@ -122,8 +122,13 @@ func (h *Host) wsmanHandler(transport string) http.Handler {
 		if err != nil {
 			return
 		}
-		if len(body) == 0 {
-			w.WriteHeader(http.StatusOK) // an authentication-only request
+		// Over HTTP a stock service takes only encrypted messages
+		// (AllowUnencrypted false); an empty POST is one that is not.
+		clearTextRefused := transport == "winrm-http" && !h.cfg.WinRM.AllowUnencrypted
+		if len(body) == 0 && (r.Header.Get("Authorization") != "" || !clearTextRefused) {
+			// An authentication-only request (the handshake's last leg), or
+			// one the listener takes in clear text: nothing to run.
+			w.WriteHeader(http.StatusOK)
 			return
 		}
 		switch session := connStateOf(r).session; {
@@ -140,7 +145,9 @@ func (h *Host) wsmanHandler(transport string) http.Handler {
 			sw := newSealedResponse(w, session)
 			defer sw.finish()
 			w = sw
-		case transport == "winrm-http" && !h.cfg.WinRM.AllowUnencrypted:
+		case clearTextRefused:
+			// A clear-text SOAP message, or an empty POST relying on the
+			// connection's authentication (httpauth.go).
 			h.refuseUnencrypted(w, r, scheme)
 			return
 		}

@@ -272,6 +272,7 @@ func (h *Host) openHTTPS() error {
 	if port == 0 {
 		port = h.httpsPort
 	}
+	h.undropLocked("winrm-https") // a rule admits it now: the listener takes the port
 	ln, err := net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("the HTTPS listener cannot bind port %d: %w", port, err)
