@@ -8,7 +8,10 @@
 package guest
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -138,6 +141,9 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 		r, err = s.t.Run(ctx, step.Script)
 	}
 	if err == nil {
+		if err := s.upload(ctx, step); err != nil {
+			return "", Stage(stage, red.Error(err))
+		}
 		return red.String(r.Stdout), nil
 	}
 	var exit *remote.ExitError
@@ -145,6 +151,19 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 		return "", &StageError{Stage: stage, ExitCode: exit.ExitCode, Evidence: red.String(exit.Output(evidenceLines)), Err: red.Error(err)}
 	}
 	return "", Stage(stage, red.Error(err))
+}
+
+// upload writes the step's files through the transport's upload, which
+// checks each file's SHA-256 on the guest and sends nothing when the file
+// is there already (a step run again converges).
+func (s *Session) upload(ctx context.Context, step bootstrap.Step) error {
+	for _, f := range step.Files {
+		sum := sha256.Sum256(f.Content)
+		if _, err := s.t.Upload(ctx, bytes.NewReader(f.Content), int64(len(f.Content)), hex.EncodeToString(sum[:]), f.Path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxCuts bounds how many times in a row a rerunnable step is run again

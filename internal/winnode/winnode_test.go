@@ -2,6 +2,7 @@ package winnode_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"regexp"
 	"slices"
@@ -550,5 +551,26 @@ func TestCreateNetworkProbe(t *testing.T) {
 	}
 	if len(w.k.probes) != 0 {
 		t.Errorf("skipped, yet probed: %+v", w.k.probes)
+	}
+}
+
+// TestCreateUploadsTheBootstrapKubeconfig: the file that holds the
+// bootstrap token reaches the guest through the transport's upload, and no
+// script the guest runs carries the token in any form (PowerShell's script
+// block logging may write a script's text to the Operational event log).
+func TestCreateUploadsTheBootstrapKubeconfig(t *testing.T) {
+	w := newWorld(t)
+	if _, err := w.m.Create(t.Context(), testSpec(), func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.g.Files[bootstrap.BootstrapKubeconfig]; !strings.Contains(got, "token: tok001."+tokenSecret) {
+		t.Fatalf("the uploaded bootstrap kubeconfig is %q, want one with the token", got)
+	}
+	for _, s := range w.g.Scripts() {
+		for _, form := range []string{tokenSecret, base64.StdEncoding.EncodeToString([]byte(tokenSecret))[:12], "bootstrap-kubeconfig', [Convert]"} {
+			if strings.Contains(s, form) {
+				t.Fatalf("a script carries the token (%q):\n%s", form, s)
+			}
+		}
 	}
 }

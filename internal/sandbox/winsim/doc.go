@@ -709,6 +709,23 @@
 // they end and forgotten at a restart; files are read, written and deleted
 // on the host's disk.
 //
+// # Event logs
+//
+// Host.Events(log) returns a simulated event log (scriptblocklog.go). The
+// PowerShell engine writes Microsoft-Windows-PowerShell/Operational event
+// 4104 as Windows PowerShell 5.1 does (CompiledScriptBlock.cs at
+// github.com/PowerShell/PowerShell commit 60b3b304f2, the 5.1 code base):
+// for every script a powershell.exe runs, at level Warning when a word of
+// it (letters and '-' only) is one of the suspicious signatures
+// (CheckSuspiciousContent), even with no logging policy; for every script,
+// at level Verbose unless suspicious, when the ScriptBlockLogging policy's
+// EnableScriptBlockLogging is 1; never when it is 0. Scripts of 20,000
+// characters or more are split into numbered segments. A signature with a
+// digit never matches a word ("FromBase64String" is the words "FromBase" and
+// "String"), as in 5.1. Not modelled: the parser's own suspicious-syntax
+// marks, nested script blocks logged on their own, protected event logging,
+// the other event logs.
+//
 // # Accounts and UAC remote restrictions
 //
 // A host knows its local accounts (accounts.go): the built-in Administrator
