@@ -66,9 +66,13 @@ import (
 //     default-owner-for-objects-created-by-members-of-the-administrators-group);
 //     any other token's objects belong to its user.
 //
+//   - Changing an owner: icacls /setowner with an elevated token (the
+//     restore privilege; programs_icacls.go), to any account.
+//
 // Not modelled (refused where a command asks for them): deny ACEs, SACLs
-// and integrity labels, icacls /T /save /restore /setowner /substitute
-// /findsid /verify /setintegritylevel, changing an owner.
+// and integrity labels, icacls /save /restore /substitute /findsid /verify
+// /setintegritylevel, /setowner by a token that is not elevated, Set-Acl
+// changing an owner.
 
 // Access rights of files and directories (winnt.h; icacls' abbreviations).
 const (

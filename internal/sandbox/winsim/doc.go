@@ -813,8 +813,11 @@
 // owned by that user; one an administrator or LocalSystem creates by
 // Administrators. Get-Acl (READ_CONTROL) and Set-Acl (WRITE_DAC) read and
 // write the same descriptors, with the FileSystemAccessRule methods listed
-// in pscmdlets_acl.go. Not modelled: deny ACEs, SACLs and integrity labels,
-// changing an owner, TrustedInstaller's ownership of system files,
+// in pscmdlets_acl.go. icacls /setowner (elevated tokens only: icacls uses
+// the restore privilege) changes an owner, /reset drops explicit ACEs, /T
+// applies to everything beneath too. Not modelled: deny ACEs, SACLs and
+// integrity labels, another way to change an owner, TrustedInstaller's
+// ownership of system files,
 // ProgramData's "Users may create folders" ACE (a user is refused there),
 // explicit ACEs kept across a move (a moved object inherits from its new
 // place). ACLs are kept in <Dir>/fs/acl.json, so clones copy them.
