@@ -412,17 +412,23 @@ func (h *Host) checkCreate(ctx context.Context, clean string, dir bool) error {
 	if dir {
 		want = rightAD
 	}
+	created := []string{clean} // and the missing directories above it
 	for {
 		if ok, _ := h.fs.Stat(parent); ok || len(parent) <= 3 {
 			break
 		}
+		created = append(created, parent)
 		parent, want = parentOf(parent), rightAD
 	}
 	if !h.allowed(ctx, parent, want) {
 		return &pathDenied{path: clean}
 	}
+	// Each object created is its creator's, the missing directories above
+	// it too (New-Item -Force, MkdirAll).
 	if owner := h.ownerFor(ctx); owner != sidAdministrators {
-		_ = h.fs.acls.set(clean, &secDesc{Owner: owner})
+		for _, c := range created {
+			_ = h.fs.acls.set(c, &secDesc{Owner: owner})
+		}
 	}
 	return nil
 }
