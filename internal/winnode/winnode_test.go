@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/adminpass"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
@@ -191,7 +192,7 @@ func TestCreateResult(t *testing.T) {
 	default:
 		t.Error("the create did not await the node agents")
 	}
-	if r := w.vs.last; r.Sysprep.ComputerName != "WIN-1" || r.Sysprep.AdminPassword != "N0de-Passw0rd!" || r.Folder != "/dc/vm/nodes" ||
+	if r := w.vs.last; r.Sysprep.ComputerName != "WIN-1" || r.Sysprep.AdminPassword != adminpass.ForNode("N0de-Passw0rd!", "win-1", "Administrator") || r.Folder != "/dc/vm/nodes" ||
 		r.NumCPUs != 4 || r.MemoryMB != 8192 || r.DiskSizeGB != 80 || !strings.Contains(r.Annotation, "win-1") {
 		t.Errorf("clone request %+v", r)
 	}
@@ -359,7 +360,7 @@ func TestJoinOptions(t *testing.T) {
 		t.Errorf("SSHHostKey %q, want the key the transport trusted", res.SSHHostKey)
 	}
 	cfg := w.g.Configs()[0]
-	if cfg.Host != "192.0.2.21" || cfg.User != "Administrator" || cfg.Password != "N0de-Passw0rd!" {
+	if cfg.Host != "192.0.2.21" || cfg.User != "Administrator" || cfg.Password != adminpass.ForNode("N0de-Passw0rd!", "win-1", "Administrator") {
 		t.Errorf("connected with host %q user %q: want the guest's IP and the admin account", cfg.Host, cfg.User)
 	}
 }
