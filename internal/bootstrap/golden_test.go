@@ -19,7 +19,7 @@ func joinSteps(steps []Step) string {
 		b.WriteString("########## " + s.Name + "\n" + s.Script + "\n")
 		for _, f := range s.Files {
 			// As comments, so the file still parses (TestScriptsParse).
-			b.WriteString("########## " + s.Name + " uploads " + f.Path + ":\n")
+			b.WriteString("# ---------- " + s.Name + " uploads " + f.Path + ":\n")
 			for _, l := range strings.SplitAfter(strings.TrimSuffix(string(f.Content), "\n"), "\n") {
 				b.WriteString("# | " + l)
 			}

@@ -51,7 +51,7 @@ if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\Program Files
 [IO.File]::WriteAllBytes('C:\etc\cni\net.d\10-flannel.conflist', [Convert]::FromBase64String('eyJjbmlWZXJzaW9uIjoiMC4zLjAiLCJuYW1lIjoiZmxhbm5lbC40MDk2IiwicGx1Z2lucyI6W3sidHlwZSI6ImZsYW5uZWwifV19'))
 Write-Output 'node files written'
 
-########## join-files uploads C:\k\bootstrap-kubeconfig:
+# ---------- join-files uploads C:\k\bootstrap-kubeconfig:
 # | apiVersion: v1
 # | clusters:
 # | - cluster:
