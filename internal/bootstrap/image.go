@@ -204,6 +204,11 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 	if err := add("prepare", "prepare", map[string]any{"Dirs": dirs}, false); err != nil {
 		return nil, err
 	}
+	agentDirs, err := AgentDirsStep()
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, agentDirs)
 	updates, err := updateSteps(cfg.Updates)
 	if err != nil {
 		return nil, err

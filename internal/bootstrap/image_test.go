@@ -50,7 +50,7 @@ func TestImageStepsGolden(t *testing.T) {
 			t.Errorf("step %s does not start with its step comment", s.Name)
 		}
 	}
-	want := "prepare windows-update-KB5070010 windows-update-KB5070011 windows-update-wsus windows-update-online containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
+	want := "prepare agent-dirs windows-update-KB5070010 windows-update-KB5070011 windows-update-wsus windows-update-online containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("steps = %s\nwant    %s", got, want)
 	}

@@ -155,14 +155,19 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		steps = append(steps, Step{Name: name, Script: script, Secrets: secrets, Rerunnable: true})
 		return nil
 	}
-	kubeconfigBase64 := base64.StdEncoding.EncodeToString(bootstrapKubeconfig)
-	// The token travels inside the bootstrap kubeconfig's base64 text; its
-	// secret half is what authenticates.
+	// The token travels in the bootstrap kubeconfig, which is uploaded
+	// (Step.Files), never written from a script: Windows PowerShell logs a
+	// script block to event 4104 of Microsoft-Windows-PowerShell/Operational
+	// when its text has a suspicious word, and every block when a site turns
+	// script block logging on (the CIS benchmarks ask for it), and local
+	// users may read that log. Its secret half is what authenticates; the
+	// redactor also knows the file's encodings.
 	_, tokenSecret, _ := strings.Cut(cfg.BootstrapToken, ".")
-	joinSecrets := []string{cfg.BootstrapToken, tokenSecret, kubeconfigBase64}
+	joinSecrets := []string{cfg.BootstrapToken, tokenSecret, base64.StdEncoding.EncodeToString(bootstrapKubeconfig)}
+	// The files that hold no secret are written by the script: one round
+	// trip instead of an upload's three each.
 	files := []fileData{
 		{Path: ClusterCAFile, Base64: base64.StdEncoding.EncodeToString(cfg.ClusterCA)},
-		{Path: BootstrapKubeconfig, Base64: kubeconfigBase64},
 		{Path: KubeletConfigFile, Base64: base64.StdEncoding.EncodeToString(kubeletConfig)},
 	}
 	mode, _ := networking.Lookup(cfg.CNI)
@@ -178,6 +183,7 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	}, joinSecrets...); err != nil {
 		return nil, err
 	}
+	steps[len(steps)-1].Files = []File{{Path: BootstrapKubeconfig, Content: bootstrapKubeconfig}}
 	if err := add("time-zone", "time-zone", map[string]any{"TimeZone": cfg.TimeZone}); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,20 @@ type Step struct {
 	// runner replaces them, and their encodings, in everything that leaves
 	// the step, and never echoes the script of a step that has any.
 	Secrets []string
+	// Files are written after Script succeeds (it prepares and protects
+	// their directories), each through the transport's upload (SFTP,
+	// VMware Tools' file transfer, or a PowerShell reading base64 lines
+	// on its stdin over WinRM), never as text inside a script: a file that
+	// holds a secret must not travel in a script, which PowerShell's
+	// script block logging may write to the Operational event log
+	// (JoinSteps).
+	Files []File
+}
+
+// File is one file a step writes on the guest.
+type File struct {
+	Path    string
+	Content []byte
 }
 
 // Sensitive reports whether the step carries secrets.

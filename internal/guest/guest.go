@@ -8,7 +8,10 @@
 package guest
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -116,7 +119,7 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 	if s.t == nil {
 		return "", Stage(stage, errors.New("the session is closed"))
 	}
-	r, err := s.t.Run(ctx, step.Script)
+	r, err := s.runAndUpload(ctx, step)
 	for cuts := 1; errors.Is(err, remote.ErrConnectionCut) && ctx.Err() == nil; cuts++ {
 		// Not a failure of the step: the connection dropped under it, as
 		// when the guest restarts. What it did is unknown.
@@ -135,7 +138,7 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 			return "", Stage(fmt.Sprintf("reconnecting after the connection was cut under %s", stage), red.Error(cerr))
 		}
 		s.t = t
-		r, err = s.t.Run(ctx, step.Script)
+		r, err = s.runAndUpload(ctx, step)
 	}
 	if err == nil {
 		return red.String(r.Stdout), nil
@@ -145,6 +148,29 @@ func (s *Session) Run(ctx context.Context, step bootstrap.Step) (string, error) 
 		return "", &StageError{Stage: stage, ExitCode: exit.ExitCode, Evidence: red.String(exit.Output(evidenceLines)), Err: red.Error(err)}
 	}
 	return "", Stage(stage, red.Error(err))
+}
+
+// runAndUpload runs the step's script, then uploads its files: one unit,
+// run again whole when the connection is cut under either part.
+func (s *Session) runAndUpload(ctx context.Context, step bootstrap.Step) (remote.Result, error) {
+	r, err := s.t.Run(ctx, step.Script)
+	if err != nil {
+		return r, err
+	}
+	return r, s.upload(ctx, step)
+}
+
+// upload writes the step's files through the transport's upload, which
+// checks each file's SHA-256 on the guest and sends nothing when the file
+// is there already (a step run again converges).
+func (s *Session) upload(ctx context.Context, step bootstrap.Step) error {
+	for _, f := range step.Files {
+		sum := sha256.Sum256(f.Content)
+		if _, err := s.t.Upload(ctx, bytes.NewReader(f.Content), int64(len(f.Content)), hex.EncodeToString(sum[:]), f.Path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // maxCuts bounds how many times in a row a rerunnable step is run again

@@ -88,7 +88,11 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 				"`HKLM\\SOFTWARE\\Microsoft\\Windows\\CurrentVersion\\Policies\\System` on the template, and the steps fail with access denied. " +
 				"Another name gets a plan-time warning."},
 		"admin_password_wo": schema.StringAttribute{Required: true, WriteOnly: true, Sensitive: true,
-			MarkdownDescription: "Administrator password the customization sets, and the transport's credential. Write-only: never stored in the state."},
+			MarkdownDescription: "The secret each node's own Administrator password is derived from: the customization sets, and the transport " +
+				"authenticates with, `Wn1-` followed by the unpadded base64url (RFC 4648 §5) of Argon2id(this password, salt " +
+				"`terraform-provider-windows/admin-password/v1`, a zero byte, the node's lower-case name; 2 passes, 19 MiB, 1 lane, 32 bytes), " +
+				"so no two nodes share an Administrator password (one node's NT hash opens no other) and nothing is stored. Compute a node's password " +
+				"with the same derivation to log on by hand. Write-only: never stored in the state."},
 		"admin_password_wo_version": schema.Int64Attribute{Optional: true, PlanModifiers: s.nodeReplaceInt64,
 			MarkdownDescription: "Any number; changing it " + s.onChange + " with the current `admin_password_wo`."},
 		"time_zone": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: append([]planmodifier.String{timeZoneDefault{}}, s.replaceString...),

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/adminpass"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
@@ -36,6 +37,11 @@ func TestAccNode_repairStoppedKubelet(t *testing.T) {
 	host := acctest.Sandbox.Hosts.ByName(strings.ToUpper(node))
 	if host == nil {
 		t.Fatalf("no simulated host %s", node)
+	}
+	// The node's own Administrator password (adminpass.ForNode), which the
+	// repair below connects with again.
+	if got := host.Config().AdminPassword; got != adminpass.ForNode(acctest.Sandbox.AdminPassword, node, "Administrator") || got == acctest.Sandbox.AdminPassword {
+		t.Fatal("the node's Administrator password is not the one derived for it")
 	}
 	var out strings.Builder
 	if code := host.Run(context.Background(), &winsim.Process{Path: `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`,

@@ -20,7 +20,7 @@ func (m *Manager) Repair(ctx context.Context, spec Spec, id Identity) error {
 		return guest.Stage("waiting for the guest's IP address", err)
 	}
 	tcfg := spec.Transport
-	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.AdminPassword
+	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.GuestPassword()
 	if tcfg.Protocol == remote.ProtocolVMTools {
 		tcfg.Guest = m.VSphere.GuestOperations(id.VMID)
 	}

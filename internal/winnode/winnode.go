@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/adminpass"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -56,7 +57,9 @@ type Spec struct {
 	LinkedClone    bool
 
 	// Guest customization.
-	AdminUser     string
+	AdminUser string
+	// AdminPassword is the user's admin_password_wo; the node's own
+	// Administrator password is derived from it (GuestPassword).
 	AdminPassword string
 	// TimeZone is the Windows time zone ID the join sets (timezone.IDs).
 	TimeZone string
@@ -231,7 +234,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	}
 
 	tcfg := spec.Transport
-	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.AdminPassword
+	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.GuestPassword()
 	if tcfg.Protocol == remote.ProtocolVMTools {
 		tcfg.Guest = m.VSphere.GuestOperations(id.VMID)
 	}
@@ -417,7 +420,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		probeStart := time.Now()
 		paths, err := m.Kube.ProbeNetwork(ctx, probeRequest(spec, join, node, agents))
 		if err != nil {
-			return m.probeFailed(ctx, g, err, redact.New(token, spec.AdminPassword))
+			return m.probeFailed(ctx, g, err, redact.New(token, spec.AdminPassword, spec.GuestPassword()))
 		}
 		res.ProbePaths, res.ProbeDuration = paths, time.Since(probeStart)
 		return nil
@@ -552,6 +555,14 @@ const podCIDRWait = 10 * time.Second
 
 // cloneRequest is the VM of a node: its Windows computer name is the node
 // name in upper case.
+// GuestPassword is the node's own Administrator password, derived from
+// AdminPassword and the node's name (adminpass.ForNode): the customization
+// sets it and every connection to the node uses it, so no two nodes share
+// one and nothing is stored.
+func (s Spec) GuestPassword() string {
+	return adminpass.ForNode(s.AdminPassword, s.Name, s.AdminUser)
+}
+
 func cloneRequest(spec Spec) CloneRequest {
 	return CloneRequest{
 		Template: spec.Template, Name: spec.Name, Folder: spec.Folder,
@@ -559,7 +570,7 @@ func cloneRequest(spec Spec) CloneRequest {
 		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
 		Annotation:  "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
 		ExtraConfig: cloneMarks(spec),
-		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.AdminPassword, TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4},
+		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.GuestPassword(), TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4},
 	}
 }
 

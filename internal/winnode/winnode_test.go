@@ -2,6 +2,7 @@ package winnode_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/adminpass"
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
@@ -190,7 +192,7 @@ func TestCreateResult(t *testing.T) {
 	default:
 		t.Error("the create did not await the node agents")
 	}
-	if r := w.vs.last; r.Sysprep.ComputerName != "WIN-1" || r.Sysprep.AdminPassword != "N0de-Passw0rd!" || r.Folder != "/dc/vm/nodes" ||
+	if r := w.vs.last; r.Sysprep.ComputerName != "WIN-1" || r.Sysprep.AdminPassword != adminpass.ForNode("N0de-Passw0rd!", "win-1", "Administrator") || r.Folder != "/dc/vm/nodes" ||
 		r.NumCPUs != 4 || r.MemoryMB != 8192 || r.DiskSizeGB != 80 || !strings.Contains(r.Annotation, "win-1") {
 		t.Errorf("clone request %+v", r)
 	}
@@ -358,7 +360,7 @@ func TestJoinOptions(t *testing.T) {
 		t.Errorf("SSHHostKey %q, want the key the transport trusted", res.SSHHostKey)
 	}
 	cfg := w.g.Configs()[0]
-	if cfg.Host != "192.0.2.21" || cfg.User != "Administrator" || cfg.Password != "N0de-Passw0rd!" {
+	if cfg.Host != "192.0.2.21" || cfg.User != "Administrator" || cfg.Password != adminpass.ForNode("N0de-Passw0rd!", "win-1", "Administrator") {
 		t.Errorf("connected with host %q user %q: want the guest's IP and the admin account", cfg.Host, cfg.User)
 	}
 }
@@ -550,5 +552,26 @@ func TestCreateNetworkProbe(t *testing.T) {
 	}
 	if len(w.k.probes) != 0 {
 		t.Errorf("skipped, yet probed: %+v", w.k.probes)
+	}
+}
+
+// TestCreateUploadsTheBootstrapKubeconfig: the file that holds the
+// bootstrap token reaches the guest through the transport's upload, and no
+// script the guest runs carries the token in any form (PowerShell's script
+// block logging may write a script's text to the Operational event log).
+func TestCreateUploadsTheBootstrapKubeconfig(t *testing.T) {
+	w := newWorld(t)
+	if _, err := w.m.Create(t.Context(), testSpec(), func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.g.Files[bootstrap.BootstrapKubeconfig]; !strings.Contains(got, "token: tok001."+tokenSecret) {
+		t.Fatalf("the uploaded bootstrap kubeconfig is %q, want one with the token", got)
+	}
+	for _, s := range w.g.Scripts() {
+		for _, form := range []string{tokenSecret, base64.StdEncoding.EncodeToString([]byte(tokenSecret))[:12], "bootstrap-kubeconfig', [Convert]"} {
+			if strings.Contains(s, form) {
+				t.Fatalf("a script carries the token (%q):\n%s", form, s)
+			}
+		}
 	}
 }

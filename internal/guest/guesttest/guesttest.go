@@ -6,6 +6,8 @@ package guesttest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"slices"
@@ -170,8 +172,26 @@ func (g *Guest) other(script string) (remote.Result, error) {
 	return remote.Result{}, &remote.ExitError{ExitCode: 1, Stderr: "guesttest: unmodelled script"}
 }
 
+// Upload stores the file in Files after checking its SHA-256, as the
+// transports' upload does on the host.
 func (t *transport) Upload(ctx context.Context, r io.Reader, size int64, sha256hex, dest string) (bool, error) {
-	return false, errors.New("guesttest: uploads are not modelled")
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return false, err
+	}
+	if sum := sha256.Sum256(b); !strings.EqualFold(hex.EncodeToString(sum[:]), sha256hex) || (size >= 0 && int64(len(b)) != size) {
+		return false, errors.New("guesttest: upload of " + dest + ": size or SHA-256 mismatch")
+	}
+	t.g.mu.Lock()
+	defer t.g.mu.Unlock()
+	if t.g.Files == nil {
+		t.g.Files = map[string]string{}
+	}
+	t.g.Files[dest] = string(b)
+	return false, nil
 }
 
 func (t *transport) Close() error {

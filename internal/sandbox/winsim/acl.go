@@ -66,9 +66,13 @@ import (
 //     default-owner-for-objects-created-by-members-of-the-administrators-group);
 //     any other token's objects belong to its user.
 //
+//   - Changing an owner: icacls /setowner with an elevated token (the
+//     restore privilege; programs_icacls.go), to any account.
+//
 // Not modelled (refused where a command asks for them): deny ACEs, SACLs
-// and integrity labels, icacls /T /save /restore /setowner /substitute
-// /findsid /verify /setintegritylevel, changing an owner.
+// and integrity labels, icacls /save /restore /substitute /findsid /verify
+// /setintegritylevel, /setowner by a token that is not elevated, Set-Acl
+// changing an owner.
 
 // Access rights of files and directories (winnt.h; icacls' abbreviations).
 const (
@@ -408,17 +412,23 @@ func (h *Host) checkCreate(ctx context.Context, clean string, dir bool) error {
 	if dir {
 		want = rightAD
 	}
+	created := []string{clean} // and the missing directories above it
 	for {
 		if ok, _ := h.fs.Stat(parent); ok || len(parent) <= 3 {
 			break
 		}
+		created = append(created, parent)
 		parent, want = parentOf(parent), rightAD
 	}
 	if !h.allowed(ctx, parent, want) {
 		return &pathDenied{path: clean}
 	}
+	// Each object created is its creator's, the missing directories above
+	// it too (New-Item -Force, MkdirAll).
 	if owner := h.ownerFor(ctx); owner != sidAdministrators {
-		_ = h.fs.acls.set(clean, &secDesc{Owner: owner})
+		for _, c := range created {
+			_ = h.fs.acls.set(c, &secDesc{Owner: owner})
+		}
 	}
 	return nil
 }

@@ -92,7 +92,20 @@ func TestACLRejects(t *testing.T) {
 		{"bad-grant", "admin", "icacls.exe 'C:\\k' /grant 'Administrators=F'\n$LASTEXITCODE", 0, "87", "Invalid parameter", icaclsDoc},
 		{"missing-file", "admin", "icacls.exe 'C:\\nope' /grant 'SYSTEM:F'\n$LASTEXITCODE", 0, "2", "The system cannot find the file specified.", icaclsDoc},
 		{"deny-not-modelled", "admin", "icacls.exe 'C:\\k' /deny 'plain:W'\n$LASTEXITCODE", 0, "1", "does not model the icacls argument /deny", icaclsDoc + " (deny ACEs are real; not modelled)"},
-		{"recursion-not-modelled", "admin", "icacls.exe 'C:\\k' /grant 'SYSTEM:F' /t\n$LASTEXITCODE", 0, "1", "does not model the icacls argument /t", icaclsDoc + " (/T is real; not modelled)"},
+		{"display-tree-not-modelled", "admin", "icacls.exe 'C:\\k' /t\n$LASTEXITCODE", 0, "1", "does not model icacls /T without an operation", icaclsDoc + " (displaying a tree is real; not modelled)"},
+		// A standard user plants a folder before an administrator hardens it:
+		// the user owns it (an owner holds WRITE_DAC implicitly), gave itself
+		// an explicit ACE and planted a file; /grant:r replaces the named
+		// SIDs' ACEs only, so the user keeps both.
+		{"user-plants", "plain", "New-Item -ItemType Directory -Path 'C:\\planted' | Out-Null\nicacls.exe 'C:\\planted' /grant 'plain:(OI)(CI)F' | Out-Null\nSet-Content -Path 'C:\\planted\\conf' -Value 'mine'\n$LASTEXITCODE", 0, "0", "", "CREATOR OWNER; the owner's implicit WRITE_DAC"},
+		{"grant-r-keeps-the-planter", "admin", "icacls.exe 'C:\\planted' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' | Out-Null\n(icacls.exe 'C:\\planted') -join '|'", 0, "WIN-TEST\\plain:(OI)(CI)(F)", "", icaclsDoc + " (/grant:r replaces the named SIDs' grants)"},
+		{"planter-still-writes", "plain", "Set-Content -Path 'C:\\planted\\conf' -Value 'still mine'\nGet-Content -Path 'C:\\planted\\conf'", 0, "still mine", "", "the explicit ACE the user set"},
+		// Owner first (icacls uses the restore privilege), then every
+		// explicit ACE beneath dropped, then the protected DACL.
+		{"user-setowner-not-modelled", "plain", "icacls.exe 'C:\\planted' /setowner 'plain'\n$LASTEXITCODE", 0, "1", "does not model icacls /setowner without an elevated token", icaclsDoc},
+		{"reset-owner-and-dacl", "admin", "icacls.exe 'C:\\planted' /setowner '*S-1-5-32-544' /t /c /q | Out-Null\nicacls.exe 'C:\\planted' /reset /t /c /q | Out-Null\nicacls.exe 'C:\\planted' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' | Out-Null\n(icacls.exe 'C:\\planted\\conf') -join '|'\n(Get-Acl -Path 'C:\\planted\\conf').Owner", 0, "C:\\planted\\conf NT AUTHORITY\\SYSTEM:(I)(F)|                BUILTIN\\Administrators:(I)(F)||Successfully processed 1 files; Failed processing 0 files\r\nBUILTIN\\Administrators", "", icaclsDoc + " (/setowner, /reset, /t)"},
+		{"planter-refused-after-reset", "plain", "Set-Content -Path 'C:\\planted\\conf' -Value 'x'", 1, "", "Access to the path 'C:\\planted\\conf' is denied.", "no ACE for the user, not its owner"},
+		{"planter-regrant-refused", "plain", "icacls.exe 'C:\\planted\\conf' /grant 'plain:F'\n$LASTEXITCODE", 0, "5", "Access is denied.", "WRITE_DAC: no longer the owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

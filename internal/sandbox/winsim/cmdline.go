@@ -439,6 +439,7 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 		b, _ := io.ReadAll(req.Stdin)
 		script = string(b)
 	}
+	h.logScriptBlock(script, inv.file)
 	ph := newPSHost(ctx, h, env)
 	res := pwsh.Run(ctx, script, pwsh.Options{Host: ph, Commands: hostCommands, Stdin: req.Stdin,
 		Stdout: req.Stdout, Stderr: req.Stderr, CLIXML: inv.encoded, File: inv.file})

@@ -823,6 +823,23 @@
 // (SAML guest authentication), and the event logs (System, Application,
 // Security: no cmdlet here reads them).
 //
+// # Event logs
+//
+// Host.Events(log) returns a simulated event log (scriptblocklog.go). The
+// PowerShell engine writes Microsoft-Windows-PowerShell/Operational event
+// 4104 as Windows PowerShell 5.1 does (CompiledScriptBlock.cs at
+// github.com/PowerShell/PowerShell commit 60b3b304f2, the 5.1 code base):
+// for every script a powershell.exe runs, at level Warning when a word of
+// it (letters and '-' only) is one of the suspicious signatures
+// (CheckSuspiciousContent), even with no logging policy; for every script,
+// at level Verbose unless suspicious, when the ScriptBlockLogging policy's
+// EnableScriptBlockLogging is 1; never when it is 0. Scripts of 20,000
+// characters or more are split into numbered segments. A signature with a
+// digit never matches a word ("FromBase64String" is the words "FromBase" and
+// "String"), as in 5.1. Not modelled: the parser's own suspicious-syntax
+// marks, nested script blocks logged on their own, protected event logging,
+// the other event logs.
+//
 // # Accounts and UAC remote restrictions
 //
 // A host knows its local accounts (accounts.go): the built-in Administrator
@@ -910,8 +927,11 @@
 // owned by that user; one an administrator or LocalSystem creates by
 // Administrators. Get-Acl (READ_CONTROL) and Set-Acl (WRITE_DAC) read and
 // write the same descriptors, with the FileSystemAccessRule methods listed
-// in pscmdlets_acl.go. Not modelled: deny ACEs, SACLs and integrity labels,
-// changing an owner, TrustedInstaller's ownership of system files,
+// in pscmdlets_acl.go. icacls /setowner (elevated tokens only: icacls uses
+// the restore privilege) changes an owner, /reset drops explicit ACEs, /T
+// applies to everything beneath too. Not modelled: deny ACEs, SACLs and
+// integrity labels, another way to change an owner, TrustedInstaller's
+// ownership of system files,
 // ProgramData's "Users may create folders" ACE (a user is refused there),
 // explicit ACEs kept across a move (a moved object inherits from its new
 // place). ACLs are kept in <Dir>/fs/acl.json, so clones copy them.

@@ -31,6 +31,7 @@ type Host struct {
 	tasks  taskTable
 	fwMu   sync.Mutex // firewall.json
 	log    *scriptLog
+	events eventLogs // the Windows event logs (scriptblocklog.go)
 	wsman  *wsmanServer
 	gprocs guestProcesses // started by guest operations (guestops.go)
 	tools  toolsState     // VMware Tools running (stock_services.go, guestops.go)

@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -12,7 +13,7 @@ import (
 //
 //	icacls <file>                                 display the DACL
 //	icacls <file> [/grant[:r] <sid>:<perm> ...] [/remove[:g|:d] <sid> ...]
-//	              [/inheritance:e|d|r] [/reset] [/q] [/c]
+//	              [/inheritance:e|d|r] [/reset] [/setowner <sid>] [/t] [/q] [/c]
 //
 // <sid> is a name (SYSTEM, Administrators, BUILTIN\Users, COMPUTER\user,
 // .\user) or *S-1-...; <perm> is inheritance flags (OI)(CI)(IO)(NP), then a
@@ -20,8 +21,18 @@ import (
 // list of specific rights. The operations apply in the order given, to the
 // file itself (changes to inheritable ACEs reach its children by
 // inheritance); each needs WRITE_DAC on it, the display READ_CONTROL.
-// Refused as not modelled: /T (recursion), /deny, /L, /save, /restore,
-// /setowner, /findsid, /verify, /substitute, /setintegritylevel, wildcards.
+// /T applies them to the file and everything beneath it, the file first
+// (each object checked on its own; a refused one fails the run's count and
+// the exit code, as /C lets icacls go on). /setowner changes the owner to
+// any account: icacls enables the restore privilege (SeRestorePrivilege,
+// "Restore files and directories", which Administrators hold: learn.
+// microsoft.com/previous-versions/windows/it-pro/windows-10/security/
+// threat-protection/security-policy-settings/restore-files-and-directories),
+// so it needs an elevated token and no right on the object; for any other
+// token (which could make only itself the owner, with WRITE_OWNER) it is
+// refused as not modelled. The owner is set before the DACL operations of
+// the same run. Refused as not modelled: /deny, /L, /save, /restore,
+// /findsid, /verify, /substitute, /setintegritylevel, wildcards.
 func runIcacls(ctx context.Context, p *Process) int {
 	if len(p.Args) == 0 {
 		return refuse(p, "icacls without a file")
@@ -34,9 +45,9 @@ func runIcacls(ctx context.Context, p *Process) int {
 		return refuse(p, "icacls "+file+" without a file first")
 	}
 	h := p.Host
-	type op func(sd *secDesc, dir bool)
-	var ops []op
-	quiet := false
+	var ops []func(sd *secDesc, dir bool)
+	quiet, recurse := false, false
+	newOwner := ""
 	invalid := func(a string) int {
 		fmt.Fprintf(p.Stderr, "Invalid parameter \"%s\"\r\n", a)
 		return 87
@@ -114,6 +125,21 @@ func runIcacls(ctx context.Context, p *Process) int {
 		case a == "/reset":
 			// The default inherited ACLs: no explicit ACE, inheritance on.
 			ops = append(ops, func(sd *secDesc, _ bool) { sd.ACEs, sd.Protected = nil, false })
+		case a == "/setowner":
+			list := operands()
+			if len(list) != 1 {
+				return invalid(p.Args[i])
+			}
+			sid, ok := h.lookupPrincipal(list[0])
+			if !ok {
+				return noMapping(p, list[0])
+			}
+			if !elevated(ctx) {
+				return refuse(p, "icacls /setowner without an elevated token (the restore privilege)")
+			}
+			newOwner = sid
+		case a == "/t":
+			recurse = true
 		case a == "/q":
 			quiet = true
 		case a == "/c":
@@ -121,14 +147,17 @@ func runIcacls(ctx context.Context, p *Process) int {
 			return refuse(p, "the icacls argument "+p.Args[i])
 		}
 	}
-	exists, dir := h.fs.Stat(file)
+	exists, _ := h.fs.Stat(file)
 	if !exists {
 		fmt.Fprintf(p.Stderr, "%s: The system cannot find the file specified.\r\n", file)
 		fmt.Fprintf(p.Stdout, "Successfully processed 0 files; Failed processing 1 files\r\n")
 		return 2
 	}
 	clean := h.fs.Clean(file)
-	if len(ops) == 0 {
+	if len(ops) == 0 && newOwner == "" {
+		if recurse {
+			return refuse(p, "icacls /T without an operation (displaying a tree)")
+		}
 		if !h.allowed(ctx, clean, rightRC) {
 			return icaclsDenied(p, file)
 		}
@@ -144,23 +173,76 @@ func runIcacls(ctx context.Context, p *Process) int {
 		fmt.Fprintf(p.Stdout, "\r\nSuccessfully processed 1 files; Failed processing 0 files\r\n")
 		return 0
 	}
-	if !h.allowed(ctx, clean, rightWDAC) {
-		return icaclsDenied(p, file)
+	targets := []string{clean}
+	if recurse {
+		targets = append(targets, h.beneath(clean)...)
 	}
+	done, failed, code := 0, 0, 0
+	for _, target := range targets {
+		shown := file
+		if target != clean {
+			shown = target
+		}
+		if err := h.icaclsApply(ctx, target, newOwner, ops); err != nil {
+			fmt.Fprintf(p.Stderr, "%s: %v\r\n", shown, err)
+			failed++
+			code = 5
+			if !errors.Is(err, errAccessDenied) {
+				code = 1
+			}
+			continue
+		}
+		done++
+		if !quiet {
+			fmt.Fprintf(p.Stdout, "processed file: %s\r\n", shown)
+		}
+	}
+	fmt.Fprintf(p.Stdout, "Successfully processed %d files; Failed processing %d files\r\n", done, failed)
+	return code
+}
+
+// icaclsApply sets owner (when not "") on one object, then runs the DACL
+// operations, which need WRITE_DAC (an owner holds it implicitly).
+func (h *Host) icaclsApply(ctx context.Context, clean, owner string, ops []func(*secDesc, bool)) error {
+	_, dir := h.fs.Stat(clean)
 	sd := h.security(clean)
+	if owner != "" {
+		sd.Owner = owner
+		if err := h.setSecurity(clean, sd); err != nil {
+			return err
+		}
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if !h.allowed(ctx, clean, rightWDAC) {
+		return errAccessDenied
+	}
+	sd = h.security(clean)
 	for _, o := range ops {
 		o(sd, dir)
 	}
-	if err := h.setSecurity(clean, sd); err != nil {
-		fmt.Fprintf(p.Stderr, "%s: %v\r\n", file, err)
-		fmt.Fprintf(p.Stdout, "Successfully processed 0 files; Failed processing 1 files\r\n")
-		return 1
+	return h.setSecurity(clean, sd)
+}
+
+// beneath lists every object under a directory, parents before children.
+func (h *Host) beneath(clean string) []string {
+	var out []string
+	entries, err := h.fs.List(clean)
+	if err != nil {
+		return nil
 	}
-	if !quiet {
-		fmt.Fprintf(p.Stdout, "processed file: %s\r\n", file)
+	for _, e := range entries {
+		child := clean + `\` + e.Name()
+		if strings.HasSuffix(clean, `\`) {
+			child = clean + e.Name()
+		}
+		out = append(out, child)
+		if e.IsDir() {
+			out = append(out, h.beneath(child)...)
+		}
 	}
-	fmt.Fprintf(p.Stdout, "Successfully processed 1 files; Failed processing 0 files\r\n")
-	return 0
+	return out
 }
 
 // noMapping is LookupAccountName's ERROR_NONE_MAPPED (1332) as icacls
