@@ -124,7 +124,7 @@ func testRequest() goldenimage.Request {
 	}
 }
 
-const imageSteps = "prepare,containers-feature,install-containerd,install-kubelet,install-kube-proxy,install-kube-log-runner,install-cni-plugins," +
+const imageSteps = "prepare,agent-dirs,containers-feature,install-containerd,install-kubelet,install-kube-proxy,install-kube-log-runner,install-cni-plugins," +
 	"containerd-service,vmware-tools,firewall,verify,windows-build"
 
 // TestBuild fails an image build at every stage: the error names it (the
@@ -166,18 +166,18 @@ func TestBuild(t *testing.T) {
 		{name: "step exits", setup: func(_ *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			g.Steps["install-kubelet"] = guesttest.Reply{ExitCode: 1, Stderr: "checksum mismatch for kubelet: expected ABAB, got 0000"}
 		}, want: `^image step "install-kubelet" exited with code 1:\nchecksum mismatch for kubelet: expected ABAB, got 0000$`,
-			steps: "prepare,containers-feature,install-containerd,install-kubelet"},
+			steps: "prepare,agent-dirs,containers-feature,install-containerd,install-kubelet"},
 		{name: "step transport", setup: func(_ *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			g.Steps["install-kubelet"] = guesttest.Reply{Err: errors.New("Unable to connect to the remote server")}
-		}, want: `^image step "install-kubelet": Unable to connect to the remote server$`, steps: "prepare,containers-feature,install-containerd,install-kubelet"},
+		}, want: `^image step "install-kubelet": Unable to connect to the remote server$`, steps: "prepare,agent-dirs,containers-feature,install-containerd,install-kubelet"},
 		{name: "restart", setup: func(vs *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			g.Steps["containers-feature"] = guesttest.Reply{Stdout: bootstrap.RebootMarker}
 			vs.fail["WaitForGuestRestart"] = errBoom
-		}, want: `^waiting for the guest to restart after image step "containers-feature": boom$`, steps: "prepare,containers-feature"},
+		}, want: `^waiting for the guest to restart after image step "containers-feature": boom$`, steps: "prepare,agent-dirs,containers-feature"},
 		{name: "reconnect", setup: func(_ *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			g.Steps["containers-feature"] = guesttest.Reply{Stdout: bootstrap.RebootMarker}
 			g.ConnectErrs = []error{nil, errBoom}
-		}, want: `^reconnecting after the restart: boom$`, steps: "prepare,containers-feature"},
+		}, want: `^reconnecting after the restart: boom$`, steps: "prepare,agent-dirs,containers-feature"},
 		{name: "windows build", setup: func(_ *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, _ func()) {
 			g.Steps["windows-build"] = guesttest.Reply{Stdout: "no build here\r\n"}
 		}, want: `^image step "windows-build": the guest did not report its Windows build\n\nno build here$`, steps: imageSteps},
@@ -207,7 +207,7 @@ func TestBuild(t *testing.T) {
 			want: `^marking the build VM as a template: boom$`, steps: imageSteps + ",sysprep"},
 		{name: "cancelled mid-step", setup: func(_ *fakeVSphere, g *guesttest.Guest, _ *goldenimage.Request, cancel func()) {
 			g.Steps["install-containerd"] = guesttest.Reply{Do: func(context.Context) { cancel() }, Hang: true}
-		}, want: `^image step "install-containerd": context canceled$`, steps: "prepare,containers-feature,install-containerd"},
+		}, want: `^image step "install-containerd": context canceled$`, steps: "prepare,agent-dirs,containers-feature,install-containerd"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -9,6 +9,65 @@ New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
 Write-Output 'directories ready'
 
+########## agent-dirs
+# step: agent-dirs
+$ErrorActionPreference = 'Stop'
+# The directories the node's LocalSystem agents read and write, created at
+# image build, owned by Administrators, with a protected DACL that only
+# LocalSystem and Administrators hold (bootstrap.AgentDirsStep): the
+# well-known SIDs S-1-5-18 and S-1-5-32-544, whatever the system's language.
+New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\k\downloads' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\k\pki' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\kubelet' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-proxy-windows' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-flannel-windows' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\log\kubelet' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\log\pods' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\log\containers' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\etc\kube-flannel' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\run\flannel' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\sourcevip' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+$out = icacls.exe 'C:\k' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\k' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\k' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\k' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\k' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\k' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\var' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\var' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\var' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\var' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\var' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\var' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\etc' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\etc' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\etc' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\etc' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\run' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\run' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\run' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\run' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\run' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\run' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\opt' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\opt' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\opt' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\sourcevip' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\sourcevip' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\sourcevip' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\sourcevip' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\sourcevip' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\sourcevip' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+Write-Output 'agent directories protected'
+
 ########## containers-feature
 # step: containers-feature
 $ErrorActionPreference = 'Stop'

@@ -1,9 +1,11 @@
 ########## join-files
 # step: join-files
 $ErrorActionPreference = 'Stop'
-# The files the kubelet reads: the cluster CA, the bootstrap kubeconfig (a
-# short-lived bootstrap token, never an admin credential), the kubelet
-# configuration and, with flannel, the node's CNI configuration list. First,
+# The files the kubelet reads that hold no secret: the cluster CA, the
+# kubelet configuration and, with flannel, the node's CNI configuration
+# list. The bootstrap kubeconfig (a short-lived bootstrap token, never an
+# admin credential) is uploaded once this script has protected C:\k
+# (Step.Files): a script's text may land in the PowerShell event log. First,
 # the answer files the customization left with the Administrator password
 # go (Setup has finished with them), and the programs this node mode runs
 # must be in the image.
@@ -40,10 +42,27 @@ if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt\cni\bin' 
 $out = icacls.exe 'C:\Program Files\containerd' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F'
 if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\Program Files\containerd' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 [IO.File]::WriteAllBytes('C:\k\ca.crt', [Convert]::FromBase64String('LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo='))
-[IO.File]::WriteAllBytes('C:\k\bootstrap-kubeconfig', [Convert]::FromBase64String('YXBpVmVyc2lvbjogdjEKY2x1c3RlcnM6Ci0gY2x1c3RlcjoKICAgIGNlcnRpZmljYXRlLWF1dGhvcml0eS1kYXRhOiBMUzB0TFMxQ1JVZEpUaUJEUlZKVVNVWkpRMEZVUlMwdExTMHRDazFKU1VJS0xTMHRMUzFGVGtRZ1EwVlNWRWxHU1VOQlZFVXRMUzB0TFFvPQogICAgc2VydmVyOiBodHRwczovLzEwLjAuMC4xMDo2NDQzCiAgbmFtZToga3ViZXJuZXRlcwpjb250ZXh0czoKLSBjb250ZXh0OgogICAgY2x1c3Rlcjoga3ViZXJuZXRlcwogICAgdXNlcjogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyCiAgbmFtZTogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyQGt1YmVybmV0ZXMKY3VycmVudC1jb250ZXh0OiB0bHMtYm9vdHN0cmFwLXRva2VuLXVzZXJAa3ViZXJuZXRlcwpraW5kOiBDb25maWcKdXNlcnM6Ci0gbmFtZTogdGxzLWJvb3RzdHJhcC10b2tlbi11c2VyCiAgdXNlcjoKICAgIHRva2VuOiBhYmNkZWYuMDEyMzQ1Njc4OWFiY2RlZgo='))
 [IO.File]::WriteAllBytes('C:\k\kubelet-config.yaml', [Convert]::FromBase64String('YXBpVmVyc2lvbjoga3ViZWxldC5jb25maWcuazhzLmlvL3YxYmV0YTEKYXV0aGVudGljYXRpb246CiAgYW5vbnltb3VzOgogICAgZW5hYmxlZDogZmFsc2UKICB3ZWJob29rOgogICAgZW5hYmxlZDogdHJ1ZQogIHg1MDk6CiAgICBjbGllbnRDQUZpbGU6IEM6XGtcY2EuY3J0CmF1dGhvcml6YXRpb246CiAgbW9kZTogV2ViaG9vawpjZ3JvdXBzUGVyUU9TOiBmYWxzZQpjbHVzdGVyRE5TOgotIDEwLjk2LjAuMTAKY2x1c3RlckRvbWFpbjogY2x1c3Rlci5sb2NhbApjb250YWluZXJSdW50aW1lRW5kcG9pbnQ6IG5waXBlOi8vLy8uL3BpcGUvY29udGFpbmVyZC1jb250YWluZXJkCmVuZm9yY2VOb2RlQWxsb2NhdGFibGU6IFtdCmhhaXJwaW5Nb2RlOiBwcm9taXNjdW91cy1icmlkZ2UKa2luZDogS3ViZWxldENvbmZpZ3VyYXRpb24KbWF4UG9kczogMTEwCnJlZ2lzdGVyV2l0aFRhaW50czoKLSBlZmZlY3Q6IE5vU2NoZWR1bGUKICBrZXk6IG9zCiAgdmFsdWU6IHdpbmRvd3MKcmVzb2x2Q29uZjogIiIKcm90YXRlQ2VydGlmaWNhdGVzOiB0cnVlCg=='))
 Write-Output 'node files written'
 
+# ---------- join-files uploads C:\k\bootstrap-kubeconfig:
+# | apiVersion: v1
+# | clusters:
+# | - cluster:
+# |     certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=
+# |     server: https://10.0.0.10:6443
+# |   name: kubernetes
+# | contexts:
+# | - context:
+# |     cluster: kubernetes
+# |     user: tls-bootstrap-token-user
+# |   name: tls-bootstrap-token-user@kubernetes
+# | current-context: tls-bootstrap-token-user@kubernetes
+# | kind: Config
+# | users:
+# | - name: tls-bootstrap-token-user
+# |   user:
+# |     token: abcdef.0123456789abcdef
 ########## time-zone
 # step: time-zone
 $ErrorActionPreference = 'Stop'
