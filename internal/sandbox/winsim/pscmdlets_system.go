@@ -143,9 +143,9 @@ func systemCmdlets() []*Cmdlet {
 				P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled)},
 			Run: func(c *Call) error { ps(c).shutdown = true; return nil }},
 		{Name: "Start-Process", Class: "Microsoft.PowerShell.Commands.StartProcessCommand", Aliases: []string{"saps", "start"},
-			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "runs the program (to completion) with -ArgumentList split at spaces",
+			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "with -Wait runs the program to completion (-PassThru: a System.Diagnostics.Process whose ExitCode is the program's); without it starts the program in the background and returns at once (background.go); -ArgumentList split at spaces",
 			Params: []*Param{P("FilePath", "System.String", 0, Mandatory, Alias("PSPath")), P("ArgumentList", "System.String[]", 1, Alias("Args")),
-				P("Wait", "SwitchParameter", -1), P("NoNewWindow", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled),
+				P("Wait", "SwitchParameter", -1), P("NoNewWindow", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1),
 				P("WorkingDirectory", "System.String", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
 				P("RedirectStandardOutput", "System.String", -1, Unmodelled), P("RedirectStandardError", "System.String", -1, Unmodelled),
 				P("RedirectStandardInput", "System.String", -1, Unmodelled), P("WindowStyle", "System.Diagnostics.ProcessWindowStyle", -1, Enum("Normal", "Hidden", "Minimized", "Maximized")),
@@ -160,8 +160,35 @@ func systemCmdlets() []*Cmdlet {
 				for _, a := range c.Strs("ArgumentList") {
 					args = append(args, strings.Fields(a)...)
 				}
-				if _, err := h.RunNative(c.Ctx, &pwsh.NativeRun{Path: p, Args: args, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+				// Start-Process returns once the process has started; -Wait
+				// waits for it to exit (the cmdlet's page: "-Wait: Indicates
+				// that this cmdlet waits for the specified process and its
+				// descendants to complete before accepting more input"),
+				// whatever the program's subsystem. Without -Wait the
+				// process object's ExitCode is not known yet; reading it is
+				// not modelled, so -PassThru alone is refused.
+				if !c.Switch("Wait") {
+					if c.Switch("PassThru") {
+						return c.Unmodelled("-PassThru without -Wait (a process still running)")
+					}
+					run := &pwsh.NativeRun{Path: p, Args: args, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
+					if _, err := h.startInBackground(c.Ctx, run); err != nil {
+						return c.Throw(c.Fail("This command cannot be run due to the error: "+err.Error(), "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+					}
+					return nil
+				}
+				code, err := h.h.runProgram(c.Ctx, p, args, h.env, strings.NewReader(""), io.Discard, io.Discard)
+				if err != nil {
 					return c.Throw(c.Fail("This command cannot be run due to the error: "+err.Error(), "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+				}
+				if c.Switch("PassThru") {
+					// System.Diagnostics.Process of an exited process:
+					// https://learn.microsoft.com/en-us/dotnet/api/system.diagnostics.process.exitcode
+					name := p[strings.LastIndexAny(p, `\/`)+1:]
+					name = strings.TrimSuffix(strings.TrimSuffix(name, ".exe"), ".EXE")
+					o := pwsh.NewObject("System.Diagnostics.Process")
+					o.Str = "System.Diagnostics.Process (" + name + ")"
+					c.Write(o.Set("ExitCode", code).Set("HasExited", true).Set("ProcessName", name))
 				}
 				return nil
 			}},
@@ -429,7 +456,7 @@ var hostCommands *pwsh.Registry
 func init() {
 	host := append(append(append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...),
 		certCmdlets()...), wsmanCmdlets()...)
-	host = append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...)
+	host = append(append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...), hotfixCmdlets()...)
 	hostCommands = pwsh.NewRegistry(append(pwsh.BuiltinCmdlets(), guardCmdlets(host)...)...)
 }
 
