@@ -350,6 +350,11 @@
 //	Get-HnsPolicyList
 //	    does: the host's load balancer policy lists (ID, Policies: one ELB with SourceVIP, VIPs, ExternalPort, InternalPort, Protocol, ILB, DSR, LocalRoutedVIP; References: /endpoints/<id>, as microsoft/SDN hns.psm1 New-HnsLoadBalancer builds them); no parameters
 //	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnspolicylist
+//	Get-HotFix
+//	    parameters: [-Id <String[]>]
+//	    refused (real, not modelled): -Description, -ComputerName, -Credential
+//	    does: lists the updates of the servicing store (DISM, wusa, the Windows Update Agent installed them) as Win32_QuickFixEngineering objects (HotFixID, Description, Source); -Id: those KBs, a KB not installed a non-terminating ObjectNotFound error; refused while a package waits for a restart
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-hotfix?view=powershell-5.1
 //	Get-ItemProperty (aliases gp)
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>]
@@ -513,9 +518,9 @@
 //	    does: changes the HTTPS listener's Hostname and CertificateThumbprint (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'}); the next connection gets the new certificate. A missing listener, a certificate not in the store and a Hostname other than its CN are refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/set-wsmaninstance
 //	Start-Process (aliases saps, start)
-//	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
-//	    refused (real, not modelled): -PassThru, -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment
-//	    does: runs the program (to completion) with -ArgumentList split at spaces
+//	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -PassThru <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
+//	    refused (real, not modelled): -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment
+//	    does: with -Wait runs the program to completion (-PassThru: a System.Diagnostics.Process whose ExitCode is the program's); without it starts the program in the background and returns at once (background.go); -ArgumentList split at spaces
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-process?view=powershell-5.1
 //	Start-Service (aliases sasv)
 //	    parameter sets: InputObject (default), Default, DisplayName
