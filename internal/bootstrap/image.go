@@ -214,6 +214,11 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 		return nil, err
 	}
 	steps = append(steps, updates...)
+	readBack, err := updatesInstalledStep(cfg.Updates)
+	if err != nil {
+		return nil, err
+	}
+	steps = append(steps, readBack...)
 	online, err := onlineUpdateSteps(cfg.Online)
 	if err != nil {
 		return nil, err

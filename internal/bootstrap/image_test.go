@@ -50,7 +50,7 @@ func TestImageStepsGolden(t *testing.T) {
 			t.Errorf("step %s does not start with its step comment", s.Name)
 		}
 	}
-	want := "prepare agent-dirs windows-update-KB5070010 windows-update-KB5070011 windows-update-wsus windows-update-online containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
+	want := "prepare agent-dirs windows-update-KB5070010 windows-update-KB5070011 windows-updates-installed windows-update-wsus windows-update-online containers-feature install-containerd install-kubelet install-kube-proxy install-kube-log-runner install-cni-plugins install-flanneld install-flannel-cni-plugin install-wins containerd-service prepull-images vmware-tools firewall openssh verify windows-build"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("steps = %s\nwant    %s", got, want)
 	}
@@ -107,7 +107,7 @@ func TestUnattendGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if step.Sensitive() || !strings.Contains(step.Script, "/generalize /oobe /shutdown") {
+	if step.Sensitive() || !strings.Contains(step.Script, "'/generalize', '/oobe', '/shutdown'") {
 		t.Errorf("sysprep step = %+v", step)
 	}
 	if !strings.Contains(step.Script, base64.StdEncoding.EncodeToString(xml)) {

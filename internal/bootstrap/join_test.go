@@ -185,17 +185,30 @@ func checkNativeExitCodes(t *testing.T, script string) {
 		if strings.HasPrefix(trimmed, "#") {
 			continue
 		}
-		native := false
+		native, gui := false, false
 		for _, p := range []string{"sc.exe ", "tar.exe ", "icacls.exe ", "ctr.exe", ".exe' "} {
 			if strings.Contains(l, p) {
 				native = true
 			}
 		}
-		if !native || strings.Contains(l, "Test-Path") || strings.Contains(l, "Get-FileHash") || strings.Contains(l, "Invoke-WebRequest") || strings.Contains(l, "throw") || strings.Contains(l, "Move-Item") {
+		// GUI-subsystem programs: PowerShell's & does not wait for them and
+		// sets no $LASTEXITCODE (winsim doc.go, "Programs and their subsystem").
+		for _, p := range []string{"wusa.exe", "sysprep.exe"} {
+			lower := strings.ToLower(trimmed)
+			if strings.Contains(lower, p) && (strings.HasPrefix(lower, "&") || strings.HasPrefix(lower, p) || strings.Contains(l, "Start-Process")) {
+				gui = true
+			}
+		}
+		if (!native && !gui) || strings.Contains(l, "Test-Path") || strings.Contains(l, "Get-FileHash") || strings.Contains(l, "Invoke-WebRequest") || strings.Contains(l, "throw") || strings.Contains(l, "Move-Item") {
 			continue
 		}
 		next := strings.Join(lines[i:min(i+3, len(lines))], "\n")
-		if !strings.Contains(next, "$LASTEXITCODE") {
+		switch {
+		case gui && !strings.Contains(l, "Start-Process"):
+			t.Errorf("line %d runs a GUI-subsystem program PowerShell does not wait for; use Start-Process -Wait -PassThru: %s", i+1, l)
+		case strings.Contains(l, "Start-Process") && (!strings.Contains(l, "-Wait") || !strings.Contains(l, "-PassThru") || !strings.Contains(next, ".ExitCode")):
+			t.Errorf("line %d starts a program without waiting for it and checking its ExitCode (Start-Process -Wait -PassThru): %s", i+1, l)
+		case !strings.Contains(l, "Start-Process") && !strings.Contains(next, "$LASTEXITCODE"):
 			t.Errorf("line %d runs a native program without checking $LASTEXITCODE: %s", i+1, l)
 		}
 	}

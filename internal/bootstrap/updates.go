@@ -125,6 +125,45 @@ func updateSteps(updates []WindowsUpdate) ([]Step, error) {
 	return steps, nil
 }
 
+// UpdatesInstalledStepName is the image step that reads back, after the
+// update packages' steps, which updates Windows has installed.
+const UpdatesInstalledStepName = "windows-updates-installed"
+
+// updatesInstalledStep reads the installed updates back with Get-HotFix
+// (https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-hotfix?view=powershell-5.1)
+// and fails naming every listed KB that is not among them: an installer's
+// exit code is what it reported, not what was installed (wusa.exe is a
+// GUI-subsystem program that PowerShell's & does not wait for), so the
+// image records what the guest lists (ParseInstalledUpdates). It runs
+// after the last package's restart, when no install is pending. None for
+// an empty list.
+func updatesInstalledStep(updates []WindowsUpdate) ([]Step, error) {
+	if len(updates) == 0 {
+		return nil, nil
+	}
+	var kbs []string
+	for _, u := range updates {
+		kbs = append(kbs, strings.ToUpper(u.KB))
+	}
+	script, err := render(UpdatesInstalledStepName, "windows-updates-installed", map[string]any{"KBs": kbs, "CBSLog": CBSLog})
+	if err != nil {
+		return nil, err
+	}
+	return []Step{{Name: UpdatesInstalledStepName, Script: script}}, nil
+}
+
+var installedUpdateLine = regexp.MustCompile(`(?m)^installed-update (KB[0-9]+)\r?$`)
+
+// ParseInstalledUpdates reads the KBs the windows-updates-installed step
+// listed, in the order the guest listed them.
+func ParseInstalledUpdates(out string) []string {
+	var kbs []string
+	for _, m := range installedUpdateLine.FindAllStringSubmatch(out, -1) {
+		kbs = append(kbs, m[1])
+	}
+	return kbs
+}
+
 // The scheduled task that runs wusa.exe as SYSTEM, and the directory of its
 // script and result.
 const (

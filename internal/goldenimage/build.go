@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
@@ -76,8 +78,10 @@ type Result struct {
 	WindowsBuildFull  string // 10.0.20348.2340
 	ContainerdVersion string
 	Manifest          string // JSON: [{name, url, sha256, path}] and the updates [{name: KB, url, sha256, kind}]
-	// InstalledUpdates are the KBs of Image.Updates, then those the online
-	// updates installed, in the order they were installed.
+	// InstalledUpdates are the KBs of Image.Updates as the guest listed
+	// them installed after their steps (Get-HotFix, the
+	// windows-updates-installed step), then those the online updates
+	// installed as the Windows Update Agent reported them, in order.
 	InstalledUpdates []string
 	// BuildVM is the failed build VM that was kept (KeepBuildVMOnFailure).
 	BuildVM *VM
@@ -165,11 +169,18 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 
 	var build string
 	var online []bootstrap.InstalledOnline
+	var listed []string
 	for _, step := range steps {
 		progress("step "+step.Name, nil)
 		out, err := g.Run(ctx, step)
 		if err != nil {
 			return res, err
+		}
+		if step.Name == bootstrap.UpdatesInstalledStepName {
+			listed = bootstrap.ParseInstalledUpdates(out)
+			if err := checkInstalled(req.Image.Updates, listed); err != nil {
+				return res, &guest.StageError{Stage: fmt.Sprintf("image step %q", step.Name), Err: err, Evidence: remote.LastLines(out, 5)}
+			}
 		}
 		if step.Name == bootstrap.OnlineUpdateStepName {
 			online = append(online, bootstrap.ParseOnlineUpdates(out)...)
@@ -217,7 +228,10 @@ func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request
 	res.ContainerdVersion = bootstrap.ContainerdVersion(req.Image.Containerd.URL)
 	res.Manifest = manifest(req.Image, online)
 	for _, u := range req.Image.Updates {
-		res.InstalledUpdates = append(res.InstalledUpdates, u.KB)
+		// checkInstalled made sure the guest listed each of them.
+		if i := slices.IndexFunc(listed, func(kb string) bool { return strings.EqualFold(kb, u.KB) }); i >= 0 {
+			res.InstalledUpdates = append(res.InstalledUpdates, listed[i])
+		}
 	}
 	for _, u := range online {
 		res.InstalledUpdates = append(res.InstalledUpdates, u.KB)
@@ -311,6 +325,23 @@ func sysprepWentAway(ctx context.Context, vs VSphere, vm VM, stepErr error) erro
 	defer cancel()
 	if err := vs.WaitForPoweredOff(wctx, vm); err != nil {
 		return fmt.Errorf("%w; and the build VM did not power off within %s as sysprep would have it: %w", stepErr, sysprepPowerOffWait, err)
+	}
+	return nil
+}
+
+// checkInstalled names every update package of the image that the guest's
+// read-back (Get-HotFix) does not list: its installer reported success, but
+// Windows does not have it.
+func checkInstalled(updates []bootstrap.WindowsUpdate, listed []string) error {
+	var missing []string
+	for _, u := range updates {
+		if !slices.ContainsFunc(listed, func(kb string) bool { return strings.EqualFold(kb, u.KB) }) {
+			missing = append(missing, u.KB)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("update %s is not installed: its installer reported success, but Get-HotFix on the build VM does not list it (installed: %s)",
+			strings.Join(missing, ", "), strings.Join(listed, ", "))
 	}
 	return nil
 }

@@ -276,7 +276,9 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"installed_updates": schema.ListAttribute{
 				ElementType: types.StringType, Computed: true, PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
-				MarkdownDescription: "KB ids of the `windows_updates` the build installed, in order, then those `online_updates` installed, in the order the " +
+				MarkdownDescription: "KB ids of the `windows_updates` the build installed, in order, as the guest lists them installed after their " +
+					"restarts (`Get-HotFix`: a package whose installer reported success but that Windows does not list fails the build, naming its KB), " +
+					"then those `online_updates` installed, in the order the " +
 					"Windows Update Agent installed them (also in `manifest`, as entries of kind `windows-update`; an online one with its `source`, " +
 					"`size` in bytes and `title`).",
 			},

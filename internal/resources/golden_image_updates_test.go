@@ -18,6 +18,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
@@ -182,6 +183,42 @@ func TestAccGoldenImage_updateFailures(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAccGoldenImage_updateNeverInstalled: the cumulative update's .msu
+// goes through wusa.exe, which reports success (exit code 0) but never
+// installs it (winsim Faults.UpdatesNeverInstalled, standing for a GUI
+// installer whose exit code was never waited for): the read-back of what
+// the guest has installed (Get-HotFix) does not list it, and the build
+// fails naming the KB. installed_updates is what the guest lists, never a
+// copy of windows_updates.
+func TestAccGoldenImage_updateNeverInstalled(t *testing.T) {
+	acctest.RequireSandbox(t, "the artifact server's update packages and the simulated host's servicing faults")
+	u := acctest.Sandbox.Artifacts.Updates
+	vmName := fmt.Sprintf("win-nvr-%d", acctest.Seq())
+	computer := strings.ToUpper(vmName) // the build VM's computer name (at most 15 characters)
+	if len(computer) > 15 {
+		computer = computer[:15]
+	}
+	t.Cleanup(func() { acctest.Sandbox.Hosts.ClearFaults(computer) })
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				acctest.Sandbox.Hosts.SetFaults(computer, winsim.Faults{UpdatesNeverInstalled: []string{u.LCU2022.KB}})
+			},
+			Config: acctest.GoldenImageConfig(vmName, map[string]string{"windows_updates": windowsUpdatesHCL(u.SSU2022, u.LCU2022)}),
+			ExpectError: regexp.MustCompile(`(?s)image step "windows-updates-installed".*update ` + u.LCU2022.KB +
+				` is not installed: its installer reported success, but Get-HotFix`),
+		}},
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := acctest.VSphere(t).FindVMByPath(context.Background(), "/DC0/vm/golden/"+vmName); !vsphere.IsNotFound(err) {
+				return fmt.Errorf("the build VM %s was left behind (err %v)", vmName, err)
+			}
+			return nil
+		},
+	})
 }
 
 // TestAccGoldenImage_server2022And2025 builds, in one apply, a Windows

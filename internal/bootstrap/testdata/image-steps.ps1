@@ -78,7 +78,12 @@ $ErrorActionPreference = 'Stop'
 # ERROR_ACCESS_DENIED (KB2773898), while DISM takes a .msu on a running
 # system only from Windows 11 21H2 (build 22000) on, not on Server 2019 and
 # 2022. This step waits for the task's result file with a
-# FileSystemWatcher. Every value is a single-quoted literal (psquote).
+# FileSystemWatcher. wusa.exe is a GUI-subsystem program: `& wusa.exe`
+# returns at once and leaves $LASTEXITCODE as it was, so the task waits for
+# it with Start-Process -Wait and takes -PassThru's ExitCode. Whether the
+# package is really installed is read back afterwards (Get-HotFix, the
+# windows-updates-installed step). Every value is a single-quoted literal
+# (psquote).
 $kb = 'KB5070010'
 $url = 'http://mirror.internal/updates/windows10.0-kb5070010-x64.cab'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
@@ -119,7 +124,12 @@ $ErrorActionPreference = 'Stop'
 # ERROR_ACCESS_DENIED (KB2773898), while DISM takes a .msu on a running
 # system only from Windows 11 21H2 (build 22000) on, not on Server 2019 and
 # 2022. This step waits for the task's result file with a
-# FileSystemWatcher. Every value is a single-quoted literal (psquote).
+# FileSystemWatcher. wusa.exe is a GUI-subsystem program: `& wusa.exe`
+# returns at once and leaves $LASTEXITCODE as it was, so the task waits for
+# it with Start-Process -Wait and takes -PassThru's ExitCode. Whether the
+# package is really installed is read back afterwards (Get-HotFix, the
+# windows-updates-installed step). Every value is a single-quoted literal
+# (psquote).
 $kb = 'KB5070011'
 $url = 'http://mirror.internal/updates/windows10.0-kb5070011-x64.msu'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
@@ -138,8 +148,8 @@ New-Item -ItemType Directory -Force -Path $dir | Out-Null
 # The task writes wusa's exit code beside the result, then renames it: the
 # rename is the event this step waits for, with the code already written.
 $wusa = @'
-& wusa.exe 'C:\k\downloads\windows10.0-kb5070011-x64.msu' /quiet /norestart
-Set-Content -LiteralPath 'C:\k\windows-update-wusa\result.partial' -Value $LASTEXITCODE
+$installer = Start-Process -FilePath 'wusa.exe' -ArgumentList @('C:\k\downloads\windows10.0-kb5070011-x64.msu', '/quiet', '/norestart') -Wait -PassThru
+Set-Content -LiteralPath 'C:\k\windows-update-wusa\result.partial' -Value $installer.ExitCode
 Move-Item -LiteralPath 'C:\k\windows-update-wusa\result.partial' -Destination 'C:\k\windows-update-wusa\result.txt' -Force
 '@
 Set-Content -LiteralPath $script -Value $wusa
@@ -191,6 +201,24 @@ if ($code -eq 0 -or $code -eq 2359302) {
     $log = (Get-Content -LiteralPath 'C:\Windows\Logs\CBS\CBS.log' | Select-Object -Last 8) -join "`r`n"
   }
   throw ('update ' + $kb + ' failed: exit code ' + $code + ' (0x' + ('{0:X8}' -f $code) + ')' + "`r`n" + ($out -join "`r`n") + "`r`nCBS.log:`r`n" + $log)
+}
+
+########## windows-updates-installed
+# step: windows-updates-installed
+$ErrorActionPreference = 'Stop'
+# Read back the updates Windows has installed, after every update package's
+# step and the restarts they asked for: an installer's exit code says what
+# it reported, not what the servicing stack holds (wusa.exe, a GUI program,
+# returns at once from `&` without one). Get-HotFix lists the installed
+# updates (Win32_QuickFixEngineering); each line "installed-update <KB>" is
+# what the image's installed_updates records, and a package listed in
+# windows_updates that is not installed fails the build naming it.
+$want = @('KB5070010', 'KB5070011')
+$installed = @(Get-HotFix | ForEach-Object { $_.HotFixID })
+foreach ($kb in $installed) { Write-Output ('installed-update ' + $kb) }
+$missing = @($want | Where-Object { $installed -notcontains $_ })
+if ($missing.Count -gt 0) {
+  throw ('update ' + ($missing -join ', ') + ' is not installed: its installer reported success, but Get-HotFix does not list it; see ' + 'C:\Windows\Logs\CBS\CBS.log')
 }
 
 ########## windows-update-wsus

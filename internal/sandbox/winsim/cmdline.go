@@ -30,6 +30,9 @@ type execRequest struct {
 	// (Environment.SetEnvironmentVariable on the process block), so a
 	// program PowerShell starts sees the session's changes.
 	Env map[string]string
+	// batch: the line runs from a batch file (runBatch), where cmd.exe
+	// waits for a GUI program as for a console one.
+	batch bool
 }
 
 // psInvocation is a parsed powershell.exe command line.
@@ -351,6 +354,9 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		}
 		return boolExit(h.fs.Remove(target, false) != nil)
 	}
+	if verb == "start" {
+		return h.cmdStartWait(ctx, req, fields[1:])
+	}
 	if b := cmdBuiltinOf(fields[0]); b != "" {
 		// An internal command the cases above do not model (cmd_builtins.go).
 		return refuseCmdBuiltin(req.Stderr, b)
@@ -378,6 +384,15 @@ func (h *Host) runLine(ctx context.Context, req execRequest, line string, depth 
 		var args []string
 		for _, f := range fields[1:] {
 			args = append(args, strings.Trim(f, `"`))
+		}
+		if sub, err := h.ProgramSubsystem(p); err == nil && sub == SubsystemGUI && !req.batch {
+			// start /?: "When executing an application that is a 32-bit GUI
+			// application, CMD.EXE does not wait for the application to
+			// terminate before returning to the command prompt. This new
+			// behavior does NOT occur if executing within a command script."
+			// Whether cmd /c counts as a script it does not say.
+			fmt.Fprintf(req.Stderr, "winsim: cmd.exe: the simulated host does not model running the GUI program %s outside a batch file (cmd.exe waits for it only in a command script; use start /wait)\r\n", p)
+			return 1
 		}
 		code, err := h.runProgram(ctx, p, args, env, req.Stdin, req.Stdout, req.Stderr)
 		if err != nil {
@@ -416,6 +431,7 @@ func (h *Host) runBatch(ctx context.Context, req execRequest, body string, depth
 		if err := ctx.Err(); err != nil {
 			return 1
 		}
+		req.batch = true
 		code = h.runLine(ctx, req, cmd, depth+1)
 		if strings.HasPrefix(lc, "exit") {
 			return code
@@ -446,6 +462,7 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 	if inv.encoded && len(res.Errors) > 0 {
 		_, _ = io.WriteString(req.Stderr, encodeCLIXML(res.Errors))
 	}
+	ph.releaseBackground()
 	if ph.shutdown {
 		h.shutdownSoon()
 	} else if ph.reboot {

@@ -185,6 +185,14 @@ type Faults struct {
 	// running command. It fires for commands whose script matches (Step or
 	// Match as in StepFault; both empty match every command), Times times.
 	RebootMidReply *StepFault
+	// UpdatesNeverInstalled lists KBs whose package the servicing stack
+	// accepts and reports installed (DISM and wusa exit 0) but never
+	// commits: nothing lands in the servicing store, so Get-HotFix does not
+	// list it. It stands for every way a package "succeeds" without
+	// installing (an installer whose exit code was never waited for, a
+	// servicing failure logged only to CBS.log), for the read-back that
+	// must catch it.
+	UpdatesNeverInstalled []string
 }
 
 // ServiceExitFault makes a service's process exit After it reported Running.

@@ -206,6 +206,49 @@
 // and nssm belong to the service control manager's files. Each refuses any
 // form it does not document.
 //
+// Programs and their subsystem (process.go, background.go, pwsh/native.go,
+// cmdline.go). Every program is registered with the subsystem its real PE
+// header names (IMAGE_SUBSYSTEM_WINDOWS_CUI or _GUI,
+// https://learn.microsoft.com/en-us/windows/win32/debug/pe-format#windows-subsystem).
+// GUI: wusa.exe (the Windows Update Standalone Installer shows dialogs
+// unless /quiet, and scripts wait for it with Start-Process -Wait; the
+// wusa page above) and sysprep.exe (the System Preparation Tool window;
+// Packer's Windows builders poll ImageState after `& sysprep.exe` because
+// it returns at once). Console: cmd.exe, powershell.exe, dism.exe, reg.exe,
+// sc.exe, tar.exe, icacls.exe, hostname.exe, shutdown.exe, hnsdiag.exe
+// (their Windows Commands pages describe console output), nssm, containerd,
+// ctr, host-local, kube-log-runner, sshd and the host's own programs
+// (HostConfig.Programs: Go programs, which `go build` links as console
+// programs unless -H=windowsgui). PowerShell waits for a console program;
+// a GUI program last in its pipeline (`& wusa.exe ...`, `$x = & wusa.exe`)
+// it starts and does not wait for: the statement writes nothing and leaves
+// $LASTEXITCODE and $? as they were (NativeCommandProcessor.cs of
+// PowerShell/PowerShell, _isRunningInBackground; PowerShell/PowerShell#26455
+// for Windows PowerShell). Piped to another command (`| Out-Null`) it is
+// waited for and sets $LASTEXITCODE; a redirection (>) does not make it
+// wait (#26455) and is refused as not modelled. Start-Process -Wait waits
+// for any program, -PassThru then writes a System.Diagnostics.Process with
+// its ExitCode; Start-Process without -Wait starts the program and returns
+// (-PassThru alone refused: its ExitCode is not known yet). A program not
+// waited for runs in the background once the script that started it has
+// ended (background.go: wusa and sysprep take minutes, a script's next
+// statements milliseconds, so the script never sees its effects), with its
+// caller's logon, until it ends or the host goes down. cmd.exe waits for a
+// GUI program in a batch file ("This new behavior does NOT occur if
+// executing within a command script", start /?); outside one (cmd /c
+// <line>) it is refused as not modelled; start /wait <program> [args]
+// waits for any program and its exit code is the line's
+// (https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/start),
+// start without /wait and its other options are refused.
+//
+// Get-HotFix reads the servicing store back (pscmdlets_hotfix.go): one
+// Win32_QuickFixEngineering object per installed KB; -Id's KB not
+// installed is a non-terminating ObjectNotFound error; while a package is
+// Install Pending it is refused as not modelled (whether QFE lists it before
+// the restart is not documented). The fault Faults.UpdatesNeverInstalled
+// makes DISM and wusa accept a KB's package and exit 0 with nothing
+// installed, for the read-back that must catch it.
+//
 // Servicing (servicing.go, programs_dism.go). Update packages are
 // internal/sandbox/updatepkg's signed text files (.cab and .msu alike: KB,
 // SSU or LCU, the build they apply to, the UBR after the restart, the SSU
@@ -396,6 +439,11 @@
 //	Get-HnsPolicyList
 //	    does: the host's load balancer policy lists (ID, Policies: one ELB with SourceVIP, VIPs, ExternalPort, InternalPort, Protocol, ILB, DSR, LocalRoutedVIP; References: /endpoints/<id>, as microsoft/SDN hns.psm1 New-HnsLoadBalancer builds them); no parameters
 //	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnspolicylist
+//	Get-HotFix
+//	    parameters: [-Id <String[]>]
+//	    refused (real, not modelled): -Description, -ComputerName, -Credential
+//	    does: lists the updates of the servicing store (DISM, wusa, the Windows Update Agent installed them) as Win32_QuickFixEngineering objects (HotFixID, Description, Source); -Id: those KBs, a KB not installed a non-terminating ObjectNotFound error; refused while a package waits for a restart
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-hotfix?view=powershell-5.1
 //	Get-ItemProperty (aliases gp)
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>]
@@ -568,9 +616,9 @@
 //	    does: changes the HTTPS listener's Hostname and CertificateThumbprint (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'}); the next connection gets the new certificate. A missing listener, a certificate not in the store and a Hostname other than its CN are refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/set-wsmaninstance
 //	Start-Process (aliases saps, start)
-//	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
-//	    refused (real, not modelled): -PassThru, -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment
-//	    does: starts the program with -ArgumentList joined by spaces into one command line (which the program splits as CommandLineToArgvW does); waits for it only with -Wait, else returns at once while it runs on until it exits or the host goes down
+//	    parameters: [-FilePath <String>] (mandatory), [-ArgumentList <String[]>], -Wait <SwitchParameter>, -NoNewWindow <SwitchParameter>, -PassThru <SwitchParameter>, -WindowStyle <ProcessWindowStyle> {Normal|Hidden|Minimized|Maximized}
+//	    refused (real, not modelled): -WorkingDirectory, -Credential, -RedirectStandardOutput, -RedirectStandardError, -RedirectStandardInput, -Verb, -LoadUserProfile, -UseNewEnvironment
+//	    does: starts the program with -ArgumentList joined by spaces into one command line (which the program splits as CommandLineToArgvW does); with -Wait runs it to completion, whatever its subsystem (-PassThru: a System.Diagnostics.Process whose ExitCode is the program's), else returns at once while it runs on until it exits or the host goes down (-PassThru without -Wait refused: a process still running)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/start-process?view=powershell-5.1
 //	Start-Service (aliases sasv)
 //	    parameter sets: InputObject (default), Default, DisplayName

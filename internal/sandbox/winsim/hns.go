@@ -230,7 +230,7 @@ func ReplaceHNSLoadBalancerReferences(files HNSFiles, id string, endpoints []str
 	return fmt.Errorf("no load balancer %s", id)
 }
 
-func init() { registerProgram("hnsdiag.exe", runHnsdiag) }
+func init() { registerProgram("hnsdiag.exe", SubsystemConsole, runHnsdiag) }
 
 // stableGUID is a GUID-shaped identifier derived from s.
 func stableGUID(s string) string {

@@ -67,6 +67,8 @@ type Host struct {
 	upCh       chan struct{} // closed while the host is up
 	timers     []*time.Timer
 	wg         sync.WaitGroup
+	// backgroundRuns counts the programs running in the background (background.go).
+	backgroundRuns sync.WaitGroup
 }
 
 // Start boots a simulated host: it binds its listeners (ports 0 become free

@@ -247,11 +247,12 @@ func TestShutdownCommands(t *testing.T) {
 			}
 		}
 	}
-	// cmd.exe command lines too.
+	// cmd.exe command lines too: start /wait, since cmd.exe waits for
+	// sysprep.exe, a GUI-subsystem program, only in a batch file.
 	done := make(chan struct{})
 	h := startTestHost(t, func(c *HostConfig) { c.OnShutdown = func(*Host) { close(done) } })
 	_ = h.WriteFile(`C:\unattend.xml`, []byte("<unattend/>"))
-	if _, _, code := run(t, h, `C:\Windows\System32\Sysprep\sysprep.exe /generalize /oobe /shutdown /unattend:C:\unattend.xml`); code != 0 {
+	if _, _, code := run(t, h, `start /wait C:\Windows\System32\Sysprep\sysprep.exe /generalize /oobe /shutdown /unattend:C:\unattend.xml`); code != 0 {
 		t.Errorf("cmd sysprep: exit %d", code)
 	}
 	select {

@@ -54,20 +54,81 @@ func (p *Process) ServiceRunning() {
 // done, with the exit code the real program has when it is stopped.
 type Program func(ctx context.Context, p *Process) int
 
-// programs holds the programs every simulated host knows, by identity.
-// HostConfig.Programs adds or overrides programs per host (the simulated
-// kubelet and node agents plug in there).
-var (
-	programsMu sync.RWMutex
-	programs   = map[string]Program{}
+// Subsystem is the subsystem an executable's PE header names (the
+// Subsystem field of the optional header,
+// https://learn.microsoft.com/en-us/windows/win32/debug/pe-format#windows-subsystem):
+// it decides whether the program's callers wait for it.
+//
+// A console program (IMAGE_SUBSYSTEM_WINDOWS_CUI, 3) is waited for by
+// PowerShell and cmd.exe. A GUI program (IMAGE_SUBSYSTEM_WINDOWS_GUI, 2)
+// is not: PowerShell's `& prog` starts it and returns at once without
+// setting $LASTEXITCODE unless its output goes down a pipeline
+// (`prog | Out-Null`); cmd.exe waits for it only in a batch file; both
+// wait through Start-Process -Wait and start /wait (pwsh/native.go,
+// cmdline.go, doc.go "Programs and their subsystem").
+type Subsystem int
+
+const (
+	// SubsystemConsole is IMAGE_SUBSYSTEM_WINDOWS_CUI.
+	SubsystemConsole Subsystem = iota
+	// SubsystemGUI is IMAGE_SUBSYSTEM_WINDOWS_GUI.
+	SubsystemGUI
 )
 
-// registerProgram makes a program known to every host. Files that add
-// programs call it from init.
-func registerProgram(name string, p Program) {
+func (s Subsystem) String() string {
+	if s == SubsystemGUI {
+		return "GUI"
+	}
+	return "console"
+}
+
+// registered is one built-in program: its implementation and the
+// subsystem of the real executable it stands for.
+type registered struct {
+	run       Program
+	subsystem Subsystem
+}
+
+// programs holds the programs every simulated host knows, by identity.
+// HostConfig.Programs adds or overrides programs per host (the simulated
+// kubelet and node agents plug in there; they stand for Go programs, which
+// `go build` links as console programs unless -ldflags -H=windowsgui, so
+// they are console programs: https://pkg.go.dev/cmd/link).
+var (
+	programsMu sync.RWMutex
+	programs   = map[string]registered{}
+)
+
+// registerProgram makes a program known to every host, with the subsystem
+// the real executable's PE header names (cite it where you register).
+// Files that add programs call it from init.
+func registerProgram(name string, subsystem Subsystem, p Program) {
 	programsMu.Lock()
 	defer programsMu.Unlock()
-	programs[strings.ToLower(name)] = p
+	programs[strings.ToLower(name)] = registered{run: p, subsystem: subsystem}
+}
+
+// programSubsystem is the subsystem of a program identity: the registered
+// one's, console for the host's own (HostConfig.Programs) and for a name
+// no program answers (the run refuses it anyway).
+func (h *Host) programSubsystem(name string) Subsystem {
+	name = strings.ToLower(name)
+	if _, ok := h.cfg.Programs[name]; ok {
+		return SubsystemConsole
+	}
+	programsMu.RLock()
+	defer programsMu.RUnlock()
+	return programs[name].subsystem
+}
+
+// ProgramSubsystem is the subsystem of the program a path names on the
+// host (ResolveProgram's identity); an error when the path cannot be run.
+func (h *Host) ProgramSubsystem(path string) (Subsystem, error) {
+	id, _, err := h.ResolveProgram(path)
+	if err != nil {
+		return SubsystemConsole, err
+	}
+	return h.programSubsystem(id), nil
 }
 
 // program returns the implementation of a program identity: the host's own
@@ -80,7 +141,7 @@ func (h *Host) program(name string) (Program, bool) {
 	programsMu.RLock()
 	defer programsMu.RUnlock()
 	p, ok := programs[name]
-	return p, ok
+	return p.run, ok
 }
 
 // simulatedExecutableMagic starts the content of every simulated executable.

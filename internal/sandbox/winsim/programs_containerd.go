@@ -37,7 +37,7 @@ import (
 // 3 file the v2 section [plugins."io.containerd.grpc.v1.cri"] is not
 // migrated and its sandbox_image and cni keys are ignored with containerd's
 // "Ignoring unknown key in TOML for plugin" warning, as in containerd 2.x.
-func init() { registerProgram("containerd", runContainerd) }
+func init() { registerProgram("containerd", SubsystemConsole, runContainerd) }
 
 // ContainerdConfig is what a running containerd took from its configuration.
 type ContainerdConfig struct {

@@ -8,8 +8,8 @@ import (
 )
 
 func init() {
-	registerProgram("dism.exe", runDism)
-	registerProgram("wusa.exe", runWusa)
+	registerProgram("dism.exe", SubsystemConsole, runDism)
+	registerProgram("wusa.exe", SubsystemGUI, runWusa)
 }
 
 // hresultExit is the exit code a program that returns an HRESULT has, as

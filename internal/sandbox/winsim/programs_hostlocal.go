@@ -29,7 +29,7 @@ import (
 // container that already holds an address gets it again. A subnet with host
 // bits set is refused as range.go refuses it. CHECK, IPv6 and several
 // ranges are not modelled and are refused.
-func init() { registerProgram("host-local", runHostLocal) }
+func init() { registerProgram("host-local", SubsystemConsole, runHostLocal) }
 
 type cniError struct {
 	CNIVersion string `json:"cniVersion,omitempty"`

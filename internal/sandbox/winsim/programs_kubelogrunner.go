@@ -33,7 +33,7 @@ import (
 // the service control manager, which is why the process tree works as a
 // service at all. It exits 1 (log.Fatal) when the child cannot start or
 // exits non-zero, 0 when the child exits 0.
-func init() { registerProgram("kube-log-runner", runKubeLogRunner) }
+func init() { registerProgram("kube-log-runner", SubsystemConsole, runKubeLogRunner) }
 
 const kubeLogRunnerTimeLayout = "20060102-150405"
 

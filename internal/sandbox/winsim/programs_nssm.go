@@ -46,7 +46,7 @@ import (
 //
 // nssm's own restart is distinct from the SCM's recovery actions, which it
 // also sets nothing for.
-func init() { registerProgram("nssm", runNSSM) }
+func init() { registerProgram("nssm", SubsystemConsole, runNSSM) }
 
 // nssmSettings are the parameter names of settings.cpp, in its order (what
 // an invalid parameter lists). Native ones live in the service's key, the

@@ -11,7 +11,7 @@ import "context"
 // line (parsePowerShell: -Command joins what follows, -File reads the
 // script); the script runs on the engine with the process's environment
 // and streams, and ends when ctx does (a container stopped).
-func init() { registerProgram("powershell.exe", runPowerShellProcess) }
+func init() { registerProgram("powershell.exe", SubsystemConsole, runPowerShellProcess) }
 
 func runPowerShellProcess(ctx context.Context, p *Process) int {
 	inv, _ := p.Host.parsePowerShell("powershell.exe " + windowsCommandLine(p.Args))

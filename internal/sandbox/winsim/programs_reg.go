@@ -15,7 +15,7 @@ import (
 // root key, type and option is refused as not modelled; a malformed
 // REG_DWORD is reg's "ERROR: Invalid syntax." Source:
 // https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add
-func init() { registerProgram("reg.exe", runReg) }
+func init() { registerProgram("reg.exe", SubsystemConsole, runReg) }
 
 func runReg(ctx context.Context, p *Process) int {
 	refuse := func(what string) int {

@@ -23,7 +23,7 @@ import (
 // (observed: OctopusDeploy/Issues#1787, "sc.exe config failed with exit
 // code: 1639" for a stray word); the simulator prints a one-line stand-in
 // for the usage text.
-func init() { registerProgram("sc.exe", runSC) }
+func init() { registerProgram("sc.exe", SubsystemConsole, runSC) }
 
 const exitInvalidCommandLine = 1639
 

@@ -13,7 +13,7 @@ import (
 // simulator's own and otherwise does not depend on it; each connection
 // reads the host key from the disk (connSSHConfig). Run from a console without -d
 // or -D it fails the way sshd does without a terminal to detach from.
-func init() { registerProgram("sshd", runSSHD) }
+func init() { registerProgram("sshd", SubsystemConsole, runSSHD) }
 
 func runSSHD(ctx context.Context, p *Process) int {
 	if p.Service == "" {

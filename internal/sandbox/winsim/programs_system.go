@@ -19,13 +19,13 @@ import (
 // naming what it does not model, and a non-zero exit code.
 
 func init() {
-	registerProgram("cmd.exe", runCmd)
-	registerProgram("tar.exe", runTar)
-	registerProgram("icacls.exe", runIcacls)
-	registerProgram("hostname.exe", runHostname)
-	registerProgram("shutdown.exe", runShutdown)
-	registerProgram("sysprep.exe", runSysprep)
-	registerProgram("ctr", runCtr)
+	registerProgram("cmd.exe", SubsystemConsole, runCmd)
+	registerProgram("tar.exe", SubsystemConsole, runTar)
+	registerProgram("icacls.exe", SubsystemConsole, runIcacls)
+	registerProgram("hostname.exe", SubsystemConsole, runHostname)
+	registerProgram("shutdown.exe", SubsystemConsole, runShutdown)
+	registerProgram("sysprep.exe", SubsystemGUI, runSysprep)
+	registerProgram("ctr", SubsystemConsole, runCtr)
 }
 
 func refuse(p *Process, what string) int {

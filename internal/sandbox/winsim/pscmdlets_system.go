@@ -151,9 +151,9 @@ func systemCmdlets() []*Cmdlet {
 				P("Credential", "System.Management.Automation.PSCredential", 1, Unmodelled)},
 			Run: func(c *Call) error { ps(c).shutdown = true; return nil }},
 		{Name: "Start-Process", Class: "Microsoft.PowerShell.Commands.StartProcessCommand", Aliases: []string{"saps", "start"},
-			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "starts the program with -ArgumentList joined by spaces into one command line (which the program splits as CommandLineToArgvW does); waits for it only with -Wait, else returns at once while it runs on until it exits or the host goes down",
+			Source: mgmt + "start-process?view=powershell-5.1", Behaviour: "starts the program with -ArgumentList joined by spaces into one command line (which the program splits as CommandLineToArgvW does); with -Wait runs it to completion, whatever its subsystem (-PassThru: a System.Diagnostics.Process whose ExitCode is the program's), else returns at once while it runs on until it exits or the host goes down (-PassThru without -Wait refused: a process still running)",
 			Params: []*Param{P("FilePath", "System.String", 0, Mandatory, Alias("PSPath")), P("ArgumentList", "System.String[]", 1, Alias("Args")),
-				P("Wait", "SwitchParameter", -1), P("NoNewWindow", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1, Unmodelled),
+				P("Wait", "SwitchParameter", -1), P("NoNewWindow", "SwitchParameter", -1), P("PassThru", "SwitchParameter", -1),
 				P("WorkingDirectory", "System.String", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
 				P("RedirectStandardOutput", "System.String", -1, Unmodelled), P("RedirectStandardError", "System.String", -1, Unmodelled),
 				P("RedirectStandardInput", "System.String", -1, Unmodelled), P("WindowStyle", "System.Diagnostics.ProcessWindowStyle", -1, Enum("Normal", "Hidden", "Minimized", "Maximized")),
@@ -186,10 +186,30 @@ func runStartProcess(c *Call) error {
 	}
 	run := &pwsh.NativeRun{Path: p, Args: startProcessArgs(c.Strs("ArgumentList")), Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard}
 	if !c.Switch("Wait") {
+		// The process object's ExitCode is not known yet; reading it is not
+		// modelled, so -PassThru alone is refused.
+		if c.Switch("PassThru") {
+			return c.Unmodelled("-PassThru without -Wait (a process still running)")
+		}
 		return startProcessDetached(c, h, run)
 	}
-	if _, err := h.RunNative(c.Ctx, run); err != nil {
+	// -Wait waits for the process to exit (the cmdlet's page: "-Wait:
+	// Indicates that this cmdlet waits for the specified process and its
+	// descendants to complete before accepting more input"), whatever the
+	// program's subsystem: not through the call operator's rules
+	// (RunNative), which leave a GUI program running.
+	code, err := h.h.runProgram(c.Ctx, run.Path, run.Args, h.env, run.Stdin, run.Stdout, run.Stderr)
+	if err != nil {
 		return c.Throw(c.Fail("This command cannot be run due to the error: "+err.Error(), "InvalidOperation", "", "InvalidOperationException", "InvalidOperationException", "System.InvalidOperationException"))
+	}
+	if c.Switch("PassThru") {
+		// System.Diagnostics.Process of an exited process:
+		// https://learn.microsoft.com/en-us/dotnet/api/system.diagnostics.process.exitcode
+		name := run.Path[strings.LastIndexAny(run.Path, `\/`)+1:]
+		name = strings.TrimSuffix(strings.TrimSuffix(name, ".exe"), ".EXE")
+		o := pwsh.NewObject("System.Diagnostics.Process")
+		o.Str = "System.Diagnostics.Process (" + name + ")"
+		c.Write(o.Set("ExitCode", code).Set("HasExited", true).Set("ProcessName", name))
 	}
 	return nil
 }
@@ -652,7 +672,7 @@ func init() {
 func hostCmdlets() []*Cmdlet {
 	host := append(append(append(append(append(append(fileCmdlets(), serviceCmdlets()...), registryCmdlets()...), systemCmdlets()...), pathCmdlets()...),
 		certCmdlets()...), wsmanCmdlets()...)
-	return append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...)
+	return append(append(append(append(host, aclCmdlets()...), hnsCmdlets()...), timeZoneCmdlets()...), hotfixCmdlets()...)
 }
 
 // Commands lists the modelled cmdlets (for the package documentation).

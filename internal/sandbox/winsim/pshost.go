@@ -18,6 +18,9 @@ type psHost struct {
 	env map[string]string // upper-case names
 	// reboot: Restart-Computer ran; shutdown: Stop-Computer ran.
 	reboot, shutdown bool
+	// background: the programs this process started without waiting for
+	// them (background.go), started when its script has ended.
+	background []backgroundRun
 }
 
 // newPSHost is a powershell.exe process with the given environment, or, for
@@ -107,6 +110,15 @@ func (p *psHost) ProcessorCount() int                   { return p.h.cfg.NumCPU 
 func (p *psHost) BuildRevision() int                    { return p.h.UBR() }
 func (p *psHost) ResolveNative(n string) (string, bool) { return p.h.resolveProgram(n, p.env) }
 func (p *psHost) RunNative(ctx context.Context, n *pwsh.NativeRun) (int, error) {
+	if !n.Piped {
+		if sub, err := p.h.ProgramSubsystem(n.Path); err == nil && sub == SubsystemGUI {
+			if n.Redirected {
+				fmt.Fprintf(n.Stderr, "winsim: the simulated host does not model a redirection of a GUI program PowerShell does not wait for (%s); pipe it (| Out-Null) or use Start-Process -Wait\r\n", n.Path)
+				return 1, nil
+			}
+			return p.startInBackground(ctx, n)
+		}
+	}
 	return p.h.runProgram(ctx, n.Path, n.Args, p.env, n.Stdin, n.Stdout, n.Stderr)
 }
 

@@ -179,6 +179,13 @@ func (h *Host) addPackage(file, via string) (servicingOutcome, *updatepkg.Packag
 		h.cbsLog("Error", "CBS", fmt.Sprintf("Failed to verify the signature of %s [HRESULT = 0x80096010 - TRUST_E_BAD_DIGEST]", file))
 		return servicingBadSignature, nil
 	}
+	for _, kb := range h.Faults().UpdatesNeverInstalled {
+		if strings.EqualFold(kb, u.KB) {
+			// Faults.UpdatesNeverInstalled: success, and nothing installed.
+			h.cbsLog("Info", "CBS", fmt.Sprintf("Exec: Processing package %s (%s, via %s)", u.KB, file, via))
+			return servicingInstalled, u
+		}
+	}
 	build := h.cfg.WindowsBuild
 	if i := strings.LastIndexByte(build, '.'); i >= 0 {
 		build = build[i+1:]

@@ -83,7 +83,7 @@ func TestServicing(t *testing.T) {
 		{"lcu-before-ssu-dism", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.cab' /quiet /norestart\n$LASTEXITCODE",
 			"Error: 0x800f0823\r\n\r\nThe package needs a newer version of the servicing stack.", "", ssuDoc, nil},
 		// KB2773898: wusa from the WinRM session itself installs nothing.
-		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "5\r\n", "", kb2773898, func(t *testing.T) {
+		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart | Out-Null\n$LASTEXITCODE", "5\r\n", "", kb2773898, func(t *testing.T) {
 			if got := f.Host.InstalledUpdates(); len(got) != 0 {
 				t.Errorf("wusa over WinRM installed %v, want nothing (KB2773898)", got)
 			}
@@ -130,9 +130,9 @@ func TestServicing(t *testing.T) {
 		{"older-lcu-not-applicable", "dism.exe /online /add-package '/packagepath:C:\\u\\old.cab' /quiet /norestart\n$LASTEXITCODE", "-2146498530", "", dismDoc + " (an LCU older than the installed one: CBS_E_NOT_APPLICABLE)", nil},
 		{"offline-not-modelled", "dism.exe /image:C:\\mount /add-package '/packagepath:C:\\u\\ssu.cab'\n$LASTEXITCODE", "1", "does not model the DISM argument /image:C:\\mount", dismDoc + " (/Image is real; not modelled)", nil},
 		{"dism-restart-not-modelled", "dism.exe /online /add-package '/packagepath:C:\\u\\ssu.cab' /quiet\n$LASTEXITCODE", "1", "does not model DISM without /NoRestart", dismDoc, nil},
-		{"wusa-interactive-not-modelled", "wusa.exe 'C:\\u\\lcu.msu'\n$LASTEXITCODE", "1", "does not model wusa without /quiet", wusaDoc, nil},
+		{"wusa-interactive-not-modelled", "wusa.exe 'C:\\u\\lcu.msu' | Out-Null\n$LASTEXITCODE", "1", "does not model wusa without /quiet", wusaDoc, nil},
 		{"wua-other-progid-not-modelled", "$s = New-Object -ComObject 'WScript.Shell'\n'not reached'", "", "does not model the COM class WScript.Shell", "real ProgID; not modelled: the script stops", nil},
-		{"wusa-uninstall-not-modelled", "wusa.exe /uninstall /kb:5070011 /quiet\n$LASTEXITCODE", "1", "does not model the wusa argument /uninstall", wusaDoc, nil},
+		{"wusa-uninstall-not-modelled", "wusa.exe /uninstall /kb:5070011 /quiet | Out-Null\n$LASTEXITCODE", "1", "does not model the wusa argument /uninstall", wusaDoc, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -170,7 +170,7 @@ func TestServicingDISMMSUOnline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ name, script, stdout, source string }{
-		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "5\r\n", kb2773898},
+		{"wusa-over-winrm-refused", "wusa.exe 'C:\\u\\lcu.msu' /quiet /norestart | Out-Null\n$LASTEXITCODE", "5\r\n", kb2773898},
 		{"dism-msu-online", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "3010\r\n", dismDoc + " (3010 with /NoRestart)"},
 		{"dism-msu-again", "dism.exe /online /add-package '/packagepath:C:\\u\\lcu.msu' /quiet /norestart\n$LASTEXITCODE", "0\r\n", dismDoc + " (an installed package: 0)"},
 	} {

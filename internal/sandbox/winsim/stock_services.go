@@ -164,9 +164,12 @@ func init() {
 		<-ctx.Done()
 		return 0
 	}
-	registerProgram("svchost.exe", host)
-	registerProgram("trustedinstaller.exe", host)
-	registerProgram("vmtoolsd", runVMToolsd)
+	// Their PE subsystem is not sourced here, and it decides nothing: each
+	// refuses to run from a command line, the only place a caller's wait
+	// depends on it.
+	registerProgram("svchost.exe", SubsystemConsole, host)
+	registerProgram("trustedinstaller.exe", SubsystemConsole, host)
+	registerProgram("vmtoolsd", SubsystemConsole, runVMToolsd)
 }
 
 // runVMToolsd is vmtoolsd.exe as the VMTools service: while it runs, the

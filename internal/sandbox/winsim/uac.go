@@ -25,7 +25,7 @@ var cmdletNeeds = map[string]cmdletNeed{
 	"Get-Content": needNothing, "Test-Path": needNothing, "Get-FileHash": needNothing, "Join-Path": needNothing,
 	// HNS's readers need an administrator (HNS's API refuses others).
 	"Get-HnsNetwork": needAdmin, "Get-HnsEndpoint": needAdmin, "Get-HnsPolicyList": needAdmin,
-	"Get-Service": needNothing, "Get-ItemProperty": needNothing, "Get-ItemPropertyValue": needNothing,
+	"Get-Service": needNothing, "Get-HotFix": needNothing, "Get-ItemProperty": needNothing, "Get-ItemPropertyValue": needNothing,
 	"Get-WindowsFeature": needNothing, "Get-NetFirewallRule": needNothing, "Get-NetFirewallPortFilter": needNothing,
 	"Test-NetConnection": needNothing,
 	// Start-Process starts a program with the caller's token: guardProgram

@@ -66,7 +66,11 @@ func TestWindowsUpdateAgent(t *testing.T) {
 	agent := "$s = New-Object -ComObject 'Microsoft.Update.Session'\n$r = $s.CreateUpdateSearcher().Search(\"" + security + "\")\n" +
 		"$c = New-Object -ComObject 'Microsoft.Update.UpdateColl'\nfor ($i = 0; $i -lt $r.Updates.Count; $i++) { $c.Add($r.Updates.Item($i)) | Out-Null }\n" +
 		"$d = $s.CreateUpdateDownloader(); $d.Updates = $c; $dr = $d.Download()\n$n = $s.CreateUpdateInstaller(); $n.Updates = $c; $ir = $n.Install()\n" +
-		"Set-Content -LiteralPath 'C:\\k\\result.txt' -Value ('download ' + $dr.ResultCode + ' install ' + $ir.ResultCode + ' reboot ' + $ir.RebootRequired + ' count ' + $c.Count)\n"
+		"Set-Content -LiteralPath 'C:\\k\\result.partial' -Value ('download ' + $dr.ResultCode + ' install ' + $ir.ResultCode + ' reboot ' + $ir.RebootRequired + ' count ' + $c.Count)\n" +
+		// Written, then renamed, as the provider's update step does: the
+		// result's name appears only with its content (a file created is
+		// seen before Set-Content has written it).
+		"Move-Item -LiteralPath 'C:\\k\\result.partial' -Destination 'C:\\k\\result.txt'\n"
 	if err := f.Host.WriteFile(`C:\k\agent.ps1`, []byte(agent)); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +80,7 @@ func TestWindowsUpdateAgent(t *testing.T) {
 		// As the provider's update step waits: on the watcher's event, for as
 		// long as the task takes (a fixed bound failed under load), the test's
 		// context bounding it.
-		"while (-not (Test-Path -LiteralPath 'C:\\k\\result.txt')) { $c = $w.WaitForChanged('Created', 30000) }\n" +
+		"while (-not (Test-Path -LiteralPath 'C:\\k\\result.txt')) { $c = $w.WaitForChanged('Renamed', 30000) }\n" +
 		"'result present'\nGet-Content -LiteralPath 'C:\\k\\result.txt'\nRemove-Item -LiteralPath 'C:\\k\\result.txt'\n$f.DeleteTask('wu', 0)\n"
 	for _, tc := range []struct {
 		name, script, stdout, stderr, source string

@@ -228,6 +228,7 @@ func (r *Runtime) chain(n *Node) ([]any, error) {
 		var out []any
 		var err error
 		if head.Kind == "command" {
+			r.downstream = i < len(stages)-1
 			out, err = r.command(head, input, i > 0)
 		} else {
 			if i > 0 {
@@ -262,6 +263,8 @@ type element struct {
 func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 	stream := r.toHost
 	r.toHost = false
+	piped := r.downstream
+	r.downstream = false
 	nameNode := n.field("command_name")
 	if nameNode == nil {
 		return nil, r.terminate(n, errUnsupported("this command form"), true)
@@ -350,7 +353,7 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 			return r.runScriptFile(n, path, args, stream)
 		}
 	}
-	return r.native(n, name, elems, redirs, input, hasInput)
+	return r.native(n, name, elems, redirs, input, hasInput, piped)
 }
 
 // cmdlet binds and runs a modelled cmdlet. errTo is where its

@@ -31,8 +31,10 @@ type Host interface {
 	// command discovery does (a path, else PATH with PATHEXT); ok is false
 	// when nothing matches.
 	ResolveNative(name string) (path string, ok bool)
-	// RunNative runs an executable to completion. An error is a program
-	// Windows cannot start (its message is the reason, e.g. "The specified
+	// RunNative runs an executable to completion, or starts it and returns
+	// at once with n.Background set (a GUI-subsystem program whose output
+	// is not piped: see NativeRun.Piped). An error is a program Windows
+	// cannot start (its message is the reason, e.g. "The specified
 	// executable is not a valid application for this OS platform.").
 	RunNative(ctx context.Context, n *NativeRun) (exitCode int, err error)
 }
@@ -44,4 +46,17 @@ type NativeRun struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Piped: the program is not the last command of its pipeline (its
+	// output goes to a downstream command, `prog | Out-Null`). PowerShell
+	// then waits for it whatever its subsystem; last in the pipeline, a
+	// GUI-subsystem program runs in the background
+	// (NativeCommandProcessor.cs: "Never background unless you're at the
+	// end of a pipe", else _isRunningInBackground = isWindowsApplication).
+	Piped bool
+	// Redirected: the command has a redirection (> file, 2>&1). It does
+	// not make PowerShell wait for a GUI program (PowerShell/PowerShell#26455).
+	Redirected bool
+	// Background is set by the host when it started the program without
+	// waiting for it: the caller gets no exit code and no output.
+	Background bool
 }

@@ -50,6 +50,9 @@ type Runtime struct {
 	// toHost: the running top-level statement is one command whose output
 	// goes straight to the host (a script it runs streams its output).
 	toHost bool
+	// downstream: the next command() call has a command after it in its
+	// pipeline (its output is piped), read and cleared as toHost is.
+	downstream bool
 	// direct: the statement list being run writes its output straight to
 	// the host (a top-level loop's Write-Output appears as it runs, not
 	// when the loop ends). Evaluating an expression or a pipeline clears it.

@@ -12,7 +12,21 @@ import (
 // false but never stops the script (not even under Stop). Its stderr goes
 // straight to the console unless redirected (2>&1, 2>$null): then every line
 // becomes a NativeCommandError record, which under Stop terminates, as in 5.1.
-func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, input []any, hasInput bool) ([]any, error) {
+//
+// A GUI-subsystem program last in its pipeline is not waited for: the host
+// starts it and sets run.Background, and the statement writes nothing and
+// leaves $LASTEXITCODE and $? as they were. PowerShell's
+// NativeCommandProcessor sets _isRunningInBackground for a Windows
+// (non-console) application at the end of a pipe and, when it is set,
+// neither waits nor sets $LASTEXITCODE in Complete()
+// (src/System.Management.Automation/engine/NativeCommandProcessor.cs,
+// PowerShell/PowerShell at 929903692e550140efb5042ed05d65bfd21ccb5f; the
+// behaviour is Windows PowerShell's too: PowerShell/PowerShell#26455, "On
+// Windows, GUI-subsystem applications execute asynchronously by default.
+// Piping (|) them to another command makes the call synchronous and also
+// populates $LASTEXITCODE", while a redirection (>) does not). A
+// background program with a redirection is refused as not modelled.
+func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, input []any, hasInput, piped bool) ([]any, error) {
 	path, ok := r.host.ResolveNative(name)
 	if !ok {
 		return nil, r.terminate(n, errCommandNotFound(name), false)
@@ -59,7 +73,7 @@ func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, 
 		stdin = strings.NewReader(b.String())
 	}
 	var stdout, stderr bytes.Buffer
-	run := &NativeRun{Path: path, Args: args, Stdin: stdin, Stdout: &stdout, Stderr: &stderr}
+	run := &NativeRun{Path: path, Args: args, Stdin: stdin, Stdout: &stdout, Stderr: &stderr, Piped: piped, Redirected: len(redirs) > 0}
 	if !captureErr && r.opt.Stderr != nil {
 		run.Stderr = r.opt.Stderr
 	}
@@ -69,6 +83,10 @@ func (r *Runtime) native(n *Node, name string, elems []element, redirs []*Node, 
 		rec := scriptError(fmt.Sprintf("Program '%s' failed to run: %s", base, err.Error()),
 			"ResourceUnavailable", "", "", "ApplicationFailedException", "NativeCommandFailed", "System.Management.Automation.ApplicationFailedException")
 		return nil, r.terminate(n, rec, false)
+	}
+	if run.Background {
+		// Started, not waited for: no output, no $LASTEXITCODE.
+		return nil, nil
 	}
 	r.assign("LASTEXITCODE", code)
 	if code != 0 {
