@@ -53,8 +53,12 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 	}
 	if s := st.customize; s != nil {
 		st.customize = nil
-		if err := customize(st.dir, s); err != nil {
+		serve, err := h.customizeWindows(st, ev, s)
+		if err != nil {
 			return fmt.Errorf("applying the guest customization: %w", err)
+		}
+		if !serve {
+			return nil // OOBE waits, or the customization failed: nothing serves
 		}
 	}
 	customizedName := ev.guestName != ""
@@ -88,6 +92,9 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		OnStateChange: func(w *winsim.Host, up bool) {
 			h.reportGuest(st, up, !customizedName)
 			h.emit(Event{ComputerName: w.ComputerName(), Up: up, Down: !up})
+			if up {
+				h.customizationDone(st) // VMware Tools runs in the customization's last boot
+			}
 		},
 		OnScript: func(w *winsim.Host, r winsim.ScriptRecord) { h.emit(Event{ComputerName: w.ComputerName(), Script: &r}) },
 		OnGuestProgram: func(w *winsim.Host, p *winsim.GuestProcess) {
@@ -132,7 +139,7 @@ func (h *Hosts) identify(st *vmState, ev powerEvent) {
 		}
 		st.computer = computerName(ev.name)
 		if c := clone.custom; c != nil {
-			if s, ok := c.Identity.(*types.CustomizationSysprep); ok {
+			if s := clone.sysprep; s != nil {
 				st.customize = s
 				if p := s.GuiUnattended.Password; p != nil && p.PlainText && p.Value != "" {
 					st.password = p.Value

@@ -129,6 +129,9 @@ type cloneInfo struct {
 	source types.ManagedObjectReference
 	name   string // the VM name
 	custom *types.CustomizationSpec
+	// sysprep is the Windows customization taken from vcsim: the sandbox
+	// runs it (customization.go).
+	sysprep *types.CustomizationSysprep
 }
 
 // vmState is one VM's guest: identity, lease, disk and running host.
@@ -142,8 +145,10 @@ type vmState struct {
 	source   types.ManagedObjectReference // clone source, for the first boot's disk copy
 	booted   bool                         // the disk exists
 	// customize is a clone's sysprep customization, until its first boot
-	// leaves the answer file on the disk (customization.go).
-	customize *types.CustomizationSysprep
+	// runs it (customization.go); customizing is the run waiting for
+	// VMware Tools in its last boot.
+	customize   *types.CustomizationSysprep
+	customizing *customizationRun
 	host      *winsim.Host
 	bootErr   error
 	run       serial

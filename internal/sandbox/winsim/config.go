@@ -259,7 +259,7 @@ func (c *HostConfig) setDefaults() {
 		c.ServiceStartTimeout = 30 * time.Second
 	}
 	if c.RebootDelay == 0 {
-		c.RebootDelay = 2 * time.Second
+		c.RebootDelay = DefaultRebootDelay
 	}
 	if c.Ports == nil {
 		p := DefaultPorts()
@@ -270,3 +270,6 @@ func (c *HostConfig) setDefaults() {
 		c.WinRM = &svc
 	}
 }
+
+// DefaultRebootDelay is a reboot's downtime when HostConfig.RebootDelay is 0.
+const DefaultRebootDelay = 2 * time.Second

@@ -61,3 +61,18 @@ func PlaceAnswerFile(dir, path string, answer []byte) error {
 	}
 	return v.cacheAnswerFile(path)
 }
+
+// PlaceFile is for an agent of the platform that writes on the guest's disk
+// while no host of this package runs on it (VMware Tools' deployPkg writing
+// its customization logs in C:\Windows\TEMP\vmware-imc during the boots a
+// customization takes: internal/sandbox/vmtools). appendTo adds to the file.
+func PlaceFile(dir, path string, data []byte, appendTo bool) error {
+	v, err := newVFS(filepath.Join(dir, "fs"), nil)
+	if err != nil {
+		return err
+	}
+	if err := v.WriteFile(path, data, appendTo); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
