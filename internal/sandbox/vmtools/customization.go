@@ -52,8 +52,9 @@ import (
 //     unattended customization never ends. The vSphere API sets a blank
 //     password when CustomizationGuiUnattended.password is unset.
 //
-// What the sandbox models of it: the clone's status PENDING from the clone on;
-// at its first power-on VMware Tools starts (tools running), RUNNING and
+// What the sandbox models of it: the clone's status PENDING (from its first
+// power-on: customizationPending says why not from the clone on); then
+// VMware Tools starts (tools running), RUNNING and
 // CustomizationStartedEvent, the package's logs in vmware-imc, sysprep.xml at
 // SysprepAnswerFile and Setup's cached copy (winsim.PlaceAnswerFile); the
 // reboot (tools not running for the reboot's downtime); then specialize and
@@ -83,14 +84,14 @@ const (
 
 // Customization phases, reported in Event.Customization as they happen.
 const (
-	PhaseStarted       = "started"        // VMware Tools ran the package: RUNNING, CustomizationStartedEvent
-	PhaseGeneralize    = "generalize"     // sysprep /generalize /oobe /reboot with vCenter's sysprep.xml
-	PhaseReboot        = "reboot"         // sysprep's reboot: VMware Tools stops
-	PhaseSpecialize    = "specialize"     // the next boot: computer name, network, time zone
-	PhaseOOBE          = "oobeSystem"     // the Administrator password, then the host serves
-	PhaseWaitsPassword = "oobe-password"  // no AdministratorPassword: OOBE waits for one, for ever
-	PhaseSucceeded     = "succeeded"      // SUCCEEDED, CustomizationSucceeded
-	PhaseFailed        = "failed"         // FAILED, CustomizationFailed
+	PhaseStarted       = "started"       // VMware Tools ran the package: RUNNING, CustomizationStartedEvent
+	PhaseGeneralize    = "generalize"    // sysprep /generalize /oobe /reboot with vCenter's sysprep.xml
+	PhaseReboot        = "reboot"        // sysprep's reboot: VMware Tools stops
+	PhaseSpecialize    = "specialize"    // the next boot: computer name, network, time zone
+	PhaseOOBE          = "oobeSystem"    // the Administrator password, then the host serves
+	PhaseWaitsPassword = "oobe-password" // no AdministratorPassword: OOBE waits for one, for ever
+	PhaseSucceeded     = "succeeded"     // SUCCEEDED, CustomizationSucceeded
+	PhaseFailed        = "failed"        // FAILED, CustomizationFailed
 )
 
 // customizationAnswerFile renders the sysprep.xml of a customization: the
@@ -181,7 +182,10 @@ func cloneNICs(src *simulator.VirtualMachine, req *types.CloneVM_Task) int {
 }
 
 // customizationPending marks a customized clone as vCenter does once the
-// clone exists: config.tools.pendingCustomization and status PENDING.
+// clone exists: config.tools.pendingCustomization and status PENDING. The
+// sandbox does it at the clone's first power-on, just before the
+// customization runs: vcsim registers the clone before it has its name and
+// BIOS UUID, so no hook sees the clone request's VM earlier.
 func (h *Hosts) customizationPending(st *vmState) {
 	h.updateVM(st, func(vm *simulator.VirtualMachine) []types.PropertyChange {
 		return []types.PropertyChange{
@@ -196,6 +200,7 @@ func (h *Hosts) customizationPending(st *vmState) {
 // specialize and OOBE. It reports whether the host may start: false when
 // OOBE waits for a password or the customization failed.
 func (h *Hosts) customizeWindows(st *vmState, ev powerEvent, s *types.CustomizationSysprep) (bool, error) {
+	h.customizationPending(st)
 	start := time.Now()
 	// VMware Tools starts in the first boot and runs the package.
 	h.reportGuest(st, true, false)

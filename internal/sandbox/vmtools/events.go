@@ -56,27 +56,7 @@ type registryHandler struct{ h *Hosts }
 
 func (r *registryHandler) Reference() types.ManagedObjectReference { return handlerRef }
 
-// PutObject marks a new VM whose clone request carried a Windows
-// customization as pending, as vCenter does once the clone exists; on the
-// VM's own queue, so it comes before the VM's first boot.
-func (r *registryHandler) PutObject(_ *simulator.Context, obj mo.Reference) {
-	vm, ok := obj.(*simulator.VirtualMachine)
-	if !ok || vm.Config == nil {
-		return
-	}
-	h := r.h
-	h.mu.Lock()
-	clone, found := h.clones[strings.ToLower(vm.Config.Uuid)]
-	h.mu.Unlock()
-	if !found || clone.sysprep == nil {
-		return
-	}
-	st := h.state(vm.Self)
-	if st == nil {
-		return
-	}
-	h.enqueue(st, func() { h.customizationPending(st) })
-}
+func (r *registryHandler) PutObject(*simulator.Context, mo.Reference) {}
 
 func (r *registryHandler) UpdateObject(_ *simulator.Context, obj mo.Reference, changes []types.PropertyChange) {
 	vm, ok := obj.(*mo.VirtualMachine)

@@ -149,9 +149,9 @@ type vmState struct {
 	// VMware Tools in its last boot.
 	customize   *types.CustomizationSysprep
 	customizing *customizationRun
-	host      *winsim.Host
-	bootErr   error
-	run       serial
+	host        *winsim.Host
+	bootErr     error
+	run         serial
 }
 
 // Start hooks the hosts into the simulator. Close stops every host.
