@@ -175,7 +175,11 @@
 // shutdown.exe (/s, /p: power off; /r: restart), sysprep.exe (/generalize
 // /oobe /quiet /mode:vm /unattend:<existing file> with /shutdown or /reboot;
 // Setup caches the answer file as C:\Windows\Panther\unattend.xml:
-// setup_answerfile.go),
+// setup_answerfile.go, where PlaceAnswerFile and PlaceFile let the platform
+// write on a disk while no host runs on it, as vCenter's customization and
+// VMware Tools' deployPkg do between a clone's boots: the boots themselves,
+// generalize, specialize and OOBE are internal/sandbox/vmtools'
+// customization.go),
 // ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
 // Host.Images), hnsdiag.exe (list all|networks|endpoints|loadbalancers, from
 // the host's HNS state in the form microsoft/SDN's
