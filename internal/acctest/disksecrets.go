@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf16"
 )
 
@@ -32,14 +33,31 @@ func utf16LE(s string) []byte {
 	return b
 }
 
-// FilesHoldingPassword searches every file of a simulated host's disk (its
-// fs/ tree, the registry and the service table beside it: what a clone
-// copies) for the password in each of its PasswordEncodings, and returns the
-// files that hold one, relative to dir.
+// DiskEntries are what a simulated host keeps of its disk and a clone copies
+// (vmtools' diskEntries: the fs/ tree with C:\Windows\TEMP and VMware Tools'
+// customization folder C:\Windows\TEMP\vmware-imc in it, the registry, the
+// services, the features, the WinRM listeners, the certificate store, the
+// firewall, the installed updates). The simulator's own logs beside them
+// (scripts.log) are not the guest's disk.
+var DiskEntries = []string{
+	"fs", "registry.json", "services.json", "features.json", "listeners.json", "certstore.json",
+	"firewall.json", "servicing.json",
+}
+
+// Places on a guest's disk where Windows and VMware Tools leave files of
+// their own: the noPasswordOnDisk controls plant a password in each.
+const (
+	GuestTempDir          = `C:\Windows\TEMP`
+	GuestCustomizationDir = `C:\Windows\TEMP\vmware-imc`
+)
+
+// FilesHoldingPassword searches every file of a simulated host's disk
+// (DiskEntries) for the password in each of its PasswordEncodings, and
+// returns the files that hold one, relative to dir.
 func FilesHoldingPassword(dir, password string) ([]string, error) {
 	needles := PasswordEncodings(password)
 	var found []string
-	for _, e := range []string{"fs", "registry.json", "services.json", "features.json"} {
+	for _, e := range DiskEntries {
 		err := filepath.WalkDir(filepath.Join(dir, e), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return err
@@ -62,4 +80,24 @@ func FilesHoldingPassword(dir, password string) ([]string, error) {
 		}
 	}
 	return found, nil
+}
+
+// GuestFile is where the Windows path win (C:\...) lies on the disk of the
+// simulated host in dir: each existing directory found as NTFS finds it (in
+// any case), the rest as written.
+func GuestFile(dir, win string) string {
+	p := filepath.Join(dir, "fs")
+	for _, c := range strings.Split(strings.ReplaceAll(win, ":", ""), `\`) {
+		next := filepath.Join(p, c)
+		if entries, err := os.ReadDir(p); err == nil {
+			for _, e := range entries {
+				if strings.EqualFold(e.Name(), c) {
+					next = filepath.Join(p, e.Name())
+					break
+				}
+			}
+		}
+		p = next
+	}
+	return p
 }

@@ -82,19 +82,33 @@ func Unattend(cfg UnattendConfig) ([]byte, error) {
 	return append([]byte(xml.Header), append(out, '\n')...), nil
 }
 
-// AnswerFiles are the answer files that hold the Administrator password on a
-// guest once Setup has run: Setup's cached copies (%WINDIR%\Panther and
-// %WINDIR%\Panther\Unattend, the first places of its implicit search order),
-// the one sysprep takes from %WINDIR%\System32\Sysprep, and the sysprep.xml
-// vCenter's guest customization stores on the disk (C:\sysprep). Microsoft
-// Learn ("Windows Setup Automation Overview", Sensitive data in answer files)
-// says to delete the cached answer file once Setup is done; the image's
-// sysprep step deletes them before generalizing (a stock template's own
-// install left some), and each node's first step after its customization.
+// AnswerFiles are what Setup and vCenter's guest customization leave on a
+// guest that holds, or may hold, the Administrator password: Setup's cached
+// answer files (%WINDIR%\Panther and %WINDIR%\Panther\Unattend, the first
+// places of its implicit search order), the one sysprep takes from
+// %WINDIR%\System32\Sysprep, the sysprep.xml vCenter's guest customization
+// stores on the disk (C:\sysprep), and VMware Tools' customization folder
+// (CustomizationDir). Microsoft Learn ("Windows Setup Automation Overview",
+// Sensitive data in answer files) says to delete the cached answer file once
+// Setup is done; the image's sysprep step deletes them before generalizing (a
+// stock template's own install left some), and each node's first step after
+// its customization.
 var AnswerFiles = []string{
 	`C:\Windows\Panther\unattend.xml`, `C:\Windows\Panther\Unattend\unattend.xml`,
-	`C:\Windows\Panther\Unattend\autounattend.xml`, UnattendFile, `C:\sysprep`,
+	`C:\Windows\Panther\Unattend\autounattend.xml`, UnattendFile, `C:\sysprep`, CustomizationDir,
 }
+
+// CustomizationDir is where VMware Tools' deployPkg extracts vCenter's
+// customization package and keeps its logs on Windows (guestcust.log,
+// toolsDeployPkg.log: the log location of vCenter's customization events;
+// VMware's log collector gathers it from %SystemRoot%\TEMP). On Linux
+// open-vm-tools deletes its extracted package once the customization is done
+// (libDeployPkg linuxDeployment.c, DeleteTempDeploymentDirectory); the
+// Windows deployPkg is not open source, so what it leaves here is not known
+// to hold no secret. A node removes it once its customization has
+// succeeded: a failed one keeps it for its logs (the provider's customization
+// error points at guestcust.log).
+const CustomizationDir = `C:\Windows\TEMP\vmware-imc`
 
 // SysprepStep sets the guest's time zone (the time-zone step of a join: the
 // template keeps it), writes the answer file and runs sysprep, which generalizes the

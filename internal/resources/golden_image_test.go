@@ -289,21 +289,36 @@ func createVM(t *testing.T, name, guestID string) string {
 }
 
 // noPasswordOnDisk fails when any file of a simulated host's disk holds the
-// password in any of its encodings. Its control plants each encoding in a
-// file of that disk first: the search must find every one.
+// password in any of its encodings. Its controls plant each encoding first
+// in C:\Windows\TEMP and in VMware Tools' customization folder
+// (C:\Windows\TEMP\vmware-imc, which the node's first step removes): the
+// search must find every one.
 func noPasswordOnDisk(hostDir, password string) error {
-	planted := filepath.Join(hostDir, "fs", "C", "Windows", "Temp", "planted-answer.bin")
-	for i, enc := range acctest.PasswordEncodings(password) {
-		if err := os.WriteFile(planted, append([]byte("<Value>"), append(enc, "</Value>"...)...), 0o644); err != nil {
-			return err
+	for _, win := range []string{acctest.GuestTempDir + `\planted-answer.bin`, acctest.GuestCustomizationDir + `\planted-guestcust.log`} {
+		planted := acctest.GuestFile(hostDir, win)
+		rel, _ := filepath.Rel(hostDir, planted)
+		created := ""
+		if _, err := os.Stat(filepath.Dir(planted)); os.IsNotExist(err) {
+			created = filepath.Dir(planted)
+			if err := os.MkdirAll(created, 0o755); err != nil {
+				return err
+			}
 		}
-		found, err := acctest.FilesHoldingPassword(hostDir, password)
-		_ = os.Remove(planted)
-		if err != nil {
-			return err
+		for i, enc := range acctest.PasswordEncodings(password) {
+			if err := os.WriteFile(planted, append([]byte("<Value>"), append(enc, "</Value>"...)...), 0o644); err != nil {
+				return err
+			}
+			found, err := acctest.FilesHoldingPassword(hostDir, password)
+			_ = os.Remove(planted)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(found, rel) {
+				return fmt.Errorf("the disk search missed a password planted in %s (encoding %d): found %v", win, i, found)
+			}
 		}
-		if !slices.Contains(found, filepath.Join("fs", "C", "Windows", "Temp", "planted-answer.bin")) {
-			return fmt.Errorf("the disk search missed a planted password (encoding %d): found %v", i, found)
+		if created != "" {
+			_ = os.Remove(created) // leave the disk as the provider left it
 		}
 	}
 	found, err := acctest.FilesHoldingPassword(hostDir, password)

@@ -93,6 +93,12 @@ func TestAccNode_basic(t *testing.T) {
 						t.Log("lab mode: the guests' disks are not searched for the password (the simulated hosts' directories)")
 						return nil
 					}
+					// VMware Tools' customization folder, which the
+					// customization wrote in the node's first boot, is gone
+					// too (the node's first step removes it).
+					if _, err := os.Stat(acctest.GuestFile(hostDir(node), acctest.GuestCustomizationDir)); !os.IsNotExist(err) {
+						return fmt.Errorf("%s is still on %s after the join (%v)", acctest.GuestCustomizationDir, node, err)
+					}
 					password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
 					if err := noPasswordOnDisk(hostDir(node), password); err != nil {
 						return err

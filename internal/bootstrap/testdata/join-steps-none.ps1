@@ -14,6 +14,7 @@ if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\unattend.xml') { Remove-
 if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml' -Recurse -Force }
 if (Test-Path -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml' -Recurse -Force }
 if (Test-Path -LiteralPath 'C:\sysprep') { Remove-Item -LiteralPath 'C:\sysprep' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\TEMP\vmware-imc') { Remove-Item -LiteralPath 'C:\Windows\TEMP\vmware-imc' -Recurse -Force }
 if (-not (Test-Path -Path 'C:\k\kubelet.exe' -PathType Leaf)) { throw 'C:\k\kubelet.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }
 if (-not (Test-Path -Path 'C:\k\kube-log-runner.exe' -PathType Leaf)) { throw 'C:\k\kube-log-runner.exe is missing: this node''s golden image predates what its networking mode needs; build a new windows_golden_image and replace the node' }
 New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null

@@ -16,6 +16,7 @@ if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\unattend.xml') { Remove-
 if (Test-Path -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml') { Remove-Item -LiteralPath 'C:\Windows\Panther\Unattend\autounattend.xml' -Recurse -Force }
 if (Test-Path -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml') { Remove-Item -LiteralPath 'C:\Windows\System32\Sysprep\unattend.xml' -Recurse -Force }
 if (Test-Path -LiteralPath 'C:\sysprep') { Remove-Item -LiteralPath 'C:\sysprep' -Recurse -Force }
+if (Test-Path -LiteralPath 'C:\Windows\TEMP\vmware-imc') { Remove-Item -LiteralPath 'C:\Windows\TEMP\vmware-imc' -Recurse -Force }
 if (Test-Path -LiteralPath 'C:\ProgramData\ssh\ssh_host_rsa_key') { Remove-Item -LiteralPath 'C:\ProgramData\ssh\ssh_host_rsa_key' -Force }
 if (Test-Path -LiteralPath 'C:\ProgramData\ssh\ssh_host_rsa_key.pub') { Remove-Item -LiteralPath 'C:\ProgramData\ssh\ssh_host_rsa_key.pub' -Force }
 if (Test-Path -LiteralPath 'C:\ProgramData\ssh\ssh_host_ecdsa_key') { Remove-Item -LiteralPath 'C:\ProgramData\ssh\ssh_host_ecdsa_key' -Force }

@@ -53,8 +53,12 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 	}
 	if s := st.customize; s != nil {
 		st.customize = nil
-		if err := customize(st.dir, s); err != nil {
+		serve, err := h.customizeWindows(st, ev, s)
+		if err != nil {
 			return fmt.Errorf("applying the guest customization: %w", err)
+		}
+		if !serve {
+			return nil // OOBE waits, or the customization failed: nothing serves
 		}
 	}
 	customizedName := ev.guestName != ""
@@ -90,6 +94,9 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 			// after the host came up; going down, it stops with the host.
 			h.reportGuest(st, up && w.ToolsRunning(), !customizedName)
 			h.emit(Event{ComputerName: w.ComputerName(), Up: up, Down: !up})
+			if up {
+				h.customizationDone(st) // VMware Tools runs in the customization's last boot
+			}
 		},
 		OnToolsChange: func(w *winsim.Host, running bool) {
 			h.reportGuest(st, running && w.Up(), !customizedName)
@@ -138,7 +145,7 @@ func (h *Hosts) identify(st *vmState, ev powerEvent) {
 		}
 		st.computer = computerName(ev.name)
 		if c := clone.custom; c != nil {
-			if s, ok := c.Identity.(*types.CustomizationSysprep); ok {
+			if s := clone.sysprep; s != nil {
 				st.customize = s
 				if p := s.GuiUnattended.Password; p != nil && p.PlainText && p.Value != "" {
 					st.password = p.Value

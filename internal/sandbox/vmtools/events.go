@@ -29,9 +29,13 @@ func (h *Hosts) onClone(src *simulator.VirtualMachine, req *types.CloneVM_Task) 
 			}
 		}
 	}
+	sysprep, err := takeCustomization(src, req)
+	if err != nil {
+		return err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.clones[strings.ToLower(req.Spec.Config.Uuid)] = cloneInfo{source: src.Self, name: req.Name, custom: custom}
+	h.clones[strings.ToLower(req.Spec.Config.Uuid)] = cloneInfo{source: src.Self, name: req.Name, custom: custom, sysprep: sysprep}
 	return nil
 }
 

@@ -11,8 +11,9 @@ import (
 
 // reportGuest tells vSphere what VMware Tools in the guest would: running
 // or not (a reboot is Tools stopping and running again), and once the guest
-// is up its address (guest.ipAddress, guest.net; static addresses the
-// simulator reported at customization already) and, for a VM that was not
+// is up its address (guest.ipAddress, guest.net: the leased or the
+// customization's static one; the sandbox runs Windows customizations
+// itself, customization.go) and, for a VM that was not
 // customized, its host name.
 func (h *Hosts) reportGuest(st *vmState, up, withName bool) {
 	vm, ok := h.reg.Get(st.ref).(*simulator.VirtualMachine)
@@ -38,7 +39,7 @@ func (h *Hosts) reportGuest(st *vmState, up, withName bool) {
 			{Name: "summary.guest.toolsRunningStatus", Val: string(tools)},
 			{Name: "summary.guest.toolsStatus", Val: status},
 		}
-		if up && !st.static && vm.Guest.IpAddress != st.ip {
+		if up && vm.Guest.IpAddress != st.ip {
 			nets := append([]types.GuestNicInfo(nil), vm.Guest.Net...)
 			if len(nets) > 0 {
 				nets[0].IpAddress = []string{st.ip}

@@ -4,8 +4,8 @@
 //
 // A host takes, from its VM:
 //   - the computer name and static IPv4 address of the clone's sysprep
-//     customization (captured from the CloneVM_Task request; the simulator
-//     itself reports them in guest.hostName and guest.ipAddress at power-on).
+//     customization (captured from the CloneVM_Task request; reported in
+//     guest.hostName and guest.ipAddress once the host serves).
 //     Without a customization the computer name is the VM name (upper case,
 //     at most 15 characters);
 //   - for DHCP (or no customization) an address leased from 127.1.0.0 to
@@ -16,9 +16,15 @@
 //   - the administrator password of the customization's plain-text
 //     GuiUnattended password, else the clone source's, else the templates'
 //     (SANDBOX_ADMIN_PASSWORD);
-//   - at a customized clone's first boot, vCenter's sysprep.xml with the
-//     customization's password, at C:\sysprep\sysprep.xml and cached by Setup
-//     in C:\Windows\Panther (customization.go);
+//   - at a customized clone's first boot, the customization as vCenter and
+//     VMware Tools run it (customization.go, taken from vcsim, which would
+//     end it inside the PowerOn task): PENDING, then RUNNING and
+//     CustomizationStartedEvent when VMware Tools starts, deployPkg's logs in
+//     C:\Windows\TEMP\vmware-imc, vCenter's sysprep.xml with the
+//     customization's password at C:\sysprep\sysprep.xml and cached by Setup
+//     in C:\Windows\Panther, sysprep's reboot, specialize and OOBE, then
+//     SUCCEEDED and CustomizationSucceeded once VMware Tools runs in the last
+//     boot; without an AdministratorPassword OOBE waits and nothing ends it;
 //   - the BIOS UUID (config.uuid), CPUs and memory, and the Windows build of
 //     its template (extraConfig guestinfo.windows.build, which clones carry);
 //   - its disk: <Dir>/<computer name>/ (fs/, services.json, scripts.log). A
@@ -129,6 +135,9 @@ type cloneInfo struct {
 	source types.ManagedObjectReference
 	name   string // the VM name
 	custom *types.CustomizationSpec
+	// sysprep is the Windows customization taken from vcsim: the sandbox
+	// runs it (customization.go).
+	sysprep *types.CustomizationSysprep
 }
 
 // vmState is one VM's guest: identity, lease, disk and running host.
@@ -142,11 +151,13 @@ type vmState struct {
 	source   types.ManagedObjectReference // clone source, for the first boot's disk copy
 	booted   bool                         // the disk exists
 	// customize is a clone's sysprep customization, until its first boot
-	// leaves the answer file on the disk (customization.go).
-	customize *types.CustomizationSysprep
-	host      *winsim.Host
-	bootErr   error
-	run       serial
+	// runs it (customization.go); customizing is the run waiting for
+	// VMware Tools in its last boot.
+	customize   *types.CustomizationSysprep
+	customizing *customizationRun
+	host        *winsim.Host
+	bootErr     error
+	run         serial
 }
 
 // Start hooks the hosts into the simulator. Close stops every host.

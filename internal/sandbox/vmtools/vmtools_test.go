@@ -22,6 +22,9 @@ import (
 
 const templatePassword = "Templ4te-Passw0rd"
 
+// imageUnattend is an answer file the simulated sysprep accepts.
+const imageUnattend = `<unattend xmlns="urn:schemas-microsoft-com:unattend"><settings pass="generalize"/></unattend>`
+
 type world struct {
 	ca    *pki.CA
 	vc    *vcsim.Server
@@ -297,7 +300,7 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	begin := time.Now()
 	// The answer file first, as the bootstrap's sysprep step writes it:
 	// the simulated sysprep refuses a missing one.
-	run(t, tr, `[IO.File]::WriteAllText('C:\Windows\Temp\unattend.xml', '<unattend/>')
+	run(t, tr, `[IO.File]::WriteAllText('C:\Windows\Temp\unattend.xml', '`+imageUnattend+`')
 & 'C:\Windows\System32\Sysprep\sysprep.exe' /generalize /oobe /shutdown /quiet /unattend:C:\Windows\Temp\unattend.xml`)
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -310,7 +313,7 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 		t.Fatal(err)
 	}
 	// Setup cached the answer file sysprep was given, over the customization's.
-	if b, err := os.ReadFile(filepath.Join(w.hosts.Dir, "GOLDEN-BUILD", "fs", "C", "Windows", "Panther", "unattend.xml")); err != nil || string(b) != "<unattend/>" {
+	if b, err := os.ReadFile(filepath.Join(w.hosts.Dir, "GOLDEN-BUILD", "fs", "C", "Windows", "Panther", "unattend.xml")); err != nil || string(b) != imageUnattend {
 		t.Errorf("the template's cached answer file = %q (%v), want sysprep's", b, err)
 	}
 
@@ -333,7 +336,7 @@ New-Service -Name 'containerd' -BinaryPathName '"C:\Program Files\containerd\bin
 	if got := run(t, ntr, `Get-Content -Raw -Path '`+winsim.PantherAnswerFile+`'`); !strings.Contains(got, "N0de-Passw0rd!") {
 		t.Errorf("the clone's cached answer file = %q, want its customization's", got)
 	}
-	if got := run(t, ntr, `Get-Content -Raw -Path 'C:\Windows\Temp\unattend.xml'`); got != "<unattend/>" {
+	if got := run(t, ntr, `Get-Content -Raw -Path 'C:\Windows\Temp\unattend.xml'`); got != imageUnattend {
 		t.Errorf("the image's answer file on the clone = %q", got)
 	}
 	// Sysprep keeps OpenSSH's host keys: a clone of an image that did not

@@ -281,7 +281,7 @@ func (c *HostConfig) setDefaults() {
 		c.ServiceStartTimeout = 30 * time.Second
 	}
 	if c.RebootDelay == 0 {
-		c.RebootDelay = 2 * time.Second
+		c.RebootDelay = DefaultRebootDelay
 	}
 	if c.Ports == nil {
 		p := DefaultPorts()
@@ -292,3 +292,6 @@ func (c *HostConfig) setDefaults() {
 		c.WinRM = &svc
 	}
 }
+
+// DefaultRebootDelay is a reboot's downtime when HostConfig.RebootDelay is 0.
+const DefaultRebootDelay = 2 * time.Second

@@ -191,8 +191,17 @@
 // /setowner and the rest refused; programs_icacls.go), hostname.exe,
 // shutdown.exe (/s, /p: power off; /r: restart), sysprep.exe (/generalize
 // /oobe /quiet /mode:vm /unattend:<existing file> with /shutdown or /reboot;
+// an answer file Setup could not use is refused naming why: not an unattend
+// root in urn:schemas-microsoft-com:unattend, settings for a pass that is
+// none of the seven configuration passes, an AdministratorPassword outside
+// auditSystem and oobeSystem (Microsoft Learn, "Windows Setup Configuration
+// Passes" and AdministratorPassword's valid passes);
 // Setup caches the answer file as C:\Windows\Panther\unattend.xml:
-// setup_answerfile.go),
+// setup_answerfile.go, where PlaceAnswerFile and PlaceFile let the platform
+// write on a disk while no host runs on it, as vCenter's customization and
+// VMware Tools' deployPkg do between a clone's boots: the boots themselves,
+// generalize, specialize and OOBE are internal/sandbox/vmtools'
+// customization.go),
 // ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
 // Host.Images), hnsdiag.exe (list all|networks|endpoints|loadbalancers, from
 // the host's HNS state in the form microsoft/SDN's

@@ -225,7 +225,7 @@ func TestShutdownCommands(t *testing.T) {
 			c.OnShutdown = func(*Host) { shut.Store(true); close(done) }
 		})
 		// sysprep refuses a missing answer file.
-		_ = h.WriteFile(`C:\Windows\Temp\unattend.xml`, []byte("<unattend/>"))
+		_ = h.WriteFile(`C:\Windows\Temp\unattend.xml`, []byte(minimalUnattend))
 		_, stderr, code := run(t, h, encoded(line))
 		if code != 0 {
 			t.Errorf("%s: exit %d, stderr %q", line, code, stderr)
@@ -251,7 +251,7 @@ func TestShutdownCommands(t *testing.T) {
 	// sysprep.exe, a GUI-subsystem program, only in a batch file.
 	done := make(chan struct{})
 	h := startTestHost(t, func(c *HostConfig) { c.OnShutdown = func(*Host) { close(done) } })
-	_ = h.WriteFile(`C:\unattend.xml`, []byte("<unattend/>"))
+	_ = h.WriteFile(`C:\unattend.xml`, []byte(minimalUnattend))
 	if _, _, code := run(t, h, `start /wait C:\Windows\System32\Sysprep\sysprep.exe /generalize /oobe /shutdown /unattend:C:\unattend.xml`); code != 0 {
 		t.Errorf("cmd sysprep: exit %d", code)
 	}
@@ -279,5 +279,33 @@ func TestOnScript(t *testing.T) {
 	}
 	if logged := h.Scripts(); len(logged) != 2 || logged[1].Text != seen[1].Text {
 		t.Errorf("Scripts lists %+v, OnScript saw %+v", logged, seen)
+	}
+}
+
+// minimalUnattend is an answer file the simulated sysprep accepts.
+const minimalUnattend = `<unattend xmlns="urn:schemas-microsoft-com:unattend"><settings pass="oobeSystem"/></unattend>`
+
+// TestSysprepRefusesAnUnusableAnswerFile: sysprep takes an answer file Setup
+// can use (the unattend namespace, the seven configuration passes, an
+// AdministratorPassword only in auditSystem or oobeSystem) and refuses
+// another without shutting down.
+func TestSysprepRefusesAnUnusableAnswerFile(t *testing.T) {
+	var shut atomic.Bool
+	h := startTestHost(t, func(c *HostConfig) { c.OnShutdown = func(*Host) { shut.Store(true) } })
+	for body, want := range map[string]string{
+		`<unattend/>`: "not unattend in urn:schemas-microsoft-com:unattend",
+		`<unattend xmlns="urn:schemas-microsoft-com:unattend"><settings pass="firstBoot"/></unattend>`:                                                                                        `"firstBoot", which is no configuration pass`,
+		`<unattend xmlns="urn:schemas-microsoft-com:unattend"><settings pass="specialize"><component><UserAccounts><AdministratorPassword/></UserAccounts></component></settings></unattend>`: "AdministratorPassword in the specialize pass",
+		`<unattend xmlns="urn:schemas-microsoft-com:unattend"><settings`:                                                                                                                      "not well-formed XML",
+	} {
+		_ = h.WriteFile(`C:\Windows\Temp\bad.xml`, []byte(body))
+		_, stderr, code := run(t, h, encoded(`& 'C:\Windows\System32\Sysprep\sysprep.exe' /generalize /oobe /shutdown /quiet /unattend:C:\Windows\Temp\bad.xml | Out-Null; exit $LASTEXITCODE`))
+		if code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q, want a refusal naming %q", body, code, stderr, want)
+		}
+	}
+	time.Sleep(2 * restartComputerGrace)
+	if shut.Load() {
+		t.Error("a refused sysprep shut the host down")
 	}
 }

@@ -164,6 +164,18 @@ func runSysprep(ctx context.Context, p *Process) int {
 		}
 	}
 	if unattend != "" {
+		// Sysprep refuses an answer file Setup could not use: Microsoft's
+		// message for it is not in its documentation, so the simulator's
+		// own names what is wrong (setup_answerfile.go, checkAnswerFile).
+		b, err := p.Host.fs.ReadFile(unattend)
+		if err != nil {
+			fmt.Fprintf(p.Stderr, "sysprep: %v\r\n", err)
+			return 1
+		}
+		if problem := checkAnswerFile(b); problem != "" {
+			fmt.Fprintf(p.Stderr, "winsim: sysprep.exe: the answer file %s cannot be used: %s\r\n", unattend, problem)
+			return 1
+		}
 		// Setup caches the answer file in %WINDIR%\Panther (setup_answerfile.go).
 		if err := p.Host.fs.cacheAnswerFile(unattend); err != nil {
 			fmt.Fprintf(p.Stderr, "sysprep: %v\r\n", err)

@@ -1,6 +1,8 @@
 package winsim
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"path/filepath"
 )
@@ -60,4 +62,66 @@ func PlaceAnswerFile(dir, path string, answer []byte) error {
 		return fmt.Errorf("writing the answer file %s: %w", path, err)
 	}
 	return v.cacheAnswerFile(path)
+}
+
+// PlaceFile is for an agent of the platform that writes on the guest's disk
+// while no host of this package runs on it (VMware Tools' deployPkg writing
+// its customization logs in C:\Windows\TEMP\vmware-imc during the boots a
+// customization takes: internal/sandbox/vmtools). appendTo adds to the file.
+func PlaceFile(dir, path string, data []byte, appendTo bool) error {
+	v, err := newVFS(filepath.Join(dir, "fs"), nil)
+	if err != nil {
+		return err
+	}
+	if err := v.WriteFile(path, data, appendTo); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// unattendNamespace is the namespace of every answer file's root element.
+const unattendNamespace = "urn:schemas-microsoft-com:unattend"
+
+// configurationPasses are Windows Setup's configuration passes, the only
+// values of a settings element's pass attribute (Microsoft Learn, "Windows
+// Setup Configuration Passes":
+// https://learn.microsoft.com/en-us/windows-hardware/manufacture/desktop/windows-setup-configuration-passes).
+var configurationPasses = map[string]bool{
+	"windowsPE": true, "offlineServicing": true, "generalize": true, "specialize": true,
+	"auditSystem": true, "auditUser": true, "oobeSystem": true,
+}
+
+// adminPasswordPasses are where Microsoft-Windows-Shell-Setup | UserAccounts
+// | AdministratorPassword is valid (Microsoft Learn, AdministratorPassword,
+// "Valid Configuration Passes": auditSystem, oobeSystem).
+var adminPasswordPasses = map[string]bool{"auditSystem": true, "oobeSystem": true}
+
+// checkAnswerFile reads an answer file as Setup validates it before a pass
+// uses it: an unattend root in the unattend namespace, settings only for the
+// configuration passes, an AdministratorPassword only where it is valid. It
+// returns what is wrong, or "" when nothing is. The simulator checks no
+// component against its schema beyond that.
+func checkAnswerFile(b []byte) string {
+	var u struct {
+		XMLName  xml.Name
+		Settings []struct {
+			Pass  string `xml:"pass,attr"`
+			Inner []byte `xml:",innerxml"`
+		} `xml:"settings"`
+	}
+	if err := xml.Unmarshal(b, &u); err != nil {
+		return "it is not well-formed XML: " + err.Error()
+	}
+	if u.XMLName.Local != "unattend" || u.XMLName.Space != unattendNamespace {
+		return fmt.Sprintf("its root element is {%s}%s, not unattend in %s", u.XMLName.Space, u.XMLName.Local, unattendNamespace)
+	}
+	for _, s := range u.Settings {
+		if !configurationPasses[s.Pass] {
+			return fmt.Sprintf("settings for %q, which is no configuration pass", s.Pass)
+		}
+		if bytes.Contains(s.Inner, []byte("<AdministratorPassword")) && !adminPasswordPasses[s.Pass] {
+			return fmt.Sprintf("an AdministratorPassword in the %s pass (valid only in auditSystem and oobeSystem)", s.Pass)
+		}
+	}
+	return ""
 }
