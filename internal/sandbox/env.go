@@ -54,8 +54,9 @@ func (s *Sandbox) Env() []EnvVar {
 	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},
-		{"VSPHERE_USER", vc.User},
-		{"VSPHERE_PASSWORD", vc.Password},
+		// The provider's vCenter account: only the least-privilege roles.
+		{"VSPHERE_USER", vc.ProviderUser},
+		{"VSPHERE_PASSWORD", vc.ProviderPassword},
 		{"VSPHERE_CA_FILE", s.CAFile},
 		// The provider's own identity, bound by the documented role
 		// (examples/rbac); the admin's is SANDBOX_ADMIN_KUBECONFIG.
