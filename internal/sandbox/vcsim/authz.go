@@ -121,13 +121,13 @@ func sortedUnion(a, b []string) []string {
 	return slices.Compact(out)
 }
 
-// providerGrants places ProviderRoles on the sandbox's inventory, as the
+// ProviderGrants places ProviderRoles on the sandbox's inventory, as the
 // guide tells an administrator to: Read-only on the root folder (to find
 // the datacenter) and, propagated, on the datacenter (the templates' and
 // hosts' properties: a guest file transfer reads its ESXi host's name and
 // certificate thumbprint, govmomi guest.FileManager.TransferURL); each
 // other role on its object.
-func (s *Server) providerGrants() []Grant {
+func (s *Server) ProviderGrants() []Grant {
 	dc := "/" + s.Datacenter
 	return []Grant{
 		{Role: ReadOnlyRole, Path: "/"},
@@ -603,7 +603,7 @@ func (s *Server) grantProvider(ctx context.Context, c *vim25.Client) error {
 		Grant
 		user string
 	}{{Grant{Role: "Admin", Path: "/", Propagate: true}, s.User}}
-	for _, g := range s.providerGrants() {
+	for _, g := range s.ProviderGrants() {
 		grants = append(grants, struct {
 			Grant
 			user string
