@@ -44,8 +44,11 @@ func TestSandboxEnforcesTheDocumentedRoles(t *testing.T) {
 	for _, g := range (&vcsim.Server{Datacenter: "DC0"}).ProviderGrants() {
 		simGrants = append(simGrants, fmt.Sprintf("%s propagate=%v", g.Role, g.Propagate))
 	}
+	// One row of the guide per kind of object; the sandbox may grant a
+	// role on several objects of that kind (its networks).
 	sort.Strings(docGrants)
 	sort.Strings(simGrants)
+	docGrants, simGrants = slices.Compact(docGrants), slices.Compact(simGrants)
 	if !slices.Equal(docGrants, simGrants) {
 		t.Errorf("the sandbox grants %v, the guide %v", simGrants, docGrants)
 	}

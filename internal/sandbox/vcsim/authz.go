@@ -138,6 +138,10 @@ func (s *Server) ProviderGrants() []Grant {
 		{Role: "windows-resource-pool", Path: clusterPoolPath},
 		{Role: "windows-datastore", Path: dc + "/datastore/" + datastoreName},
 		{Role: "windows-network", Path: dc + "/network/" + networkName},
+		// The distributed port groups too: a configuration may put the
+		// NIC on one (hashicorp/vsphere's forms, TestAccCompose_*).
+		{Role: "windows-network", Path: dc + "/network/DC0_DVPG0"},
+		{Role: "windows-network", Path: dc + "/network/DC0_DVPG1"},
 		{Role: "windows-anti-affinity", Path: clusterPath},
 	}
 }
