@@ -149,7 +149,7 @@ func runCommand(ctx context.Context, sb *sandbox.Sandbox, command []string) erro
 func printSummary(w io.Writer, sb *sandbox.Sandbox, envFile string, interactive bool) {
 	vc, cp := sb.VSphere, sb.ControlPlane
 	fmt.Fprintf(w, "\nSandbox ready in %s.\n\n", sb.ReadyIn.Round(100*time.Millisecond))
-	fmt.Fprintf(w, "  vSphere     %s (user %s)\n", vc.URL, vc.User)
+	fmt.Fprintf(w, "  vSphere     %s (user %s, the least-privilege roles; administrator %s)\n", vc.URL, vc.ProviderUser, vc.User)
 	fmt.Fprintf(w, "  Kubernetes  %s (%s), admin kubeconfig %s (the install-once resources' identity)\n", cp.Server, cp.Version, sb.Kubeconfig)
 	fmt.Fprintf(w, "              the provider's everyday (KUBECONFIG): %s, ServiceAccount bound by examples/rbac\n", sb.ProviderKubeconfig)
 	fmt.Fprintf(w, "  templates   2019: %s\n              2022: %s\n              2025: %s\n", vc.Templates["2019"], vc.Templates["2022"], vc.Templates["2025"])

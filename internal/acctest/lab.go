@@ -37,6 +37,8 @@ var LabVars = []LabVar{
 	{"VSPHERE_CA_FILE", false, "CA bundle of vCenter's certificate (empty: the system roots)"},
 	{"KUBECONFIG", true, "the provider's kubeconfig: its ServiceAccount bound by examples/rbac"},
 	{"SANDBOX_ADMIN_KUBECONFIG", true, "a cluster-admin kubeconfig, for the tests' checks and clean-ups"},
+	{"SANDBOX_VSPHERE_ADMIN_USER", false, "a vCenter user for the tests' own setup and checks (empty: VSPHERE_USER)"},
+	{"SANDBOX_VSPHERE_ADMIN_PASSWORD", false, "its password"},
 	{"SANDBOX_TEMPLATE_2022", true, "inventory path of a stock Windows Server 2022 template"},
 	{"SANDBOX_RESOURCE_POOL_ID", true, "managed object id of the resource pool to clone into (resgroup-N)"},
 	{"SANDBOX_DATASTORE_ID", true, "managed object id of the datastore (datastore-N)"},

@@ -3,6 +3,7 @@ package resources_test
 import (
 	"context"
 	"fmt"
+	"path"
 	"regexp"
 	"testing"
 
@@ -40,7 +41,10 @@ func TestAccCompose_vSphereProviderForms(t *testing.T) {
 	peer := acctest.Peer(t)
 	base := acctest.PeerVMByName(t, "templates/win2022-base")
 	image := acctest.Name("img")
-	relFolder := fmt.Sprintf("compose-%d", acctest.Seq())
+	// Relative to the datacenter's VM folder, inside the golden images'
+	// folder: the provider's user may create folders only where its role
+	// is (windows-golden-images holds Folder.Create, propagated).
+	relFolder := fmt.Sprintf("%s/compose-%d", path.Base(acctest.GoldenFolder), acctest.Seq())
 	node := fmt.Sprintf("cmp-%d", acctest.Seq()%100000)
 	imageConfig := acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
 		acctest.GoldenImageConfig(image, map[string]string{

@@ -177,7 +177,8 @@ func noAdminCredentialOnHosts(t *testing.T) error {
 		"the scheduler's client key":             p.Scheduler.KeyPEM,
 		"the API server's kubelet client key":    p.APIServerKubeletClient.KeyPEM,
 		"the provider's ServiceAccount token":    []byte(saToken),
-		"the vSphere password":                   []byte(sb.VSphere.Password),
+		"the vSphere password":                   []byte(sb.VSphere.ProviderPassword),
+		"the vSphere administrator's password":   []byte(sb.VSphere.Password),
 	}
 	type needle struct {
 		what string

@@ -36,9 +36,11 @@ func TestAccNode_list(t *testing.T) {
 	acctest.PreCheck(t)
 	image := acctest.Name("img")
 	seq := acctest.Seq()
-	// A folder of its own beside NodeFolder (the sandbox's /DC0/vm/windows,
-	// or TF_ACC_LAB_NODE_FOLDER's), created by the apply.
-	folder := fmt.Sprintf("%s/list-%d", path.Dir(acctest.NodeFolder), seq)
+	// A folder of its own inside NodeFolder (the sandbox's /DC0/vm/windows,
+	// or TF_ACC_LAB_NODE_FOLDER's), created by the apply: the provider's
+	// user creates folders only where its role is (windows-nodes holds
+	// Folder.Create, propagated from the node folder).
+	folder := fmt.Sprintf("%s/list-%d", acctest.NodeFolder, seq)
 	n0, n1 := fmt.Sprintf("lst-%d-a", seq), fmt.Sprintf("lst-%d-b", seq)
 	config := strings.ReplaceAll(acctest.NodeConfig(image, []string{n0, n1}, ""),
 		fmt.Sprintf("folder            = %q", acctest.NodeFolder), fmt.Sprintf("folder            = %q", folder))

@@ -54,8 +54,9 @@ func (s *Sandbox) Env() []EnvVar {
 	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},
-		{"VSPHERE_USER", vc.User},
-		{"VSPHERE_PASSWORD", vc.Password},
+		// The provider's vCenter account: only the least-privilege roles.
+		{"VSPHERE_USER", vc.ProviderUser},
+		{"VSPHERE_PASSWORD", vc.ProviderPassword},
 		{"VSPHERE_CA_FILE", s.CAFile},
 		// The provider's everyday identity, bound by the documented role
 		// (examples/rbac); the admin's is SANDBOX_ADMIN_KUBECONFIG (and
@@ -66,6 +67,11 @@ func (s *Sandbox) Env() []EnvVar {
 		{"SANDBOX_DIR", s.Dir},
 		{"SANDBOX_CA_FILE", s.CAFile},
 		{"SANDBOX_ADMIN_KUBECONFIG", s.Kubeconfig},
+		// vCenter's administrator, for the tests' own setup and checks
+		// (a VM outside the provider's folders, a fault), as the admin
+		// kubeconfig is for the cluster's.
+		{"SANDBOX_VSPHERE_ADMIN_USER", vc.User},
+		{"SANDBOX_VSPHERE_ADMIN_PASSWORD", vc.Password},
 		{"SANDBOX_TEMPLATE_2019", vc.Templates["2019"]},
 		{"SANDBOX_TEMPLATE_2022", vc.Templates["2022"]},
 		{"SANDBOX_TEMPLATE_2025", vc.Templates["2025"]},

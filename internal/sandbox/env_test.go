@@ -16,6 +16,7 @@ func TestWriteEnvFileRoundTripsThroughShell(t *testing.T) {
 		AdminPassword: `it's "quoted" $HOME \ !`,
 		VSphere: &vcsim.Server{
 			Server: "127.0.0.1:1234", User: "administrator@vsphere.local", Password: "p'w",
+			ProviderUser: "terraform-provider-windows@vsphere.local", ProviderPassword: "pr'w",
 			Templates:      map[string]string{"2019": "/DC0/vm/templates/win2019-base", "2022": "/DC0/vm/templates/win2022-base", "2025": "/DC0/vm/templates/win2025-base", vcsim.PreparedVersion: "/DC0/vm/templates/win2022-prep"},
 			ResourcePoolID: "resgroup-1", DatastoreID: "datastore-2", NetworkID: "network-3", Folder: "/DC0/vm/windows",
 		},
@@ -45,7 +46,7 @@ func TestWriteEnvFileRoundTripsThroughShell(t *testing.T) {
 	}
 	for _, want := range []string{
 		"VSPHERE_SERVER", "VSPHERE_USER", "VSPHERE_PASSWORD", "VSPHERE_CA_FILE", "KUBECONFIG",
-		"SANDBOX_DIR", "SANDBOX_CA_FILE", "SANDBOX_ADMIN_KUBECONFIG", "SANDBOX_TEMPLATE_2019", "SANDBOX_TEMPLATE_2022", "SANDBOX_TEMPLATE_2025", "SANDBOX_TEMPLATE_2022_PREPARED", "SANDBOX_ADMIN_PASSWORD",
+		"SANDBOX_DIR", "SANDBOX_CA_FILE", "SANDBOX_ADMIN_KUBECONFIG", "SANDBOX_VSPHERE_ADMIN_USER", "SANDBOX_VSPHERE_ADMIN_PASSWORD", "SANDBOX_TEMPLATE_2019", "SANDBOX_TEMPLATE_2022", "SANDBOX_TEMPLATE_2025", "SANDBOX_TEMPLATE_2022_PREPARED", "SANDBOX_ADMIN_PASSWORD",
 		"SANDBOX_RESOURCE_POOL_ID", "SANDBOX_DATASTORE_ID", "SANDBOX_NETWORK_ID", "SANDBOX_FOLDER",
 	} {
 		if !names[want] {

@@ -31,8 +31,15 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
 
-// VSphereUser is the simulator's only account.
+// VSphereUser is the simulator's administrator (the sandbox's own calls:
+// its inventory, the guests' power events).
 const VSphereUser = "administrator@vsphere.local"
+
+// VSphereProviderUser is the provider's vCenter account: it holds only the
+// least-privilege guide's roles, on the objects the guide names, and the
+// simulator checks every call it makes (vcsim's authz.go). VSPHERE_USER
+// names it, for the provider and the tests' own vSphere clients alike.
+const VSphereProviderUser = "terraform-provider-windows@vsphere.local"
 
 // Options configure a sandbox.
 type Options struct {
@@ -160,6 +167,10 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	providerPassword, err := pki.RandomPassword(20)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	vcCert, err := s.CA.ServingCertificate("127.0.0.1", "localhost")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: vcsim certificate: %w", err)
@@ -182,7 +193,8 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	wg.Go(func() {
 		vc, err := vcsim.Start(ctx, vcsim.Options{
 			Certificate: vcCert, RootCAs: s.CA.Pool(),
-			User: VSphereUser, Password: vspherePassword, Logf: logf,
+			User: VSphereUser, Password: vspherePassword,
+			ProviderUser: VSphereProviderUser, ProviderPassword: providerPassword, Logf: logf,
 		})
 		if err != nil {
 			fail(err)

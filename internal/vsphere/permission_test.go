@@ -12,8 +12,9 @@ import (
 // A NoPermission fault from vCenter names, in the error the user sees, the
 // privilege that is missing, on which object, for which method, and what
 // the least-privilege role grants for it; it stays a NoPermission fault.
-// vcsim's own fault injection returns the fault as vCenter would (the
-// sandbox's role enforcement is by recorded calls, not by vcsim).
+// vcsim's own fault injection returns the fault as vCenter would (and as
+// the sandbox's role enforcement, internal/sandbox/vcsim/authz.go, does for
+// the provider's account).
 func TestNoPermissionNamesThePrivilege(t *testing.T) {
 	e := newEnv(t)
 	spec := e.cloneSpec(t, "noperm", "")

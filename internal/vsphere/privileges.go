@@ -105,12 +105,13 @@ var MethodPrivileges = map[string]Privilege{
 		"VirtualMachine.Inventory.CreateFromExisting", "Resource.AssignVMToPool", "Datastore.AllocateSpace", "Network.Assign",
 		"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig",
 		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Annotation",
-	}, On: "the source template (Clone, DeployTemplate, Customize); the folder (CreateFromExisting); the resource pool; the datastore; the network; the new VM (Config)", Resources: machines},
+	}, On: "the source template (Clone, DeployTemplate, Customize); the destination folder (CreateFromExisting, and the Config privileges of the new VM); the resource pool; the datastore; the network", Resources: machines},
 	// ReconfigVM_Task: the VirtualMachine.Config privilege of each change
 	// the spec makes: CPUs and memory (hardware changes), extraConfig (the
-	// provider's markers), removing the disks a VM did not get from its
-	// template before it is destroyed (RemoveDisk: "Remove disk").
-	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.RemoveDisk"},
+	// provider's markers), growing a disk (DiskExtend: "Extend virtual
+	// disk"), removing the disks a VM did not get from its template before
+	// it is destroyed (RemoveDisk: "Remove disk").
+	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.RemoveDisk"},
 		On: "the VM", Resources: machines},
 	"PowerOnVM_Task":      {Privileges: []string{"VirtualMachine.Interact.PowerOn"}, On: "the VM", Resources: machines},
 	"PowerOffVM_Task":     {Privileges: []string{"VirtualMachine.Interact.PowerOff"}, On: "the VM", Resources: machines},
@@ -130,6 +131,89 @@ var MethodPrivileges = map[string]Privilege{
 
 	// A pool's anti-affinity rule (DRS).
 	"ReconfigureComputeResource_Task": {Privileges: []string{"Host.Inventory.EditCluster"}, On: "the cluster", Resources: []string{"windows_node_pool"}},
+}
+
+// Role is one vCenter role of the least-privilege guide, and where an
+// administrator grants it to the provider's user. The split follows
+// Cluster API Provider vSphere's: cloning and customizing only where the
+// templates are, a VM's lifecycle only in the folders of the provider's
+// VMs, placement on the pool, datastore and network alone, and nothing
+// cluster-wide but the optional DRS rule. A node VM therefore cannot be
+// cloned or customized by the provider's user (it would give a copy of a
+// running node, its kubelet's key reachable over guest operations, a new
+// Administrator password), nor any VM outside those folders be changed.
+type Role struct {
+	Name string
+	// On is the object it is granted on; Propagate whether to its children.
+	On        string
+	Propagate bool
+	// Privileges, besides System.Anonymous, System.View and System.Read
+	// (in every role).
+	Privileges []string
+	// When it is needed; "" is always.
+	When string
+}
+
+var (
+	cloneFromHere = []string{"VirtualMachine.Provisioning.Clone", "VirtualMachine.Provisioning.Customize", "VirtualMachine.Provisioning.DeployTemplate"}
+	nodeLifecycle = []string{
+		"Folder.Create",
+		"VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.Annotation", "VirtualMachine.Config.CPUCount",
+		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Memory", "VirtualMachine.Config.RemoveDisk",
+		"VirtualMachine.GuestOperations.Execute", "VirtualMachine.GuestOperations.Modify", "VirtualMachine.GuestOperations.Query",
+		"VirtualMachine.Interact.PowerOff", "VirtualMachine.Interact.PowerOn",
+		"VirtualMachine.Inventory.CreateFromExisting", "VirtualMachine.Inventory.Delete",
+	}
+	goldenImages = sortedSet(nodeLifecycle, cloneFromHere,
+		[]string{"VirtualMachine.Provisioning.MarkAsTemplate", "VirtualMachine.Config.Rename", "VirtualMachine.State.CreateSnapshot"})
+)
+
+// Roles are the guide's roles, each granted to the provider's user on its
+// object. The sandbox's vCenter grants exactly these and checks every call
+// against them (internal/sandbox/vcsim/authz.go keeps its own copy;
+// TestSandboxEnforcesTheDocumentedRoles holds the two equal).
+var Roles = []Role{
+	{Name: "ReadOnly", On: "the vCenter root folder", Privileges: nil,
+		When: "always (the system role Read-only: the provider finds the datacenter from the root)"},
+	{Name: "ReadOnly", On: "the datacenter", Propagate: true, Privileges: nil,
+		When: "always (the system role Read-only: the provider reads the templates, placement and ESXi hosts; a guest file transfer (transport vmtools) reads its host's name and certificate thumbprint)"},
+	{Name: "windows-templates", On: "the folder of the base templates (a golden image's `source_template`, a node's template)", Propagate: true, Privileges: cloneFromHere},
+	{Name: "windows-nodes", On: "each node folder (`folder` of windows_node and windows_node_pool)", Propagate: true, Privileges: nodeLifecycle},
+	{Name: "windows-golden-images", On: "the folder of the golden images (`folder` of windows_golden_image): build VMs, and the templates nodes clone", Propagate: true, Privileges: goldenImages,
+		When: "with windows_golden_image"},
+	{Name: "windows-resource-pool", On: "each resource pool VMs are placed in", Privileges: []string{"Resource.AssignVMToPool"}},
+	{Name: "windows-datastore", On: "each datastore VMs are placed on", Privileges: []string{"Datastore.AllocateSpace"}},
+	{Name: "windows-network", On: "each network (port group) a NIC is put on", Privileges: []string{"Network.Assign"}},
+	{Name: "windows-anti-affinity", On: "the DRS cluster of a pool's resource pool", Privileges: []string{"Host.Inventory.EditCluster"},
+		When: "only for a windows_node_pool with `anti_affinity = true` (its DRS rule); without it, grant nothing on the cluster"},
+}
+
+func sortedSet(lists ...[]string) []string {
+	out := slices.Concat(lists...)
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// RolesMarkdown renders the guide's table of roles.
+func RolesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| Role | Granted on | Propagate | Privileges | When |\n|---|---|---|---|---|\n")
+	for _, r := range Roles {
+		privs := "`System.Anonymous`, `System.View`, `System.Read`"
+		if len(r.Privileges) > 0 {
+			privs = "`" + strings.Join(r.Privileges, "`, `") + "`"
+		}
+		when := r.When
+		if when == "" {
+			when = "always"
+		}
+		prop := "no"
+		if r.Propagate {
+			prop = "yes"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.Name, r.On, prop, privs, when)
+	}
+	return b.String()
 }
 
 // MissingPrivileges returns the recorded methods that MethodPrivileges
@@ -235,6 +319,9 @@ func PrivilegesMarkdown() string {
 			}
 		}
 	}
+	b.WriteString("The roles, each granted to the provider's user on its object:\n\n")
+	b.WriteString(RolesMarkdown())
+	b.WriteString("\nEvery privilege, with the resources and methods that need it:\n\n")
 	b.WriteString("| Privilege | Needed by | Methods |\n|---|---|---|\n")
 	for _, id := range RolePrivileges() {
 		var res []string

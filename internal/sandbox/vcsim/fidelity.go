@@ -109,12 +109,16 @@ func (s *Server) installHandler() {
 		if ctx.Session == nil {
 			return nil, nil // the simulator refuses the call (NotAuthenticated) or answers it without a session
 		}
+		if m.Name == "WaitForUpdatesEx" || m.Name == "WaitForUpdates" {
+			s.waits.add(ctx, m.This) // before the check: it may point the call elsewhere
+		}
+		if h := s.authz.authorize(ctx, m); h != nil {
+			return h, nil
+		}
 		if h, fault, ok := s.routeGuest(m); ok {
 			return h, fault
 		}
 		switch m.Name {
-		case "WaitForUpdatesEx", "WaitForUpdates":
-			s.waits.add(ctx, m.This)
 		case "ModifyListView", "ResetListView":
 			if lv, ok := ctx.Session.Get(m.This).(*simulator.ListView); ok {
 				// Dispatched to listViewChange (the registry's object

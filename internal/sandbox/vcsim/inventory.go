@@ -14,11 +14,15 @@ import (
 // Inventory names of the sandbox site. The datacenter, cluster, datastore and
 // network names are the simulator's own.
 const (
-	clusterPoolPath = "/DC0/host/DC0_C0/Resources"
+	clusterPath     = "/DC0/host/DC0_C0"
+	clusterPoolPath = clusterPath + "/Resources"
 	datastoreName   = "LocalDS_0"
 	networkName     = "VM Network"
 	templateFolder  = "templates"
 	vmFolder        = "windows"
+	// goldenFolder holds golden images: the build VMs and the templates
+	// they become (the acceptance tests' default, acctest.GoldenFolder).
+	goldenFolder = "golden"
 )
 
 // WindowsTemplate describes one base template: what a Windows Server image
@@ -110,9 +114,13 @@ func (s *Server) buildInventory(ctx context.Context, c *vim25.Client, logf func(
 	if _, err := folders.VmFolder.CreateFolder(ctx, vmFolder); err != nil {
 		return fmt.Errorf("vcsim: creating folder %s: %w", vmFolder, err)
 	}
+	if _, err := folders.VmFolder.CreateFolder(ctx, goldenFolder); err != nil {
+		return fmt.Errorf("vcsim: creating folder %s: %w", goldenFolder, err)
+	}
 	vmRoot := path.Join("/", s.Datacenter, "vm")
 	s.TemplateFolder = path.Join(vmRoot, templateFolder)
 	s.Folder = path.Join(vmRoot, vmFolder)
+	s.GoldenFolder = path.Join(vmRoot, goldenFolder)
 
 	s.Templates = make(map[string]string, len(Templates))
 	for _, t := range Templates {

@@ -23,6 +23,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
 
 	// Registers the storage policy (PBM) endpoint at /pbm: hashicorp/vsphere
 	// opens a PBM client (pbm.NewClient) on every run against a vCenter, and
@@ -41,9 +42,15 @@ type Options struct {
 	// RootCAs verifies Certificate; the inventory is built through a client
 	// that trusts only these, proving the endpoint before anyone else uses it.
 	RootCAs *x509.CertPool
-	// User and Password are the only credentials the simulator accepts.
+	// User and Password are the administrator's credentials: the Admin
+	// role on the root folder, unchecked (it holds every privilege).
 	User, Password string
-	Logf           func(format string, args ...any)
+	// ProviderUser and ProviderPassword, when set, are a second account:
+	// the provider's, holding only the least-privilege guide's roles on
+	// their objects (authz.go), and every call it makes is checked against
+	// them as vCenter checks it.
+	ProviderUser, ProviderPassword string
+	Logf                           func(format string, args ...any)
 }
 
 // Server is a running simulator and the inventory the sandbox created in it.
@@ -53,12 +60,15 @@ type Server struct {
 	// Server is host:port, the value of VSPHERE_SERVER.
 	Server         string
 	User, Password string
+	// ProviderUser and ProviderPassword: Options'; "" without one.
+	ProviderUser, ProviderPassword string
 
 	Datacenter string // "DC0"
 	// Folder is the inventory path of the VM folder for new VMs.
 	Folder string
-	// TemplateFolder holds the base templates.
-	TemplateFolder string
+	// TemplateFolder holds the base templates; GoldenFolder the golden
+	// images.
+	TemplateFolder, GoldenFolder string
 	// Templates maps a Windows Server version ("2019", "2022") to the
 	// inventory path of its base template.
 	Templates map[string]string
@@ -75,6 +85,7 @@ type Server struct {
 	calls    calls
 	waits    waits
 	guest    guestOps       // guestops.go
+	authz    *authz         // authz.go
 	roots    *x509.CertPool // that verify the server's certificate
 	logf     func(format string, args ...any)
 
@@ -114,6 +125,14 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	// With a user in Listen the simulator accepts only these credentials
 	// (its default accepts any non-empty ones).
 	model.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(opts.User, opts.Password)}
+	if opts.ProviderUser != "" {
+		// Two accounts: the simulator then asks ValidLogin instead of
+		// comparing with Listen's user.
+		model.Map().SessionManager().ValidLogin = func(req *types.Login) bool {
+			return (req.UserName == opts.User && req.Password == opts.Password) ||
+				(req.UserName == opts.ProviderUser && req.Password == opts.ProviderPassword)
+		}
+	}
 	requests := &requestHooks{}
 	requests.install(model.Service, model.Map().Path)
 	// Exactly the path vCenter's transfer URLs have; vcsim's own handler
@@ -130,10 +149,12 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	u := *httpSrv.URL
 	u.User = nil
 	s = &Server{
-		URL:        &u,
-		Server:     u.Host,
-		User:       opts.User,
-		Password:   opts.Password,
+		URL:          &u,
+		Server:       u.Host,
+		User:         opts.User,
+		Password:     opts.Password,
+		ProviderUser: opts.ProviderUser, ProviderPassword: opts.ProviderPassword,
+		authz:      &authz{user: opts.ProviderUser},
 		Datacenter: "DC0",
 		Model:      model,
 		HTTP:       httpSrv,
@@ -155,6 +176,11 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	}()
 	if err := s.buildInventory(ctx, c, logf); err != nil {
 		return nil, err
+	}
+	if s.ProviderUser != "" {
+		if err := s.grantProvider(ctx, c); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
