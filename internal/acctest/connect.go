@@ -1,10 +1,15 @@
 package acctest
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim/kubeletsimtest"
 )
@@ -26,4 +31,21 @@ func ConnectNode(t testing.TB, n *kubeletsimtest.Node) remote.Transport {
 	}
 	t.Cleanup(func() { _ = tr.Close() })
 	return tr
+}
+
+// RunStep runs one provider step over tr as guest.Session runs it: its
+// script, then the files it uploads (Step.Files: the bootstrap kubeconfig
+// is never written from inside a script), each checked by its SHA-256.
+func RunStep(ctx context.Context, tr remote.Transport, step bootstrap.Step) (remote.Result, error) {
+	res, err := tr.Run(ctx, step.Script)
+	if err != nil {
+		return res, err
+	}
+	for _, f := range step.Files {
+		sum := sha256.Sum256(f.Content)
+		if _, err := tr.Upload(ctx, bytes.NewReader(f.Content), int64(len(f.Content)), hex.EncodeToString(sum[:]), f.Path); err != nil {
+			return res, fmt.Errorf("uploading %s: %w", f.Path, err)
+		}
+	}
+	return res, nil
 }

@@ -83,7 +83,7 @@ func (h *winHost) join(t *testing.T, s *sandbox.Sandbox, token string, labels ma
 		t.Fatal(err)
 	}
 	for _, st := range steps {
-		if _, err := h.tr.Run(t.Context(), st.Script); err != nil {
+		if _, err := acctest.RunStep(t.Context(), h.tr, st); err != nil {
 			t.Fatalf("join step %s on %s: %v\nkubelet.log:\n%s", st.Name, h.name, err, h.kubeletLog())
 		}
 	}

@@ -94,11 +94,10 @@ func (n *node) joinWith(t *testing.T, cfg bootstrap.JoinConfig, beforeKubelet fu
 		t.Fatal(err)
 	}
 	for _, s := range steps {
-		script := s.Script
 		if s.Name == "kubelet-service" && beforeKubelet != nil {
-			script = beforeKubelet(script)
+			s.Script = beforeKubelet(s.Script)
 		}
-		if _, err := n.tr.Run(context.Background(), script); err != nil {
+		if _, err := acctest.RunStep(context.Background(), n.tr, s); err != nil {
 			return fmt.Errorf("step %s: %w", s.Name, err)
 		}
 	}
