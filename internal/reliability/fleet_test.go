@@ -63,7 +63,10 @@ func TestAccNode_fleetFaults(t *testing.T) {
 		{stage: `waiting for the Node to become Ready`, vm: true, slow: true, inject: func(node string) {
 			acctest.Sandbox.Hosts.SetFaults(node, winsim.Faults{KubeletNeverReady: true})
 		}},
-		{stage: `waiting for the guest's IP address`, vm: true, slow: true, inject: func(node string) {
+		// A guest that never comes up never finishes vCenter's customization
+		// either (VMware Tools reports its end from the last boot), which the
+		// create waits for before the IP.
+		{stage: `waiting for the guest customization`, vm: true, slow: true, inject: func(node string) {
 			acctest.Sandbox.Hosts.SetFaults(node, winsim.Faults{RefuseConnections: true})
 		}},
 	}

@@ -97,7 +97,7 @@ resource "windows_node_pool" "p" {
 		{"node name not a label", node("Win_01", ""), `name`, `DNS-1123`},
 		{"node memory not a multiple of 4", node(ok, "  memory_mb = 4095\n"), `memory_mb`, `multiple of 4`},
 		{"node no vCPU", node(ok, "  num_cpus = 0\n"), `num_cpus`, `between 1 and 128`},
-		{"node label key", node(ok, "  labels = { \"bad key!\" = \"x\" }\n"), `labels`, `Invalid Kubernetes label key`},
+		{"node label key", node(ok, "  labels = { \"bad key!\" = \"x\" }\n"), `labels`, `Invalid node label key`},
 		{"node label value", node(ok, "  labels = { \"example.com/pool\" = \"not a value\" }\n"), `labels\["example.com/pool"\]`, `alphanumeric`},
 		{"node taint effect", node(ok, "  taints = [{ key = \"dedicated\", value = \"win\", effect = \"NoRun\" }]\n"), `taints\[0\]\.effect`, `NoSchedule`},
 		{"node static IP", node(ok, "  ipv4 = { address = \"10.0.0.300\", prefix_length = 24, gateway = \"10.0.0.1\" }\n"), `ipv4\.address`, `IPv4 address`},

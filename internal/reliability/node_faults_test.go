@@ -29,7 +29,7 @@ import (
 //	row                       injected where                       stage in the error
 //	clone                     vcsim CloneVM_Task fault              cloning <template>
 //	power-on task fails       vcsim PowerOnVM_Task fault on the VM  powering on
-//	ip never comes            host refuses connections             waiting for the guest's IP address
+//	guest never comes up      host refuses connections             guest customization (TOOLSDEPLOYPKG_RUNNING)
 //	auth failure              host refuses every login             connecting to the guest
 //	join step fails           host fails kubelet-service           join step "kubelet-service"
 //	node never ready          kubelet never reports Ready          waiting for the Node to become Ready
@@ -82,10 +82,12 @@ func TestAccNode_faults(t *testing.T) {
 			tainted: true,
 		},
 		{
-			// The guest never comes up on the network: no IP is reported.
-			name:    "ip never comes",
+			// The guest never comes up: VMware Tools never reports the end
+			// of vCenter's customization (it does from the customization's
+			// last boot), which the create waits for before the IP.
+			name:    "guest never comes up",
 			inject:  hostFault(winsim.Faults{RefuseConnections: true}),
-			want:    `(?s)waiting for the guest's IP address`,
+			want:    `(?s)guest customization: waiting for the guest customization of virtual machine .* \(status TOOLSDEPLOYPKG_RUNNING\)`,
 			tainted: true,
 		},
 		{
