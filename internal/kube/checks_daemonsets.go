@@ -161,7 +161,8 @@ func guardRemedy(ds *appsv1.DaemonSet) string {
 	return fmt.Sprintf(`Add the node selector kubernetes.io/os=linux to its pod template: `+
 		`kubectl -n %s patch daemonset %s --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/os":"linux"}}}}}', `+
 		`or let Terraform keep it there: resource "windows_linux_daemonset_guard" { namespace = %q, names = [%q] }; `+
-		`a guard in the same configuration counts at plan time once the node depends on it (depends_on), which also applies it first.`,
+		`applied through the node's own provider configuration, a guard counts at plan time once the node depends on it (depends_on), which also applies it first; `+
+		`applied with the administrator's configuration (provider = windows.admin, another provider process that the node's plan cannot see), apply it before the node.`,
 		ds.Namespace, ds.Name, ds.Namespace, ds.Name)
 }
 

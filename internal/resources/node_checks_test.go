@@ -33,6 +33,13 @@ func TestAccNode_readinessChecks(t *testing.T) {
 	node := acctest.NodeName("chk")
 	k := acctest.Kube(t)
 	ns := createNamespace(t, k, "chk")
+	guard := fmt.Sprintf(`
+resource "windows_linux_daemonset_guard" "test" {
+  provider  = windows.admin
+  namespace = %q
+  names     = ["log-agent"]
+}
+`, ns)
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { acctest.PreCheck(t) },
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
@@ -97,16 +104,17 @@ func TestAccNode_readinessChecks(t *testing.T) {
 				ExpectNonEmptyPlan: true,
 			},
 			{
-				// A guard of the DaemonSet in the same configuration, which
-				// the node depends on, counts at plan time and is applied
-				// before the node's create checks the cluster again.
-				Config: acctest.NodeConfig(image, []string{node}, "  depends_on = [windows_linux_daemonset_guard.test]") + fmt.Sprintf(`
-resource "windows_linux_daemonset_guard" "test" {
-  provider = windows.admin
-  namespace = %q
-  names     = ["log-agent"]
-}
-`, ns),
+				// The guard is applied with the administrator's provider
+				// configuration, another provider process than the node's:
+				// the node's plan cannot see it planned in the same run
+				// (clients.Planned is per process), so it goes first, as the
+				// check's remedy says...
+				Config: acctest.NodeConfig(image, nil, "") + guard,
+			},
+			{
+				// ...and the node's plan then finds the DaemonSet guarded in
+				// the cluster.
+				Config: acctest.NodeConfig(image, []string{node}, "") + guard,
 				Check: func(*terraform.State) error {
 					return acctest.CheckNodeReady(t, node)
 				},

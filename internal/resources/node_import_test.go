@@ -106,8 +106,10 @@ func TestAccNode_importAdopt(t *testing.T) {
 				return nil
 			}},
 			{
-				// Forget the node without destroying it...
-				Config: acctest.GoldenImageConfig(image, nil) + `
+				// Forget the node without destroying it... (the networking,
+				// gone from the configuration, is destroyed through the
+				// admin configuration that applied it)
+				Config: acctest.AdminProvider() + acctest.GoldenImageConfig(image, nil) + `
 removed {
   from = windows_node.n0
   lifecycle {

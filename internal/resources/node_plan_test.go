@@ -78,7 +78,7 @@ func TestAccNode_planShowsDisruption(t *testing.T) {
 		`gives up after 10m \(drain.timeout\)`, `Pods with emptyDir volumes stop the drain before anything is evicted`)
 
 	// Another networking: joined again in place, without a drain.
-	out, plan = planOK(t, cli, acctest.NodeConfigWithout(image, []string{node}, base))
+	out, plan = planOK(t, cli, acctest.AdminProvider()+acctest.NodeConfigWithout(image, []string{node}, base))
 	expectOutput(t, out, `Warning: Windows node `+node+` will join the cluster again in place`,
 		`networking_id kube-system -> \(none\): the update runs the join steps again on the running guest`,
 		`restarts the kubelet service`, `No drain and no reboot`)

@@ -10,13 +10,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -25,8 +29,8 @@ import (
 // position message echoes the failing line, in its 69-character window, and
 // the fault puts the error where the secret sits in that line (the worst
 // case: a short line holding a secret is shown whole). The node's
-// join-files step carries the bootstrap token (in the bootstrap
-// kubeconfig's base64); the golden image's sysprep step carried the
+// join-files step carries the bootstrap token in the kubeconfig it uploads
+// after its script (never in the script's text); the golden image's sysprep step carried the
 // administrator password until its answer file lost it
 // (bootstrap.Unattend). Everything that leaves the provider — the
 // diagnostics, TF_LOG=trace, the state and the plan JSON — is then searched
@@ -41,11 +45,15 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 	password := os.Getenv("SANDBOX_ADMIN_PASSWORD")
 	image, node := acctest.Name("img"), acctest.NodeName("sec")
 
-	// The bootstrap kubeconfig ends with the token's line: the fault fails
-	// the step 48 characters before the end of its base64 literal.
+	// The bootstrap kubeconfig (the token) is uploaded once join-files'
+	// script has succeeded, never written from inside it (the PowerShell
+	// script block log): the fault fails the script at its last file
+	// write, so the token never reaches the guest, and the test reads it
+	// from the cluster instead (watchJoinToken).
 	joinFault := winsim.StepFault{Step: "join-files",
-		FailAt: regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('[A-Za-z0-9+/=]*?([A-Za-z0-9+/]{12})[A-Za-z0-9+/=]{36}'\)`),
-		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path 'C:\k\bootstrap-kubeconfig' is denied."`}
+		FailAt: regexp.MustCompile(`(kubelet-config\.yaml)', \[Convert\]::FromBase64String`),
+		Stderr: `Exception calling "WriteAllBytes" with "2" argument(s): "Access to the path 'C:\k\kubelet-config.yaml' is denied."`}
+	joinToken := watchJoinToken(t, node)
 
 	config := acctest.NodeConfig(image, []string{node}, "  timeouts {\n    create = \"3m\"\n  }\n")
 	var diagnostics []string
@@ -85,7 +93,7 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 					if len(diagnostics) != len(expect) {
 						t.Fatalf("%d of the %d sensitive steps failed", len(diagnostics), len(expect))
 					}
-					token = joinToken(t, node)
+					token = joinToken()
 					clear()
 				},
 				Config:             config,
@@ -128,26 +136,38 @@ func TestAccSecrets_failingSensitiveSteps(t *testing.T) {
 
 // joinToken reads the bootstrap token of a node's (failed) join from the
 // join-files script its host received.
-func joinToken(t *testing.T, node string) string {
+// watchJoinToken watches, from now on, for the bootstrap token windows_node
+// creates for node (its Secret's name comes from the node's name,
+// kube.BootstrapTokenID) and returns what reads the token it saw: the
+// provider deletes it after the failed join, so it is caught as it is made.
+func watchJoinToken(t *testing.T, node string) func() string {
 	t.Helper()
-	host := acctest.Sandbox.Hosts.ByName(node)
-	if host == nil {
-		t.Fatalf("no host %s", node)
+	name := "bootstrap-token-" + kube.BootstrapTokenID("windows_node "+node)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := acctest.Kube(t).CoreV1().Secrets(metav1.NamespaceSystem).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+	if err != nil {
+		t.Fatal(err)
 	}
-	literal := regexp.MustCompile(`bootstrap-kubeconfig', \[Convert\]::FromBase64String\('([^']+)'`)
-	for _, r := range host.Scripts() {
-		if m := literal.FindStringSubmatch(r.Text); r.Step == "join-files" && m != nil {
-			kubeconfig, err := base64.StdEncoding.DecodeString(m[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tok := regexp.MustCompile(`token: ([a-z0-9]{6}\.[a-z0-9]{16})`).FindSubmatch(kubeconfig); tok != nil {
-				return string(tok[1])
+	var mu sync.Mutex
+	var token string
+	go func() {
+		for ev := range w.ResultChan() {
+			if sec, ok := ev.Object.(*corev1.Secret); ok && len(sec.Data["token-secret"]) > 0 {
+				mu.Lock()
+				token = string(sec.Data["token-id"]) + "." + string(sec.Data["token-secret"])
+				mu.Unlock()
 			}
 		}
+	}()
+	return func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		if token == "" {
+			t.Fatalf("no bootstrap token %s was made for %s", name, node)
+		}
+		return token
 	}
-	t.Fatalf("%s received no join-files step with a bootstrap token", node)
-	return ""
 }
 
 // noSecrets searches text for the password and the token, raw and encoded
