@@ -33,7 +33,7 @@ provider "windows" {
 # prepulled, generalized with sysprep. Nodes are cloned from it.
 resource "windows_golden_image" "ltsc2022" {
   name             = "win2022-k8s"
-  folder           = var.folder
+  folder           = var.golden_image_folder
   source_template  = var.source_template_2022
   resource_pool_id = var.resource_pool_id
   datastore_id     = var.datastore_id

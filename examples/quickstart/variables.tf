@@ -28,7 +28,12 @@ variable "network_id" {
 }
 
 variable "folder" {
-  description = "VM folder of the golden image template, for example `/dc1/vm/windows`."
+  description = "VM folder of the Windows nodes, for example `/dc1/vm/windows` (the least-privilege guide's `windows-nodes` role is granted on it)."
+  type        = string
+}
+
+variable "golden_image_folder" {
+  description = "VM folder of the golden image's build VM and template, for example `/dc1/vm/golden` (the least-privilege guide's `windows-golden-images` role is granted on it: marking a template and its snapshot are not a node's privileges)."
   type        = string
 }
 

@@ -90,6 +90,7 @@ func (s *Sandbox) Env() []EnvVar {
 		{"TF_VAR_datastore_id", vc.DatastoreID},
 		{"TF_VAR_network_id", vc.NetworkID},
 		{"TF_VAR_folder", vc.Folder},
+		{"TF_VAR_golden_image_folder", vc.GoldenFolder},
 		{"TF_VAR_source_template_2019", vc.Templates["2019"]},
 		{"TF_VAR_source_template_2022", vc.Templates["2022"]},
 		{"TF_VAR_source_template_2025", vc.Templates["2025"]},

@@ -18,7 +18,7 @@ func TestWriteEnvFileRoundTripsThroughShell(t *testing.T) {
 			Server: "127.0.0.1:1234", User: "administrator@vsphere.local", Password: "p'w",
 			ProviderUser: "terraform-provider-windows@vsphere.local", ProviderPassword: "pr'w",
 			Templates:      map[string]string{"2019": "/DC0/vm/templates/win2019-base", "2022": "/DC0/vm/templates/win2022-base", "2025": "/DC0/vm/templates/win2025-base", vcsim.PreparedVersion: "/DC0/vm/templates/win2022-prep"},
-			ResourcePoolID: "resgroup-1", DatastoreID: "datastore-2", NetworkID: "network-3", Folder: "/DC0/vm/windows",
+			ResourcePoolID: "resgroup-1", DatastoreID: "datastore-2", NetworkID: "network-3", Folder: "/DC0/vm/windows", GoldenFolder: "/DC0/vm/golden",
 		},
 	}
 	path := filepath.Join(t.TempDir(), "sandbox.env")
