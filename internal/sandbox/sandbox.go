@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"net"
 	"net/netip"
 	"os"
@@ -67,6 +68,10 @@ type Options struct {
 	// cluster DNS (kube-dns then has no endpoints): a cluster with no nodes
 	// at all, as a test of a fresh control plane needs.
 	NoLinuxNode bool
+	// Latency plays real durations (clones, boots, customization, pulls),
+	// divided by its time-scale factor, and the hosts' provisioning slots
+	// (internal/sandbox/latency). nil, the default, answers at once.
+	Latency *latency.Model
 	// Logf receives progress; nil discards it.
 	Logf func(format string, args ...any)
 }
@@ -194,7 +199,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		vc, err := vcsim.Start(ctx, vcsim.Options{
 			Certificate: vcCert, RootCAs: s.CA.Pool(),
 			User: VSphereUser, Password: vspherePassword,
-			ProviderUser: VSphereProviderUser, ProviderPassword: providerPassword, Logf: logf,
+			ProviderUser: VSphereProviderUser, ProviderPassword: providerPassword, Latency: opts.Latency, Logf: logf,
 		})
 		if err != nil {
 			fail(err)
@@ -232,7 +237,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		}
 	}
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
-		VSphere: s.VSphere, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
+		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
 		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
 	})

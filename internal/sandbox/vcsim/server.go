@@ -15,6 +15,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"net/http"
 	"net/url"
 	"sync"
@@ -50,7 +51,10 @@ type Options struct {
 	// their objects (authz.go), and every call it makes is checked against
 	// them as vCenter checks it.
 	ProviderUser, ProviderPassword string
-	Logf                           func(format string, args ...any)
+	// Latency times vCenter's tasks and queues them on the hosts'
+	// provisioning units (internal/sandbox/latency); nil answers at once.
+	Latency *latency.Model
+	Logf    func(format string, args ...any)
 }
 
 // Server is a running simulator and the inventory the sandbox created in it.

@@ -48,6 +48,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -78,6 +79,9 @@ const DefaultWindowsBuild = "10.0.20348"
 // Options configure the hosts.
 type Options struct {
 	VSphere *vcsim.Server
+	// Latency times what the guests do: boots, customization's reboots,
+	// VMware Tools' answers (internal/sandbox/latency); nil takes no time.
+	Latency *latency.Model
 	// CA is the site's certificate authority: it signs the one WinRM HTTPS
 	// certificate of the prepared template (for the template's name), as an
 	// administrator's CA would. Guests get none of their own.
