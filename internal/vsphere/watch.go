@@ -56,7 +56,7 @@ const watchRetries = 3
 
 // Properties the watch collects.
 var (
-	watchVMProps   = []string{"runtime.powerState", "guest.toolsRunningStatus", "guest.guestOperationsReady", "guest.ipAddress", "guest.net"}
+	watchVMProps = []string{"runtime.powerState", "guest.toolsRunningStatus", "guest.guestOperationsReady", "guest.ipAddress", "guest.net"}
 	// info.name, info.entityName and info.progress say what a long wait
 	// waits for (waitTask's progress log); the first two never change.
 	watchTaskProps = []string{"info.state", "info.result", "info.error", "info.name", "info.entityName", "info.progress"}
