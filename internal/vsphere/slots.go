@@ -31,6 +31,11 @@ import (
 // (CAPV's issue #1070 "rate-limit vcenter tasks for vsphereVMs" is open;
 // both treat a queued task as one in progress and wait), so a 20-node pool
 // of theirs puts 20 clones in vCenter's queue at once.
+//
+// Power-ons are not limited here: a host runs 60 at once, and the
+// provider's power-ons are bounded by Terraform's -parallelism (10) and a
+// pool's max_parallel; one vCenter queues beyond 60 is waited for like any
+// queued task.
 const (
 	// DefaultProvisioningUnitsPerHost is an ESXi 6.x-8.x host's units.
 	DefaultProvisioningUnitsPerHost = 16
