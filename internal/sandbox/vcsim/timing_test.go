@@ -68,7 +68,7 @@ func cloneTemplate(ctx context.Context, t *testing.T, s *Server, c *vim25.Client
 // template's host); a fifth and a sixth are queued, as vCenter shows them,
 // then run, and none fails.
 func TestClonesBeyondAHostsUnitsAreQueuedNotFailed(t *testing.T) {
-	model := latency.New(100, latency.Median) // a 60 GiB full clone: 120 s / 100
+	model := latency.New(50, latency.Median) // a 60 GiB full clone: 120 s / 50, time for all six to reach vCenter while the first run
 	s, c := startTimed(t, model)
 	ctx := t.Context()
 	clone := model.Of(latency.CloneFull)
