@@ -62,7 +62,6 @@ func sha256Attribute(what string) schema.StringAttribute {
 
 func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Version: 1, // state_upgrade.go
 		MarkdownDescription: "A Kubernetes-ready Windows Server template on vSphere, built with nothing on your machine but Terraform. " +
 			"Create clones `source_template` into a temporary build VM, connects to it over WinRM or SSH, enables the Containers feature " +
 			"(rebooting), installs containerd, kubelet, kube-proxy and the CNI plugins — every download verified by SHA-256 on the guest — " +

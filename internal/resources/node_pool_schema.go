@@ -52,7 +52,6 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
 	}
 	resp.Schema = schema.Schema{
-		Version: 1, // state_upgrade.go
 		MarkdownDescription: "A pool of Kubernetes Windows worker nodes made from one machine template, kept at `replicas` members: the " +
 			"way a Cluster API MachineDeployment or an OpenShift Windows MachineSet keeps its machines, driven by `terraform apply`. " +
 			"Each member is made exactly as a `windows_node` is (clone, sysprep, join with a short-lived bootstrap token, Ready, " +

@@ -80,7 +80,6 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc, PlanModifiers: keepString}
 	}
 	resp.Schema = schema.Schema{
-		Version: 1, // state_upgrade.go
 		MarkdownDescription: "A Kubernetes Windows worker node on vSphere. Create clones the template (a `windows_golden_image` or any " +
 			"Kubernetes-ready Windows template) with a sysprep customization, saves the VM in the state at once, waits for the guest's " +
 			"IP (property-collector wait), discovers the cluster from its API (API server and CA, service and cluster CIDRs, DNS service " +
