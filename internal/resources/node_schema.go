@@ -116,8 +116,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 					"the Node is Ready and its `kube-proxy` and `flannel` pods are Running and Ready on it. Referencing it also orders " +
 					"Terraform: the networking is created before the node and destroyed after it. Omit it when the cluster's own CNI " +
 					"(Calico, Antrea) installs itself on Windows and you manage nothing cluster-level with this provider. Setting or " +
-					"changing it on an existing node joins that node again in place: the upgrade path for nodes of the earlier design " +
-					"(their flanneld and kube-proxy Windows services are removed).",
+					"changing it on an existing node joins that node again in place.",
 			},
 			"cni": schema.StringAttribute{
 				Optional: true, Computed: true, PlanModifiers: keepString,
