@@ -37,13 +37,14 @@ func TestVSphereRemembersLastingFailures(t *testing.T) {
 	if !errors.Is(first, vsphere.ErrLoginRefused) {
 		t.Fatalf("wrong password: %v, want ErrLoginRefused", first)
 	}
-	if _, again := refused.VSphere(t.Context()); again != first {
+	// The same error value, not an equal one: no second login was tried.
+	if _, again := refused.VSphere(t.Context()); again != first { //nolint:errorlint // identity, not kind
 		t.Errorf("second use logged in again (%v); want the first refusal remembered", again)
 	}
 
 	unreachable := &clients.Clients{VSphereConfig: vsphere.Config{Server: "127.0.0.1:1", User: srv.User, Password: srv.Password}}
 	_, first = unreachable.VSphere(t.Context())
-	if _, again := unreachable.VSphere(t.Context()); first == nil || again == first {
+	if _, again := unreachable.VSphere(t.Context()); first == nil || again == first { //nolint:errorlint // identity, not kind
 		t.Errorf("unreachable: %v then %v; want two attempts, each failing", first, again)
 	}
 
