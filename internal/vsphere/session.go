@@ -63,7 +63,10 @@ func (cfg Config) setting(attr, env string) string {
 // and when its certificate did not verify. Neither goes away by trying
 // again: a caller may remember them for the rest of its run. Trying a
 // refused password again would also count towards vCenter Single Sign-On's
-// lockout policy (five failed logins lock the account by default).
+// lockout policy: by default five failed logins within 180 s lock a
+// vsphere.local account for 900 s (VMware Cloud Foundation, "Configure the
+// Account Lockout Policy for vCenter Single Sign-On"; vSphere 7.0
+// Authentication, "Edit the vCenter Single Sign-On Lockout Policy").
 var (
 	ErrLoginRefused          = errors.New("vCenter refused the login")
 	ErrCertificateUnverified = errors.New("vCenter's TLS certificate did not verify")
