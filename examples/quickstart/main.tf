@@ -13,7 +13,8 @@ terraform {
 
   required_providers {
     windows = {
-      source = "wincluster/windows"
+      source  = "wincluster/windows"
+      version = "~> 0.1.0"
     }
   }
 }

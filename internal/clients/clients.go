@@ -31,8 +31,9 @@ type Clients struct {
 	kube     *kube.Client
 	kubeErr  error
 
-	vsphereMu sync.Mutex
-	vsphere   *vsphere.Client
+	vsphereMu  sync.Mutex
+	vsphere    *vsphere.Client
+	vsphereErr error // a lasting login failure (VSphere)
 
 	discoveryMu sync.Mutex
 	network     *kube.ClusterNetwork
@@ -145,19 +146,25 @@ func (c *Clients) Kubernetes(ctx context.Context) (*kube.Client, error) {
 	return c.kube, c.kubeErr
 }
 
-// VSphere returns the shared vCenter session, logging in on first use. Unlike
-// the Kubernetes client a failed login is not remembered: a transient failure
-// of one resource must not fail every other one for the rest of the run.
+// VSphere returns the shared vCenter session, logging in on first use: one
+// login for every resource of the run, at plan as at apply. A refused login
+// or an unverified certificate is remembered (no retry would succeed, and
+// every refused password counts towards vCenter's account lockout); any
+// other failure is not: a transient failure of one resource must not fail
+// every other one for the rest of the run.
 func (c *Clients) VSphere(ctx context.Context) (*vsphere.Client, error) {
 	if len(c.VSphereConfigUnknown) > 0 {
 		return nil, &UnknownConfigError{Client: "vSphere", Attributes: c.VSphereConfigUnknown, Environment: "VSPHERE_*"}
 	}
 	c.vsphereMu.Lock()
 	defer c.vsphereMu.Unlock()
-	if c.vsphere != nil {
-		return c.vsphere, nil
+	if c.vsphere != nil || c.vsphereErr != nil {
+		return c.vsphere, c.vsphereErr
 	}
 	vc, err := vsphere.NewClient(ctx, c.VSphereConfig)
+	if errors.Is(err, vsphere.ErrLoginRefused) || errors.Is(err, vsphere.ErrCertificateUnverified) {
+		c.vsphereErr = err
+	}
 	if err != nil {
 		return nil, err
 	}

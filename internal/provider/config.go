@@ -228,6 +228,11 @@ func (m providerModel) clients(ctx context.Context, unknown []string, diags *dia
 				path.Root("vsphere").AtName("allow_unencrypted_http"), diags),
 			ProvisioningUnitsPerHost: provisioningUnits(vs.ProvisioningUnits, diags),
 		}
+		c.VSphereConfig.From = settingsFrom(map[string]settingSource{
+			"server": {vs.Server, "VSPHERE_SERVER"}, "user": {vs.User, "VSPHERE_USER"}, "password": {vs.Password, "VSPHERE_PASSWORD"},
+			"ca_file": {vs.CAFile, "VSPHERE_CA_FILE"}, "ca_certificate": {vs.CACertificate, "VSPHERE_CA_CERTIFICATE"},
+			"allow_unverified_ssl": {vs.AllowUnverifiedSSL, "VSPHERE_ALLOW_UNVERIFIED_SSL"},
+		})
 		// Refused here, at plan, not at the first login in the apply.
 		if _, err := c.VSphereConfig.SDKURL(); errors.Is(err, vsphere.ErrUnencryptedHTTP) {
 			diags.AddAttributeError(path.Root("vsphere").AtName("server"), "Unencrypted vCenter URL", err.Error())
@@ -385,6 +390,29 @@ func (ks *kubernetesModel) configPaths(ctx context.Context, diags *diag.Diagnost
 		}
 	}
 	return nil
+}
+
+// settingSource is a setting of the vsphere block and the environment
+// variable it falls back to.
+type settingSource struct {
+	value interface{ IsNull() bool }
+	env   string
+}
+
+// settingsFrom says how the user set each setting ("password":
+// "vsphere.password" or "VSPHERE_PASSWORD"), for errors that name the one
+// to fix (vsphere.Config.From); a setting set neither way is left out.
+func settingsFrom(settings map[string]settingSource) map[string]string {
+	from := map[string]string{}
+	for attr, s := range settings {
+		switch {
+		case !s.value.IsNull():
+			from[attr] = "vsphere." + attr
+		case os.Getenv(s.env) != "":
+			from[attr] = s.env
+		}
+	}
+	return from
 }
 
 // stringOr is the configured value, else the environment's. Only a null

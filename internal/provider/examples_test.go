@@ -533,6 +533,14 @@ func (u exampleUnit) skip() string {
 				if b.Type != "resource" {
 					addr = b.Type + "." + addr
 				}
+				// A provider configuration by alias must be declared too.
+				if p, ok := b.Body.Attributes["provider"]; ok {
+					if tr, diags := hcl.AbsTraversalForExpr(p.Expr); !diags.HasErrors() && len(tr) == 2 {
+						if alias, ok := tr[1].(hcl.TraverseAttr); ok {
+							refs = append(refs, "provider."+tr.RootName()+"."+alias.Name)
+						}
+					}
+				}
 			case "variable":
 				addr = "var." + b.Labels[0]
 			case "output":

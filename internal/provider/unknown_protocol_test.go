@@ -306,8 +306,15 @@ func TestProtocol_unknownProviderConfigEveryResourcePlans(t *testing.T) {
 		if _, ok := s.schema.ResourceSchemas[name]; !ok {
 			t.Fatalf("no resource %s", name)
 		}
-		if r := s.planNew(t, name, attrs, false); hasError(r.Diagnostics) || r.PlannedState == nil {
+		r := s.planNew(t, name, attrs, false)
+		if hasError(r.Diagnostics) || r.PlannedState == nil {
 			t.Errorf("PlanResourceChange %s: diagnostics %s; want a plan", name, diagText(r.Diagnostics))
+		}
+		// What the plan would ask vCenter is postponed, and says so.
+		if text := diagText(r.Diagnostics); strings.Contains(name, "golden_image") || strings.Contains(name, "windows_node") && name != "windows_node_networking" {
+			if !strings.Contains(text, "[WARNING] vSphere checks of") || !strings.Contains(text, "postponed to apply") || !strings.Contains(text, "vsphere.server") {
+				t.Errorf("PlanResourceChange %s: diagnostics %s; want a warning that the vSphere checks wait for apply, naming vsphere.server", name, text)
+			}
 		}
 	}
 	d.untouched(t)

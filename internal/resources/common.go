@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
@@ -81,6 +82,33 @@ func vsphereClient(ctx context.Context, c *clients.Clients, diags diagAdder) *vs
 
 type diagAdder interface{ AddError(summary, detail string) }
 
+// planVSphere returns the vCenter session for the plan-time checks of
+// subject ("Windows node x"), or nil with the reason in diags: settings
+// unknown until apply postpone the checks (a warning); a refused login, an
+// unverified certificate or an unreachable vCenter with known settings is
+// an error, naming the setting to fix, at plan rather than after the plan
+// is approved. No vCenter configured (no server) leaves the checks to the
+// apply, which says what is missing.
+func planVSphere(ctx context.Context, c *clients.Clients, subject string, diags *diag.Diagnostics) *vsphere.Client {
+	if c == nil {
+		return nil
+	}
+	if len(c.VSphereConfigUnknown) == 0 && c.VSphereConfig.Server == "" {
+		return nil
+	}
+	vc, err := c.VSphere(ctx)
+	switch {
+	case clients.IsUnknownConfig(err):
+		diags.AddWarning("vSphere checks of "+subject+" postponed to apply",
+			err.Error()+"\n\nThe apply plans it again with the settings known and checks vCenter then, before anything is created.")
+		return nil
+	case err != nil:
+		diags.AddError("Cannot connect to vSphere", "Planning "+subject+": "+err.Error())
+		return nil
+	}
+	return vc
+}
+
 // addDiscoverError turns an error of winnode.Manager.Discover into a
 // diagnostic: on the folder attribute when the folder given is not there.
 func addDiscoverError(diags *diag.Diagnostics, err error, folder string) {
@@ -90,4 +118,28 @@ func addDiscoverError(diags *diag.Diagnostics, err error, folder string) {
 		return
 	}
 	diags.AddError("Listing Windows nodes", err.Error())
+}
+
+// planFolder checks at plan that the plan's folder exists or can be created
+// (a missing one is created at apply), an error on the attribute otherwise;
+// a folder or resource pool unknown until apply is checked then.
+func planFolder(ctx context.Context, vc *vsphere.Client, folder, poolID types.String, diags *diag.Diagnostics) {
+	if folder.IsUnknown() || folder.IsNull() || poolID.IsUnknown() {
+		return
+	}
+	if !poolID.IsNull() {
+		if _, err := vc.FindResourcePoolByID(ctx, poolID.ValueString()); vsphere.IsNotFound(err) {
+			diags.AddAttributeError(path.Root("resource_pool_id"), "Resource pool not found", fmt.Sprintf("resource_pool_id: %v.", err))
+			return
+		}
+	}
+	err := vc.CheckFolder(ctx, folder.ValueString(), poolID.ValueString())
+	switch {
+	case vsphere.IsNotFound(err):
+		diags.AddAttributeError(path.Root("folder"), "Folder not found",
+			fmt.Sprintf("folder: %v, and it cannot be created there: folders are created below an existing folder of a datacenter's VM folder. "+
+				"Give the inventory path of a VM folder, for example /dc1/vm/k8s-windows, or the managed object id of an existing one.", err))
+	case err != nil:
+		diags.AddAttributeError(path.Root("folder"), "Invalid folder", "folder: "+err.Error())
+	}
 }

@@ -68,14 +68,17 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	r.planVersionSkew(ctx, req.Plan, &resp.Diagnostics)
-	var source types.String
+	var source, folder, poolID types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("source_template"), &source)...)
-	if source.IsUnknown() || source.IsNull() || r.clients.VSphereConfig.Server == "" {
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("folder"), &folder)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("resource_pool_id"), &poolID)...)
+	vc := planVSphere(ctx, r.clients, "windows_golden_image", &resp.Diagnostics)
+	if vc == nil {
 		return
 	}
-	vc, err := r.clients.VSphere(ctx)
-	if err != nil {
-		return // Create reports connection problems with full context
+	planFolder(ctx, vc, folder, poolID, &resp.Diagnostics)
+	if source.IsUnknown() || source.IsNull() {
+		return
 	}
 	info, err := goldenimage.InspectSource(ctx, vc, source.ValueString())
 	if err != nil {

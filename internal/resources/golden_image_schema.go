@@ -62,19 +62,8 @@ func sha256Attribute(what string) schema.StringAttribute {
 
 func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		Version: 1, // state_upgrade.go
-		MarkdownDescription: "A Kubernetes-ready Windows Server template on vSphere, built with nothing on your machine but Terraform. " +
-			"Create clones `source_template` into a temporary build VM, connects to it over WinRM or SSH, enables the Containers feature " +
-			"(rebooting), installs containerd, kubelet, kube-proxy and the CNI plugins — every download verified by SHA-256 on the guest — " +
-			"writes VMware Tools' `tools.conf` (`exclude-nics=`) and the kubelet firewall rule, optionally sets up OpenSSH, verifies the result, " +
-			"reads back the real Windows build, generalizes the guest with sysprep and a generated answer file, waits for it to power off " +
-			"and marks it as a template.\n\n" +
-			"A template is immutable: any change builds a new one. To roll out a new image without a gap, give the image `name_prefix` " +
-			"and the nodes names that change with the template, and set `lifecycle { create_before_destroy = true }` on both: Terraform " +
-			"then builds the new template, creates and joins the new nodes, drains and deletes the old ones, and deletes the old template last " +
-			"(see the rollout example). An imported template keeps its inputs unknown until the next apply records them, without a rebuild.\n\n" +
-			"If the build fails, the build VM is destroyed, unless `keep_build_vm_on_failure` is set: then it stays, recorded in the state " +
-			"(`build_vm_id`) with the resource tainted, so the next apply or destroy removes it. Nothing is ever left that Terraform does not know.",
+		MarkdownDescription: "A Kubernetes-ready Windows Server template on vSphere (containerd, kubelet, kube-proxy and the CNI plugins, every download verified on the guest), built from a stock base template with nothing on your machine but Terraform. " +
+			"Any change builds a new template.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed: true, PlanModifiers: keepString,

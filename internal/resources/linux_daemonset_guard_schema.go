@@ -10,24 +10,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 )
 
 func (r *linuxDaemonSetGuardResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Keeps Linux-only DaemonSets (kube-proxy, flannel, node exporters) off Windows nodes by adding " +
-			"`kubernetes.io/os: linux` to the node selector of their pod template: what the Windows guides do by hand with `kubectl patch`. " +
-			"The selector is written by server-side apply under its own field manager (`" + kube.GuardFieldManager + "`), and no other field " +
-			"is touched. Kubernetes treats `nodeSelector` as one atomic value, so the guard applies the whole map (the DaemonSet's own " +
-			"entries plus `kubernetes.io/os`) and owns it, shared with the DaemonSet's manifest when that already sets the same map.\n\n" +
-			"Destroying the guard gives the selector back: it disappears when the guard added it to an empty selector, stays when the " +
-			"manifest sets it too, and otherwise returns to the manager of the DaemonSet's pod template without `kubernetes.io/os`, " +
-			"so the DaemonSet ends up exactly as before. Changing a node selector changes the pod template, so the DaemonSet rolls its pods.\n\n" +
-			"A tool that later re-applies the DaemonSet (Helm, `kubectl apply`) may drop the entry: the next plan shows it in `guarded` and " +
-			"the apply sets it again. Do not let two guards select the same DaemonSet: they share the field manager.\n\n" +
-			"A `windows_node` that depends on the guard (`depends_on`) is planned and created after it: its plan-time readiness checks count " +
-			"the DaemonSets the guard will select as guarded, and its create checks them again once the guard has applied.",
+		MarkdownDescription: "Keeps Linux-only DaemonSets (kube-proxy, flannel, node exporters) off Windows nodes by adding `kubernetes.io/os: linux` to their pod template's node selector, as the Windows guides do by hand with `kubectl patch`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,

@@ -42,31 +42,43 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 	if r.clients == nil || plan.SkipChecks.IsUnknown() {
 		return // the apply-time plan runs them once skip_checks is known
 	}
+	// vCenter first: a refused login or a missing template is an error
+	// whatever the cluster says.
+	var image *goldenimage.TemplateInfo
+	errorsBefore := resp.Diagnostics.ErrorsCount()
+	if vc := planVSphere(ctx, r.clients, "Windows node "+plan.Name.ValueString(), &resp.Diagnostics); vc != nil {
+		planFolder(ctx, vc, plan.Folder, plan.ResourcePoolID, &resp.Diagnostics)
+		if !plan.Template.IsUnknown() {
+			tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString())
+			switch {
+			case err == nil:
+				image = &tmpl
+				warnWindowsSupport(ctx, r.clients, "Windows node "+plan.Name.ValueString(), []string{tmpl.WindowsBuild()}, plan.SkipChecks, &resp.Diagnostics)
+			case vsphere.IsNotFound(err):
+				resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
+					fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))
+			default:
+				resp.Diagnostics.AddAttributeError(path.Root("template"), "Invalid template", "template: "+err.Error())
+			}
+		}
+	}
+	if resp.Diagnostics.ErrorsCount() > errorsBefore {
+		return // vCenter said no: the cluster's checks wait for a plan that can pass
+	}
 	if _, err := r.clients.Kubernetes(ctx); err != nil {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Cluster readiness checks of Windows node %s postponed to apply", plan.Name.ValueString()),
 			"The plan cannot reach the cluster ("+err.Error()+"), so the readiness checks run when the apply plans the node again with the settings known, before any VM is cloned.")
 		return
 	}
 	opts := kube.CheckOptions{PlannedGuards: r.clients.Planned.Guards()}
+	if image != nil {
+		opts.KubernetesVersion, opts.WindowsBuild = image.KubernetesVersion, image.WindowsBuild()
+	}
 	resp.Diagnostics.Append(plan.SkipChecks.ElementsAs(ctx, &opts.Skip, false)...)
 	if slices.Contains(opts.Skip, kube.CheckNetworkProbe) {
 		resp.Diagnostics.AddAttributeWarning(path.Root("skip_checks"), fmt.Sprintf("Network probe of Windows node %s skipped", plan.Name.ValueString()),
 			"skip_checks lists \""+kube.CheckNetworkProbe+"\": the create ends once the Node is Ready with its agents, without proving that a pod on it "+
 				"resolves names through the cluster DNS and reaches a Service and a pod on another node. Remove it from skip_checks to have the create prove that.")
-	}
-	if !plan.Template.IsUnknown() && r.clients.VSphereConfig.Server != "" {
-		if vc, err := r.clients.VSphere(ctx); err == nil {
-			tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString())
-			switch {
-			case err == nil:
-				opts.KubernetesVersion, opts.WindowsBuild = tmpl.KubernetesVersion, tmpl.WindowsBuild()
-				warnWindowsSupport(ctx, r.clients, "Windows node "+plan.Name.ValueString(), []string{tmpl.WindowsBuild()}, plan.SkipChecks, &resp.Diagnostics)
-			case vsphere.IsNotFound(err):
-				resp.Diagnostics.AddAttributeError(path.Root("template"), "Template not found",
-					fmt.Sprintf("template: %v. Give the inventory path or managed object id of a template, for example windows_golden_image.<name>.template_path.", err))
-				return
-			}
-		}
 	}
 	cluster, err := r.clients.Cluster(ctx) // one snapshot for every node of this run
 	if err != nil {

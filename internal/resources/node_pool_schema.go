@@ -52,31 +52,8 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		return schema.StringAttribute{Computed: true, MarkdownDescription: desc}
 	}
 	resp.Schema = schema.Schema{
-		Version: 1, // state_upgrade.go
-		MarkdownDescription: "A pool of Kubernetes Windows worker nodes made from one machine template, kept at `replicas` members: the " +
-			"way a Cluster API MachineDeployment or an OpenShift Windows MachineSet keeps its machines, driven by `terraform apply`. " +
-			"Each member is made exactly as a `windows_node` is (clone, sysprep, join with a short-lived bootstrap token, Ready, " +
-			"providerID, labels and taints, its networking agents Running), and named `<name_prefix>-<5 characters>` within the " +
-			"15 characters of a Windows computer name; a member keeps its name for life.\n\n" +
-			"**Scaling.** More `replicas` creates members concurrently (`max_parallel` at a time, whatever Terraform's " +
-			"`-parallelism`); fewer drains (PodDisruptionBudgets honoured) and removes the unhealthy members first, then the newest.\n\n" +
-			"**Rolling replacement.** A change to what members are made of (the template, placement, hardware, networking, " +
-			"the customization, the cluster overrides: everything but `labels`, `taints`, `drain` and the roll settings) rolls new " +
-			"members in: up to `max_surge` new members are created, and an old member is drained and removed only once a new one is " +
-			"Ready with its agents, keeping at least `replicas - max_unavailable` members Ready throughout. The plan says how many " +
-			"members are replaced, which and in what order. An apply interrupted midway leaves every member in the state, the new ones " +
-			"with the new revision, and the next apply resumes the roll. `labels` and `taints` change on every member in place.\n\n" +
-			"**Self-healing.** Refresh reads every member's VM and Node, and judges its health past Ready as `windows_node`'s " +
-			"`health` does (its networking agents' pods, the cluster DNS's endpoints), into `members[*].health` and " +
-			"`members[*].health_causes`: one vSphere round trip and four Kubernetes requests (the Windows Nodes, the networking's " +
-			"DaemonSets, its agents' pods, kube-dns's EndpointSlices), whatever the pool's size. A member whose VM is gone, whose Node " +
-			"is gone, whose create did not finish, or (with `replace_unhealthy_after`) whose Node has been NotReady, or whose agents " +
-			"have not been Running and Ready, that long is replaced on the next apply, and the plan says why and what the refresh " +
-			"found; the plan warns of the other unhealthy members, naming each and its causes.\n\n" +
-			"**Import** takes the name prefix (`win`: every Windows node whose name starts with `win-`) or a comma-separated list of " +
-			"node names; the first apply adopts the members as they are, without replacing them. **Destroy** drains every member, " +
-			"deletes its Node and destroys its VM.\n\n" +
-			"Members get their addresses by DHCP (a pool has no per-member static `ipv4`); use `windows_node` for a node with a static address.",
+		MarkdownDescription: "A pool of Kubernetes Windows worker nodes made from one machine template, kept at `replicas` members. " +
+			"Members are created in parallel, rolled within `max_surge` and `max_unavailable` when what they are made of changes, and replaced when unhealthy.",
 		Attributes: withMachine(poolMachine, map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 				MarkdownDescription: "The name prefix."},

@@ -362,6 +362,51 @@ func (c *Client) FindFolder(ctx context.Context, folder string, pool types.Manag
 	return c.FindFolderByPath(ctx, path.Join(dc, "vm", folder), create)
 }
 
+// CheckFolder tells, without creating anything, whether FindFolder with
+// create would succeed: the folder exists, or it is a path whose missing
+// part can be created (an existing folder below a datacenter's top-level
+// folders is its ancestor). For a plan, which must not change the
+// inventory. A relative path is relative to the datacenter of resource pool
+// poolID; without one it is not checked (nil).
+func (c *Client) CheckFolder(ctx context.Context, folder, poolID string) error {
+	p := folder
+	switch {
+	case strings.HasPrefix(folder, "/"):
+	case folderIDPattern.MatchString(folder):
+		_, err := c.FindFolderByID(ctx, folder)
+		return err
+	default:
+		if err := FolderKind.Check(folder); err != nil || poolID == "" {
+			return err
+		}
+		pool, err := c.FindResourcePoolByID(ctx, poolID)
+		if err != nil {
+			return err
+		}
+		dc, err := c.DatacenterPath(ctx, pool)
+		if err != nil {
+			return fmt.Errorf("folder %q is relative to the datacenter of resource pool %s: %w", folder, pool.Value, err)
+		}
+		p = path.Join(dc, "vm", folder)
+	}
+	// FindFolderByPath creates below the nearest existing ancestor, never a
+	// datacenter or one of its top-level folders.
+	for at := path.Clean(p); strings.Count(at, "/") >= 2; at = path.Dir(at) {
+		ref, err := c.findByPath(ctx, at, "folder")
+		if IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if ref.Type != TypeFolder {
+			return fmt.Errorf("%s is a %s, not a folder", at, kindName(ref.Type))
+		}
+		return nil
+	}
+	return &NotFoundError{Kind: "folder", ID: path.Clean(p)}
+}
+
 // DatacenterPath returns the inventory path of the datacenter ref is in
 // ("/dc1", or "/folder/dc1" for a datacenter in a folder), in one round
 // trip.

@@ -71,3 +71,26 @@ func TestFindResolvesEveryForm(t *testing.T) {
 		t.Error("a relative folder with no resource pool resolved")
 	}
 }
+
+// TestCheckFolder: a plan's folder check answers as FindFolder with create
+// would, and creates nothing.
+func TestCheckFolder(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	for folder, wantNotFound := range map[string]bool{
+		"/DC0/vm":                false, // exists
+		"/DC0/vm/new/and/deeper": false, // created below /DC0/vm
+		"new-relative":           false, // below the pool's datacenter's VM folder
+		"/DC9/vm/windows":        true,  // no such datacenter: nothing to create it in
+		"/DC0/windows":           true,  // a datacenter's top-level folder is never created
+		"group-v987654":          true,
+	} {
+		err := e.c.CheckFolder(ctx, folder, e.pool)
+		if got := vsphere.IsNotFound(err); got != wantNotFound || (!wantNotFound && err != nil) {
+			t.Errorf("CheckFolder(%q) = %v, want not-found %v", folder, err, wantNotFound)
+		}
+	}
+	if _, err := e.c.FindFolderByPath(ctx, "/DC0/vm/new", false); !vsphere.IsNotFound(err) {
+		t.Errorf("CheckFolder created /DC0/vm/new (%v)", err)
+	}
+}

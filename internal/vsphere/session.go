@@ -49,7 +49,48 @@ type Config struct {
 	// DefaultProvisioningUnitsPerHost (16, a host's units); a negative
 	// value sets no limit, leaving vCenter to queue.
 	ProvisioningUnitsPerHost int
+	// From says, for each setting by its attribute name ("password"), how
+	// the user set it: "vsphere.password" in the provider block, or
+	// "VSPHERE_PASSWORD" in the environment, so that an error names the one
+	// to fix. A setting it does not hold is named both ways.
+	From map[string]string
 }
+
+// setting names attribute attr of the provider's vsphere block as the user
+// set it (From), else both ways.
+func (cfg Config) setting(attr, env string) string {
+	if n, ok := cfg.From[attr]; ok && n != "" {
+		return n
+	}
+	return "vsphere." + attr + " (" + env + ")"
+}
+
+// ErrLoginRefused and ErrCertificateUnverified are wrapped by NewClient's
+// errors when vCenter refused the user or password (an InvalidLogin fault),
+// and when its certificate did not verify. Neither goes away by trying
+// again: a caller may remember them for the rest of its run. Trying a
+// refused password again would also count towards vCenter Single Sign-On's
+// lockout policy: by default five failed logins within 180 s lock a
+// vsphere.local account for 900 s (VMware Cloud Foundation, "Configure the
+// Account Lockout Policy for vCenter Single Sign-On"; vSphere 7.0
+// Authentication, "Edit the vCenter Single Sign-On Lockout Policy").
+var (
+	ErrLoginRefused          = errors.New("vCenter refused the login")
+	ErrCertificateUnverified = errors.New("vCenter's TLS certificate did not verify")
+)
+
+// lastingError is an error of a kind above whose message says it whole.
+type lastingError struct {
+	kind error
+	msg  string
+}
+
+func lasting(kind error, format string, args ...any) error {
+	return &lastingError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *lastingError) Error() string { return e.msg }
+func (e *lastingError) Unwrap() error { return e.kind }
 
 // UserAgent identifies the provider's vSphere sessions.
 const UserAgent = "terraform-provider-windows"
@@ -158,13 +199,14 @@ func NewClient(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	vc, err := vim25.NewClient(ctx, sc)
 	if err != nil {
-		return nil, connectError(u, err)
+		return nil, cfg.connectError(u, err)
 	}
 	c := &govmomi.Client{Client: vc, SessionManager: session.NewManager(vc)}
 	user := url.UserPassword(cfg.User, cfg.Password)
 	if err := c.Login(ctx, user); err != nil {
 		if isAuthError(err) {
-			return nil, fmt.Errorf("vCenter %s rejected the login of %q: check vsphere.user and vsphere.password (VSPHERE_USER, VSPHERE_PASSWORD)", u.Host, cfg.User)
+			return nil, lasting(ErrLoginRefused, "vCenter %s rejected the login of %q: check %s and %s", u.Host, cfg.User,
+				cfg.setting("user", "VSPHERE_USER"), cfg.setting("password", "VSPHERE_PASSWORD"))
 		}
 		return nil, fmt.Errorf("logging in to vCenter %s: %w", u.Host, err)
 	}
@@ -197,7 +239,7 @@ func (cfg Config) rootCAs() (*x509.CertPool, error) {
 	return pool, nil
 }
 
-func connectError(u *url.URL, err error) error {
+func (cfg Config) connectError(u *url.URL, err error) error {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		err = urlErr.Err
@@ -206,9 +248,17 @@ func connectError(u *url.URL, err error) error {
 	var hostnameErr x509.HostnameError
 	var certErr *x509.CertificateInvalidError
 	if errors.As(err, &unknownAuthority) || errors.As(err, &hostnameErr) || errors.As(err, &certErr) || strings.Contains(err.Error(), "x509:") {
-		return fmt.Errorf("cannot verify the TLS certificate of vCenter %s: %v; set vsphere.ca_file or vsphere.ca_certificate to the CA that signed it (or, for a lab only, allow_unverified_ssl = true)", u.Host, err)
+		fix := "set " + cfg.setting("ca_file", "VSPHERE_CA_FILE") + " or " + cfg.setting("ca_certificate", "VSPHERE_CA_CERTIFICATE") + " to the CA that signed it"
+		switch {
+		case cfg.CAFile != "":
+			fix = cfg.setting("ca_file", "VSPHERE_CA_FILE") + " does not hold the CA that signed it: give that CA"
+		case cfg.CACertificate != "":
+			fix = cfg.setting("ca_certificate", "VSPHERE_CA_CERTIFICATE") + " does not hold the CA that signed it: give that CA"
+		}
+		return lasting(ErrCertificateUnverified, "cannot verify the TLS certificate of vCenter %s: %v; %s (or, for a lab only, %s = true)",
+			u.Host, err, fix, cfg.setting("allow_unverified_ssl", "VSPHERE_ALLOW_UNVERIFIED_SSL"))
 	}
-	return fmt.Errorf("cannot reach vCenter %s: %v; check vsphere.server (VSPHERE_SERVER), that vCenter is up and that the network allows HTTPS to it", u.Host, err)
+	return fmt.Errorf("cannot reach vCenter %s: %v; check %s, that vCenter is up and that the network allows HTTPS to it", u.Host, err, cfg.setting("server", "VSPHERE_SERVER"))
 }
 
 func isAuthError(err error) bool {

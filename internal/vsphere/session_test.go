@@ -35,6 +35,17 @@ func startVCSim(t testing.TB) (*vcsim.Server, string) {
 	return srv, bundle.CAFile
 }
 
+// otherCA writes the PEM of a CA that did not sign the simulator's
+// certificate and returns its path.
+func otherCA(t *testing.T) string {
+	t.Helper()
+	bundle, err := pki.Generate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bundle.CAFile
+}
+
 func TestNewClient(t *testing.T) {
 	srv, caFile := startVCSim(t)
 	caPEM, err := os.ReadFile(caFile)
@@ -66,19 +77,37 @@ func TestNewClient(t *testing.T) {
 	})
 
 	failures := map[string]struct {
-		cfg  func(vsphere.Config) vsphere.Config
-		want []string
+		cfg    func(vsphere.Config) vsphere.Config
+		want   []string
+		is     error    // the lasting kind, or nil
+		absent []string // settings the user did not use, not to be named
 	}{
-		"unknown CA": {func(c vsphere.Config) vsphere.Config { return c },
-			[]string{"cannot verify the TLS certificate of vCenter " + srv.Server, "vsphere.ca_file"}},
-		"wrong password": {func(c vsphere.Config) vsphere.Config { c.CAFile, c.Password = caFile, "wrong"; return c },
-			[]string{"vCenter " + srv.Server + " rejected the login", "vsphere.password"}},
-		"unreachable": {func(c vsphere.Config) vsphere.Config { c.Server, c.CAFile = "127.0.0.1:1", caFile; return c },
-			[]string{"cannot reach vCenter 127.0.0.1:1", "VSPHERE_SERVER"}},
-		"no server": {func(c vsphere.Config) vsphere.Config { c.Server = ""; return c },
-			[]string{"no vSphere server is configured", "VSPHERE_SERVER"}},
-		"bad CA file": {func(c vsphere.Config) vsphere.Config { c.CAFile = filepath.Join(t.TempDir(), "missing.pem"); return c },
-			[]string{"reading vsphere.ca_file"}},
+		"unknown CA": {cfg: func(c vsphere.Config) vsphere.Config { return c },
+			want: []string{"cannot verify the TLS certificate of vCenter " + srv.Server, "vsphere.ca_file", "VSPHERE_ALLOW_UNVERIFIED_SSL"},
+			is:   vsphere.ErrCertificateUnverified},
+		"CA file of another CA": {cfg: func(c vsphere.Config) vsphere.Config {
+			c.CAFile, c.From = otherCA(t), map[string]string{"ca_file": "VSPHERE_CA_FILE"}
+			return c
+		}, want: []string{"VSPHERE_CA_FILE does not hold the CA that signed it"}, is: vsphere.ErrCertificateUnverified},
+		"wrong password": {cfg: func(c vsphere.Config) vsphere.Config { c.CAFile, c.Password = caFile, "wrong"; return c },
+			want: []string{"vCenter " + srv.Server + " rejected the login", "vsphere.password", "VSPHERE_PASSWORD"},
+			is:   vsphere.ErrLoginRefused},
+		"wrong password from the environment": {cfg: func(c vsphere.Config) vsphere.Config {
+			c.CAFile, c.Password = caFile, "wrong"
+			c.From = map[string]string{"user": "vsphere.user", "password": "VSPHERE_PASSWORD"}
+			return c
+		}, want: []string{"check vsphere.user and VSPHERE_PASSWORD"}, is: vsphere.ErrLoginRefused, absent: []string{"vsphere.password"}},
+		"wrong password in the provider block": {cfg: func(c vsphere.Config) vsphere.Config {
+			c.CAFile, c.Password = caFile, "wrong"
+			c.From = map[string]string{"user": "VSPHERE_USER", "password": "vsphere.password"}
+			return c
+		}, want: []string{"check VSPHERE_USER and vsphere.password"}, is: vsphere.ErrLoginRefused, absent: []string{"VSPHERE_PASSWORD"}},
+		"unreachable": {cfg: func(c vsphere.Config) vsphere.Config { c.Server, c.CAFile = "127.0.0.1:1", caFile; return c },
+			want: []string{"cannot reach vCenter 127.0.0.1:1", "VSPHERE_SERVER"}},
+		"no server": {cfg: func(c vsphere.Config) vsphere.Config { c.Server = ""; return c },
+			want: []string{"no vSphere server is configured", "VSPHERE_SERVER"}},
+		"bad CA file": {cfg: func(c vsphere.Config) vsphere.Config { c.CAFile = filepath.Join(t.TempDir(), "missing.pem"); return c },
+			want: []string{"reading vsphere.ca_file"}},
 	}
 	for name, tc := range failures {
 		t.Run(name, func(t *testing.T) {
@@ -90,6 +119,16 @@ func TestNewClient(t *testing.T) {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not contain %q", err, want)
 				}
+			}
+			for _, name := range tc.absent {
+				if strings.Contains(err.Error(), name) {
+					t.Errorf("error %q names %s, which the user did not set", err, name)
+				}
+			}
+			if got := errors.Is(err, vsphere.ErrLoginRefused) || errors.Is(err, vsphere.ErrCertificateUnverified); tc.is == nil && got {
+				t.Errorf("error %q is of a lasting kind; a retry may succeed", err)
+			} else if tc.is != nil && !errors.Is(err, tc.is) {
+				t.Errorf("error %q is not %v", err, tc.is)
 			}
 			if strings.Contains(err.Error(), srv.Password) {
 				t.Errorf("error %q leaks the password", err)

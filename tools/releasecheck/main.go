@@ -12,13 +12,16 @@
 //	go run ./tools/releasecheck dist
 //	go run ./tools/releasecheck -host-config .goreleaser.yml DIR > DIR/goreleaser.yml
 //	go run ./tools/releasecheck -host -install CLI DIR/dist
+//	go run ./tools/releasecheck -platforms
 //
 // -host-config writes the GoReleaser config narrowed to this machine's
 // platform, its dist directory under DIR: the same archives, sums and
 // manifest from one cross-compilation instead of thirteen (what CI can
 // afford). -host then expects that one platform's zip, and -install
 // installs it from a local mirror as Terraform installs a registry
-// provider, and has the CLI start it and read its schema.
+// provider, and has the CLI start it and read its schema. -platforms lists
+// the release's platforms (the list `make release-snapshot` checks the
+// release against), for `make release-platforms`.
 package main
 
 import (
@@ -52,7 +55,12 @@ func main() {
 	hostConfig := flag.String("host-config", "", "write this GoReleaser config, narrowed to this machine's platform with its dist under the argument, to stdout")
 	host := flag.Bool("host", false, "expect this machine's platform only")
 	install := flag.String("install", "", "a Terraform or OpenTofu CLI: install this platform's zip for it and read the provider's schema")
+	list := flag.Bool("platforms", false, "print the release's platforms, os_arch, one a line (make release-platforms compiles each)")
 	flag.Parse()
+	if *list {
+		fmt.Println(strings.Join(platforms, "\n"))
+		return
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: releasecheck [-host [-install CLI]] DIST | releasecheck -host-config CONFIG DIR")
 		os.Exit(2)

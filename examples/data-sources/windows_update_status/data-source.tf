@@ -1,6 +1,6 @@
 # How far the nodes of a pool run behind this month's golden image.
 data "windows_update_status" "ltsc2022" {
-  image       = windows_golden_image.ltsc2022.template_id
+  image       = var.image_template_id # windows_golden_image.<name>.template_id
   name_prefix = "win-"
 }
 

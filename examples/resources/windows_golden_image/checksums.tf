@@ -46,7 +46,7 @@ locals {
   }
 }
 
-resource "windows_golden_image" "ltsc2022" {
+resource "windows_golden_image" "checksummed" {
   name_prefix       = "win2022-k8s-"
   folder            = "/dc1/vm/templates"
   source_template   = "/dc1/vm/templates/win2022-base"

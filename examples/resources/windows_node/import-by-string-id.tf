@@ -5,6 +5,6 @@ import {
 }
 
 import {
-  to = windows_node.joined_by_hand
+  to = windows_node.static
   id = "vsphere://4211c6e1-2f0d-8a3b-5e7c-90d1a2b3c4d5"
 }

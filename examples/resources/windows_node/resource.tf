@@ -1,10 +1,10 @@
 # Three Windows Server 2022 workers from a golden image, with DHCP addresses,
 # the default os=windows:NoSchedule taint and a label of their own.
 resource "windows_node" "worker" {
-  count = 3
+  for_each = toset(["win-0", "win-1", "win-2"])
 
-  name             = "win-${count.index}" # node name and computer name (15 characters at most)
-  template         = windows_golden_image.ltsc2022.template_path
+  name             = each.key # node name and computer name (15 characters at most)
+  template         = var.template
   folder           = "/dc1/vm/k8s-windows"
   resource_pool_id = var.resource_pool_id
   network_id       = var.network_id
@@ -16,6 +16,8 @@ resource "windows_node" "worker" {
   admin_password_wo_version = 1
 
   # No transport: the default (vmtools) goes through vCenter's guest operations.
+
+  networking_id = windows_node_networking.this.id
 
   labels = {
     "example.com/pool" = "web"
@@ -38,7 +40,7 @@ resource "windows_node_networking" "this" {
 # A node with a static address on that network.
 resource "windows_node" "static" {
   name              = "win-static"
-  template          = windows_golden_image.ltsc2022.template_path
+  template          = var.template
   folder            = "/dc1/vm/k8s-windows"
   resource_pool_id  = var.resource_pool_id
   network_id        = var.network_id

@@ -21,9 +21,9 @@ resource "windows_node" "worker" {
   count = 2
 
   name              = "win-${count.index}"
-  template          = windows_golden_image.ltsc2022.template_path # with flanneld_url and flannel_cni_plugin_url
+  template          = var.template # a golden image with flanneld_url and flannel_cni_plugin_url
   folder            = "/dc1/vm/k8s-windows"
-  resource_pool_id  = data.vsphere_resource_pool.pool.id
+  resource_pool_id  = var.resource_pool_id
   admin_password_wo = var.admin_password
 
   # Terraform creates the networking first and destroys the nodes first;

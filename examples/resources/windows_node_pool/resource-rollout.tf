@@ -24,7 +24,7 @@ resource "windows_golden_image" "ltsc2022" {
   }
 }
 
-resource "windows_node_pool" "web" {
+resource "windows_node_pool" "rolling" {
   name_prefix       = "web"
   replicas          = 10
   template          = windows_golden_image.ltsc2022.template_path

@@ -1,0 +1,16 @@
+terraform {
+  required_version = ">= 1.11"
+
+  required_providers {
+    windows = {
+      source  = "wincluster/windows"
+      version = "~> 0.1.0"
+    }
+    vsphere = {
+      source = "vmware/vsphere"
+    }
+    http = {
+      source = "hashicorp/http"
+    }
+  }
+}

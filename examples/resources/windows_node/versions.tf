@@ -1,0 +1,13 @@
+terraform {
+  required_version = ">= 1.11"
+
+  required_providers {
+    windows = {
+      source  = "wincluster/windows"
+      version = "~> 0.1.0"
+    }
+    vsphere = {
+      source = "vmware/vsphere"
+    }
+  }
+}
