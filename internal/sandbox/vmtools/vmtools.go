@@ -175,9 +175,9 @@ type vmState struct {
 	// bootCancel cuts short a boot under way (its customization's phases):
 	// the VM powered off, was destroyed, or the sandbox closed.
 	bootCancel context.CancelFunc
-	host        *winsim.Host
-	bootErr     error
-	run         serial
+	host       *winsim.Host
+	bootErr    error
+	run        serial
 }
 
 // Start hooks the hosts into the simulator. Close stops every host.
