@@ -3,9 +3,15 @@ package vmtools_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/vmware/govmomi/fault"
+	"github.com/vmware/govmomi/guest"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
@@ -72,4 +78,62 @@ func TestCloseCutsAModelledCustomizationShort(t *testing.T) {
 		t.Fatal("Close waited for a customization playing real time")
 	}
 	t.Logf("Close returned in %s", time.Since(begin))
+}
+
+// TestVMToolsPolledTooOftenAnswers3016: with the latency model on, VMware
+// Tools refuses a ListProcessesInGuest that comes sooner than it answers
+// another, as vCenter answers govc polling every 250 ms (govmomi#759): a
+// SystemError whose reason is vix error 3016. The vmtools transport backs
+// off on it and its Run succeeds.
+func TestVMToolsPolledTooOftenAnswers3016(t *testing.T) {
+	m := latency.New(1000, latency.Median)
+	// A VMware Tools slower than the model's median: it needs 1.5 s
+	// between polls, more than the transport's 1 s interval.
+	m.Durations[latency.ProcessPollInterval] = latency.Duration{P50: 1500 * time.Millisecond, P99: 1500 * time.Millisecond, Source: "this test"}
+	w := startWith(t, func(o *vmtools.Options) { o.Latency = m })
+	vm := w.bootNode(t, "win-poll")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := w.c.WaitForCustomization(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.c.WaitForGuestOperations(ctx, vm); err != nil {
+		t.Fatal(err)
+	}
+
+	// Two polls back to back: the second is refused.
+	ops := guest.NewOperationsManager(w.c.Client.Client, vm.Reference())
+	pm, err := ops.ProcessManager(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := &types.NamePasswordAuthentication{Username: "Administrator", Password: nodePassword}
+	if _, err := pm.ListProcesses(ctx, auth, nil); err != nil {
+		t.Fatalf("first poll: %v", err)
+	}
+	_, err = pm.ListProcesses(ctx, auth, nil)
+	var se *types.SystemError
+	if _, ok := fault.As(err, &se); !ok || se.Reason != "vix error codes = (3016, 0).\n" ||
+		!strings.Contains(err.Error(), "A general system error occurred: vix error codes = (3016, 0).") {
+		t.Fatalf("a poll 0 s after the last = %v; want SystemError, vix error codes = (3016, 0)", err)
+	}
+	time.Sleep(1600 * time.Millisecond) // VMware Tools' interval, real time: the model's rule under test
+	if _, err := pm.ListProcesses(ctx, auth, nil); err != nil {
+		t.Fatalf("a poll after VMware Tools' interval: %v", err)
+	}
+
+	// The transport polls a 4-second script every second: refused, it backs
+	// off and the Run ends with the script's output.
+	before := w.hosts.Refused3016()
+	tr, err := remote.Connect(ctx, w.vmtoolsConfig(vm, nodePassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	if got := run(t, tr, "Start-Sleep -Seconds 4\nWrite-Output 'slept'"); got != "slept" {
+		t.Errorf("Run printed %q, want slept", got)
+	}
+	if w.hosts.Refused3016() == before {
+		t.Error("no poll of the transport's was refused: the test proves no back-off")
+	}
 }

@@ -142,6 +142,7 @@ type Hosts struct {
 	observers     hooks.List[func(Event)]  // OnEvent; apart from mu: they run while mu is free
 	closed        bool
 	wg            sync.WaitGroup
+	guestOps      *guestOps
 	// ctx ends at Close: every boot's modelled time waits on it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -217,7 +218,8 @@ func Start(ctx context.Context, opts Options) (*Hosts, error) {
 	}
 	opts.VSphere.OnClone(h.onClone)
 	h.reg.AddHandler(&registryHandler{h})
-	opts.VSphere.ServeGuestOperations(&guestOps{h: h})
+	h.guestOps = &guestOps{h: h}
+	opts.VSphere.ServeGuestOperations(h.guestOps)
 	return h, nil
 }
 
