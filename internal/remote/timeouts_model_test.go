@@ -1,7 +1,11 @@
 package remote
 
 import (
+	"errors"
 	"testing"
+
+	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
@@ -19,5 +23,31 @@ func TestPacingAgainstTheModel(t *testing.T) {
 	}
 	if tail := m.Real(latency.ProcessPollInterval); processPollInterval <= tail {
 		t.Errorf("processPollInterval %s, not above VMware Tools' tail interval %s", processPollInterval, tail)
+	}
+}
+
+// TestToolsBusy tells vCenter's 3016 SystemError from other faults: the
+// fault with its reason, and its message as govc prints it
+// (vmware/govmomi#759).
+func TestToolsBusy(t *testing.T) {
+	busy := soap.WrapSoapFault(&soap.Fault{Code: "ServerFaultCode", String: "A general system error occurred: vix error codes = (3016, 0).",
+		Detail: struct {
+			Fault types.AnyType `xml:",any,typeattr"`
+		}{Fault: &types.SystemError{Reason: "vix error codes = (3016, 0).\n"}}})
+	if !toolsBusy(busy) {
+		t.Errorf("toolsBusy(%v) = false", busy)
+	}
+	if toolsBusy(errors.New("ServerFaultCode: A general system error occurred: vix error codes = (3016, 0).")) == false {
+		t.Error("the message alone (a fault without its detail) is 3016 too")
+	}
+	for _, err := range []error{
+		soap.WrapSoapFault(&soap.Fault{Code: "ServerFaultCode", String: "vix error codes = (35, 0).", Detail: struct {
+			Fault types.AnyType `xml:",any,typeattr"`
+		}{Fault: &types.SystemError{Reason: "vix error codes = (35, 0).\n"}}}),
+		errors.New("ServerFaultCode: GuestOperationsUnavailable"),
+	} {
+		if toolsBusy(err) {
+			t.Errorf("toolsBusy(%v) = true", err)
+		}
 	}
 }
