@@ -30,10 +30,7 @@ func TestPacingAgainstTheModel(t *testing.T) {
 // fault with its reason, and its message as govc prints it
 // (vmware/govmomi#759).
 func TestToolsBusy(t *testing.T) {
-	busy := soap.WrapSoapFault(&soap.Fault{Code: "ServerFaultCode", String: "A general system error occurred: vix error codes = (3016, 0).",
-		Detail: struct {
-			Fault types.AnyType `xml:",any,typeattr"`
-		}{Fault: &types.SystemError{Reason: "vix error codes = (3016, 0).\n"}}})
+	busy := systemError("A general system error occurred: vix error codes = (3016, 0).", "vix error codes = (3016, 0).\n")
 	if !toolsBusy(busy) {
 		t.Errorf("toolsBusy(%v) = false", busy)
 	}
@@ -41,13 +38,18 @@ func TestToolsBusy(t *testing.T) {
 		t.Error("the message alone (a fault without its detail) is 3016 too")
 	}
 	for _, err := range []error{
-		soap.WrapSoapFault(&soap.Fault{Code: "ServerFaultCode", String: "vix error codes = (35, 0).", Detail: struct {
-			Fault types.AnyType `xml:",any,typeattr"`
-		}{Fault: &types.SystemError{Reason: "vix error codes = (35, 0).\n"}}}),
+		systemError("A general system error occurred: vix error codes = (35, 0).", "vix error codes = (35, 0).\n"),
 		errors.New("ServerFaultCode: GuestOperationsUnavailable"),
 	} {
 		if toolsBusy(err) {
 			t.Errorf("toolsBusy(%v) = true", err)
 		}
 	}
+}
+
+// systemError is vCenter's SystemError fault as govmomi's client returns it.
+func systemError(msg, reason string) error {
+	f := &soap.Fault{Code: "ServerFaultCode", String: msg}
+	f.Detail.Fault = &types.SystemError{Reason: reason}
+	return soap.WrapSoapFault(f)
 }
