@@ -1025,8 +1025,18 @@
 // learn.microsoft.com/windows/client-management/mdm/firewall-csp). The
 // simulator holds such a port with a listener whose accept queue is full,
 // so the kernel drops the SYNs for any client process (firewall_drop.go
-// says how, and its limits: Linux only). A port a rule admits with nothing
-// listening refuses at once, as a host that is down does on every port.
+// says how, and its limits: Linux only). A rule whose -RemoteAddress names
+// addresses, subnets or ranges admits each connection by its own source
+// address ("network packets with matching IP addresses match this rule",
+// New-NetFirewallRule): a socket filter on the port drops the SYNs of the
+// other sources, whose connect times out (firewall_scope.go; the sandbox's
+// processes connect from 127.0.0.1, seen at Firewall.ClientAddress when
+// set; a test stands for a foreign host by binding another loopback
+// source). A port a rule admits with nothing listening refuses at once, as
+// a host that is down does on every port. The kubelet's port 10250 is not
+// among the host's ports: kubeletsim serves no kubelet API (the API
+// server's pods/log, exec and metrics through the kubelet are not
+// modelled), so there is nothing behind the firewall there to admit.
 //
 // The WinRM service's configuration (HostConfig.WinRM) is a stock Windows
 // Server's unless a test changes it: AllowUnencrypted false, Basic false,
