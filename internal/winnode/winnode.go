@@ -12,6 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -627,6 +629,9 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if mode.NeedsClusterCIDR() && cfg.ClusterCIDR == "" {
 		return cfg, fmt.Errorf("%s needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr", mode.Name())
 	}
+	if cfg.KubeletAdmit, err = kubeletAdmit(net, cfg); err != nil {
+		return cfg, err
+	}
 	if cfg.CNIConfList, err = mode.CNIConfig(networking.Node{
 		ClusterCIDR: cfg.ClusterCIDR, ServiceCIDR: cfg.ServiceCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 	}); err != nil {
@@ -662,4 +667,27 @@ func or(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// kubeletAdmit is whom the kubelet's firewall rule admits: the API servers'
+// advertised addresses (the endpoints of default/kubernetes), or the API
+// endpoint's own address when those are not readable and it is one, and the
+// pod network (metrics-server and other in-cluster scrapers).
+func kubeletAdmit(n *kube.ClusterNetwork, cfg bootstrap.JoinConfig) ([]string, error) {
+	admit := append([]string(nil), n.APIServerAddresses...)
+	if len(admit) == 0 {
+		if u, err := url.Parse(cfg.APIServer); err == nil && net.ParseIP(u.Hostname()) != nil {
+			admit = append(admit, u.Hostname())
+		}
+	}
+	if len(admit) == 0 {
+		return nil, fmt.Errorf("the API servers' addresses, which the kubelet's firewall rule admits, are unknown: the EndpointSlices "+
+			"of Service default/kubernetes are not readable (apply examples/rbac/terraform-provider-windows.yaml: its Role in the "+
+			"default namespace lists them) and the API endpoint %s is not an IP address", cfg.APIServer)
+	}
+	pods := n.ClusterCIDRs
+	if cfg.ClusterCIDR != "" {
+		pods = []string{cfg.ClusterCIDR}
+	}
+	return append(admit, pods...), nil
 }

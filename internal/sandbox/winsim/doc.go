@@ -602,6 +602,11 @@
 //	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-content?view=powershell-5.1
+//	Set-NetFirewallRule
+//	    parameters: [-Name <String[]>] (mandatory), -RemoteAddress <String[]>, -Enabled <Enabled> {True|False}
+//	    refused (real, not modelled): -DisplayName, -NewDisplayName, -Direction, -Action, -Protocol, -LocalPort, -RemotePort, -LocalAddress, -Profile, -Description, -Program, -PolicyStore, -CimSession, -PassThru, -AsJob
+//	    does: changes the -RemoteAddress (as New-NetFirewallRule reads it) and -Enabled of the rules named by -Name in firewall.json; a missing name is CmdletizationQuery_NotFound_Name; a rule covering a port the host serves (5985, 5986, 22) is refused as not modelled (Windows applies the change at once, the host at its next boot); every other parameter is refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/set-netfirewallrule
 //	Set-Service
 //	    parameters: [-Name <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}, -Status <String> {Running|Stopped|Paused}
 //	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
