@@ -280,3 +280,20 @@ func TestKubeletFirewallScope(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPSListenerScope: the HTTPS listener's rule admits the management
+// addresses given, and the step refuses none or text no address or CIDR.
+func TestHTTPSListenerScope(t *testing.T) {
+	step, err := HTTPSListenerStep("10.0.0.21", []string{"10.0.5.0/24", "192.0.2.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-LocalPort 5986 -Action Allow -Profile Any -RemoteAddress @('10.0.5.0/24', '192.0.2.7')"; !strings.Contains(step.Script, want) {
+		t.Errorf("listener step lacks %q:\n%s", want, step.Script)
+	}
+	for _, admit := range [][]string{nil, {"Any"}, {"10.0.5.0/24; Remove-Item C:\\"}} {
+		if _, err := HTTPSListenerStep("10.0.0.21", admit); err == nil {
+			t.Errorf("admit %q: accepted", admit)
+		}
+	}
+}

@@ -45,3 +45,13 @@ func TestKubeletAdmit(t *testing.T) {
 		})
 	}
 }
+
+// TestManagementAddress: the address the provider reaches a guest from is
+// its routing's source address for the guest (on loopback, 127.0.0.1:
+// the local route's src).
+func TestManagementAddress(t *testing.T) {
+	got, err := managementAddress("127.1.2.3")
+	if err != nil || got != "127.0.0.1" {
+		t.Fatalf("managementAddress(127.1.2.3) = %q, %v; want 127.0.0.1", got, err)
+	}
+}

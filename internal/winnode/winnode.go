@@ -72,6 +72,10 @@ type Spec struct {
 	// over vmtools, with a certificate made on the guest, and pins it
 	// (guest.CreateHTTPSListener), unless Transport pins one already.
 	HTTPSListener bool
+	// HTTPSListenerAdmit are the addresses or CIDRs the listener's
+	// firewall rule admits to 5986; empty: the address the provider
+	// connects to the guest from (managementAddress).
+	HTTPSListenerAdmit []string
 
 	// Kubernetes.
 	Labels map[string]string
@@ -246,7 +250,15 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		m.progress("WinRM HTTPS listener", map[string]any{"vm": id.VMID})
 		via := remote.Config{Protocol: remote.ProtocolVMTools, Host: ip, User: tcfg.User, Password: tcfg.Password,
 			Guest: m.VSphere.GuestOperations(id.VMID), ConnectTimeout: tcfg.ConnectTimeout, Backoff: tcfg.Backoff}
-		pin, err := guest.CreateHTTPSListener(ctx, m.Connect, via, ip)
+		admit := spec.HTTPSListenerAdmit
+		if len(admit) == 0 {
+			a, err := managementAddress(ip)
+			if err != nil {
+				return res, guest.Stage("finding the address the provider reaches the guest from, for its WinRM HTTPS firewall rule (set transport.management_cidrs)", err)
+			}
+			admit = []string{a}
+		}
+		pin, err := guest.CreateHTTPSListener(ctx, m.Connect, via, ip, admit)
 		if err != nil {
 			return res, err
 		}
@@ -690,4 +702,18 @@ func kubeletAdmit(n *kube.ClusterNetwork, cfg bootstrap.JoinConfig) ([]string, e
 		pods = []string{cfg.ClusterCIDR}
 	}
 	return append(admit, pods...), nil
+}
+
+// managementAddress is the address this process connects to a guest from,
+// as its host's routing picks it (a UDP socket's connect sends nothing and
+// binds the source address the route to the guest gives: ip(7), udp(7)):
+// the management network's address of the provider, which the guest sees
+// unless a NAT stands between them.
+func managementAddress(guestIP string) (string, error) {
+	c, err := net.Dial("udp", net.JoinHostPort(guestIP, "5986"))
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = c.Close() }()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
 }
