@@ -43,7 +43,7 @@ func httpsBootstrapAttribute() schema.StringAttribute {
 			"template (no HTTPS listener) is enough and no clone shares a key with another. Before the first WinRM connection it runs, over vCenter's " +
 			"guest operations (verified TLS to vCenter and the guest's administrator password: nothing on the network path is trusted), a step that " +
 			"makes a self-signed certificate in `Cert:\\LocalMachine\\My` with a non-exportable key (`New-SelfSignedCertificate`), opens TCP 5986 in " +
-			"the guest's firewall and binds the HTTPS listener to it (`New-WSManInstance`); it records the certificate's SHA-256 in " +
+			"the guest's firewall to `management_cidrs` and binds the HTTPS listener to it (`New-WSManInstance`); it records the certificate's SHA-256 in " +
 			"`winrm_certificate_sha256`, and every WinRM connection from then on must present exactly that certificate. Needs `type = \"winrm\"` " +
 			"over HTTPS, the vCenter privileges of `type = \"vmtools\"` and VMware Tools in the guest; `ca_certificate`, `insecure` and " +
 			"`tls_server_name` do not apply. A guest that already has an HTTPS listener (made on its template and cloned with its key) is refused, " +

@@ -71,8 +71,10 @@ $ErrorActionPreference = 'Stop'
 # where their connections to a kubelet come from, and the pod network, where
 # in-cluster scrapers such as metrics-server run. Kubernetes' "Ports and
 # Protocols" names the kubelet API's users as the node itself and the control
-# plane; the rule the image made (disabled, or from any address in an image
-# of the earlier design) is narrowed to them and enabled.
+# plane. Upstream's recipes open 10250 to any address (sig-windows-tools
+# PrepareNode.ps1, WMCO's install-firewall-rules.ps1, Calico for Windows'
+# "kubectl exec 10250" rule); the rule the image made (disabled, or from any
+# address in an image of the earlier design) is narrowed to these and enabled.
 $admit = @('10.0.0.10', '10.244.0.0/16')
 if (Get-NetFirewallRule -Name 'kubelet-10250' -ErrorAction SilentlyContinue) {
   Set-NetFirewallRule -Name 'kubelet-10250' -RemoteAddress $admit -Enabled True
