@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 )
 
@@ -18,13 +19,25 @@ const SharedCertificateMarker = "SHARED-TEMPLATE-CERTIFICATE"
 
 // HTTPSListenerStep makes a self-signed certificate on the guest with a
 // non-exportable key (for its computer name and address), opens TCP 5986 in
-// its firewall and creates the WinRM HTTPS listener bound to it; it prints
+// its firewall to the addresses of admit (the management network) only,
+// and creates the WinRM HTTPS listener bound to it; it prints
 // the certificate (ParseHTTPSCertificate). It refuses a guest that has an
 // HTTPS listener already (SharedCertificateMarker). Not rerunnable: a
 // second run would find its own listener and refuse it.
-func HTTPSListenerStep(address string) (Step, error) {
-	script, err := render(HTTPSListenerStepName, HTTPSListenerStepName, map[string]string{
+func HTTPSListenerStep(address string, admit []string) (Step, error) {
+	if len(admit) == 0 {
+		return Step{}, errors.New("no address for the WinRM HTTPS firewall rule to admit")
+	}
+	for _, a := range admit {
+		if net.ParseIP(a) == nil {
+			if _, _, err := net.ParseCIDR(a); err != nil {
+				return Step{}, fmt.Errorf("WinRM HTTPS firewall address %q is neither an IP address nor a CIDR", a)
+			}
+		}
+	}
+	script, err := render(HTTPSListenerStepName, HTTPSListenerStepName, map[string]any{
 		"Address": address, "FriendlyName": "WinRM HTTPS (terraform-provider-windows)", "RuleName": "WinRM-HTTPS-In-TCP-terraform-provider-windows",
+		"Admit": admit,
 	})
 	return Step{Name: HTTPSListenerStepName, Script: script}, err
 }

@@ -64,6 +64,11 @@ type JoinConfig struct {
 	ClusterCIDR   string // for a mode that hands out pod subnets (NeedsClusterCIDR)
 	ServiceCIDR   string
 
+	// KubeletAdmit are the addresses and CIDRs the kubelet's firewall rule
+	// admits (KubeletFirewall): the API servers' addresses and the pod
+	// network. At least one.
+	KubeletAdmit []string
+
 	Labels map[string]string
 	// Taints the kubelet registers the Node with (registerWithTaints).
 	Taints []corev1.Taint
@@ -107,6 +112,8 @@ func (c JoinConfig) validate() error {
 		return fmt.Errorf("the bootstrap token is not in the <6>.<16> format")
 	case len(c.ClusterDNS) == 0:
 		return fmt.Errorf("no cluster DNS service IP")
+	case len(c.KubeletAdmit) == 0:
+		return fmt.Errorf("no address for the kubelet's firewall rule to admit (the API servers' addresses, the pod network)")
 	case !timezone.Valid(c.TimeZone):
 		return fmt.Errorf("time zone %q is not a Windows time zone ID", c.TimeZone)
 	}
@@ -122,6 +129,13 @@ func (c JoinConfig) validate() error {
 	// The labels go into the kubelet's command line (--node-labels=k=v,...):
 	// the kubelet's own rules keep a comma, an equals sign, a quote or a
 	// line break out of them.
+	for _, a := range c.KubeletAdmit {
+		if net.ParseIP(a) == nil {
+			if _, _, err := net.ParseCIDR(a); err != nil {
+				return fmt.Errorf("kubelet firewall address %q is neither an IP address nor a CIDR", a)
+			}
+		}
+	}
 	for k, v := range c.Labels {
 		if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {
 			return fmt.Errorf("node label %q=%q: %s", k, v, strings.Join(errs, "; "))
@@ -184,6 +198,9 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		return nil, err
 	}
 	steps[len(steps)-1].Files = []File{{Path: BootstrapKubeconfig, Content: bootstrapKubeconfig}}
+	if err := add("kubelet-firewall", "kubelet-firewall", map[string]any{"Rule": KubeletFirewall, "Admit": cfg.KubeletAdmit}); err != nil {
+		return nil, err
+	}
 	if err := add("time-zone", "time-zone", map[string]any{"TimeZone": cfg.TimeZone}); err != nil {
 		return nil, err
 	}

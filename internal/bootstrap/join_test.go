@@ -17,9 +17,10 @@ func testJoinConfig() JoinConfig {
 		BootstrapToken: "abcdef.0123456789abcdef",
 		ClusterDNS:     []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12",
-		Labels: map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
-		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
-		CNI:    "flannel", CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
+		KubeletAdmit: []string{"10.0.0.10", "10.244.0.0/16"},
+		Labels:       map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
+		Taints:       []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+		CNI:          "flannel", CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
 	}
 }
 
@@ -62,7 +63,7 @@ func TestJoinStepsGolden(t *testing.T) {
 	for _, s := range steps {
 		names = append(names, s.Name)
 	}
-	if got := strings.Join(names, " "); got != "join-files time-zone legacy-services kubelet-service" {
+	if got := strings.Join(names, " "); got != "join-files kubelet-firewall time-zone legacy-services kubelet-service" {
 		t.Errorf("cni none steps = %s", got)
 	}
 }
@@ -249,5 +250,50 @@ func TestJoinSetsTheTimeZone(t *testing.T) {
 	cfg.TimeZone = "Europe/London"
 	if _, err := JoinSteps(cfg); err == nil || !strings.Contains(err.Error(), "Europe/London") {
 		t.Errorf("an IANA name: err = %v", err)
+	}
+}
+
+// TestKubeletFirewallScope: the join scopes the kubelet's rule to the
+// addresses it is given, and refuses a join with none or with text that is
+// no address or CIDR (it lands in -RemoteAddress).
+func TestKubeletFirewallScope(t *testing.T) {
+	steps, err := JoinSteps(testJoinConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var script string
+	for _, s := range steps {
+		if s.Name == "kubelet-firewall" {
+			script = s.Script
+		}
+	}
+	for _, want := range []string{"$admit = @('10.0.0.10', '10.244.0.0/16')", "Set-NetFirewallRule -Name '" + KubeletFirewall + "' -RemoteAddress $admit -Enabled True"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("kubelet-firewall step lacks %q:\n%s", want, script)
+		}
+	}
+	for _, admit := range [][]string{nil, {"10.0.0.10", "any"}, {"10.0.0.0/33"}} {
+		cfg := testJoinConfig()
+		cfg.KubeletAdmit = admit
+		if _, err := JoinSteps(cfg); err == nil || !strings.Contains(err.Error(), "kubelet") {
+			t.Errorf("KubeletAdmit %q: err = %v, want a refusal naming the kubelet's rule", admit, err)
+		}
+	}
+}
+
+// TestHTTPSListenerScope: the HTTPS listener's rule admits the management
+// addresses given, and the step refuses none or text no address or CIDR.
+func TestHTTPSListenerScope(t *testing.T) {
+	step, err := HTTPSListenerStep("10.0.0.21", []string{"10.0.5.0/24", "192.0.2.7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "-LocalPort 5986 -Action Allow -Profile Any -RemoteAddress @('10.0.5.0/24', '192.0.2.7')"; !strings.Contains(step.Script, want) {
+		t.Errorf("listener step lacks %q:\n%s", want, step.Script)
+	}
+	for _, admit := range [][]string{nil, {"Any"}, {"10.0.5.0/24; Remove-Item C:\\"}} {
+		if _, err := HTTPSListenerStep("10.0.0.21", admit); err == nil {
+			t.Errorf("admit %q: accepted", admit)
+		}
 	}
 }

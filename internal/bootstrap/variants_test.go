@@ -49,7 +49,7 @@ func TestOptionSetsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listener, err := HTTPSListenerStep("10.0.0.21")
+	listener, err := HTTPSListenerStep("10.0.0.21", []string{"10.0.5.0/24", "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,13 @@ import (
 // the step and its output. The certificate is therefore the guest's own, made
 // with a key that never leaves it; what the network later presents on 5986 is
 // checked against it. address is the guest's address, named in the
-// certificate.
-func CreateHTTPSListener(ctx context.Context, connect Connector, via remote.Config, address string) (string, error) {
+// certificate; admit are the addresses or CIDRs its firewall rule admits to
+// 5986.
+func CreateHTTPSListener(ctx context.Context, connect Connector, via remote.Config, address string, admit []string) (string, error) {
 	if via.Protocol != remote.ProtocolVMTools {
 		return "", Stage("creating the WinRM HTTPS listener", fmt.Errorf("the listener is created over vmtools, not %s", via.Protocol))
 	}
-	step, err := bootstrap.HTTPSListenerStep(address)
+	step, err := bootstrap.HTTPSListenerStep(address, admit)
 	if err != nil {
 		return "", Stage("rendering the WinRM HTTPS listener step", err)
 	}

@@ -38,8 +38,12 @@ type ClusterNetwork struct {
 	// ClusterCIDRs are the pod networks; nil when no source names them.
 	ClusterCIDRs []string
 	// DNSServiceIP is the cluster IP of the DNS Service; "" when none exists.
-	DNSServiceIP  string
-	ClusterDomain string
+	DNSServiceIP string
+	// APIServerAddresses are the API servers' advertised addresses (the
+	// endpoints of default/kubernetes), where their connections to a
+	// kubelet come from; nil when not readable.
+	APIServerAddresses []string
+	ClusterDomain      string
 	// Sources says where each fact came from, for messages ("ServiceCIDR
 	// kubernetes", "kube-system/kubeadm-config networking.podSubnet").
 	Sources NetworkSources
@@ -48,7 +52,7 @@ type ClusterNetwork struct {
 // NetworkSources names the object (and key) each ClusterNetwork fact was
 // read from; "" when the fact was not found.
 type NetworkSources struct {
-	ServiceCIDRs, ClusterCIDRs, DNSServiceIP, ClusterDomain string
+	ServiceCIDRs, ClusterCIDRs, DNSServiceIP, ClusterDomain, APIServerAddresses string
 }
 
 // DiscoverNetwork reads the cluster's network settings, each from the most
@@ -76,6 +80,7 @@ type networkSources struct {
 	controllerManager map[string]string // flags of the kube-controller-manager static pod
 	apiServer         map[string]string // flags of the kube-apiserver static pod
 	dnsService        *corev1.Service
+	apiServers        []string // the endpoints of default/kubernetes
 }
 
 func (c *Client) readNetworkSources(ctx context.Context) (*networkSources, error) {
@@ -103,6 +108,9 @@ func (c *Client) readNetworkSources(ctx context.Context) (*networkSources, error
 		return nil, err
 	}
 	if src.dnsService, err = c.dnsService(ctx); err != nil {
+		return nil, err
+	}
+	if src.apiServers, err = c.apiServerAddresses(ctx); err != nil {
 		return nil, err
 	}
 	return src, nil
@@ -137,6 +145,9 @@ func (s *networkSources) network(host string) *ClusterNetwork {
 
 	if svc := s.dnsService; svc != nil && net.ParseIP(svc.Spec.ClusterIP) != nil {
 		n.DNSServiceIP, n.Sources.DNSServiceIP = svc.Spec.ClusterIP, "Service "+svc.Namespace+"/"+svc.Name
+	}
+	if len(s.apiServers) > 0 {
+		n.APIServerAddresses, n.Sources.APIServerAddresses = s.apiServers, "EndpointSlices of Service default/"+apiServerService
 	}
 
 	switch {

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,18 +45,29 @@ func TestDiscoverNetworkPrefersLiveObjects(t *testing.T) {
 		configMap("kube-system", "kubeadm-config", map[string]string{"ClusterConfiguration": kubeadmYAML}),
 		configMap("kube-system", "kubelet-config", map[string]string{"kubelet": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDomain: kubelet.example\n"}),
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns"}, Spec: corev1.ServiceSpec{ClusterIP: "10.96.0.10"}},
+		// Each API server's advertised address, as it reconciles it; an
+		// endpoint not ready and a value that is no address are passed over.
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes"}}, AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.12"}}, {Addresses: []string{"10.0.0.11", "x"}},
+				{Addresses: []string{"10.0.0.13"}, Conditions: discoveryv1.EndpointConditions{Ready: new(bool)}}}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "other",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "other"}}, AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.9.9.9"}}}},
 	)
 	n, err := c.DiscoverNetwork(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := ClusterNetwork{
-		APIEndpoint: "https://127.0.0.1:6443", ServerVersion: "v1.36.3",
+		APIServerAddresses: []string{"10.0.0.11", "10.0.0.12"},
+		APIEndpoint:        "https://127.0.0.1:6443", ServerVersion: "v1.36.3",
 		ServiceCIDRs: []string{"10.96.0.0/12", "fd00:10:96::/112"}, ClusterCIDRs: []string{"10.244.0.0/16", "fd00:10:244::/56"},
 		DNSServiceIP: "10.96.0.10", ClusterDomain: "kubelet.example",
 		Sources: NetworkSources{
 			ServiceCIDRs: "ServiceCIDR kubernetes", ClusterCIDRs: "kube-system/kubeadm-config networking.podSubnet",
 			DNSServiceIP: "Service kube-system/kube-dns", ClusterDomain: "kube-system/kubelet-config clusterDomain",
+			APIServerAddresses: "EndpointSlices of Service default/kubernetes",
 		},
 	}
 	expectNetwork(t, n, want)
@@ -120,7 +132,7 @@ func expectNetwork(t *testing.T, got *ClusterNetwork, want ClusterNetwork) {
 	t.Helper()
 	if got.APIEndpoint != want.APIEndpoint || got.ServerVersion != want.ServerVersion || got.DNSServiceIP != want.DNSServiceIP ||
 		got.ClusterDomain != want.ClusterDomain || !slices.Equal(got.ServiceCIDRs, want.ServiceCIDRs) ||
-		!slices.Equal(got.ClusterCIDRs, want.ClusterCIDRs) || got.Sources != want.Sources {
+		!slices.Equal(got.ClusterCIDRs, want.ClusterCIDRs) || !slices.Equal(got.APIServerAddresses, want.APIServerAddresses) || got.Sources != want.Sources {
 		t.Errorf("network =\n%+v\nwant\n%+v", *got, want)
 	}
 }

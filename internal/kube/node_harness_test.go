@@ -77,7 +77,8 @@ func (h *winHost) join(t *testing.T, s *sandbox.Sandbox, token string, labels ma
 		APIServer: s.ControlPlane.Server, ClusterCA: s.CA.CertPEM, BootstrapToken: token,
 		ClusterDNS: []string{controlplane.DNSServiceIP}, ClusterDomain: controlplane.DNSDomain,
 		ClusterCIDR: controlplane.ClusterCIDR, ServiceCIDR: controlplane.ServiceCIDR,
-		Labels: labels, Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}}, CNI: "none",
+		KubeletAdmit: []string{"127.0.0.1", controlplane.ClusterCIDR},
+		Labels:       labels, Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}}, CNI: "none",
 	})
 	if err != nil {
 		t.Fatal(err)

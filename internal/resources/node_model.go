@@ -121,6 +121,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)
 	diags.Append(d...)
 	s.HTTPSListener = httpsBootstrap(ctx, m.Transport)
+	s.HTTPSListenerAdmit = managementCIDRs(ctx, m.Transport)
 	s.SkipNetworkProbe = skipsNetworkProbe(ctx, m.SkipChecks, diags)
 	s.RebootAfterJoin = m.RebootAfterJoin.ValueBool()
 	return s

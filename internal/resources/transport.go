@@ -37,6 +37,7 @@ type transportModel struct {
 	// (transport_https.go).
 	HTTPSBootstrap  types.String `tfsdk:"https_bootstrap"`
 	WinRMCertSHA256 types.String `tfsdk:"winrm_certificate_sha256"`
+	ManagementCIDRs types.List   `tfsdk:"management_cidrs"`
 }
 
 var transportAttrTypes = map[string]attr.Type{
@@ -44,6 +45,7 @@ var transportAttrTypes = map[string]attr.Type{
 	"insecure": types.BoolType, "ca_certificate": types.StringType, "tls_server_name": types.StringType,
 	"ssh_private_key_wo": types.StringType, "ssh_host_key": types.StringType,
 	"https_bootstrap": types.StringType, "winrm_certificate_sha256": types.StringType,
+	"management_cidrs": types.ListType{ElemType: types.StringType},
 }
 
 // transportSchema is the transport attribute; modifiers are its plan
@@ -126,6 +128,7 @@ func transportSchema(noHTTPSBootstrap string, modifiers ...planmodifier.Object) 
 			},
 			"https_bootstrap":          httpsBootstrapAttribute(),
 			"winrm_certificate_sha256": winrmCertificateAttribute(),
+			"management_cidrs":         managementCIDRsAttribute(),
 		},
 	}
 }
@@ -201,7 +204,7 @@ type vmtoolsTransportValidator struct{}
 
 // networkOnlyAttributes are the transport attributes vmtools has no use for.
 var networkOnlyAttributes = []string{"port", "https", "use_ntlm", "insecure", "ca_certificate", "tls_server_name", "ssh_private_key_wo", "ssh_host_key",
-	"https_bootstrap", "winrm_certificate_sha256"}
+	"https_bootstrap", "winrm_certificate_sha256", "management_cidrs"}
 
 func (vmtoolsTransportValidator) Description(context.Context) string {
 	return `with type = "vmtools", none of the WinRM or SSH attributes`

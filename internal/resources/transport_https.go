@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -41,13 +43,51 @@ func httpsBootstrapAttribute() schema.StringAttribute {
 			"template (no HTTPS listener) is enough and no clone shares a key with another. Before the first WinRM connection it runs, over vCenter's " +
 			"guest operations (verified TLS to vCenter and the guest's administrator password: nothing on the network path is trusted), a step that " +
 			"makes a self-signed certificate in `Cert:\\LocalMachine\\My` with a non-exportable key (`New-SelfSignedCertificate`), opens TCP 5986 in " +
-			"the guest's firewall and binds the HTTPS listener to it (`New-WSManInstance`); it records the certificate's SHA-256 in " +
+			"the guest's firewall to `management_cidrs` and binds the HTTPS listener to it (`New-WSManInstance`); it records the certificate's SHA-256 in " +
 			"`winrm_certificate_sha256`, and every WinRM connection from then on must present exactly that certificate. Needs `type = \"winrm\"` " +
 			"over HTTPS, the vCenter privileges of `type = \"vmtools\"` and VMware Tools in the guest; `ca_certificate`, `insecure` and " +
 			"`tls_server_name` do not apply. A guest that already has an HTTPS listener (made on its template and cloned with its key) is refused, " +
 			"naming it. `windows_node` only.",
 		Validators: []validator.String{stringvalidator.OneOf(string(remote.ProtocolVMTools))},
 	}
+}
+
+// managementCIDRsAttribute is whom the firewall rule of the listener
+// https_bootstrap creates admits to TCP 5986.
+func managementCIDRsAttribute() schema.ListAttribute {
+	return schema.ListAttribute{
+		Optional: true, ElementType: types.StringType,
+		Validators: []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(addressOrCIDRValidator{})},
+		MarkdownDescription: "With `https_bootstrap = \"vmtools\"`: the addresses or CIDRs (`10.0.5.0/24`, `192.0.2.7`) the guest's firewall " +
+			"admits to TCP 5986, the listener the provider creates; every other address is dropped. Defaults to the one address the provider " +
+			"connects from, as its host's routing picks it for the guest's address: right when Terraform runs on the management network. " +
+			"Behind NAT (a Terraform Cloud agent or a runner in another network) the guest sees the NAT's address instead: set it here, or the " +
+			"first WinRM connection times out. With `type = \"vmtools\"` nothing needs 5986 and no rule is made.",
+	}
+}
+
+// addressOrCIDRValidator accepts an IP address or a CIDR.
+type addressOrCIDRValidator struct{}
+
+func (addressOrCIDRValidator) Description(context.Context) string { return "an IP address or a CIDR" }
+
+func (v addressOrCIDRValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (addressOrCIDRValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	a := req.ConfigValue.ValueString()
+	if net.ParseIP(a) != nil {
+		return
+	}
+	if _, _, err := net.ParseCIDR(a); err == nil {
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path, "Invalid management address",
+		fmt.Sprintf("%q is neither an IP address nor a CIDR: write one address (192.0.2.7) or a network (10.0.5.0/24).", a))
 }
 
 func winrmCertificateAttribute() schema.StringAttribute {
@@ -132,6 +172,12 @@ func (v httpsTrustValidator) ValidateObject(_ context.Context, req validator.Obj
 	attrs := req.ConfigValue.Attributes()
 	typ, _ := attrs["type"].(types.String)
 	https, _ := attrs["https"].(types.Bool)
+	if cidrs, ok := attrs["management_cidrs"]; ok && !cidrs.IsNull() && attrs["https_bootstrap"].IsNull() && !typ.IsNull() && !typ.IsUnknown() && typ.ValueString() != string(remote.ProtocolVMTools) {
+		resp.Diagnostics.AddAttributeError(req.Path.AtName("management_cidrs"), "management_cidrs without https_bootstrap",
+			fmt.Sprintf("%s scopes the firewall rule of the WinRM HTTPS listener the provider creates, which it does only with "+
+				"https_bootstrap = \"vmtools\"; a listener of the template has its own rule. Set https_bootstrap = \"vmtools\", or remove management_cidrs.",
+				req.Path.AtName("management_cidrs")))
+	}
 	for _, name := range []string{"https_bootstrap", "winrm_certificate_sha256"} {
 		if attrs[name].IsNull() {
 			continue
@@ -160,6 +206,22 @@ func (v httpsTrustValidator) ValidateObject(_ context.Context, req validator.Obj
 
 // httpsBootstrap reports whether transport asks the provider to create the
 // guest's WinRM HTTPS listener.
+// managementCIDRs are transport.management_cidrs (nil: the default).
+func managementCIDRs(ctx context.Context, transport types.Object) []string {
+	if transport.IsNull() || transport.IsUnknown() {
+		return nil
+	}
+	var t transportModel
+	if transport.As(ctx, &t, basetypes.ObjectAsOptions{}).HasError() || t.ManagementCIDRs.IsNull() || t.ManagementCIDRs.IsUnknown() {
+		return nil
+	}
+	var out []string
+	if t.ManagementCIDRs.ElementsAs(ctx, &out, false).HasError() {
+		return nil
+	}
+	return out
+}
+
 func httpsBootstrap(ctx context.Context, transport types.Object) bool {
 	if transport.IsNull() || transport.IsUnknown() {
 		return false

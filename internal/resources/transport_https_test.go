@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -91,6 +92,12 @@ func TestAccNode_httpsBootstrap(t *testing.T) {
 							return fmt.Errorf("%s: %w", n, err)
 						}
 						if err := ranOver(host, "vmtools", "winrm-https-listener"); err != nil {
+							return fmt.Errorf("%s: %w", n, err)
+						}
+						// 5986 admits the management network only: the provider's
+						// own address (the sandbox's 127.0.0.1, which served the
+						// certificate above); a host elsewhere is dropped.
+						if err := droppedFrom("127.9.9.9", net.JoinHostPort(host.IP(), strconv.Itoa(host.Ports().WinRMHTTPS))); err != nil {
 							return fmt.Errorf("%s: %w", n, err)
 						}
 						pins[n] = pin
@@ -198,4 +205,22 @@ func TestAccNode_httpsBootstrapRefused(t *testing.T) {
 			},
 		},
 	})
+}
+
+// droppedFrom dials addr from a source address and expects the attempt to
+// go unanswered until the dial's timeout, as the guest's firewall drops a
+// host its rule does not name.
+func droppedFrom(source, addr string) error {
+	const timeout = 2 * time.Second
+	d := net.Dialer{Timeout: timeout, LocalAddr: &net.TCPAddr{IP: net.ParseIP(source)}}
+	c, err := d.Dial("tcp", addr)
+	if err == nil {
+		_ = c.Close()
+		return fmt.Errorf("%s admitted a connection from %s, outside transport.management_cidrs' default", addr, source)
+	}
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return fmt.Errorf("dial %s from %s: %w, want dropped (a timeout)", addr, source, err)
+	}
+	return nil
 }

@@ -22,16 +22,7 @@ func TestTransportConfig(t *testing.T) {
 		cfg.Password != "pw" || cfg.PrivateKeyPEM != nil || cfg.HostKeys != nil {
 		t.Errorf("no transport: %+v, %v; want vmtools, the default", cfg, diags)
 	}
-	attrs := map[string]attr.Value{}
-	for name, typ := range transportAttrTypes {
-		attrs[name] = types.StringNull()
-		switch typ {
-		case types.Int64Type:
-			attrs[name] = types.Int64Null()
-		case types.BoolType:
-			attrs[name] = types.BoolNull()
-		}
-	}
+	attrs := nullTransportAttrs()
 	attrs["type"] = types.StringValue("winrm")
 	cfg, diags = transportConfig(ctx, types.ObjectValueMust(transportAttrTypes, attrs), "Administrator", "pw", "")
 	if diags.HasError() || cfg.Protocol != remote.ProtocolWinRM || !cfg.HTTPS || !cfg.NTLM || cfg.Insecure {
@@ -54,17 +45,7 @@ func TestTransportConfig(t *testing.T) {
 // and values not known until apply are not.
 func TestPlainHTTPValidator(t *testing.T) {
 	obj := func(typ string, https, ntlm attr.Value) types.Object {
-		attrs := map[string]attr.Value{}
-		for name, at := range transportAttrTypes {
-			switch at {
-			case types.Int64Type:
-				attrs[name] = types.Int64Null()
-			case types.BoolType:
-				attrs[name] = types.BoolNull()
-			default:
-				attrs[name] = types.StringNull()
-			}
-		}
+		attrs := nullTransportAttrs()
 		if typ != "" {
 			attrs["type"] = types.StringValue(typ)
 		}
@@ -107,19 +88,7 @@ func TestPlainHTTPValidator(t *testing.T) {
 // TestVMToolsTransportValidator: with type = "vmtools" every attribute of
 // the network transports is an error naming it; without them, none.
 func TestVMToolsTransportValidator(t *testing.T) {
-	nullAttrs := func() map[string]attr.Value {
-		attrs := map[string]attr.Value{}
-		for name, typ := range transportAttrTypes {
-			attrs[name] = types.StringNull()
-			switch typ {
-			case types.Int64Type:
-				attrs[name] = types.Int64Null()
-			case types.BoolType:
-				attrs[name] = types.BoolNull()
-			}
-		}
-		return attrs
-	}
+	nullAttrs := nullTransportAttrs
 	validate := func(attrs map[string]attr.Value) []string {
 		req := validator.ObjectRequest{Path: path.Root("transport"), ConfigValue: types.ObjectValueMust(transportAttrTypes, attrs)}
 		var resp validator.ObjectResponse
@@ -161,5 +130,69 @@ func TestVMToolsTransportValidator(t *testing.T) {
 	cfg, diags := transportConfig(context.Background(), types.ObjectValueMust(transportAttrTypes, attrs), "Administrator", "pw", "")
 	if diags.HasError() || cfg.Protocol != remote.ProtocolVMTools || cfg.HostKeys != nil {
 		t.Errorf("vmtools: %+v, %v", cfg, diags)
+	}
+}
+
+// nullTransportAttrs is a transport whose every attribute is null.
+func nullTransportAttrs() map[string]attr.Value {
+	attrs := map[string]attr.Value{}
+	for name, typ := range transportAttrTypes {
+		switch typ := typ.(type) {
+		case types.ListType:
+			attrs[name] = types.ListNull(typ.ElemType)
+		default:
+			switch typ {
+			case types.Int64Type:
+				attrs[name] = types.Int64Null()
+			case types.BoolType:
+				attrs[name] = types.BoolNull()
+			default:
+				attrs[name] = types.StringNull()
+			}
+		}
+	}
+	return attrs
+}
+
+// TestManagementCIDRs: management_cidrs scopes the listener the provider
+// creates, so it is refused at plan with a network transport that has
+// none (a template's listener), and by vmtools, which needs no 5986.
+func TestManagementCIDRs(t *testing.T) {
+	cidrs := types.ListValueMust(types.StringType, []attr.Value{types.StringValue("10.0.5.0/24")})
+	validate := func(v validator.Object, attrs map[string]attr.Value) []string {
+		req := validator.ObjectRequest{Path: path.Root("transport"), ConfigValue: types.ObjectValueMust(transportAttrTypes, attrs)}
+		var resp validator.ObjectResponse
+		v.ValidateObject(context.Background(), req, &resp)
+		var paths []string
+		for _, d := range resp.Diagnostics.Errors() {
+			if wp, ok := d.(diag.DiagnosticWithPath); ok {
+				paths = append(paths, wp.Path().String())
+			}
+		}
+		return paths
+	}
+	attrs := nullTransportAttrs()
+	attrs["type"], attrs["management_cidrs"] = types.StringValue("winrm"), cidrs
+	if got := validate(httpsTrustValidator{}, attrs); len(got) != 1 || got[0] != "transport.management_cidrs" {
+		t.Errorf("winrm without https_bootstrap: errors at %v, want transport.management_cidrs", got)
+	}
+	attrs["https_bootstrap"] = types.StringValue("vmtools")
+	if got := validate(httpsTrustValidator{}, attrs); len(got) != 0 {
+		t.Errorf("winrm with https_bootstrap: errors at %v", got)
+	}
+	vm := nullTransportAttrs()
+	vm["type"], vm["management_cidrs"] = types.StringValue("vmtools"), cidrs
+	if got := validate(vmtoolsTransportValidator{}, vm); len(got) != 1 || got[0] != "transport.management_cidrs" {
+		t.Errorf("vmtools: errors at %v, want transport.management_cidrs", got)
+	}
+	for value, ok := range map[string]bool{"10.0.5.0/24": true, "192.0.2.7": true, "fd00::/64": true, "any": false, "10.0.5.0/33": false, "": false} {
+		var resp validator.StringResponse
+		addressOrCIDRValidator{}.ValidateString(context.Background(), validator.StringRequest{Path: path.Root("x"), ConfigValue: types.StringValue(value)}, &resp)
+		if resp.Diagnostics.HasError() == ok {
+			t.Errorf("%q: errors %v, want accepted %v", value, resp.Diagnostics, ok)
+		}
+	}
+	if got := managementCIDRs(context.Background(), types.ObjectValueMust(transportAttrTypes, attrs)); len(got) != 1 || got[0] != "10.0.5.0/24" {
+		t.Errorf("managementCIDRs = %v", got)
 	}
 }

@@ -58,8 +58,8 @@ func TestProviderRBAC(t *testing.T) {
 			expectProviderSubject(t, o.Name, o.Subjects)
 		}
 	}
-	if len(objs) != 16 { // 8 of RBAC, 4 admission policies and their bindings
-		t.Errorf("%d objects, want 16: %v", len(objs), kinds)
+	if len(objs) != 18 { // 10 of RBAC, 4 admission policies and their bindings
+		t.Errorf("%d objects, want 18: %v", len(objs), kinds)
 	}
 	t.Logf("%d objects, %d rules: %v", len(objs), rules, kinds)
 

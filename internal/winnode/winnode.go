@@ -12,6 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -70,6 +72,10 @@ type Spec struct {
 	// over vmtools, with a certificate made on the guest, and pins it
 	// (guest.CreateHTTPSListener), unless Transport pins one already.
 	HTTPSListener bool
+	// HTTPSListenerAdmit are the addresses or CIDRs the listener's
+	// firewall rule admits to 5986; empty: the address the provider
+	// connects to the guest from (managementAddress).
+	HTTPSListenerAdmit []string
 
 	// Kubernetes.
 	Labels map[string]string
@@ -269,7 +275,15 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		m.progress(ctx, "WinRM HTTPS listener", map[string]any{"vm": id.VMID})
 		via := remote.Config{Protocol: remote.ProtocolVMTools, Host: ip, User: tcfg.User, Password: tcfg.Password,
 			Guest: m.VSphere.GuestOperations(id.VMID), ConnectTimeout: tcfg.ConnectTimeout, Backoff: tcfg.Backoff}
-		pin, err := guest.CreateHTTPSListener(ctx, m.Connect, via, ip)
+		admit := spec.HTTPSListenerAdmit
+		if len(admit) == 0 {
+			a, err := managementAddress(ip)
+			if err != nil {
+				return res, guest.Stage("finding the address the provider reaches the guest from, for its WinRM HTTPS firewall rule (set transport.management_cidrs)", err)
+			}
+			admit = []string{a}
+		}
+		pin, err := guest.CreateHTTPSListener(ctx, m.Connect, via, ip, admit)
 		if err != nil {
 			return res, err
 		}
@@ -652,6 +666,9 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if mode.NeedsClusterCIDR() && cfg.ClusterCIDR == "" {
 		return cfg, fmt.Errorf("%s needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr", mode.Name())
 	}
+	if cfg.KubeletAdmit, err = kubeletAdmit(net, cfg); err != nil {
+		return cfg, err
+	}
 	if cfg.CNIConfList, err = mode.CNIConfig(networking.Node{
 		ClusterCIDR: cfg.ClusterCIDR, ServiceCIDR: cfg.ServiceCIDR, ClusterDNS: cfg.ClusterDNS, ClusterDomain: cfg.ClusterDomain,
 	}); err != nil {
@@ -687,4 +704,41 @@ func or(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// kubeletAdmit is whom the kubelet's firewall rule admits: the API servers'
+// advertised addresses (the endpoints of default/kubernetes), or the API
+// endpoint's own address when those are not readable and it is one, and the
+// pod network (metrics-server and other in-cluster scrapers).
+func kubeletAdmit(n *kube.ClusterNetwork, cfg bootstrap.JoinConfig) ([]string, error) {
+	admit := append([]string(nil), n.APIServerAddresses...)
+	if len(admit) == 0 {
+		if u, err := url.Parse(cfg.APIServer); err == nil && net.ParseIP(u.Hostname()) != nil {
+			admit = append(admit, u.Hostname())
+		}
+	}
+	if len(admit) == 0 {
+		return nil, fmt.Errorf("the API servers' addresses, which the kubelet's firewall rule admits, are unknown: the EndpointSlices "+
+			"of Service default/kubernetes are not readable (apply examples/rbac/terraform-provider-windows.yaml: its Role in the "+
+			"default namespace lists them) and the API endpoint %s is not an IP address", cfg.APIServer)
+	}
+	pods := n.ClusterCIDRs
+	if cfg.ClusterCIDR != "" {
+		pods = []string{cfg.ClusterCIDR}
+	}
+	return append(admit, pods...), nil
+}
+
+// managementAddress is the address this process connects to a guest from,
+// as its host's routing picks it (a UDP socket's connect sends nothing and
+// binds the source address the route to the guest gives: ip(7), udp(7)):
+// the management network's address of the provider, which the guest sees
+// unless a NAT stands between them.
+func managementAddress(guestIP string) (string, error) {
+	c, err := net.Dial("udp", net.JoinHostPort(guestIP, "5986"))
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = c.Close() }()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
 }

@@ -26,7 +26,7 @@ import (
 
 var errBoom = errors.New("boom")
 
-const joinSteps = "windows-build,join-files,time-zone,legacy-services,kubelet-service"
+const joinSteps = "windows-build,join-files,kubelet-firewall,time-zone,legacy-services,kubelet-service"
 
 // allSteps are a whole join's: the join steps, then the clean-up once the
 // Node is Ready and its agents run.
@@ -94,7 +94,7 @@ func TestCreate(t *testing.T) {
 		}, want: `^join step "join-files" exited with code 1:\nAccess to the path 'C:\\k\\bootstrap-kubeconfig' is denied\.$`, steps: "windows-build,join-files"},
 		{name: "legacy-services step", setup: func(w *world, _ *winnode.Spec) {
 			w.g.Steps["legacy-services"] = guesttest.Reply{Err: errors.New("wsman: connection reset")}
-		}, want: `^join step "legacy-services": wsman: connection reset$`, steps: "windows-build,join-files,time-zone,legacy-services"},
+		}, want: `^join step "legacy-services": wsman: connection reset$`, steps: "windows-build,join-files,kubelet-firewall,time-zone,legacy-services"},
 		{name: "kubelet-service step", setup: func(w *world, _ *winnode.Spec) {
 			w.g.Steps["kubelet-service"] = guesttest.Reply{ExitCode: 1, Stderr: "Start-Service : Service 'kubelet' cannot be started: simulated failure"}
 		}, want: `^join step "kubelet-service" exited with code 1:\nStart-Service : Service 'kubelet' cannot be started: simulated failure$`, steps: joinSteps},
@@ -219,7 +219,7 @@ func TestCreateResult(t *testing.T) {
 	if !slices.Contains(w.k.Calls(), "WaitForAgentsReady win-1 kube-system kube-proxy,flannel") {
 		t.Errorf("cluster calls %v: want the flannel agents awaited in kube-system", w.k.Calls())
 	}
-	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step time-zone,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents,step join-cleanup,network probe"
+	wantProgress := "clone,power on,customize,wait for IP,discover cluster,connect,bootstrap token,step join-files,step kubelet-firewall,step time-zone,step legacy-services,step kubelet-service,wait for Ready,node settings,wait for node agents,step join-cleanup,network probe"
 	if got := strings.Join(w.progress, ","); got != wantProgress {
 		t.Errorf("progress %s\nwant     %s", got, wantProgress)
 	}

@@ -693,9 +693,12 @@ if (($lines -join "`r`n") -ceq ($out -join "`r`n")) {
 ########## firewall
 # step: firewall
 $ErrorActionPreference = 'Stop'
-# The API server reaches the kubelet on TCP 10250 for logs, exec and metrics.
+# The kubelet's port, TCP 10250, for the API server (logs, exec, port-forward,
+# metrics). An image does not know the cluster its nodes join, so the rule is
+# made disabled: no address reaches the kubelet until a join scopes the rule to
+# that cluster's addresses and enables it (kubelet-firewall).
 if (-not (Get-NetFirewallRule -Name 'kubelet-10250' -ErrorAction SilentlyContinue)) {
-  New-NetFirewallRule -Name 'kubelet-10250' -DisplayName 'kubelet (TCP 10250)' -Direction Inbound -Protocol TCP -LocalPort 10250 -Action Allow | Out-Null
+  New-NetFirewallRule -Name 'kubelet-10250' -DisplayName 'kubelet (TCP 10250)' -Direction Inbound -Protocol TCP -LocalPort 10250 -Action Allow -Enabled False | Out-Null
 }
 Write-Output 'firewall rule present'
 

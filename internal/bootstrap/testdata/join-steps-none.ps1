@@ -64,6 +64,25 @@ Write-Output 'node files written'
 # | - name: tls-bootstrap-token-user
 # |   user:
 # |     token: abcdef.0123456789abcdef
+########## kubelet-firewall
+# step: kubelet-firewall
+$ErrorActionPreference = 'Stop'
+# The kubelet's port admits this cluster only: the API servers' addresses,
+# where their connections to a kubelet come from, and the pod network, where
+# in-cluster scrapers such as metrics-server run. Kubernetes' "Ports and
+# Protocols" names the kubelet API's users as the node itself and the control
+# plane. Upstream's recipes open 10250 to any address (sig-windows-tools
+# PrepareNode.ps1, WMCO's install-firewall-rules.ps1, Calico for Windows'
+# "kubectl exec 10250" rule); the rule the image made (disabled, or from any
+# address in an image of the earlier design) is narrowed to these and enabled.
+$admit = @('10.0.0.10', '10.244.0.0/16')
+if (Get-NetFirewallRule -Name 'kubelet-10250' -ErrorAction SilentlyContinue) {
+  Set-NetFirewallRule -Name 'kubelet-10250' -RemoteAddress $admit -Enabled True
+} else {
+  New-NetFirewallRule -Name 'kubelet-10250' -DisplayName 'kubelet (TCP 10250)' -Direction Inbound -Protocol TCP -LocalPort 10250 -Action Allow -RemoteAddress $admit | Out-Null
+}
+Write-Output ('kubelet port admits ' + ($admit -join ', '))
+
 ########## time-zone
 # step: time-zone
 $ErrorActionPreference = 'Stop'

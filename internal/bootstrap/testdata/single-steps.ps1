@@ -55,9 +55,11 @@ if ($https.Count -gt 0) {
 }
 $cert = New-SelfSignedCertificate -DnsName $env:COMPUTERNAME, '10.0.0.21' -CertStoreLocation 'Cert:\LocalMachine\My' -KeyExportPolicy NonExportable -FriendlyName 'WinRM HTTPS (terraform-provider-windows)'
 # A stock Windows Server admits WinRM over HTTP only; 5986 is opened for
-# the listener (Microsoft's HTTPS instructions open it on every profile).
+# the listener, on every profile (a fresh clone's network is Public) but to
+# the management network's addresses only: the provider's, and whoever the
+# site names in transport.management_cidrs.
 if (-not (Get-NetFirewallRule -Name 'WinRM-HTTPS-In-TCP-terraform-provider-windows' -ErrorAction SilentlyContinue)) {
-  New-NetFirewallRule -Name 'WinRM-HTTPS-In-TCP-terraform-provider-windows' -DisplayName 'Windows Remote Management (HTTPS-In)' -Direction Inbound -Protocol TCP -LocalPort 5986 -Action Allow -Profile Any | Out-Null
+  New-NetFirewallRule -Name 'WinRM-HTTPS-In-TCP-terraform-provider-windows' -DisplayName 'Windows Remote Management (HTTPS-In)' -Direction Inbound -Protocol TCP -LocalPort 5986 -Action Allow -Profile Any -RemoteAddress @('10.0.5.0/24', '192.0.2.7') | Out-Null
 }
 New-WSManInstance -ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'} -ValueSet @{Hostname=$env:COMPUTERNAME; CertificateThumbprint=$cert.Thumbprint} | Out-Null
 Write-Output ('WINRM-CERTIFICATE=' + [Convert]::ToBase64String($cert.RawData))

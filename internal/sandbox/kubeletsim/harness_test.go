@@ -125,9 +125,10 @@ func joinConfig(s *sandbox.Sandbox, name, token string) bootstrap.JoinConfig {
 		APIServer: s.ControlPlane.Server, ClusterCA: s.CA.CertPEM, BootstrapToken: token,
 		ClusterDNS: []string{controlplane.DNSServiceIP}, ClusterDomain: controlplane.DNSDomain,
 		ClusterCIDR: controlplane.ClusterCIDR, ServiceCIDR: controlplane.ServiceCIDR,
-		Labels: map[string]string{"example.com/pool": "web"},
-		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
-		CNI:    "none",
+		KubeletAdmit: []string{"127.0.0.1", controlplane.ClusterCIDR},
+		Labels:       map[string]string{"example.com/pool": "web"},
+		Taints:       []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+		CNI:          "none",
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 )
 
 // TestJoin runs windows_node's join steps over WinRM against a simulated
@@ -57,6 +58,13 @@ func TestJoin(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("no kubelet client CSR from bootstrap token %s", token[:6])
+		}
+	})
+	t.Run("kubelet firewall rule", func(t *testing.T) {
+		// The join scoped the kubelet's port to the cluster's addresses.
+		out, stderr, code := n.Host.Console(ctx, "$r = Get-NetFirewallRule -Name 'kubelet-10250'\n\"$($r.Enabled)|$($r.RemoteAddress -join ';')\"")
+		if want := "True|127.0.0.1;" + controlplane.ClusterCIDR; code != 0 || strings.TrimSpace(out) != want {
+			t.Errorf("kubelet-10250 rule: exit %d %q %s, want %q", code, out, stderr, want)
 		}
 	})
 	t.Run("files on the host", func(t *testing.T) {

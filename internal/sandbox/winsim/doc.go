@@ -620,6 +620,11 @@
 //	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: writes the values, each followed by CRLF (none with -NoNewline), in -Encoding: Default (the ANSI code page 1252, also without -Encoding), Ascii, Oem (437), UTF8 (with a BOM), String/Unicode (UTF-16LE), BigEndianUnicode, UTF32 (each with a BOM at the file's start); Byte, UTF7, BigEndianUTF32, Unknown refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/set-content?view=powershell-5.1
+//	Set-NetFirewallRule
+//	    parameters: [-Name <String[]>] (mandatory), -RemoteAddress <String[]>, -Enabled <Enabled> {True|False}
+//	    refused (real, not modelled): -DisplayName, -NewDisplayName, -Direction, -Action, -Protocol, -LocalPort, -RemotePort, -LocalAddress, -Profile, -Description, -Program, -PolicyStore, -CimSession, -PassThru, -AsJob
+//	    does: changes the -RemoteAddress (as New-NetFirewallRule reads it) and -Enabled of the rules named by -Name in firewall.json; a missing name is CmdletizationQuery_NotFound_Name; a rule covering a port the host serves (5985, 5986, 22) is refused as not modelled (Windows applies the change at once, the host at its next boot); every other parameter is refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/set-netfirewallrule
 //	Set-Service
 //	    parameters: [-Name <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}, -Status <String> {Running|Stopped|Paused}
 //	    refused (real, not modelled): -InputObject, -ComputerName, -PassThru
@@ -1043,8 +1048,18 @@
 // learn.microsoft.com/windows/client-management/mdm/firewall-csp). The
 // simulator holds such a port with a listener whose accept queue is full,
 // so the kernel drops the SYNs for any client process (firewall_drop.go
-// says how, and its limits: Linux only). A port a rule admits with nothing
-// listening refuses at once, as a host that is down does on every port.
+// says how, and its limits: Linux only). A rule whose -RemoteAddress names
+// addresses, subnets or ranges admits each connection by its own source
+// address ("network packets with matching IP addresses match this rule",
+// New-NetFirewallRule): a socket filter on the port drops the SYNs of the
+// other sources, whose connect times out (firewall_scope.go; the sandbox's
+// processes connect from 127.0.0.1, seen at Firewall.ClientAddress when
+// set; a test stands for a foreign host by binding another loopback
+// source). A port a rule admits with nothing listening refuses at once, as
+// a host that is down does on every port. The kubelet's port 10250 is not
+// among the host's ports: kubeletsim serves no kubelet API (the API
+// server's pods/log, exec and metrics through the kubelet are not
+// modelled), so there is nothing behind the firewall there to admit.
 //
 // The WinRM service's configuration (HostConfig.WinRM) is a stock Windows
 // Server's unless a test changes it: AllowUnencrypted false, Basic false,

@@ -44,45 +44,17 @@ func remoteAddrUnmodelled(a string) string {
 	return "the -RemoteAddress value '" + a + "' (not an address, subnet or range the simulator reads)"
 }
 
-// addrMatcher parses an address, subnet or range into a predicate.
+// addrMatcher parses an address, subnet or range into a predicate
+// (addrRange, firewall_scope.go).
 func addrMatcher(a string) (func(net.IP) bool, bool) {
-	if ip := net.ParseIP(a); ip != nil {
-		return ip.Equal, true
+	l, u, ok := addrRange(a)
+	if !ok {
+		return nil, false
 	}
-	if base, rest, ok := strings.Cut(a, "/"); ok {
-		ip := net.ParseIP(base)
-		if ip == nil {
-			return nil, false
-		}
-		if _, n, err := net.ParseCIDR(a); err == nil {
-			return n.Contains, true
-		}
-		m := net.ParseIP(rest).To4()
-		if ip.To4() == nil || m == nil {
-			return nil, false
-		}
-		mask := net.IPMask(m)
-		if ones, bits := mask.Size(); bits == 0 && ones == 0 {
-			return nil, false // not a contiguous mask
-		}
-		n := &net.IPNet{IP: ip.To4().Mask(mask), Mask: mask}
-		return n.Contains, true
-	}
-	if lo, hi, ok := strings.Cut(a, "-"); ok {
-		l, u := net.ParseIP(lo), net.ParseIP(hi)
-		if l == nil || u == nil || (l.To4() == nil) != (u.To4() == nil) {
-			return nil, false
-		}
-		l, u = norm(l), norm(u)
-		if bytes.Compare(l, u) > 0 {
-			return nil, false
-		}
-		return func(ip net.IP) bool {
-			ip = norm(ip)
-			return len(ip) == len(l) && bytes.Compare(ip, l) >= 0 && bytes.Compare(ip, u) <= 0
-		}, true
-	}
-	return nil, false
+	return func(ip net.IP) bool {
+		ip = norm(ip)
+		return len(ip) == len(l) && bytes.Compare(ip, l) >= 0 && bytes.Compare(ip, u) <= 0
+	}, true
 }
 
 func norm(ip net.IP) net.IP {
@@ -95,13 +67,15 @@ func norm(ip net.IP) net.IP {
 // ruleAdmitsAddress reports whether a rule's remote addresses admit the
 // clients: Any (or none) admits everyone, LocalSubnet the clients on the
 // guest's subnet, an address, subnet or range the clients whose address
-// (Firewall.ClientAddress) it holds; with no ClientAddress no address
-// matches (the host does not know where the clients are).
+// (Firewall.ClientAddress, else their own loopback source) it holds.
 func ruleAdmitsAddress(addrs []string, fw *Firewall) bool {
 	if len(addrs) == 0 {
 		return true
 	}
 	client := net.ParseIP(fw.ClientAddress)
+	if fw.ClientAddress == "" {
+		client = defaultSource
+	}
 	for _, a := range addrs {
 		switch {
 		case strings.EqualFold(a, "Any"):

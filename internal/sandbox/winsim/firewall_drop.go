@@ -81,7 +81,7 @@ func (h *Host) dropLocked(name string, ln net.Listener) {
 			return
 		}
 		var err error
-		if ln, err = net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(port))); err != nil {
+		if ln, err = listenTCP(net.JoinHostPort(h.cfg.IP, strconv.Itoa(port))); err != nil {
 			return // held by someone else: nothing the host can do about it
 		}
 	}

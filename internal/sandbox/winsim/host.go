@@ -194,7 +194,7 @@ func (h *Host) bind() error {
 		if p.port == PortDisabled {
 			continue
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(p.port)))
+		ln, err := listenTCP(net.JoinHostPort(h.cfg.IP, strconv.Itoa(p.port)))
 		if err != nil {
 			for _, l := range lns {
 				_ = l.Close() // the listen error is the one to report
@@ -233,7 +233,7 @@ func (h *Host) comeUp() {
 		var err error
 		// The old socket may linger for a moment after a reboot's close.
 		for i := 0; i < 50; i++ {
-			if ln, err = net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(port))); err == nil {
+			if ln, err = listenTCP(net.JoinHostPort(h.cfg.IP, strconv.Itoa(port))); err == nil {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -264,9 +264,8 @@ func (h *Host) serveLocked(lns map[string]net.Listener) {
 	h.servers = nil
 	for _, name := range []string{"winrm-http", "winrm-https", "ssh"} {
 		ln := lns[name]
-		if h.cfg.Firewall != nil && !h.firewallAdmits(name) {
-			h.dropLocked(name, ln) // blocked: connection attempts go unanswered
-			continue
+		if !h.scopeLocked(name, ln) {
+			continue // blocked: connection attempts go unanswered
 		}
 		if ln == nil {
 			continue // no listener: an admitted port refuses connections

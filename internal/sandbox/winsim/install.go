@@ -198,9 +198,12 @@ type Firewall struct {
 	// Terraform runner) are not on the guest's subnet, so LocalSubnet
 	// rules do not admit them: a CI runner or Terraform Cloud agent.
 	ClientsOutsideSubnet bool
-	// ClientAddress is the address the guest sees the clients connect
-	// from, for rules that name addresses, subnets or ranges
-	// (-RemoteAddress); empty: unknown, and no such rule admits them.
+	// ClientAddress is the address the guest sees the sandbox's clients
+	// (the provider, the test process, the API server: every process
+	// that connects from 127.0.0.1) connect from, for rules that name
+	// addresses, subnets or ranges (-RemoteAddress); empty: 127.0.0.1
+	// itself. A client that binds another source is seen at its own
+	// (firewall_scope.go).
 	ClientAddress string
 }
 
@@ -209,30 +212,15 @@ type Firewall struct {
 // cannot be bound).
 var wellKnownPort = map[string]string{"winrm-http": "5985", "winrm-https": "5986", "ssh": "22"}
 
-// firewallAdmits reports whether an enabled inbound Allow rule admits the
-// clients to a listener's port. Windows drops what no rule admits: the
-// client's connect times out, and so it does against the simulator, whose
-// port then holds a listener that completes no connection
-// (firewall_drop.go). Rules are read as the host comes up (boot, reboot),
-// and by the HTTPS listener created at run time (openHTTPS).
+// firewallAdmits reports whether an enabled inbound Allow rule admits
+// anyone to a listener's port (firewallScope says whom). Windows drops what
+// no rule admits: the client's connect times out, and so it does against
+// the simulator, whose port then holds a listener that completes no
+// connection (firewall_drop.go), or filters the sources a rule does not
+// name (firewall_scope.go). Rules are read as the host comes up (boot,
+// reboot), and by the HTTPS listener created at run time (openHTTPS).
 func (h *Host) firewallAdmits(listener string) bool {
-	fw := h.cfg.Firewall
-	if fw == nil {
-		return true
-	}
-	port := wellKnownPort[listener]
-	for _, r := range h.firewall() {
-		if !strings.EqualFold(r.Direction, "Inbound") || !strings.EqualFold(r.Action, "Allow") || !strings.EqualFold(r.Enabled, "True") {
-			continue
-		}
-		if !ruleHasTCP(r.Protocol) || !ruleHasPort(r.LocalPort, port) || !ruleHasProfile(r.Profile, fw.Profile) {
-			continue
-		}
-		if ruleAdmitsAddress(r.RemoteAddress, fw) {
-			return true
-		}
-	}
-	return false
+	return !h.firewallScope(listener).none()
 }
 
 // ruleHasTCP reports whether a rule's protocol covers TCP, which every

@@ -140,7 +140,7 @@ func systemCmdlets() []*Cmdlet {
 				c.Write(o.Set("Path", "").Set("Online", true).Set("RestartNeeded", false).Set("Name", name))
 				return nil
 			}},
-		firewallGet(), firewallNew(), firewallPortFilter(), testNetConnection(),
+		firewallGet(), firewallNew(), firewallSet(), firewallPortFilter(), testNetConnection(),
 		{Name: "Restart-Computer", Class: "Microsoft.PowerShell.Commands.RestartComputerCommand", ShouldProcess: true,
 			Source: mgmt + "restart-computer?view=powershell-5.1", Behaviour: "the script finishes, then the host goes down and comes back after RebootDelay",
 			Params: []*Param{P("Force", "SwitchParameter", -1, Alias("f"), NoEffect("without it Windows refuses only while other users are logged on interactively, and none are")), P("ComputerName", "System.String[]", 0, Alias("CN", "__SERVER", "Server", "IPAddress"), Unmodelled),

@@ -40,7 +40,7 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// security descriptor; see doc.go).
 	"New-Service": needAdmin, "Set-Service": needAdmin, "Start-Service": needAdmin, "Stop-Service": needAdmin, "Restart-Service": needAdmin,
 	// Features, capabilities, the firewall, restarts.
-	"Install-WindowsFeature": needAdmin, "Add-WindowsCapability": needAdmin, "New-NetFirewallRule": needAdmin,
+	"Install-WindowsFeature": needAdmin, "Add-WindowsCapability": needAdmin, "New-NetFirewallRule": needAdmin, "Set-NetFirewallRule": needAdmin,
 	"Restart-Computer": needAdmin, "Stop-Computer": needAdmin,
 	// The machine's certificate store and the WinRM configuration: both
 	// need an administrator (Cert:\LocalMachine\My's private keys, and

@@ -273,9 +273,12 @@ func (h *Host) openHTTPS() error {
 		port = h.httpsPort
 	}
 	h.undropLocked("winrm-https") // a rule admits it now: the listener takes the port
-	ln, err := net.Listen("tcp", net.JoinHostPort(h.cfg.IP, strconv.Itoa(port)))
+	ln, err := listenTCP(net.JoinHostPort(h.cfg.IP, strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("the HTTPS listener cannot bind port %d: %w", port, err)
+	}
+	if !h.scopeLocked("winrm-https", ln) {
+		return nil
 	}
 	h.ports.WinRMHTTPS = ln.Addr().(*net.TCPAddr).Port
 	h.serveWSManLocked("winrm-https", ln)
