@@ -267,3 +267,15 @@ func ByDaemonSets(names []string) Mode {
 	}
 	return Default()
 }
+
+// Cleaner is what RegisterForTest needs of a *testing.T.
+type Cleaner interface{ Cleanup(func()) }
+
+// RegisterForTest registers a test's own mode until the test ends: the
+// proof that a mode needs nothing outside its own file (TestUnitFakeMode
+// in the resources package). Tests that call it must not run in parallel
+// with others that read the registry.
+func RegisterForTest(t Cleaner, m Mode) {
+	Register(m)
+	t.Cleanup(func() { delete(modes, m.Name()) })
+}
