@@ -60,9 +60,6 @@ type Mode interface {
 	// (windows_golden_image's network_artifacts.<mode>.<name>): where each
 	// lands on the host, and what the user's URL must point at.
 	Artifacts() []Artifact
-	// WithoutNetworking is why a node cannot run the mode without a
-	// windows_node_networking; nil when it can.
-	WithoutNetworking() *Refusal
 
 	// Attributes are the mode's computed attributes, which
 	// windows_node_networking nests under an attribute named for the mode
@@ -193,13 +190,6 @@ type Node struct {
 type Problem struct {
 	Summary string
 	Detail  string
-}
-
-// Refusal says why a mode needs a windows_node_networking: as the plan's
-// diagnostic, and as the create's error (Join).
-type Refusal struct {
-	Problem
-	Join string
 }
 
 var modes = map[string]Mode{}

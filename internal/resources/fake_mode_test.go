@@ -37,7 +37,6 @@ func (fakeMode) NeedsClusterCIDR() bool                                     { re
 func (fakeMode) Plugin() string                                             { return "fake" }
 func (fakeMode) CNIConfPath() string                                        { return networking.CNIConfDir + `\10-fake.conflist` }
 func (fakeMode) HostPrograms() []string                                     { return []string{fakeProgram} }
-func (fakeMode) WithoutNetworking() *networking.Refusal                     { return nil }
 func (fakeMode) Probe() networking.Probe                                    { return networking.Probe{PodNetwork: "the fake tunnel"} }
 
 func (fakeMode) Detect(ctx context.Context, r networking.ClusterReader) (*networking.Plugin, error) {
