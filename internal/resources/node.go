@@ -85,6 +85,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
+		warnUnproven(ctx, plan, &resp.Diagnostics)
 	}
 	if !req.State.Raw.IsNull() {
 		var state nodeModel

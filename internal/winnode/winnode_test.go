@@ -551,6 +551,30 @@ func TestCreateNetworkProbe(t *testing.T) {
 	}
 }
 
+// TestCreateNetworkProbeNone: a node of mode none (no networking) is probed
+// once the cluster's CNI runs HostProcess agents on it, with the mode's
+// wording, and not before.
+func TestCreateNetworkProbeNone(t *testing.T) {
+	spec := testSpec()
+	spec.Networking = ""
+	w := newWorld(t)
+	if _, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.k.probes) != 0 {
+		t.Errorf("no agents on the node, yet probed: %+v", w.k.probes)
+	}
+
+	w = newWorld(t)
+	w.k.hostProcessAgents = []string{"calico-system/calico-node-windows-x7k2p"}
+	if _, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.k.probes) != 1 || w.k.probes[0].PodNetwork != "the cluster's own CNI" || len(w.k.probes[0].Agents) != 0 {
+		t.Errorf("probes %+v, want one, naming the cluster's own CNI", w.k.probes)
+	}
+}
+
 // TestCreateUploadsTheBootstrapKubeconfig: the file that holds the
 // bootstrap token reaches the guest through the transport's upload, and no
 // script the guest runs carries the token in any form (PowerShell's script
