@@ -205,6 +205,9 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	}
 	state.refresh(obs)
 	h, err := m.ReadHealth(ctx, state.healthSpec(), obs.Node, false)
+	if err == nil && state.ProbeOnRefresh.ValueBool() {
+		h = probeAtRefresh(ctx, m, state.healthSpec(), obs.Node, h, &resp.Diagnostics)
+	}
 	state.setHealth(h, err, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

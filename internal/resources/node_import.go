@@ -23,7 +23,7 @@ import (
 func importDefaults() map[string]any {
 	return map[string]any{
 		"admin_user": bootstrap.DefaultAdminUser, "time_zone": timezone.Default, "drain": drainObject(drainDefault),
-		"cni": networking.Default().Name(), "reboot_after_join": false,
+		"cni": networking.Default().Name(), "reboot_after_join": false, "probe_on_refresh": false,
 	}
 }
 

@@ -72,6 +72,7 @@ type machineModel struct {
 	ClusterCIDR            types.String `tfsdk:"cluster_cidr"`
 	SkipChecks             types.List   `tfsdk:"skip_checks"`
 	RebootAfterJoin        types.Bool   `tfsdk:"reboot_after_join"`
+	ProbeOnRefresh         types.Bool   `tfsdk:"probe_on_refresh"`
 	Drain                  types.Object `tfsdk:"drain"`
 }
 

@@ -6,6 +6,8 @@ package winnode
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,3 +88,53 @@ func (m *Manager) probeFailed(ctx context.Context, g *guest.Session, err error, 
 
 // probeEvidenceTimeout bounds reading the host's evidence of a failed probe.
 const probeEvidenceTimeout = time.Minute
+
+// ProbeAtRefresh runs the network probe of a node at a refresh
+// (probe_on_refresh): from a pod on the node, as at the end of its join,
+// but without the guest (a refresh connects to none), so a failure carries
+// the cluster's evidence only. It returns the failure as a health cause,
+// "" when the probe passed or had nothing to prove (the Node not Ready, a
+// node of mode none without agents); err is a probe that could not run.
+func (m *Manager) ProbeAtRefresh(ctx context.Context, spec Spec, node *corev1.Node) (string, error) {
+	if node == nil || !kube.NodeIsReady(node) {
+		return "", nil // the Node's own health says what is wrong
+	}
+	mode, err := m.refreshMode(ctx, spec)
+	if err != nil {
+		return "", err
+	}
+	agents := mode.Agents()
+	if len(agents) == 0 {
+		found, err := m.Kube.HostProcessAgentsOn(ctx, spec.Name)
+		if err != nil || len(found) == 0 {
+			return "", err
+		}
+	}
+	discover := m.Kube.DiscoverNetwork
+	if m.Network != nil {
+		discover = m.Network
+	}
+	net, err := discover(ctx)
+	if err != nil {
+		return "", fmt.Errorf("discovering the cluster for the network probe: %w", err)
+	}
+	join := bootstrap.JoinConfig{ClusterDomain: or(spec.ClusterDomain, net.ClusterDomain), CNI: mode.Name()}
+	_, err = m.Kube.ProbeNetwork(ctx, probeRequest(spec, join, node, agents))
+	var pe *kube.ProbeError
+	switch {
+	case errors.As(err, &pe):
+		return fmt.Sprintf("network probe: %s failed: %s (expected: %s)", pe.Path.What, strings.TrimSpace(pe.Path.Output), pe.Expected), nil
+	case err != nil:
+		return "", fmt.Errorf("probing the network of node %s: %w", spec.Name, err)
+	}
+	return "", nil
+}
+
+// refreshMode is the node's mode at a refresh: the one its state recorded,
+// else its networking's (one DaemonSet list).
+func (m *Manager) refreshMode(ctx context.Context, spec Spec) (networking.Mode, error) {
+	if mode, ok := networking.Lookup(spec.CNI); ok {
+		return mode, nil
+	}
+	return m.networkingMode(ctx, spec)
+}

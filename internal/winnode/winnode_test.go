@@ -575,6 +575,33 @@ func TestCreateNetworkProbeNone(t *testing.T) {
 	}
 }
 
+// TestProbeAtRefresh: probe_on_refresh probes a Ready node and turns a
+// failed path into a health cause naming the path, the output and what was
+// expected; a passing probe, or a NotReady Node, is no cause.
+func TestProbeAtRefresh(t *testing.T) {
+	w := newWorld(t)
+	spec := testSpec()
+	ready := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: spec.Name},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	if failure, err := w.m.ProbeAtRefresh(t.Context(), spec, ready); err != nil || failure != "" {
+		t.Errorf("passing probe: %q, %v", failure, err)
+	}
+	if len(w.k.probes) != 1 || w.k.probes[0].PodNetwork != "flannel's overlay" || len(w.k.probes[0].Agents) == 0 {
+		t.Errorf("probes %+v", w.k.probes)
+	}
+	w.k.probeErr = &kube.ProbeError{Node: spec.Name, Path: kube.ProbePath{What: "a pod on another node (10.244.0.5:8080)", Output: "timed out"},
+		Expected: "a TCP connection ... (flannel's overlay)"}
+	failure, err := w.m.ProbeAtRefresh(t.Context(), spec, ready)
+	if err != nil || !strings.Contains(failure, "a pod on another node (10.244.0.5:8080) failed: timed out") || !strings.Contains(failure, "flannel's overlay") {
+		t.Errorf("failing probe: %q, %v", failure, err)
+	}
+	notReady := ready.DeepCopy()
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	if failure, err := w.m.ProbeAtRefresh(t.Context(), spec, notReady); err != nil || failure != "" || len(w.k.probes) != 2 {
+		t.Errorf("a NotReady Node was probed: %q, %v, %d probes", failure, err, len(w.k.probes))
+	}
+}
+
 // TestCreateUploadsTheBootstrapKubeconfig: the file that holds the
 // bootstrap token reaches the guest through the transport's upload, and no
 // script the guest runs carries the token in any form (PowerShell's script
