@@ -67,6 +67,13 @@ func (flannel) NeedsClusterCIDR() bool { return true }
 
 func (flannel) Plugin() string { return PluginFlannel }
 
+// HostDirs: the agents' kubeconfigs (their start scripts copy them out of
+// the container's mount), flanneld's net-conf.json and subnet.env, and
+// kube-proxy's source VIP file (internal/networking/templates).
+func (flannel) HostDirs() []string {
+	return []string{`C:\var\lib\kube-proxy-windows`, `C:\var\lib\kube-flannel-windows`, `C:\etc\kube-flannel`, `C:\run\flannel`, `C:\sourcevip`}
+}
+
 // Detect reads flannel's ConfigMap (FlannelConfigMap in FlannelNamespaces).
 func (flannel) Detect(ctx context.Context, r ClusterReader) (*Plugin, error) {
 	for _, ns := range FlannelNamespaces {

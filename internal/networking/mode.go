@@ -73,6 +73,28 @@ type Mode interface {
 	Probe() Probe
 }
 
+// HostDirsMode is a Mode whose agents keep files on the host beyond the
+// CNI folders: the golden image creates those directories with a protected
+// DACL (bootstrap.AgentDirs), so no local user creates them first. Optional,
+// so a mode without such directories need not say so.
+type HostDirsMode interface {
+	Mode
+	// HostDirs are absolute Windows paths of directories the agents read
+	// or write.
+	HostDirs() []string
+}
+
+// HostDirs lists every registered mode's HostDirs, in the modes' order.
+func HostDirs() []string {
+	var out []string
+	for _, m := range Modes() {
+		if h, ok := m.(HostDirsMode); ok {
+			out = append(out, h.HostDirs()...)
+		}
+	}
+	return out
+}
+
 // ClusterReader is what a mode's Detect reads the cluster through (the
 // kube package implements it); absent objects are found = false, not
 // errors.
