@@ -106,7 +106,7 @@ resource "windows_node_pool" "p" {
 		{"node skip check", node(ok, "  skip_checks = [\"no-such-check\"]\n"), `skip_checks`, `node-cidr-allocation`},
 		{"node drain timeout", node(ok, "  drain = { timeout = \"soon\" }\n"), `drain\.timeout`, `Go duration`},
 		{"node cluster domain", node(ok, "  cluster_domain = \"Cluster_Local\"\n"), `cluster_domain`, `cluster\.local`},
-		{"flannel without networking", acctest.NodeConfigWithout(image, []string{ok}, "  cni = \"flannel\"\n"), `networking_id`, `windows_node_networking`},
+		{"node cni is read-only", acctest.NodeConfigWithout(image, []string{ok}, "  cni = \"flannel\"\n"), `cni`, `read-only`},
 
 		// windows_node_pool
 		{"pool prefix too long", pool("toolongprefix", 1, ""), `name_prefix`, `15 characters of a Windows computer name`},
