@@ -20,10 +20,10 @@ func init() { Register(flannel{}) }
 
 // Paths of the flannel mode on the Windows host.
 const (
-	// FlanneldExe is flanneld, installed by the golden image (flanneld_url).
+	// FlanneldExe is flanneld, installed by the golden image (network_artifacts.flannel.flanneld).
 	FlanneldExe = `C:\k\flanneld.exe`
 	// FlannelCNIPluginExe is flannel's CNI plugin, installed by the golden
-	// image (flannel_cni_plugin_url) under the name the CNI configuration's
+	// image (network_artifacts.flannel.cni_plugin) under the name the CNI configuration's
 	// "type": "flannel" runs.
 	FlannelCNIPluginExe = CNIBinDir + `\flannel.exe`
 	// flannelCNIConf is the node's CNI configuration list, written by the join.
