@@ -160,8 +160,8 @@ func TestDetectCNI(t *testing.T) {
 			if cni.Name != tc.name {
 				t.Errorf("DetectCNI = %+v, want %s", cni, tc.name)
 			}
-			if tc.name == networking.PluginFlannel && (cni.Flannel.ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel.VNI != 4096 || cni.Flannel.Port != 4789) {
-				t.Errorf("flannel config = %+v", cni.Flannel)
+			if tc.name == networking.PluginFlannel && (cni.Flannel().ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel().VNI != 4096 || cni.Flannel().Port != 4789) {
+				t.Errorf("flannel config = %+v", cni.Flannel())
 			}
 		})
 	}

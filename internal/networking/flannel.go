@@ -1,6 +1,7 @@
 package networking
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,14 +16,14 @@ import (
 // writes the node's CNI configuration.
 type flannel struct{}
 
-func init() { register(flannel{}) }
+func init() { Register(flannel{}) }
 
 // Paths of the flannel mode on the Windows host.
 const (
-	// FlanneldExe is flanneld, installed by the golden image (flanneld_url).
+	// FlanneldExe is flanneld, installed by the golden image (network_artifacts.flannel.flanneld).
 	FlanneldExe = `C:\k\flanneld.exe`
 	// FlannelCNIPluginExe is flannel's CNI plugin, installed by the golden
-	// image (flannel_cni_plugin_url) under the name the CNI configuration's
+	// image (network_artifacts.flannel.cni_plugin) under the name the CNI configuration's
 	// "type": "flannel" runs.
 	FlannelCNIPluginExe = CNIBinDir + `\flannel.exe`
 	// flannelCNIConf is the node's CNI configuration list, written by the join.
@@ -64,22 +65,79 @@ func (flannel) Agents() []Agent {
 
 func (flannel) NeedsClusterCIDR() bool { return true }
 
-func (flannel) VXLAN() (vni, port int) { return WindowsVXLANVNI, WindowsVXLANPort }
-
 func (flannel) Plugin() string { return PluginFlannel }
+
+// HostDirs: the agents' kubeconfigs (their start scripts copy them out of
+// the container's mount), flanneld's net-conf.json and subnet.env, and
+// kube-proxy's source VIP file (internal/networking/templates).
+func (flannel) HostDirs() []string {
+	return []string{`C:\var\lib\kube-proxy-windows`, `C:\var\lib\kube-flannel-windows`, `C:\etc\kube-flannel`, `C:\run\flannel`, `C:\sourcevip`}
+}
+
+// Detect reads flannel's ConfigMap (FlannelConfigMap in FlannelNamespaces).
+func (flannel) Detect(ctx context.Context, r ClusterReader) (*Plugin, error) {
+	for _, ns := range FlannelNamespaces {
+		data, found, err := r.ConfigMap(ctx, ns, FlannelConfigMap)
+		if err != nil {
+			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, FlannelConfigMap, err)
+		}
+		if !found {
+			continue
+		}
+		cfg, err := ParseFlannelNetConf(data[FlannelNetConf])
+		if err != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s key %s: %w", ns, FlannelConfigMap, FlannelNetConf, err)
+		}
+		cfg.ConfigMap = ns + "/" + FlannelConfigMap
+		return &Plugin{Name: PluginFlannel, Source: "ConfigMap " + cfg.ConfigMap, Config: cfg,
+			PodNetworks: cfg.Networks(), PodNetworksSource: cfg.ConfigMap + " net-conf.json Network"}, nil
+	}
+	return nil, nil
+}
+
+// CheckPlugin: flannel's VXLAN settings must be Windows' (checkFlannelPlugin).
+func (flannel) CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict {
+	f := p.Flannel()
+	if f == nil {
+		return Verdict{Status: VerdictWarn, Message: fmt.Sprintf("flannel detected (%s) without its configuration: its Windows support cannot be checked.", p.Source)}
+	}
+	return checkFlannelPlugin(f, daemonSets)
+}
+
+// Artifacts: flanneld (flannel-io/flannel's Windows release asset) and
+// flannel's CNI plugin (flannel-io/cni-plugin's Windows archive), as
+// sig-windows-tools' flannel HostProcess images carry them.
+func (flannel) Artifacts() []Artifact {
+	return []Artifact{
+		{Name: "flanneld", InstallAs: FlanneldExe, Required: true,
+			Description: "`flanneld.exe` (flannel-io/flannel release asset, for example " +
+				"`https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe`), installed as `C:\\k\\flanneld.exe`."},
+		{Name: "cni_plugin", InstallAs: FlannelCNIPluginExe, Member: "flannel-amd64.exe", Required: true,
+			Description: "flannel's CNI plugin for Windows (flannel-io/cni-plugin release archive " +
+				"`cni-plugin-flannel-windows-amd64-<tag>.tgz`, for example " +
+				"`https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz`): " +
+				"its `flannel-amd64.exe` is installed as `C:\\opt\\cni\\bin\\flannel.exe`, the plugin the flannel CNI configuration runs " +
+				"(containernetworking/plugins builds only host-local, win-bridge and win-overlay for Windows)."},
+	}
+}
+
+// Attributes: the overlay's VNI and port, which Windows fixes (flannel
+// pkg/backend/vxlan/vxlan_windows.go).
+func (flannel) Attributes(*Plugin) []Attribute {
+	return []Attribute{
+		{Name: "vni", Kind: AttributeInt64, Int64: WindowsVXLANVNI,
+			Description: "VXLAN VNI of the flannel overlay: 4096, the only one Windows accepts (flannel `vxlan_windows.go`)."},
+		{Name: "port", Kind: AttributeInt64, Int64: WindowsVXLANPort,
+			Description: "VXLAN UDP port of the flannel overlay: 4789, the only one Windows accepts."},
+	}
+}
+
+func (flannel) Probe() Probe {
+	return Probe{PodNetwork: "flannel's overlay"}
+}
 
 func (flannel) HostPrograms() []string {
 	return []string{KubeProxyExe, FlanneldExe, FlannelCNIPluginExe, CNIBinDir + `\win-overlay.exe`, CNIBinDir + `\host-local.exe`}
-}
-
-func (flannel) WithoutNetworking() *Refusal {
-	return &Refusal{
-		Problem: Problem{Summary: "flannel needs windows_node_networking",
-			Detail: "cni = \"flannel\" no longer runs flanneld and kube-proxy as Windows services: with the node's own credentials a v1.36 API server " +
-				"lets them read neither EndpointSlices nor other Nodes. Add resource \"windows_node_networking\" { cni = \"flannel\" } once per " +
-				"cluster and set networking_id = windows_node_networking.<name>.id here (then remove cni). See the upgrade guide."},
-		Join: `cni = "flannel" needs windows_node_networking: flanneld and kube-proxy no longer run as Windows services with the node's credentials (a v1.36 API server refuses them). Add resource "windows_node_networking" with cni = "flannel" and set networking_id = windows_node_networking.<name>.id on the node`,
-	}
 }
 
 // CNIConfig is the flannel CNI plugin (flannel-io/cni-plugin, Windows

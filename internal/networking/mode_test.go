@@ -1,6 +1,7 @@
 package networking
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -32,8 +33,8 @@ func TestUnitModesConsistent(t *testing.T) {
 	if m, ok := Lookup(Default().Name()); !ok || m != Default() {
 		t.Errorf("the default mode %q is not registered", Default().Name())
 	}
-	if len(Default().Agents()) != 0 || Default().WithoutNetworking() != nil {
-		t.Errorf("the default mode %q installs agents or needs windows_node_networking: a node without one could not join", Default().Name())
+	if len(Default().Agents()) != 0 {
+		t.Errorf("the default mode %q installs agents: a node without windows_node_networking could not join", Default().Name())
 	}
 	daemonSets := map[string]string{} // DaemonSet -> mode
 	selectors := map[string]string{}  // selector -> agent
@@ -70,13 +71,6 @@ func TestUnitModesConsistent(t *testing.T) {
 					t.Errorf("ByDaemonSets(%v) = %s, want %s", ds, got.Name(), name)
 				}
 			}
-			if (len(agents) > 0) != (m.WithoutNetworking() != nil) {
-				t.Errorf("%d agents but WithoutNetworking = %v: a mode whose agents windows_node_networking installs must refuse a node without it", len(agents), m.WithoutNetworking())
-			}
-			if r := m.WithoutNetworking(); r != nil && (r.Summary == "" || r.Detail == "" || !strings.Contains(r.Join, "windows_node_networking")) {
-				t.Errorf("refusal %+v does not say what to add", r)
-			}
-
 			objs, err := m.Objects(testSpec())
 			if err != nil {
 				t.Fatalf("Objects: %v", err)
@@ -129,8 +123,15 @@ func TestUnitModesConsistent(t *testing.T) {
 			case path != "" && !m.NeedsClusterCIDR():
 				t.Errorf("writes a CNI configuration (which excepts the pod network from NAT) without needing the cluster CIDR")
 			}
-			if vni, port := m.VXLAN(); (vni != 0 || port != 0) && (vni != WindowsVXLANVNI || port != WindowsVXLANPort) {
-				t.Errorf("VXLAN VNI %d port %d: Windows accepts only %d and %d", vni, port, WindowsVXLANVNI, WindowsVXLANPort)
+			checkArtifacts(t, m)
+			checkAttributes(t, m)
+			if pr := m.Probe(); pr.PodNetwork == "" || (pr.Unproven != "") != (len(agents) == 0) {
+				t.Errorf("Probe() = %+v: every mode names its pod network, and warns that nothing proves it exactly when it installs no agents", pr)
+			}
+			if m.Plugin() == "" {
+				if p, err := m.Detect(context.Background(), emptyCluster{}); p != nil || err != nil {
+					t.Errorf("extends no plugin but Detect = %+v, %v", p, err)
+				}
 			}
 			if p := m.Plugin(); p != "" && !slices.Contains([]string{PluginFlannel, PluginCalico, PluginAntrea}, p) {
 				t.Errorf("extends plugin %q, which discovery does not recognise", p)

@@ -106,8 +106,7 @@ resource "windows_node_pool" "p" {
 		{"node skip check", node(ok, "  skip_checks = [\"no-such-check\"]\n"), `skip_checks`, `node-cidr-allocation`},
 		{"node drain timeout", node(ok, "  drain = { timeout = \"soon\" }\n"), `drain\.timeout`, `Go duration`},
 		{"node cluster domain", node(ok, "  cluster_domain = \"Cluster_Local\"\n"), `cluster_domain`, `cluster\.local`},
-		{"node flannel backend", node(ok, "  flannel_backend = \"udp\"\n"), `flannel_backend`, `vxlan`},
-		{"flannel without networking", acctest.NodeConfigWithout(image, []string{ok}, "  cni = \"flannel\"\n"), `networking_id`, `windows_node_networking`},
+		{"node cni is read-only", acctest.NodeConfigWithout(image, []string{ok}, "  cni = \"flannel\"\n"), `cni`, `read-only`},
 
 		// windows_node_pool
 		{"pool prefix too long", pool("toolongprefix", 1, ""), `name_prefix`, `15 characters of a Windows computer name`},
@@ -126,7 +125,8 @@ resource "windows_node_pool" "p" {
 		{"image Kubernetes version", golden(map[string]string{"kubernetes_version": `"1.36"`}), `kubernetes_version`, `v1\.36\.3`},
 		{"image mirror URL", golden(map[string]string{"artifacts_base_url": `"ftp://mirror.example/k8s"`}), `artifacts_base_url`, `https?://`},
 		{"image containerd URL", golden(map[string]string{"containerd_url": `"containerd.tar.gz"`}), `containerd_url`, `https?://`},
-		{"image flanneld without checksum", golden(map[string]string{"flanneld_sha256": ""}), `flanneld_url`, `flanneld_sha256`},
+		{"image flanneld without checksum", golden(map[string]string{"network_artifacts": `{ flannel = { flanneld = { url = "https://example.com/flanneld.exe" }, cni_plugin = { url = "https://example.com/f.tgz", sha256 = "` +
+			strings.Repeat("a", 64) + `" } } }`}), `network_artifacts`, `sha256`},
 		{"image executable path", golden(map[string]string{"additional_executables": `[{ url = "https://example.com/wins.exe", sha256 = "` +
 			strings.Repeat("a", 64) + `", destination = "wins.exe" }]`}), `additional_executables\[0\]\.destination`, `C:\\k\\tool\.exe`},
 		{"image skip check", golden(map[string]string{"skip_checks": `["dns"]`}), `skip_checks`, `version-skew`},

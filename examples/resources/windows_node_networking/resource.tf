@@ -21,7 +21,7 @@ resource "windows_node" "worker" {
   count = 2
 
   name              = "win-${count.index}"
-  template          = var.template # a golden image with flanneld_url and flannel_cni_plugin_url
+  template          = var.template # a golden image built with network_artifacts.flannel
   folder            = "/dc1/vm/k8s-windows"
   resource_pool_id  = var.resource_pool_id
   admin_password_wo = var.admin_password

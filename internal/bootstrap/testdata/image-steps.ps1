@@ -20,16 +20,16 @@ New-Item -ItemType Directory -Force -Path 'C:\k' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\k\downloads' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\k\pki' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\lib\kubelet' | Out-Null
-New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-proxy-windows' | Out-Null
-New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-flannel-windows' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\log\kubelet' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\log\pods' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\log\containers' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-proxy-windows' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-flannel-windows' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\kube-flannel' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\run\flannel' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\sourcevip' | Out-Null
-New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
 $out = icacls.exe 'C:\k' /setowner '*S-1-5-32-544' /t /c /q
 if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\k' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 $out = icacls.exe 'C:\k' /reset /t /c /q
