@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
@@ -36,15 +37,46 @@ func (c *Client) detectCNI(ctx context.Context, flannel *networking.FlannelConfi
 		{networking.PluginAntrea, "kube-system", "antrea-agent"},
 	}
 	for _, cand := range candidates {
-		_, err := c.AppsV1().DaemonSets(cand.namespace).Get(ctx, cand.daemonSet, metav1.GetOptions{})
+		ds, err := c.AppsV1().DaemonSets(cand.namespace).Get(ctx, cand.daemonSet, metav1.GetOptions{})
 		if err == nil {
-			return &CNI{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}, nil
+			cni := &CNI{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}
+			if cand.name == networking.PluginAntrea {
+				if cni.Antrea, err = c.readAntreaConfig(ctx, ds); err != nil {
+					return nil, err
+				}
+			}
+			return cni, nil
 		}
 		if !absent(err) {
 			return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", cand.namespace, cand.daemonSet, err)
 		}
 	}
 	return &CNI{Name: networking.PluginUnknown}, nil
+}
+
+// readAntreaConfig reads Antrea's agent configuration (ConfigMap
+// kube-system/antrea-config, key antrea-agent.conf) and the release its
+// Linux agents run (the antrea-agent container's image tag); nil when the
+// ConfigMap is absent.
+func (c *Client) readAntreaConfig(ctx context.Context, ds *appsv1.DaemonSet) (*networking.AntreaConfig, error) {
+	cm, err := c.CoreV1().ConfigMaps(networking.AntreaNamespace).Get(ctx, networking.AntreaConfigMap, metav1.GetOptions{})
+	if absent(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", networking.AntreaNamespace, networking.AntreaConfigMap, err)
+	}
+	cfg, err := networking.ParseAntreaAgentConf(cm.Data[networking.AntreaAgentConf])
+	if err != nil {
+		return nil, fmt.Errorf("ConfigMap %s/%s key %s: %w", networking.AntreaNamespace, networking.AntreaConfigMap, networking.AntreaAgentConf, err)
+	}
+	cfg.ConfigMap = networking.AntreaNamespace + "/" + networking.AntreaConfigMap
+	for _, ctr := range ds.Spec.Template.Spec.Containers {
+		if ctr.Name == networking.AntreaAgentName {
+			cfg.Image, cfg.Version = ctr.Image, networking.AntreaImageVersion(ctr.Image)
+		}
+	}
+	return cfg, nil
 }
 
 // findFlannelConfig reads flannel's ConfigMap; nil when flannel is not installed.

@@ -21,6 +21,9 @@ type Plugin struct {
 	Source string
 	// Flannel is flannel's configuration; nil for other plugins.
 	Flannel *FlannelConfig
+	// Antrea is Antrea's configuration; nil for other plugins, and for an
+	// Antrea without its ConfigMap.
+	Antrea *AntreaConfig
 }
 
 // Verdict statuses, as the readiness checks report them.
@@ -45,7 +48,14 @@ func CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict {
 	switch p.Name {
 	case PluginFlannel:
 		return checkFlannelPlugin(p.Flannel, daemonSets)
-	case PluginCalico, PluginAntrea:
+	case PluginAntrea:
+		if p.Antrea != nil {
+			return checkAntreaPlugin(p.Antrea)
+		}
+		return Verdict{Status: VerdictWarn,
+			Message: fmt.Sprintf("Antrea detected (%s) without ConfigMap %s/%s: its configuration cannot be checked for Windows.", p.Source, AntreaNamespace, AntreaConfigMap),
+			Remedy:  "Install Antrea from its release manifest (antrea.yml), which creates the ConfigMap."}
+	case PluginCalico:
 		return Verdict{Status: VerdictPass,
 			Message: fmt.Sprintf("%s detected (%s); install its Windows components on the Windows nodes.", titleCase(p.Name), p.Source)}
 	}
