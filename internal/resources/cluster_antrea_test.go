@@ -1,0 +1,84 @@
+package resources_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
+)
+
+// TestAccClusterDataSource_antrea runs Antrea's Linux side on the sandbox's
+// control-plane node (antrea.yml's antrea-config, antrea-agent
+// ServiceAccount, RBAC and DaemonSet) and reads it through the provider's
+// own role: Antrea in encap passes; with WireGuard encryption, then in
+// networkPolicyOnly mode, Antrea's Windows agent would not start, and the
+// check fails naming the setting and what to set.
+func TestAccClusterDataSource_antrea(t *testing.T) {
+	sb := acctest.RequireSandbox(t, "Antrea's Linux side on the sandbox's control-plane node")
+	ctx := context.Background()
+	remove, err := sb.LinuxNode.InstallAntrea(ctx, linuxnode.Antrea{Version: "v2.2.0", TrafficEncapMode: "encap", TunnelType: "geneve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := remove(context.Background()); err != nil {
+			t.Errorf("removing Antrea: %v", err)
+		}
+	})
+	k := acctest.Kube(t)
+	setConf := func(a linuxnode.Antrea) func() {
+		return func() {
+			cm, err := k.CoreV1().ConfigMaps(linuxnode.AntreaNamespace).Get(ctx, linuxnode.AntreaConfigMap, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cm.Data["antrea-agent.conf"] = a.AgentConf()
+			if _, err := k.CoreV1().ConfigMaps(linuxnode.AntreaNamespace).Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	config := `data "windows_cluster" "test" {}`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(clusterAddress, tfjsonpath.New("cni").AtMapKey("name"), knownvalue.StringExact("antrea")),
+					statecheck.ExpectKnownValue(clusterAddress, tfjsonpath.New("cni").AtMapKey("source"), knownvalue.StringExact("DaemonSet kube-system/antrea-agent")),
+					expectCheck(clusterAddress, "cni", "pass", `ConfigMap kube-system/antrea-config, key antrea-agent.conf\) uses trafficEncapMode encap with tunnelType geneve.*Release v2.2.0`),
+				},
+			},
+			{
+				PreConfig: setConf(linuxnode.Antrea{TrafficEncapMode: "encap", TrafficEncryptionMode: "wireguard"}),
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(clusterAddress, tfjsonpath.New("ready"), knownvalue.Bool(false)),
+					expectCheck(clusterAddress, "cni", "fail", `sets trafficEncryptionMode: wireguard.*unsupported features on Windows: \{TrafficEncryptionMode: wireguard\}.*trafficEncryptionMode to none.*kubectl -n kube-system rollout restart daemonset antrea-agent`),
+				},
+			},
+			{
+				PreConfig: setConf(linuxnode.Antrea{TrafficEncapMode: "networkPolicyOnly"}),
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					expectCheck(clusterAddress, "cni", "fail", `sets trafficEncapMode: networkPolicyOnly`),
+				},
+			},
+			{
+				PreConfig: setConf(linuxnode.Antrea{TrafficEncapMode: "noEncap"}),
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					expectCheck(clusterAddress, "cni", "pass", `trafficEncapMode noEncap`),
+				},
+			},
+		},
+	})
+}
