@@ -42,7 +42,11 @@
 //     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and
 //     projected volumes (TokenRequest bound to the pod, with the node's
 //     credentials) under it; exits restart with CrashLoopBackOff
-//     (CrashLoopBackOff knob), logs go to C:\var\log\pods. Their containers
+//     (CrashLoopBackOff knob), logs go to C:\var\log\pods. Init containers
+//     run first, one after another, each to a successful exit (the pod
+//     Pending, not Initialized, meanwhile; kuberuntime_manager.go
+//     computePodActions); lifecycle hooks are refused (CreateContainerError),
+//     not modelled. Their containers
 //     outlive the kubelet, as containerd's shims keep them on Windows
 //     (shims.go): a kubelet restart in the same boot adopts them (same
 //     container ID, no restart counted) and ends those whose pods are gone;
