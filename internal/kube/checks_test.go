@@ -101,7 +101,7 @@ func TestCheckCNI(t *testing.T) {
 			t.Fatal(err)
 		}
 		f.ConfigMap = "kube-flannel/kube-flannel-cfg"
-		return Cluster{CNI: CNI{Name: networking.PluginFlannel, Flannel: f}, DaemonSets: []appsv1.DaemonSet{daemonSet("kube-flannel", "kube-flannel-ds", corev1.PodSpec{})}}
+		return Cluster{CNI: CNI{Name: networking.PluginFlannel, Config: f}, DaemonSets: []appsv1.DaemonSet{daemonSet("kube-flannel", "kube-flannel-ds", corev1.PodSpec{})}}
 	}
 	cases := map[string]struct {
 		cl        Cluster

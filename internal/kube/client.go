@@ -15,6 +15,7 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -57,6 +58,9 @@ func (c Config) IsZero() bool {
 type Client struct {
 	kubernetes.Interface
 	REST *rest.Config
+	// Dynamic reads custom resources (a networking mode's detection); nil
+	// makes one from REST when needed.
+	Dynamic dynamic.Interface
 }
 
 // Host is the API server URL the client talks to.

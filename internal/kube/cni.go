@@ -2,10 +2,10 @@ package kube
 
 import (
 	"context"
-	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
@@ -15,86 +15,56 @@ import (
 type CNI = networking.Plugin
 
 // DetectCNI recognises the network plugin by the objects its standard
-// manifests create: flannel's ConfigMap, Calico's calico-node DaemonSet,
-// Antrea's antrea-agent DaemonSet.
+// manifests create: each networking mode reads its own plugin's
+// (networking.Detect), through the client.
 func (c *Client) DetectCNI(ctx context.Context) (*CNI, error) {
-	flannel, err := c.findFlannelConfig(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return c.detectCNI(ctx, flannel)
+	return networking.Detect(ctx, clusterReader{c})
 }
 
-// detectCNI is DetectCNI with flannel's configuration already read (nil
-// when flannel is not installed).
-func (c *Client) detectCNI(ctx context.Context, flannel *networking.FlannelConfig) (*CNI, error) {
-	if flannel != nil {
-		return &CNI{Name: networking.PluginFlannel, Source: "ConfigMap " + flannel.ConfigMap, Flannel: flannel}, nil
-	}
-	candidates := []struct{ name, namespace, daemonSet string }{
-		{networking.PluginCalico, "calico-system", "calico-node"},
-		{networking.PluginCalico, "kube-system", "calico-node"},
-		{networking.PluginAntrea, "kube-system", "antrea-agent"},
-	}
-	for _, cand := range candidates {
-		ds, err := c.AppsV1().DaemonSets(cand.namespace).Get(ctx, cand.daemonSet, metav1.GetOptions{})
-		if err == nil {
-			cni := &CNI{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}
-			if cand.name == networking.PluginAntrea {
-				if cni.Antrea, err = c.readAntreaConfig(ctx, ds); err != nil {
-					return nil, err
-				}
-			}
-			return cni, nil
-		}
-		if !absent(err) {
-			return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", cand.namespace, cand.daemonSet, err)
-		}
-	}
-	return &CNI{Name: networking.PluginUnknown}, nil
-}
+// clusterReader is the client as networking.ClusterReader: the few reads a
+// mode's detection makes, absent objects as found = false.
+type clusterReader struct{ c *Client }
 
-// readAntreaConfig reads Antrea's agent configuration (ConfigMap
-// kube-system/antrea-config, key antrea-agent.conf) and the release its
-// Linux agents run (the antrea-agent container's image tag); nil when the
-// ConfigMap is absent.
-func (c *Client) readAntreaConfig(ctx context.Context, ds *appsv1.DaemonSet) (*networking.AntreaConfig, error) {
-	cm, err := c.CoreV1().ConfigMaps(networking.AntreaNamespace).Get(ctx, networking.AntreaConfigMap, metav1.GetOptions{})
+func (r clusterReader) ConfigMap(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+	cm, err := r.c.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 	if absent(err) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", networking.AntreaNamespace, networking.AntreaConfigMap, err)
+		return nil, false, err
 	}
-	cfg, err := networking.ParseAntreaAgentConf(cm.Data[networking.AntreaAgentConf])
-	if err != nil {
-		return nil, fmt.Errorf("ConfigMap %s/%s key %s: %w", networking.AntreaNamespace, networking.AntreaConfigMap, networking.AntreaAgentConf, err)
-	}
-	cfg.ConfigMap = networking.AntreaNamespace + "/" + networking.AntreaConfigMap
-	for _, ctr := range ds.Spec.Template.Spec.Containers {
-		if ctr.Name == networking.AntreaAgentName {
-			cfg.Image, cfg.Version = ctr.Image, networking.AntreaImageVersion(ctr.Image)
-		}
-	}
-	return cfg, nil
+	return cm.Data, true, nil
 }
 
-// findFlannelConfig reads flannel's ConfigMap; nil when flannel is not installed.
-func (c *Client) findFlannelConfig(ctx context.Context) (*networking.FlannelConfig, error) {
-	for _, ns := range networking.FlannelNamespaces {
-		cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, networking.FlannelConfigMap, metav1.GetOptions{})
-		if absent(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, networking.FlannelConfigMap, err)
-		}
-		cfg, err := networking.ParseFlannelNetConf(cm.Data[networking.FlannelNetConf])
-		if err != nil {
-			return nil, fmt.Errorf("ConfigMap %s/%s key %s: %w", ns, networking.FlannelConfigMap, networking.FlannelNetConf, err)
-		}
-		cfg.ConfigMap = ns + "/" + networking.FlannelConfigMap
-		return cfg, nil
+func (r clusterReader) DaemonSet(ctx context.Context, namespace, name string) (bool, error) {
+	_, err := r.c.AppsV1().DaemonSets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if absent(err) {
+		return false, nil
 	}
-	return nil, nil
+	return err == nil, err
+}
+
+// Object reads a custom resource through a dynamic client made from the
+// client's settings (or Client.Dynamic, which tests set); a resource the API server does not serve (its CRD not
+// installed) is absent.
+func (r clusterReader) Object(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (map[string]any, bool, error) {
+	dc := r.c.Dynamic
+	if dc == nil {
+		var err error
+		if dc, err = dynamic.NewForConfig(r.c.REST); err != nil {
+			return nil, false, err
+		}
+	}
+	var res dynamic.ResourceInterface = dc.Resource(gvr)
+	if namespace != "" {
+		res = dc.Resource(gvr).Namespace(namespace)
+	}
+	obj, err := res.Get(ctx, name, metav1.GetOptions{})
+	if absent(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return obj.Object, true, nil
 }

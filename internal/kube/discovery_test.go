@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
@@ -32,7 +34,10 @@ func fakeClient(t *testing.T, objects ...runtime.Object) *Client {
 	t.Helper()
 	cs := fake.NewClientset(objects...)
 	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.36.3"}
-	return &Client{Interface: cs, REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
+	// The same objects through a dynamic client, as a mode's Detect reads
+	// some (Antrea's DaemonSet for its image).
+	dyn := dynamicfake.NewSimpleDynamicClient(clientgoscheme.Scheme, objects...)
+	return &Client{Interface: cs, Dynamic: dyn, REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
 }
 
 func configMap(namespace, name string, data map[string]string) *corev1.ConfigMap {
@@ -149,8 +154,8 @@ func TestDetectCNI(t *testing.T) {
 			if cni.Name != tc.name {
 				t.Errorf("DetectCNI = %+v, want %s", cni, tc.name)
 			}
-			if tc.name == networking.PluginFlannel && (cni.Flannel.ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel.VNI != 4096 || cni.Flannel.Port != 4789) {
-				t.Errorf("flannel config = %+v", cni.Flannel)
+			if tc.name == networking.PluginFlannel && (cni.Flannel().ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel().VNI != 4096 || cni.Flannel().Port != 4789) {
+				t.Errorf("flannel config = %+v", cni.Flannel())
 			}
 		})
 	}
@@ -223,7 +228,8 @@ func TestDetectCNIReadsAntrea(t *testing.T) {
 	}{
 		"encap, geneve":     {"trafficEncapMode: \"encap\"\ntunnelType: \"geneve\"\n", networking.VerdictPass, "Release v2.2.0"},
 		"defaults":          {"featureGates:\n", networking.VerdictPass, "trafficEncapMode encap with tunnelType geneve"},
-		"noEncap":           {"trafficEncapMode: noEncap\n", networking.VerdictPass, "noEncap"},
+		"noEncap":           {"trafficEncapMode: noEncap\n", networking.VerdictFail, "the antrea mode's Windows agents run trafficEncapMode encap with tunnelType geneve"},
+		"vxlan":             {"tunnelType: vxlan\n", networking.VerdictFail, "tunnelType vxlan"},
 		"wireguard":         {"trafficEncapMode: encap\ntrafficEncryptionMode: wireguard\n", networking.VerdictFail, "trafficEncryptionMode: wireguard"},
 		"networkPolicyOnly": {"trafficEncapMode: networkPolicyOnly\n", networking.VerdictFail, "{TrafficEncapMode: networkPolicyOnly}"},
 		"gre":               {"tunnelType: gre\n", networking.VerdictFail, "tunnelType: gre"},
@@ -235,8 +241,8 @@ func TestDetectCNIReadsAntrea(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cni.Name != networking.PluginAntrea || cni.Antrea == nil || cni.Antrea.Version != "v2.2.0" || cni.Antrea.ConfigMap != "kube-system/antrea-config" {
-				t.Fatalf("DetectCNI = %+v (antrea %+v)", cni, cni.Antrea)
+			if a := cni.Antrea(); cni.Name != networking.PluginAntrea || a == nil || a.Version != "v2.2.0" || a.ConfigMap != "kube-system/antrea-config" {
+				t.Fatalf("DetectCNI = %+v (antrea %+v)", cni, a)
 			}
 			v := networking.CheckPlugin(*cni, func(string) []string { return nil })
 			if v.Status != tc.status || !strings.Contains(v.Message, tc.says) {
@@ -260,8 +266,8 @@ func TestDetectCNIReadsAntrea(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := networking.CheckPlugin(*cni, nil); cni.Antrea != nil || v.Status != networking.VerdictWarn || !strings.Contains(v.Message, "antrea-config") {
-			t.Errorf("antrea = %+v, verdict = %+v", cni.Antrea, v)
+		if v := networking.CheckPlugin(*cni, nil); cni.Antrea() != nil || v.Status != networking.VerdictWarn || !strings.Contains(v.Message, "antrea-config") {
+			t.Errorf("antrea = %+v, verdict = %+v", cni.Antrea(), v)
 		}
 	})
 }

@@ -63,6 +63,10 @@ type Server struct {
 	CNIPlugins       Artifact
 	Flanneld         Artifact
 	FlannelCNIPlugin Artifact
+	// Network are the networking modes' downloads, by mode and then by
+	// the name windows_golden_image's network_artifacts.<mode> keys them
+	// by (each mode's file registers them: artifacts_flannel.go).
+	Network map[string]map[string]Artifact
 	// Updates are Windows update packages (updates.go).
 	Updates Updates
 
@@ -112,13 +116,14 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s.CNIPlugins = s.add("/containernetworking/plugins/releases/download/"+CNIVersion+"/cni-plugins-windows-amd64-"+CNIVersion+".tgz", cni)
-	flannelCNI, err := tarGz(map[string][]byte{"flannel-amd64.exe": binary("flannel", FlannelCNIPluginVersion)})
-	if err != nil {
-		return nil, err
+	s.Network = map[string]map[string]Artifact{}
+	for _, mode := range sortedModes() {
+		arts, err := modeArtifacts[mode](s)
+		if err != nil {
+			return nil, fmt.Errorf("artifacts: mode %s: %w", mode, err)
+		}
+		s.Network[mode] = arts
 	}
-	s.FlannelCNIPlugin = s.add("/flannel-io/cni-plugin/releases/download/"+FlannelCNIPluginVersion+
-		"/cni-plugin-flannel-windows-amd64-"+FlannelCNIPluginVersion+".tgz", flannelCNI)
-	s.Flanneld = s.add("/flannel-io/flannel/releases/download/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
 
 	s.addUpdates()
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}

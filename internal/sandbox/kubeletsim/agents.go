@@ -39,16 +39,11 @@ func AgentPrograms(opts AgentOptions) map[string]winsim.Program {
 			return code
 		}
 	}
-	return map[string]winsim.Program{
-		"kube-proxy": wrap("kube-proxy", runKubeProxy),
-		"flanneld":   wrap("flanneld", runFlanneld),
-		// Antrea's Windows agent and its OVS daemons (agents_antrea.go, agents_ovs.go).
-		"antrea-agent": wrap("antrea-agent", runAntreaAgent),
-		"ovsdb-server": wrap("ovsdb-server", runOVSDBServer),
-		"ovs-vswitchd": wrap("ovs-vswitchd", runOVSVswitchd),
-		"ovsdb-tool":   wrap("ovsdb-tool", runOVSDBTool),
-		"ovs-vsctl":    wrap("ovs-vsctl", runOVSVsctl),
+	progs := map[string]winsim.Program{}
+	for name, run := range agentRuns { // registered by each mode's file (modes.go)
+		progs[name] = wrap(name, run)
 	}
+	return progs
 }
 
 // Readiness of agent containers: the kubelet registers each HostProcess

@@ -503,3 +503,16 @@ func antreaOVSReadyFile(daemon string) string {
 	}
 	return ovsRunDir + `\` + daemon + ".pid"
 }
+
+// antrea: Antrea's Windows agent and the OVS daemons it needs, run from the
+// antrea-windows image by the mode's DaemonSet; its CNI configuration
+// names the antrea plugin with host-local IPAM (antrea-cni.conflist).
+func init() {
+	for name, run := range map[string]func(context.Context, *winsim.Process) int{
+		"antrea-agent": runAntreaAgent, "ovsdb-server": runOVSDBServer, "ovs-vswitchd": runOVSVswitchd,
+		"ovsdb-tool": runOVSDBTool, "ovs-vsctl": runOVSVsctl,
+	} {
+		registerAgent(name, run)
+	}
+	registerMode("antrea", simMode{Agents: []string{"antrea-agent", "ovsdb-server", "ovs-vswitchd", "ovsdb-tool", "ovs-vsctl"}, CNIPlugins: []string{"antrea", "host-local"}})
+}
