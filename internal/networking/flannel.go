@@ -133,16 +133,6 @@ func (flannel) HostPrograms() []string {
 	return []string{KubeProxyExe, FlanneldExe, FlannelCNIPluginExe, CNIBinDir + `\win-overlay.exe`, CNIBinDir + `\host-local.exe`}
 }
 
-func (flannel) WithoutNetworking() *Refusal {
-	return &Refusal{
-		Problem: Problem{Summary: "flannel needs windows_node_networking",
-			Detail: "cni = \"flannel\" no longer runs flanneld and kube-proxy as Windows services: with the node's own credentials a v1.36 API server " +
-				"lets them read neither EndpointSlices nor other Nodes. Add resource \"windows_node_networking\" { cni = \"flannel\" } once per " +
-				"cluster and set networking_id = windows_node_networking.<name>.id here (then remove cni). See the upgrade guide."},
-		Join: `cni = "flannel" needs windows_node_networking: flanneld and kube-proxy no longer run as Windows services with the node's credentials (a v1.36 API server refuses them). Add resource "windows_node_networking" with cni = "flannel" and set networking_id = windows_node_networking.<name>.id on the node`,
-	}
-}
-
 // CNIConfig is the flannel CNI plugin (flannel-io/cni-plugin, Windows
 // release) delegating to win-overlay (containernetworking/plugins) on the
 // flannel.4096 network, with the capabilities containerd fills in at

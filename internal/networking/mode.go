@@ -60,9 +60,6 @@ type Mode interface {
 	// (windows_golden_image's network_artifacts.<mode>.<name>): where each
 	// lands on the host, and what the user's URL must point at.
 	Artifacts() []Artifact
-	// WithoutNetworking is why a node cannot run the mode without a
-	// windows_node_networking; nil when it can.
-	WithoutNetworking() *Refusal
 
 	// Attributes are the mode's computed attributes, which
 	// windows_node_networking nests under an attribute named for the mode
@@ -195,13 +192,6 @@ type Problem struct {
 	Detail  string
 }
 
-// Refusal says why a mode needs a windows_node_networking: as the plan's
-// diagnostic, and as the create's error (Join).
-type Refusal struct {
-	Problem
-	Join string
-}
-
 var modes = map[string]Mode{}
 
 // Register adds a mode; each mode's file calls it from init (and a test's
@@ -266,4 +256,16 @@ func ByDaemonSets(names []string) Mode {
 		}
 	}
 	return Default()
+}
+
+// Cleaner is what RegisterForTest needs of a *testing.T.
+type Cleaner interface{ Cleanup(func()) }
+
+// RegisterForTest registers a test's own mode until the test ends: the
+// proof that a mode needs nothing outside its own file (TestUnitFakeMode
+// in the resources package). Tests that call it must not run in parallel
+// with others that read the registry.
+func RegisterForTest(t Cleaner, m Mode) {
+	Register(m)
+	t.Cleanup(func() { delete(modes, m.Name()) })
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
@@ -86,14 +85,6 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
-	}
-	var configCNI types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("cni"), &configCNI)...)
-	if mode, ok := networking.Lookup(configCNI.ValueString()); ok && plan.NetworkingID.IsNull() {
-		if refusal := mode.WithoutNetworking(); refusal != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("cni"), refusal.Summary, refusal.Detail)
-			return
-		}
 	}
 	if !req.State.Raw.IsNull() {
 		var state nodeModel

@@ -78,8 +78,9 @@ type Spec struct {
 	// ("" when the node references none): its mode decides the node's CNI
 	// configuration and which agents must run on the node before it is done.
 	Networking string
-	// CNI is the deprecated per-node mode; with Networking set it must
-	// agree with it (or be empty).
+	// CNI is the mode the node joined with, as its state recorded it: its
+	// health reads that mode's agents without asking the cluster. The join
+	// takes the mode from Networking alone.
 	CNI string
 	// SkipNetworkProbe leaves out the network probe at the end of the
 	// create (skip_checks = ["network-probe"]); ProbeRuntimeClass is the
@@ -640,22 +641,14 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 
 // networkingMode is the node's CNI mode: that of the networking resource
 // it references (read from the cluster: which agents it installed), else
-// networking.Default. The deprecated per-node cni must agree.
+// networking.Default.
 func (m *Manager) networkingMode(ctx context.Context, spec Spec) (networking.Mode, error) {
 	if spec.Networking == "" {
-		if mode, ok := networking.Lookup(spec.CNI); ok {
-			if refusal := mode.WithoutNetworking(); refusal != nil {
-				return nil, errors.New(refusal.Join)
-			}
-		}
 		return networking.Default(), nil
 	}
 	name, err := m.Kube.ObservedNetworkingMode(ctx, spec.Networking)
 	if err != nil {
 		return nil, err
-	}
-	if spec.CNI != "" && spec.CNI != name {
-		return nil, fmt.Errorf("the node's cni = %q but its windows_node_networking (namespace %s) runs %q: remove the node's deprecated cni attribute", spec.CNI, spec.Networking, name)
 	}
 	return networking.Get(name)
 }

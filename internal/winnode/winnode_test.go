@@ -67,10 +67,6 @@ func TestCreate(t *testing.T) {
 			want: `^discovering the cluster: flannel needs the cluster \(pod\) CIDR.*set cluster_cidr$`},
 		{name: "networking mode", setup: func(w *world, _ *winnode.Spec) { w.k.fail["ObservedNetworkingMode"] = errBoom },
 			want: `^discovering the cluster: boom$`},
-		{name: "deprecated cni disagrees", setup: func(_ *world, s *winnode.Spec) { s.CNI = "none" },
-			want: `^discovering the cluster: the node's cni = "none" but its windows_node_networking \(namespace kube-system\) runs "flannel"`},
-		{name: "flannel without networking", setup: func(_ *world, s *winnode.Spec) { s.Networking, s.CNI = "", "flannel" },
-			want: `^discovering the cluster: cni = "flannel" needs windows_node_networking`},
 		{name: "connect", setup: func(w *world, _ *winnode.Spec) { w.g.ConnectErrs = []error{errBoom} },
 			want: `^connecting to the guest: boom$`},
 		{name: "windows-build step", setup: func(w *world, _ *winnode.Spec) {
