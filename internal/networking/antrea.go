@@ -172,15 +172,6 @@ func (antrea) Probe() Probe {
 	return Probe{PodNetwork: "Antrea's " + antreaWindowsEncap + " network (OVS bridge " + AntreaBridge + " on HNS network " + AntreaNetworkName + ")"}
 }
 
-func (antrea) WithoutNetworking() *Refusal {
-	return &Refusal{
-		Problem: Problem{Summary: "antrea needs windows_node_networking",
-			Detail: "cni = \"antrea\" runs Antrea's Windows agent as the HostProcess DaemonSet windows_node_networking installs. Add resource " +
-				"\"windows_node_networking\" { cni = \"antrea\" } once per cluster and set networking_id = windows_node_networking.<name>.id here."},
-		Join: `cni = "antrea" needs windows_node_networking: add resource "windows_node_networking" with cni = "antrea" and set networking_id = windows_node_networking.<name>.id on the node`,
-	}
-}
-
 // CNIConfPath: the agent's install-cni init container writes the node's
 // CNI configuration (Install-WindowsCNI.ps1), not the join.
 func (antrea) CNIConfPath() string { return "" }
