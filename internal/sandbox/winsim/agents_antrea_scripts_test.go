@@ -25,11 +25,11 @@ func TestAntreaScripts(t *testing.T) {
 	files := map[string][]byte{
 		mount + `var\run\secrets\kubernetes.io\serviceaccount\token`:  []byte("tok"),
 		mount + `var\run\secrets\kubernetes.io\serviceaccount\ca.crt`: []byte("ca"),
-		mount + `k\antrea\cni\antrea.exe`:                            exe("antrea-cni", "v2.2.0"),
-		mount + `k\antrea\cni\host-local.exe`:                        exe("host-local", "v1.9.1"),
-		mount + `k\antrea\bin\antrea-agent.exe`:                      exe("antrea-agent", "v2.2.0"),
-		mount + `var\lib\antrea-windows\antrea-cni.conflist`:         []byte(`{"name":"antrea"}`),
-		mount + `var\lib\antrea-windows\antrea-agent.conf`:           []byte("featureGates:\n"),
+		mount + `k\antrea\cni\antrea.exe`:                             exe("antrea-cni", "v2.2.0"),
+		mount + `k\antrea\cni\host-local.exe`:                         exe("host-local", "v1.9.1"),
+		mount + `k\antrea\bin\antrea-agent.exe`:                       exe("antrea-agent", "v2.2.0"),
+		mount + `var\lib\antrea-windows\antrea-cni.conflist`:          []byte(`{"name":"antrea"}`),
+		mount + `var\lib\antrea-windows\antrea-agent.conf`:            []byte("featureGates:\n"),
 	}
 	for _, f := range []string{"Install-WindowsCNI.ps1", "Run-AntreaAgent.ps1"} {
 		b, err := os.ReadFile("../../kube/testdata/antrea-agent-windows-" + f)
