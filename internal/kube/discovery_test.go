@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,7 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/version"
 	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
@@ -32,7 +35,10 @@ func fakeClient(t *testing.T, objects ...runtime.Object) *Client {
 	t.Helper()
 	cs := fake.NewClientset(objects...)
 	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.36.3"}
-	return &Client{Interface: cs, REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
+	// The same objects through a dynamic client, as a mode's Detect reads
+	// some (Antrea's DaemonSet for its image).
+	dyn := dynamicfake.NewSimpleDynamicClient(clientgoscheme.Scheme, objects...)
+	return &Client{Interface: cs, Dynamic: dyn, REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
 }
 
 func configMap(namespace, name string, data map[string]string) *corev1.ConfigMap {
@@ -216,4 +222,64 @@ func TestParseFlags(t *testing.T) {
 			t.Errorf("flag %s = %q, want %q", k, got[k], v)
 		}
 	}
+}
+
+// TestDetectCNIReadsAntrea: with Antrea's ConfigMap beside its DaemonSet,
+// discovery reads the agents' cluster-wide settings and the release, and the
+// verdict on them names the setting that keeps Windows nodes out.
+func TestDetectCNIReadsAntrea(t *testing.T) {
+	agentDS := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "antrea-agent"},
+		Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Name: "install-cni", Image: "antrea/antrea-agent-ubuntu:v2.2.0"},
+			{Name: "antrea-agent", Image: "antrea/antrea-agent-ubuntu:v2.2.0"},
+		}}}}}
+	cases := map[string]struct {
+		conf   string
+		status string
+		says   string
+	}{
+		"encap, geneve":     {"trafficEncapMode: \"encap\"\ntunnelType: \"geneve\"\n", networking.VerdictPass, "Release v2.2.0"},
+		"defaults":          {"featureGates:\n", networking.VerdictPass, "trafficEncapMode encap with tunnelType geneve"},
+		"noEncap":           {"trafficEncapMode: noEncap\n", networking.VerdictFail, "the antrea mode's Windows agents run trafficEncapMode encap with tunnelType geneve"},
+		"vxlan":             {"tunnelType: vxlan\n", networking.VerdictFail, "tunnelType vxlan"},
+		"wireguard":         {"trafficEncapMode: encap\ntrafficEncryptionMode: wireguard\n", networking.VerdictFail, "trafficEncryptionMode: wireguard"},
+		"networkPolicyOnly": {"trafficEncapMode: networkPolicyOnly\n", networking.VerdictFail, "{TrafficEncapMode: networkPolicyOnly}"},
+		"gre":               {"tunnelType: gre\n", networking.VerdictFail, "tunnelType: gre"},
+		"hybrid":            {"trafficEncapMode: hybrid\n", networking.VerdictFail, "trafficEncapMode: hybrid; the antrea mode runs Windows nodes in encap or noEncap only"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cni, err := fakeClient(t, agentDS, configMap("kube-system", "antrea-config", map[string]string{"antrea-agent.conf": tc.conf})).DetectCNI(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a := cni.Antrea(); cni.Name != networking.PluginAntrea || a == nil || a.Version != "v2.2.0" || a.ConfigMap != "kube-system/antrea-config" {
+				t.Fatalf("DetectCNI = %+v (antrea %+v)", cni, a)
+			}
+			v := networking.CheckPlugin(*cni, func(string) []string { return nil })
+			if v.Status != tc.status || !strings.Contains(v.Message, tc.says) {
+				t.Errorf("verdict = %+v, want %s saying %q", v, tc.status, tc.says)
+			}
+		})
+	}
+	t.Run("an old release", func(t *testing.T) {
+		old := agentDS.DeepCopy()
+		old.Spec.Template.Spec.Containers[1].Image = "projects.registry.vmware.com/antrea/antrea-ubuntu:v1.9.0"
+		cni, err := fakeClient(t, old, configMap("kube-system", "antrea-config", map[string]string{"antrea-agent.conf": ""})).DetectCNI(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := networking.CheckPlugin(*cni, nil); v.Status != networking.VerdictFail || !strings.Contains(v.Message, "v1.9.0") {
+			t.Errorf("verdict = %+v", v)
+		}
+	})
+	t.Run("without its ConfigMap", func(t *testing.T) {
+		cni, err := fakeClient(t, agentDS).DetectCNI(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := networking.CheckPlugin(*cni, nil); cni.Antrea() != nil || v.Status != networking.VerdictWarn || !strings.Contains(v.Message, "antrea-config") {
+			t.Errorf("antrea = %+v, verdict = %+v", cni.Antrea(), v)
+		}
+	})
 }

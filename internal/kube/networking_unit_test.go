@@ -95,3 +95,38 @@ func TestNetworkingValidate(t *testing.T) {
 		t.Errorf("none mode: %v, %v, %v; want no agents and no objects", err, objs.Agents(), objs.Names())
 	}
 }
+
+// TestNetworkingAntreaManifests renders the antrea mode's objects as YAML:
+// antrea-windows-with-ovs.yml's DaemonSet, its scripts and configuration in
+// one ConfigMap, a ServiceAccount bound to antrea.yml's ClusterRole.
+func TestNetworkingAntreaManifests(t *testing.T) {
+	s := testSpec()
+	s.Mode = "antrea"
+	objs, err := s.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, a := range objs.agents {
+		if a.ClusterRole != nil {
+			t.Errorf("the antrea mode makes a ClusterRole; it binds antrea.yml's antrea-agent")
+		}
+		for _, o := range []any{a.ServiceAccount, a.ClusterRole, a.ClusterRoleBinding, a.ConfigMap, a.DaemonSet} {
+			y, err := yaml.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(y) == "null\n" {
+				continue
+			}
+			b.WriteString("---\n" + string(y))
+		}
+		for _, script := range []string{"Install-WindowsCNI.ps1", "Run-AntreaAgent.ps1"} {
+			golden(t, "antrea-agent-windows-"+script, a.ConfigMap.Data[script])
+		}
+	}
+	golden(t, "networking-antrea.yaml", b.String())
+	if got := objs.Names(); len(got) != 4 {
+		t.Errorf("antrea mode owns %d objects, want 4: %v", len(got), got)
+	}
+}

@@ -160,6 +160,7 @@ func TestStartControlPlane(t *testing.T) {
 	})
 
 	t.Run("cluster DNS", func(t *testing.T) { testClusterDNS(ctx, t, s, cs) })
+	t.Run("Antrea's Linux side", func(t *testing.T) { testAntreaLinuxSide(ctx, t, s, cs) })
 	t.Run("Windows host of a clone", func(t *testing.T) { testWindowsHost(ctx, t, s) })
 	t.Run("TLS bootstrap", func(t *testing.T) {
 		testTLSBootstrap(ctx, t, s, cs)

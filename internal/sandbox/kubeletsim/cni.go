@@ -229,6 +229,13 @@ func sandboxNetworkError(files FileSystem, s cniSettings, net *cniNetwork) error
 				return fmt.Errorf("plugin type=%q name=%q failed (add): %w", p.Type, net.Name, err)
 			}
 		}
+		// Antrea's plugin hands the ADD to the agent's CNI server
+		// (antrea-io/antrea pkg/cni, cmd/antrea-cni): without a running
+		// agent the call cannot connect.
+		if p.Type == "antrea" && !fileExists(files, antreaCNIServerFile) {
+			return fmt.Errorf("plugin type=%q name=%q failed (add): rpc error: code = Unavailable desc = connection error: "+
+				"the antrea-agent's CNI server is not serving on this node", p.Type, net.Name)
+		}
 	}
 	return nil
 }
@@ -262,4 +269,9 @@ func readDir(files FileSystem, dir string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+func fileExists(files FileSystem, path string) bool {
+	_, err := files.ReadFile(path)
+	return err == nil
 }

@@ -42,7 +42,11 @@
 //     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and
 //     projected volumes (TokenRequest bound to the pod, with the node's
 //     credentials) under it; exits restart with CrashLoopBackOff
-//     (CrashLoopBackOff knob), logs go to C:\var\log\pods. Their containers
+//     (CrashLoopBackOff knob), logs go to C:\var\log\pods. Init containers
+//     run first, one after another, each to a successful exit (the pod
+//     Pending, not Initialized, meanwhile; kuberuntime_manager.go
+//     computePodActions); lifecycle hooks are refused (CreateContainerError),
+//     not modelled. Their containers
 //     outlive the kubelet, as containerd's shims keep them on Windows
 //     (shims.go): a kubelet restart in the same boot adopts them (same
 //     container ID, no restart counted) and ends those whose pods are gone;
@@ -64,6 +68,32 @@
 //     C:\ProgramData\winsim\hns.json, subnet.env) with exactly the
 //     credentials their kubeconfig names; a refusal exits 1 with the
 //     reflector's error on stderr.
+//   - Antrea's Windows agent and its OVS daemons (agents_antrea.go,
+//     agents_ovs.go; antrea-io/antrea): antrea-agent reads antrea-agent.conf,
+//     refuses what cmd/antrea-agent/options_windows.go checkUnsupportedFeatures
+//     refuses ("Failed to validate: unsupported features on Windows: {...}",
+//     exit 255 as klog.Fatalf), hybrid and an agent without AntreaProxy (not
+//     modelled); builds its client as pkg/util/k8s CreateRestConfig does
+//     (clientConnection.kubeconfig, else in-cluster from the token and CA in
+//     C:\var\run\secrets\kubernetes.io\serviceaccount, the host replaced by
+//     kubeAPIServerOverride); needs ovsdb-server's db.sock and
+//     ovs-vswitchd running, its Node with a pod CIDR (agent.go's wording),
+//     the Open vSwitch Extension installed (winsim.OVSState: the driver's
+//     installation, Install-OVS.ps1, is not modelled); in noEncap patches
+//     node.antrea.io/mac-address through nodes/status; creates the
+//     Transparent HNS network antrea-hnsnetwork with the pod CIDR
+//     (pkg/agent/util/net_windows.go, agent_windows.go) and the bridge br-int;
+//     lists and watches Services, EndpointSlices, Nodes and its pods; keeps
+//     AntreaProxy's groups (ClusterIPs; NodePorts with proxyAll) and the node
+//     route controller's routes (encap: the tunnel; noEncap: only to Nodes
+//     with the MAC annotation, node_route_controller.go getNodeMAC) in
+//     winsim's OVS state, and serves CNI while it runs (the antrea CNI
+//     plugin's ADD fails without it, cni.go). ovsdb-tool create, ovsdb-server
+//     (--remote=punix:, --pidfile; --detach refused), ovs-vswitchd (needs
+//     db.sock) and ovs-vsctl (--no-wait init, set Open_vSwitch .) follow
+//     Run-AntreaOVS.ps1 and OVS's manuals; anything else is refused. A pod's
+//     packets on such a host go through AntreaProxy's groups and routes
+//     (podnet.go). Antrea's controller and NetworkPolicies are not modelled.
 //   - Pods of registry.k8s.io/e2e-test-images/agnhost with restartPolicy
 //     Never (pods_agnhost.go): their containers run agnhost's connect
 //     subcommand (test/images/agnhost/connect) in order, init containers

@@ -44,3 +44,13 @@ func HostProcessPodsRunning(h *winsim.Host) []string {
 	}
 	return uids
 }
+
+// PodResolve resolves a name from a pod of a host (its pod CIDR and node
+// address) through the cluster DNS 10.96.0.10, as runAgnhost's resolver does.
+func PodResolve(ctx context.Context, files FileSystem, overlay Overlay, nodeIP, podCIDR, name string) ([]string, error) {
+	pn := &podNet{files: files, overlay: overlay, nodeIP: nodeIP}
+	if p, err := netip.ParsePrefix(podCIDR); err == nil {
+		pn.podCIDR = p
+	}
+	return pn.resolver("10.96.0.10").LookupHost(ctx, name)
+}

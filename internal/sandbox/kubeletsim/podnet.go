@@ -62,11 +62,37 @@ func (pn *podNet) dial(ctx context.Context, network string, dst netip.AddrPort) 
 		target = netip.AddrPortFrom(addr, uint16(lb.InternalPort))
 		break
 	}
+	// AntreaProxy's groups on the OVS bridge (a host where antrea-agent made
+	// one): a ClusterIP or, with proxyAll, the node's NodePort to one of the
+	// Service's endpoints.
+	ovs := winsim.ReadOVS(pn.files)
+	antrea := len(ovs.Bridges) > 0
+	if antrea && target == dst {
+		for _, g := range ovs.ServiceGroups {
+			vip := g.VIP
+			if vip == "" {
+				vip = pn.nodeIP
+			}
+			if g.Protocol != proto || g.Port != int(dst.Port()) || vip != dst.Addr().String() || len(g.Endpoints) == 0 {
+				continue
+			}
+			ep, err := netip.ParseAddrPort(g.Endpoints[int(pn.next.Add(1))%len(g.Endpoints)])
+			if err != nil {
+				return nil, fmt.Errorf("dial %s %s: AntreaProxy group has endpoint %q: %w", network, dst, g.Endpoints, err)
+			}
+			target = ep
+			break
+		}
+	}
 	switch {
+	case target == dst && isServiceVIP(dst.Addr()) && antrea:
+		return nil, fmt.Errorf("dial %s %s: no AntreaProxy group for %s/%d on the OVS bridge (%d groups): the Service has no ready endpoints, or antrea-agent has not installed it", network, dst, proto, dst.Port(), len(ovs.ServiceGroups))
 	case target == dst && isServiceVIP(dst.Addr()):
 		return nil, fmt.Errorf("dial %s %s: no HNS load balancer for %s/%d on the host (%d load balancers): the Service has no ready endpoints, or kube-proxy has not programmed it", network, dst, proto, dst.Port(), len(lbs))
 	case pn.podCIDR.IsValid() && pn.podCIDR.Contains(target.Addr()):
 		return nil, fmt.Errorf("dial %s %s (endpoint %s): connection refused: a pod on this node, and no Windows pod of the sandbox serves", network, dst, target)
+	case antrea && !antreaRouted(ovs.Routes, target.Addr()):
+		return nil, fmt.Errorf("dial %s %s (endpoint %s): no route: antrea-agent installed no route to the pod CIDR of %s's Node (routes %v)", network, dst, target, target.Addr(), ovs.Routes)
 	case pn.overlay == nil:
 		return nil, fmt.Errorf("dial %s %s (endpoint %s): no route: the host has no overlay to other nodes", network, dst, target)
 	}
@@ -103,4 +129,15 @@ func (pn *podNet) resolver(clusterDNS string) *net.Resolver {
 		}
 		return pn.dial(ctx, network, dst)
 	}}
+}
+
+// antreaRouted: one of antrea-agent's routes (another Node's pod CIDR)
+// covers addr.
+func antreaRouted(routes map[string]string, addr netip.Addr) bool {
+	for cidr := range routes {
+		if p, err := netip.ParsePrefix(cidr); err == nil && p.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }

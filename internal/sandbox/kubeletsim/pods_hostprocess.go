@@ -86,9 +86,7 @@ func (w *podWorker) startHostProcess(pod *corev1.Pod) error {
 	hp, adopted, started := shims.startOrAdopt(w, pod)
 	switch {
 	case started:
-		for _, c := range pod.Spec.Containers {
-			go hp.runContainer(hp.ctx, runner, c)
-		}
+		go hp.run(hp.ctx, runner)
 		w.n.k.log.Info("kubelet.go:2530", "SyncLoop (PLEG): event for pod", "pod", pod.Namespace+"/"+pod.Name, "event", "HostProcess containers starting")
 	case adopted:
 		// The PLEG's first relist finds the containers running; the
@@ -154,7 +152,33 @@ func (hp *hostProcessPod) detach(w *podWorker) {
 	}
 }
 
-func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner, c corev1.Container) {
+// run starts the pod as the kubelet does (pkg/kubelet/kuberuntime
+// kuberuntime_manager.go computePodActions): its init containers one after
+// another, each to a successful exit (a failed one restarted with
+// CrashLoopBackOff, restartPolicy Always), then its containers side by side.
+// Lifecycle hooks are not modelled: a container with one is refused
+// (CreateContainerError) rather than run without them.
+func (hp *hostProcessPod) run(ctx context.Context, runner processRunner) {
+	for _, c := range hp.pod.Spec.InitContainers {
+		if !hp.runContainer(ctx, runner, c, true) {
+			return
+		}
+	}
+	for _, c := range hp.pod.Spec.Containers {
+		if c.Lifecycle != nil && (c.Lifecycle.PostStart != nil || c.Lifecycle.PreStop != nil) {
+			hp.set(c.Name, func(st *corev1.ContainerStatus) {
+				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerError",
+					Message: "lifecycle hooks (postStart, preStop) are not modelled by the simulator"}}
+			})
+			continue
+		}
+		go hp.runContainer(ctx, runner, c, false)
+	}
+}
+
+// runContainer runs one container, restarting it as its pod's restartPolicy
+// says; an init container (init) returns true once it exited 0.
+func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner, c corev1.Container, init bool) bool {
 	delay := CrashLoopBackOff.Initial
 	mountDelay := MountBackOff.Initial
 	restarts := int32(0)
@@ -163,7 +187,7 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 		// runs, an exited container stays exited.
 		w, ok := hp.worker(ctx)
 		if !ok {
-			return
+			return false
 		}
 		k := w.n.k
 		id := randomHex(32)
@@ -181,7 +205,7 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 			k.log.Error("nestedpendingoperations.go:348", err, "Operation failed. No retries permitted until "+time.Now().Add(mountDelay).Format("2006-01-02 15:04:05.999999999 -0700 MST"),
 				"durationBeforeRetry", mountDelay.String(), "pod", hp.pod.Namespace+"/"+hp.pod.Name)
 			if !sleepCtx(ctx, mountDelay) {
-				return
+				return false
 			}
 			mountDelay = min(2*mountDelay, MountBackOff.Max)
 			continue
@@ -193,7 +217,7 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 			})
 			k.log.Error("kuberuntime_manager.go:1274", err, "Error preparing container", "pod", hp.pod.Namespace+"/"+hp.pod.Name, "container", c.Name)
 			if !sleepCtx(ctx, delay) {
-				return
+				return false
 			}
 			continue
 		}
@@ -205,7 +229,7 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 			hp.set(c.Name, func(st *corev1.ContainerStatus) {
 				st.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: "failed to create containerd container: no command specified"}}
 			})
-			return
+			return false
 		}
 		started := metav1.Now()
 		f := false
@@ -221,17 +245,22 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 		code := runner.Run(ctx, proc)
 		unregister()
 		if ctx.Err() != nil {
-			return // ended with its pod or the host's boot: no exit to report
+			return false // ended with its pod or the host's boot: no exit to report
 		}
 		// The exit is seen by the kubelet running now (its PLEG), which
 		// may be a later one than the kubelet that started the container.
 		if w, ok = hp.worker(ctx); !ok {
-			return
+			return false
 		}
 		k = w.n.k
-		restarts++
 		finished := metav1.Now()
 		term := &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: "Completed", StartedAt: started, FinishedAt: finished, ContainerID: "containerd://" + id}
+		if init && code == 0 {
+			k.log.Info("kuberuntime_container.go:809", "Container exited", "pod", hp.pod.Namespace+"/"+hp.pod.Name, "container", c.Name, "exitCode", code)
+			hp.set(c.Name, func(st *corev1.ContainerStatus) { st.State, st.Ready = corev1.ContainerState{Terminated: term}, true })
+			return true
+		}
+		restarts++
 		if code != 0 {
 			term.Reason = "Error"
 			// The kubelet fills message from the log only with
@@ -249,15 +278,16 @@ func (hp *hostProcessPod) runContainer(ctx context.Context, runner processRunner
 		})
 		if hp.pod.Spec.RestartPolicy == corev1.RestartPolicyNever || (hp.pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && code == 0) {
 			hp.set(c.Name, func(st *corev1.ContainerStatus) { st.State = corev1.ContainerState{Terminated: term} })
-			return
+			return false
 		}
 		if !sleepCtx(ctx, delay) {
-			return
+			return false
 		}
 		if delay *= 2; delay > CrashLoopBackOff.Max {
 			delay = CrashLoopBackOff.Max
 		}
 	}
+	return false
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {
@@ -307,6 +337,13 @@ func (hp *hostProcessPod) set(name string, fn func(*corev1.ContainerStatus)) {
 		list = append(list, st)
 		allReady = allReady && st.Ready
 	}
+	var initList []corev1.ContainerStatus
+	initialized := true
+	for _, c := range hp.pod.Spec.InitContainers {
+		st := *hp.statuses[c.Name]
+		initList = append(initList, st)
+		initialized = initialized && st.State.Terminated != nil && st.State.Terminated.ExitCode == 0
+	}
 	w := hp.w
 	hp.mu.Unlock()
 	if w == nil {
@@ -324,6 +361,17 @@ func (hp *hostProcessPod) set(name string, fn func(*corev1.ContainerStatus)) {
 		}
 		st := runningStatus(cur, n.nodeIP(), n.nodeIP())
 		st.ContainerStatuses = list
+		if len(initList) > 0 {
+			st.InitContainerStatuses = initList
+			if !initialized {
+				st.Phase = corev1.PodPending
+				for i := range st.Conditions {
+					if st.Conditions[i].Type == corev1.PodInitialized {
+						st.Conditions[i].Status, st.Conditions[i].Reason = corev1.ConditionFalse, "ContainersNotInitialized"
+					}
+				}
+			}
+		}
 		cond := corev1.ConditionFalse
 		if allReady {
 			cond = corev1.ConditionTrue

@@ -71,6 +71,10 @@ func (t *shimTable) startOrAdopt(w *podWorker, pod *corev1.Pod) (hp *hostProcess
 		hp.statuses[c.Name] = &corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image),
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}
 	}
+	for _, c := range pod.Spec.InitContainers {
+		hp.statuses[c.Name] = &corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: imageID(c.Image),
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}
+	}
 	t.pods[pod.UID] = hp
 	return hp, false, true
 }

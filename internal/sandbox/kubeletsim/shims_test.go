@@ -99,3 +99,56 @@ func createHostProcessPod(t *testing.T, cs kubernetes.Interface, node, name stri
 	t.Cleanup(func() { _ = cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	return pod
 }
+
+// TestHostProcessInitContainers: a HostProcess pod's init containers run
+// one after another, each to its exit, before its containers (the pod
+// Pending and not Initialized meanwhile); a failing one is restarted and
+// holds the containers back; a container with a lifecycle hook is refused,
+// not run without it.
+func TestHostProcessInitContainers(t *testing.T) {
+	s := cluster(t)
+	cs := s.ControlPlane.Client
+	const name = "win-init"
+	n := newNode(t, name, hostOptions{})
+	if err := n.join(t, joinConfig(s, name, createBootstrapToken(t, cs))); err != nil {
+		t.Fatalf("join: %v\n%s", err, n.kubeletLog())
+	}
+	waitForNode(t, cs, name, "Ready", nodeReady)
+	ps := func(cmd string) []string {
+		return []string{`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, "-NoProfile", "-Command", cmd}
+	}
+	const first, second = `C:\k\init-first.txt`, `C:\k\init-second.txt`
+	ok := createHostProcessPod(t, cs, name, "init-ok", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{
+			{Name: "first", Image: p.Spec.Containers[0].Image, Command: ps(`Set-Content -Path '` + first + `' -Value 'one'`)},
+			// Runs after the first: it fails unless the first's file is there.
+			{Name: "second", Image: p.Spec.Containers[0].Image, Command: ps(`Get-Content -Path '` + first + `' | Out-Null; Set-Content -Path '` + second + `' -Value 'two'`)},
+		}
+	})
+	waitForPod(t, cs, ok.Name, "initialized and running", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && len(p.Status.InitContainerStatuses) == 2 &&
+			p.Status.InitContainerStatuses[1].State.Terminated != nil && p.Status.InitContainerStatuses[1].State.Terminated.ExitCode == 0 &&
+			len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	if !n.Host.FileExists(second) {
+		t.Errorf("the second init container did not run after the first")
+	}
+	failing := createHostProcessPod(t, cs, name, "init-fails", func(p *corev1.Pod) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "fails", Image: p.Spec.Containers[0].Image, Command: ps("exit 3")}}
+	})
+	waitForPod(t, cs, failing.Name, "its init container failing", func(p *corev1.Pod) bool {
+		if len(p.Status.InitContainerStatuses) != 1 {
+			return false
+		}
+		last := p.Status.InitContainerStatuses[0].LastTerminationState.Terminated
+		return p.Status.Phase == corev1.PodPending && last != nil && last.ExitCode == 3 &&
+			len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running == nil
+	})
+	hooked := createHostProcessPod(t, cs, name, "hooked", func(p *corev1.Pod) {
+		p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: ps("exit 0")}}}
+	})
+	waitForPod(t, cs, hooked.Name, "refused for its hook", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			strings.Contains(p.Status.ContainerStatuses[0].State.Waiting.Message, "lifecycle hooks")
+	})
+}

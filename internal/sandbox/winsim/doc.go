@@ -208,7 +208,11 @@
 // Kubernetes/windows/kubeadm/Kubecluster.md shows; its other verbs and the
 // -d detail flags refused; hns.go, where the HostNetworkingService module's
 // Get-HnsNetwork, Get-HnsEndpoint and Get-HnsPolicyList read the same
-// state), reg.exe (add <HKLM\key> /v <name> /t REG_SZ|REG_DWORD /d
+// state; ovs.go keeps a host's Open vSwitch as Antrea runs it on Windows,
+// antrea-io/antrea docs/design/windows-design.md: whether the Open vSwitch
+// Extension is installed, the HNS network it is enabled on, the bridges and
+// their ports, AntreaProxy's Service groups and the node routes, written
+// by kubeletsim's antrea-agent and OVS programs), reg.exe (add <HKLM\key> /v <name> /t REG_SZ|REG_DWORD /d
 // <data> /f only, https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
 // "ERROR: Access is denied." to a filtered token; programs_reg.go), and the
 // servicing programs below (dism.exe, wusa.exe). sc.exe

@@ -481,6 +481,9 @@ func (h *Host) WriteFile(path string, data []byte) error { return h.fs.WriteFile
 // program makes a file appear whole.
 func (h *Host) Rename(from, to string) error { return h.fs.Move(from, to, true) }
 
+// RemoveFile deletes a file (a program's pidfile or socket as it exits).
+func (h *Host) RemoveFile(path string) error { return h.fs.Remove(path, false) }
+
 // FileExists reports whether a file or directory exists.
 func (h *Host) FileExists(path string) bool {
 	ok, _ := h.fs.Stat(path)
