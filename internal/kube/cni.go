@@ -38,7 +38,13 @@ func (c *Client) detectCNI(ctx context.Context, flannel *networking.FlannelConfi
 	for _, cand := range candidates {
 		_, err := c.AppsV1().DaemonSets(cand.namespace).Get(ctx, cand.daemonSet, metav1.GetOptions{})
 		if err == nil {
-			return &CNI{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}, nil
+			cni := &CNI{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}
+			if cand.name == networking.PluginCalico {
+				if cni.Calico, err = c.readCalicoConfig(ctx); err != nil {
+					return nil, err
+				}
+			}
+			return cni, nil
 		}
 		if !absent(err) {
 			return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", cand.namespace, cand.daemonSet, err)

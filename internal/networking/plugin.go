@@ -21,6 +21,9 @@ type Plugin struct {
 	Source string
 	// Flannel is flannel's configuration; nil for other plugins.
 	Flannel *FlannelConfig
+	// Calico is Calico's configuration; nil for other plugins, or when its
+	// resources could not be read (then only its presence is reported).
+	Calico *CalicoConfig
 }
 
 // Verdict statuses, as the readiness checks report them.
@@ -45,7 +48,13 @@ func CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict {
 	switch p.Name {
 	case PluginFlannel:
 		return checkFlannelPlugin(p.Flannel, daemonSets)
-	case PluginCalico, PluginAntrea:
+	case PluginCalico:
+		if p.Calico != nil {
+			return checkCalicoPlugin(p.Calico)
+		}
+		return Verdict{Status: VerdictPass,
+			Message: fmt.Sprintf("%s detected (%s); install its Windows components on the Windows nodes.", titleCase(p.Name), p.Source)}
+	case PluginAntrea:
 		return Verdict{Status: VerdictPass,
 			Message: fmt.Sprintf("%s detected (%s); install its Windows components on the Windows nodes.", titleCase(p.Name), p.Source)}
 	}
