@@ -42,6 +42,8 @@ func AgentPrograms(opts AgentOptions) map[string]winsim.Program {
 	return map[string]winsim.Program{
 		"kube-proxy": wrap("kube-proxy", runKubeProxy),
 		"flanneld":   wrap("flanneld", runFlanneld),
+		// calico-node.exe of calico-node-windows (agents_calico.go).
+		"calico-node": wrap("calico-node", runCalicoNode),
 	}
 }
 

@@ -112,30 +112,31 @@ func (n *Node) installCalico(ctx context.Context, dyn dynamic.Interface) error {
 		return err
 	}
 	objects := []struct {
-		resource string
-		obj      map[string]any
+		resource, kind string
+		obj            map[string]any
 	}{
 		// The operator's default pool for a VXLAN install
 		// (docs.tigera.io windows-calico/operator; custom-resources.yaml
 		// with encapsulation VXLAN): VXLAN always, no IP-in-IP, NAT out.
-		{"ippools", map[string]any{"metadata": map[string]any{"name": CalicoPoolName}, "spec": map[string]any{
+		{"ippools", "IPPool", map[string]any{"metadata": map[string]any{"name": CalicoPoolName}, "spec": map[string]any{
 			"cidr": CalicoPoolCIDR, "blockSize": CalicoBlockSize, "vxlanMode": "Always", "ipipMode": "Never",
 			"natOutgoing": true, "nodeSelector": "all()"}}},
 		// The Windows guide's first step: strict affinity.
-		{"ipamconfigs", map[string]any{"metadata": map[string]any{"name": "default"}, "spec": map[string]any{
+		{"ipamconfigs", "IPAMConfig", map[string]any{"metadata": map[string]any{"name": "default"}, "spec": map[string]any{
 			"strictAffinity": true, "autoAllocateBlocks": true}}},
-		{"felixconfigurations", map[string]any{"metadata": map[string]any{"name": "default"}, "spec": map[string]any{
+		{"felixconfigurations", "FelixConfiguration", map[string]any{"metadata": map[string]any{"name": "default"}, "spec": map[string]any{
 			"vxlanVNI": CalicoVXLANVNI}}},
 		// This node's block as calico-node's IPAM claims it: a confirmed
 		// host affinity and the block, with the tunnel address and the DNS
 		// pod's address allocated (libcalico-go/lib/ipam/ipam_block.go).
-		{"blockaffinities", map[string]any{"metadata": map[string]any{"name": CalicoAffinityName(NodeName, CalicoBlock)}, "spec": map[string]any{
+		{"blockaffinities", "BlockAffinity", map[string]any{"metadata": map[string]any{"name": CalicoAffinityName(NodeName, CalicoBlock)}, "spec": map[string]any{
 			"state": "confirmed", "node": NodeName, "cidr": CalicoBlock, "deleted": "false", "type": "host"}}},
-		{"ipamblocks", map[string]any{"metadata": map[string]any{"name": CalicoBlockName(CalicoBlock)}, "spec": calicoLinuxBlock()}},
+		{"ipamblocks", "IPAMBlock", map[string]any{"metadata": map[string]any{"name": CalicoBlockName(CalicoBlock)}, "spec": calicoLinuxBlock()}},
 	}
 	for _, o := range objects {
 		u := &unstructured.Unstructured{Object: o.obj}
 		u.SetAPIVersion("crd.projectcalico.org/v1")
+		u.SetKind(o.kind)
 		if _, err := dyn.Resource(CalicoGVR(o.resource)).Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating Calico %s %s: %w", o.resource, u.GetName(), err)
 		}
