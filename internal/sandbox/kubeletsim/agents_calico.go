@@ -190,7 +190,7 @@ func calicoStartup(ctx context.Context, p *winsim.Process, log *logger, complete
 		} else if vni < calicoDefaultVNI {
 			return fatal("startup.go:244", errors.New("Windows does not support VXLANVNI < 4096"), "Unable to ensure network for os")
 		}
-		if err := calicoEnsureVXLANNetwork(p, block, int(vni), nodeIP); err != nil {
+		if err := calicoEnsureVXLANNetwork(p.Host, block, int(vni), nodeIP); err != nil {
 			return fatal("startup.go:244", err, "Unable to ensure network for os")
 		}
 		// EnsureVXLANTunnelAddr (dataplane_windows.go): the block's .1 and
@@ -362,23 +362,23 @@ func calicoVTEPMAC(ip string) string {
 // is (re)created with the block as its subnet and the VNI as its VSID, and
 // the host's remote endpoint Calico_ep takes the block's .2 with the
 // management address as its provider address.
-func calicoEnsureVXLANNetwork(p *winsim.Process, block netip.Prefix, vni int, nodeIP string) error {
-	if n, ok := hnsNetworkByName(p.Host, CalicoNetworkName); ok && strings.EqualFold(n.Type, "Overlay") && n.AddressPrefix == block.String() && n.VNI == vni {
+func calicoEnsureVXLANNetwork(files FileSystem, block netip.Prefix, vni int, nodeIP string) error {
+	if n, ok := hnsNetworkByName(files, CalicoNetworkName); ok && strings.EqualFold(n.Type, "Overlay") && n.AddressPrefix == block.String() && n.VNI == vni {
 		return nil
 	}
-	if err := putHNSNetwork(p.Host, hnsNetwork{Name: CalicoNetworkName, Type: "Overlay", AddressPrefix: block.String(), VNI: vni}); err != nil {
+	if err := putHNSNetwork(files, hnsNetwork{Name: CalicoNetworkName, Type: "Overlay", AddressPrefix: block.String(), VNI: vni}); err != nil {
 		return fmt.Errorf("failed to create HNSNetwork %s: %w", CalicoNetworkName, err)
 	}
 	var stale []string
-	for _, ep := range winsim.HNSEndpoints(p.Host) {
+	for _, ep := range winsim.HNSEndpoints(files) {
 		if strings.EqualFold(ep.Name, CalicoNetworkName+"_ep") {
 			stale = append(stale, ep.ID)
 		}
 	}
-	if err := winsim.DeleteHNSEndpoints(p.Host, stale...); err != nil {
+	if err := winsim.DeleteHNSEndpoints(files, stale...); err != nil {
 		return err
 	}
-	_, err := winsim.CreateHNSEndpoint(p.Host, winsim.HNSEndpoint{Name: CalicoNetworkName + "_ep", Network: CalicoNetworkName,
+	_, err := winsim.CreateHNSEndpoint(files, winsim.HNSEndpoint{Name: CalicoNetworkName + "_ep", Network: CalicoNetworkName,
 		IP: nthAddr(block, 2).String(), Remote: true, ProviderAddress: nodeIP})
 	return err
 }
