@@ -1,8 +1,9 @@
 // Package linuxnode is the sandbox's Linux control-plane node: a Node
 // registered as kubeadm registers its first node (labels, the control-plane
 // taint, its pod CIDR, its lease renewed as the kubelet renews it), the Linux
-// side of flannel (the node annotations flanneld's kube subnet manager
-// writes), and the cluster DNS as its pod: real CoreDNS (tools/coredns) with
+// side of the cluster's network plugin (flannel: the node annotations
+// flanneld's kube subnet manager writes; Calico: its CRDs and configuration
+// in the Kubernetes datastore, calico.go), and the cluster DNS as its pod: real CoreDNS (tools/coredns) with
 // its kubernetes plugin against the real API server, and a real Pod the
 // kube-dns Service selects, so the real EndpointSlice controller puts the
 // pod's address behind kube-dns. Selecting nothing with kube-dns (or deleting

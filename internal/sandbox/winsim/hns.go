@@ -321,7 +321,7 @@ func hnsCmdlets() []*Cmdlet {
 	const src = "https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/"
 	return []*Cmdlet{
 		{Name: "Get-HnsNetwork", Class: "Get-HnsNetwork", Source: src + "get-hnsnetwork",
-			Behaviour: "the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP); no parameters (winsim/hns.go)",
+			Behaviour: "the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP, and the network's RemoteSubnetRoute policies Calico's Felix adds); no parameters (winsim/hns.go)",
 			Run: func(c *Call) error {
 				h := ps(c).h
 				for _, n := range HNSNetworks(h) {
