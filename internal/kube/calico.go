@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
@@ -20,7 +19,7 @@ import (
 // projectcalico.org/v3. nil when neither is served (Calico's pods exist but
 // not its resources: an etcd datastore), so only its presence is judged.
 func (c *Client) readCalicoConfig(ctx context.Context) (*networking.CalicoConfig, error) {
-	dyn, err := dynamic.NewForConfig(c.REST)
+	dyn, err := c.dynamicClient()
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	authnv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -57,6 +58,17 @@ func (c Config) IsZero() bool {
 type Client struct {
 	kubernetes.Interface
 	REST *rest.Config
+	// Dynamic reads resources the clientset has no types for (a network
+	// plugin's CRDs); nil makes one from REST on use.
+	Dynamic dynamic.Interface
+}
+
+// dynamicClient is Dynamic, or one made from REST.
+func (c *Client) dynamicClient() (dynamic.Interface, error) {
+	if c.Dynamic != nil {
+		return c.Dynamic, nil
+	}
+	return dynamic.NewForConfig(c.REST)
 }
 
 // Host is the API server URL the client talks to.
