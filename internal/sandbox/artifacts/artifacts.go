@@ -12,6 +12,9 @@
 //   - cni-plugin-flannel-windows-amd64-<tag>.tgz of flannel-io/cni-plugin
 //     (scripts/package.sh: flannel-amd64.exe at its root);
 //   - flanneld.exe, flannel-io/flannel's release asset;
+//   - calico-windows-<tag>.zip, projectcalico/calico's Windows release asset
+//     (node/Makefile WINDOWS_ARCHIVE: `zip -r` of CalicoWindows/, with
+//     calico-node.exe at its root and the CNI plugins under cni/);
 //   - Windows update packages (.cab, .msu) under /updates (updates.go).
 //
 // The "binaries" are small files whose text names the program and its
@@ -43,6 +46,7 @@ const (
 	CNIVersion              = "v1.9.1"
 	FlannelVersion          = "v0.28.9"
 	FlannelCNIPluginVersion = "v1.9.1-flannel1"
+	CalicoVersion           = "v3.32.1"
 )
 
 // Artifact is one file the server offers.
@@ -63,6 +67,7 @@ type Server struct {
 	CNIPlugins       Artifact
 	Flanneld         Artifact
 	FlannelCNIPlugin Artifact
+	CalicoWindows    Artifact
 	// Updates are Windows update packages (updates.go).
 	Updates Updates
 
@@ -119,6 +124,16 @@ func Start() (*Server, error) {
 	s.FlannelCNIPlugin = s.add("/flannel-io/cni-plugin/releases/download/"+FlannelCNIPluginVersion+
 		"/cni-plugin-flannel-windows-amd64-"+FlannelCNIPluginVersion+".tgz", flannelCNI)
 	s.Flanneld = s.add("/flannel-io/flannel/releases/download/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
+	calico, err := zipFiles(map[string][]byte{
+		"CalicoWindows/calico-node.exe":     binary("calico-node", CalicoVersion),
+		"CalicoWindows/cni/calico.exe":      binary("calico", CalicoVersion),
+		"CalicoWindows/cni/calico-ipam.exe": binary("calico-ipam", CalicoVersion),
+		"CalicoWindows/README.txt":          []byte("Calico for Windows\n"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.CalicoWindows = s.add("/projectcalico/calico/releases/download/"+CalicoVersion+"/calico-windows-"+CalicoVersion+".zip", calico)
 
 	s.addUpdates()
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}
