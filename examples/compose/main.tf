@@ -108,10 +108,18 @@ resource "windows_golden_image" "ltsc2022" {
   cni_plugins_sha256     = var.sha256["cni_plugins"]
 
   # windows_node_networking below runs flannel: the nodes need its binaries.
-  flanneld_url              = "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe"
-  flanneld_sha256           = var.sha256["flanneld"]
-  flannel_cni_plugin_url    = "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
-  flannel_cni_plugin_sha256 = var.sha256["flannel_cni_plugin"]
+  network_artifacts = {
+    flannel = {
+      flanneld = {
+        url    = "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe"
+        sha256 = var.sha256["flanneld"]
+      }
+      cni_plugin = {
+        url    = "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
+        sha256 = var.sha256["flannel_cni_plugin"]
+      }
+    }
+  }
 
   lifecycle {
     create_before_destroy = true

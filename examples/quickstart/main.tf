@@ -54,11 +54,13 @@ resource "windows_golden_image" "ltsc2022" {
   cni_plugins_url    = var.cni_plugins_url
   cni_plugins_sha256 = var.cni_plugins_sha256
 
-  kube_log_runner_sha256    = var.kube_log_runner_sha256
-  flanneld_url              = var.flanneld_url
-  flanneld_sha256           = var.flanneld_sha256
-  flannel_cni_plugin_url    = var.flannel_cni_plugin_url
-  flannel_cni_plugin_sha256 = var.flannel_cni_plugin_sha256
+  kube_log_runner_sha256 = var.kube_log_runner_sha256
+  network_artifacts = {
+    flannel = {
+      flanneld   = { url = var.flanneld_url, sha256 = var.flanneld_sha256 }
+      cni_plugin = { url = var.flannel_cni_plugin_url, sha256 = var.flannel_cni_plugin_sha256 }
+    }
+  }
 
   lifecycle {
     # The build reads the real Windows build back from the guest.

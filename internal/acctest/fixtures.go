@@ -115,26 +115,24 @@ func GoldenImageConfig(name string, overrides map[string]string) string {
 	// lab sets them.
 	q := func(name string) string { return fmt.Sprintf("%q", os.Getenv(name)) }
 	attrs := map[string]string{
-		"name":                      fmt.Sprintf("%q", name),
-		"folder":                    fmt.Sprintf("%q", GoldenFolder),
-		"source_template":           fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
-		"resource_pool_id":          fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
-		"datastore_id":              fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
-		"network_id":                fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
-		"admin_password_wo":         "var.admin_password", // TF_VAR_admin_password, from the sandbox
-		"kubernetes_version":        q("TF_VAR_kubernetes_version"),
-		"artifacts_base_url":        q("TF_VAR_artifacts_base_url"),
-		"kubelet_sha256":            q("TF_VAR_kubelet_sha256"),
-		"kube_proxy_sha256":         q("TF_VAR_kube_proxy_sha256"),
-		"kube_log_runner_sha256":    q("TF_VAR_kube_log_runner_sha256"),
-		"flanneld_url":              q("TF_VAR_flanneld_url"),
-		"flanneld_sha256":           q("TF_VAR_flanneld_sha256"),
-		"flannel_cni_plugin_url":    q("TF_VAR_flannel_cni_plugin_url"),
-		"flannel_cni_plugin_sha256": q("TF_VAR_flannel_cni_plugin_sha256"),
-		"containerd_url":            q("TF_VAR_containerd_url"),
-		"containerd_sha256":         q("TF_VAR_containerd_sha256"),
-		"cni_plugins_url":           q("TF_VAR_cni_plugins_url"),
-		"cni_plugins_sha256":        q("TF_VAR_cni_plugins_sha256"),
+		"name":                   fmt.Sprintf("%q", name),
+		"folder":                 fmt.Sprintf("%q", GoldenFolder),
+		"source_template":        fmt.Sprintf("%q", os.Getenv("SANDBOX_TEMPLATE_2022")),
+		"resource_pool_id":       fmt.Sprintf("%q", os.Getenv("SANDBOX_RESOURCE_POOL_ID")),
+		"datastore_id":           fmt.Sprintf("%q", os.Getenv("SANDBOX_DATASTORE_ID")),
+		"network_id":             fmt.Sprintf("%q", os.Getenv("SANDBOX_NETWORK_ID")),
+		"admin_password_wo":      "var.admin_password", // TF_VAR_admin_password, from the sandbox
+		"kubernetes_version":     q("TF_VAR_kubernetes_version"),
+		"artifacts_base_url":     q("TF_VAR_artifacts_base_url"),
+		"kubelet_sha256":         q("TF_VAR_kubelet_sha256"),
+		"kube_proxy_sha256":      q("TF_VAR_kube_proxy_sha256"),
+		"kube_log_runner_sha256": q("TF_VAR_kube_log_runner_sha256"),
+		// Every mode's programs, as the sandbox serves them (an HCL object).
+		"network_artifacts":  os.Getenv("TF_VAR_network_artifacts"),
+		"containerd_url":     q("TF_VAR_containerd_url"),
+		"containerd_sha256":  q("TF_VAR_containerd_sha256"),
+		"cni_plugins_url":    q("TF_VAR_cni_plugins_url"),
+		"cni_plugins_sha256": q("TF_VAR_cni_plugins_sha256"),
 	}
 	for k, v := range overrides {
 		if v == "" {

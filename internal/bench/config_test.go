@@ -131,16 +131,13 @@ resource "windows_golden_image" %q {
   containerd_sha256  = %q
   cni_plugins_url    = %q
   cni_plugins_sha256 = %q
-  kube_log_runner_sha256    = %q
-  flanneld_url              = %q
-  flanneld_sha256           = %q
-  flannel_cni_plugin_url    = %q
-  flannel_cni_plugin_sha256 = %q
+  kube_log_runner_sha256 = %q
+  network_artifacts      = %s
 }
 `, label, name, vc.Templates["2022"], vc.ResourcePoolID, vc.DatastoreID, vc.NetworkID, sb.AdminPassword,
 		artifacts.KubernetesVersion, a.BaseURL, a.Kubelet.SHA256, a.KubeProxy.SHA256, a.Containerd.URL, a.Containerd.SHA256,
 		a.CNIPlugins.URL, a.CNIPlugins.SHA256,
-		a.KubeLogRunner.SHA256, a.Flanneld.URL, a.Flanneld.SHA256, a.FlannelCNIPlugin.URL, a.FlannelCNIPlugin.SHA256)
+		a.KubeLogRunner.SHA256, a.NetworkArtifactsHCL())
 }
 
 // networkingResource: nodes turn Ready only with a network plugin, flannel's

@@ -58,17 +58,9 @@ func (c Config) IsZero() bool {
 type Client struct {
 	kubernetes.Interface
 	REST *rest.Config
-	// Dynamic reads resources the clientset has no types for (a network
-	// plugin's CRDs); nil makes one from REST on use.
+	// Dynamic reads custom resources (a networking mode's detection); nil
+	// makes one from REST when needed.
 	Dynamic dynamic.Interface
-}
-
-// dynamicClient is Dynamic, or one made from REST.
-func (c *Client) dynamicClient() (dynamic.Interface, error) {
-	if c.Dynamic != nil {
-		return c.Dynamic, nil
-	}
-	return dynamic.NewForConfig(c.REST)
 }
 
 // Host is the API server URL the client talks to.

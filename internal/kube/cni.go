@@ -2,9 +2,11 @@ package kube
 
 import (
 	"context"
-	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
@@ -14,61 +16,80 @@ import (
 type CNI = networking.Plugin
 
 // DetectCNI recognises the network plugin by the objects its standard
-// manifests create: flannel's ConfigMap, Calico's calico-node DaemonSet,
-// Antrea's antrea-agent DaemonSet.
+// manifests create: each networking mode reads its own plugin's
+// (networking.Detect), through the client.
 func (c *Client) DetectCNI(ctx context.Context) (*CNI, error) {
-	flannel, err := c.findFlannelConfig(ctx)
+	return networking.Detect(ctx, clusterReader{c})
+}
+
+// clusterReader is the client as networking.ClusterReader: the few reads a
+// mode's detection makes, absent objects as found = false.
+type clusterReader struct{ c *Client }
+
+func (r clusterReader) ConfigMap(ctx context.Context, namespace, name string) (map[string]string, bool, error) {
+	cm, err := r.c.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	if absent(err) {
+		return nil, false, nil
+	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return c.detectCNI(ctx, flannel)
+	return cm.Data, true, nil
 }
 
-// detectCNI is DetectCNI with flannel's configuration already read (nil
-// when flannel is not installed).
-func (c *Client) detectCNI(ctx context.Context, flannel *networking.FlannelConfig) (*CNI, error) {
-	if flannel != nil {
-		return &CNI{Name: networking.PluginFlannel, Source: "ConfigMap " + flannel.ConfigMap, Flannel: flannel}, nil
+func (r clusterReader) DaemonSet(ctx context.Context, namespace, name string) (bool, error) {
+	_, err := r.c.AppsV1().DaemonSets(namespace).Get(ctx, name, metav1.GetOptions{})
+	if absent(err) {
+		return false, nil
 	}
-	candidates := []struct{ name, namespace, daemonSet string }{
-		{networking.PluginCalico, "calico-system", "calico-node"},
-		{networking.PluginCalico, "kube-system", "calico-node"},
-		{networking.PluginAntrea, "kube-system", "antrea-agent"},
-	}
-	for _, cand := range candidates {
-		_, err := c.AppsV1().DaemonSets(cand.namespace).Get(ctx, cand.daemonSet, metav1.GetOptions{})
-		if err == nil {
-			cni := &CNI{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}
-			if cand.name == networking.PluginCalico {
-				if cni.Calico, err = c.readCalicoConfig(ctx); err != nil {
-					return nil, err
-				}
-			}
-			return cni, nil
-		}
-		if !absent(err) {
-			return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", cand.namespace, cand.daemonSet, err)
-		}
-	}
-	return &CNI{Name: networking.PluginUnknown}, nil
+	return err == nil, err
 }
 
-// findFlannelConfig reads flannel's ConfigMap; nil when flannel is not installed.
-func (c *Client) findFlannelConfig(ctx context.Context) (*networking.FlannelConfig, error) {
-	for _, ns := range networking.FlannelNamespaces {
-		cm, err := c.CoreV1().ConfigMaps(ns).Get(ctx, networking.FlannelConfigMap, metav1.GetOptions{})
-		if absent(err) {
-			continue
+// Object reads a custom resource through a dynamic client made from the
+// client's settings (or Client.Dynamic, which tests set); a resource the API server does not serve (its CRD not
+// installed) is absent.
+func (r clusterReader) Object(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (map[string]any, bool, error) {
+	dc := r.c.Dynamic
+	if dc == nil {
+		var err error
+		if dc, err = dynamic.NewForConfig(r.c.REST); err != nil {
+			return nil, false, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, networking.FlannelConfigMap, err)
-		}
-		cfg, err := networking.ParseFlannelNetConf(cm.Data[networking.FlannelNetConf])
-		if err != nil {
-			return nil, fmt.Errorf("ConfigMap %s/%s key %s: %w", ns, networking.FlannelConfigMap, networking.FlannelNetConf, err)
-		}
-		cfg.ConfigMap = ns + "/" + networking.FlannelConfigMap
-		return cfg, nil
 	}
-	return nil, nil
+	var res dynamic.ResourceInterface = dc.Resource(gvr)
+	if namespace != "" {
+		res = dc.Resource(gvr).Namespace(namespace)
+	}
+	obj, err := res.Get(ctx, name, metav1.GetOptions{})
+	if absent(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return obj.Object, true, nil
+}
+
+// Objects lists a cluster-scoped custom resource; NotFound (the resource
+// not served) is served = false, any other error (Forbidden too) an error.
+func (r clusterReader) Objects(ctx context.Context, gvr schema.GroupVersionResource) ([]map[string]any, bool, error) {
+	dc := r.c.Dynamic
+	if dc == nil {
+		var err error
+		if dc, err = dynamic.NewForConfig(r.c.REST); err != nil {
+			return nil, false, err
+		}
+	}
+	list, err := dc.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]map[string]any, 0, len(list.Items))
+	for _, item := range list.Items {
+		out = append(out, item.Object)
+	}
+	return out, true, nil
 }

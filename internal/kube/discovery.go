@@ -72,7 +72,8 @@ type networkSources struct {
 	serviceCIDRObject []string
 	kubeadm           *kubeadmClusterConfiguration
 	kubelet           *kubeletConfiguration
-	flannel           *networking.FlannelConfig
+	// plugin is the cluster's network plugin (networking.Detect).
+	plugin            *networking.Plugin
 	controllerManager map[string]string // flags of the kube-controller-manager static pod
 	apiServer         map[string]string // flags of the kube-apiserver static pod
 	dnsService        *corev1.Service
@@ -93,7 +94,7 @@ func (c *Client) readNetworkSources(ctx context.Context) (*networkSources, error
 	if src.kubelet, err = c.kubeletConfig(ctx); err != nil {
 		return nil, err
 	}
-	if src.flannel, err = c.findFlannelConfig(ctx); err != nil {
+	if src.plugin, err = c.DetectCNI(ctx); err != nil {
 		return nil, err
 	}
 	if src.controllerManager, err = c.staticPodFlags(ctx, "kube-controller-manager"); err != nil {
@@ -125,13 +126,13 @@ func (s *networkSources) network(host string) *ClusterNetwork {
 		cidrSource{splitCIDRs(kubeadm.Networking.ServiceSubnet), "kube-system/kubeadm-config networking.serviceSubnet"},
 		cidrSource{splitCIDRs(s.apiServer["service-cluster-ip-range"]), "kube-apiserver --service-cluster-ip-range"},
 	)
-	var flannel cidrSource
-	if s.flannel != nil {
-		flannel = cidrSource{s.flannel.Networks(), s.flannel.ConfigMap + " net-conf.json Network"}
+	var plugin cidrSource
+	if s.plugin != nil {
+		plugin = cidrSource{s.plugin.PodNetworks, s.plugin.PodNetworksSource}
 	}
 	n.ClusterCIDRs, n.Sources.ClusterCIDRs = firstCIDRs(
 		cidrSource{splitCIDRs(kubeadm.Networking.PodSubnet), "kube-system/kubeadm-config networking.podSubnet"},
-		flannel,
+		plugin,
 		cidrSource{splitCIDRs(s.controllerManager["cluster-cidr"]), "kube-controller-manager --cluster-cidr"},
 	)
 

@@ -58,11 +58,7 @@ func (c *Client) DiscoverCluster(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 	cl := &Cluster{Network: *src.network(c.Host()), ControllerManagerFlags: src.controllerManager}
-	cni, err := c.detectCNI(ctx, src.flannel)
-	if err != nil {
-		return nil, err
-	}
-	cl.CNI = *cni
+	cl.CNI = *src.plugin
 
 	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {

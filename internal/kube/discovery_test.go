@@ -71,8 +71,8 @@ func TestDetectCNICalicoConfig(t *testing.T) {
 	}
 	want := networking.CalicoConfig{Group: networking.CalicoCRDGroup, StrictAffinity: true, IPAMConfigFound: true, VXLANVNI: 4097, VXLANPort: 4789,
 		Pools: []networking.CalicoPool{{Name: "default-ipv4-ippool", CIDR: "192.168.0.0/16", VXLANMode: "Never", IPIPMode: "Always", BlockSize: 26}}}
-	if cni.Calico == nil || !reflect.DeepEqual(*cni.Calico, want) {
-		t.Fatalf("Calico config = %+v, want %+v", cni.Calico, want)
+	if cni.Calico() == nil || !reflect.DeepEqual(*cni.Calico(), want) {
+		t.Fatalf("Calico config = %+v, want %+v", cni.Calico(), want)
 	}
 	if v := networking.CheckPlugin(*cni, nil); v.Status != networking.VerdictFail || !strings.Contains(v.Message, "ipipMode Always") {
 		t.Errorf("verdict %+v, want a failure naming ipipMode", v)
@@ -193,8 +193,8 @@ func TestDetectCNI(t *testing.T) {
 			if cni.Name != tc.name {
 				t.Errorf("DetectCNI = %+v, want %s", cni, tc.name)
 			}
-			if tc.name == networking.PluginFlannel && (cni.Flannel.ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel.VNI != 4096 || cni.Flannel.Port != 4789) {
-				t.Errorf("flannel config = %+v", cni.Flannel)
+			if tc.name == networking.PluginFlannel && (cni.Flannel().ConfigMap != "kube-system/kube-flannel-cfg" || cni.Flannel().VNI != 4096 || cni.Flannel().Port != 4789) {
+				t.Errorf("flannel config = %+v", cni.Flannel())
 			}
 		})
 	}

@@ -73,6 +73,9 @@ type ProbeRequest struct {
 	// probe names their container log files on the host (ProbeError.AgentLogs).
 	AgentNamespace string
 	Agents         []Agent
+	// PodNetwork names the pod network as the node's networking mode builds
+	// it (networking.Probe.PodNetwork), for a failed pod-to-pod path.
+	PodNetwork string
 }
 
 // ProbePath is one path the probe tries from a pod on the node.
@@ -224,7 +227,10 @@ func (c *Client) ProbeNetwork(ctx context.Context, req ProbeRequest) ([]ProbePat
 		case p.Name == pathNodePort:
 			e.Expected = "a TCP connection from a pod on this node to the node's own address and NodePort reaches the Service's endpoint through the node's kube-proxy load balancer (an HNS load balancer policy with no VIP for the node port)"
 		default:
-			e.Expected = "a TCP connection from a pod on this node reaches a pod on another node over the pod network (flannel's overlay)"
+			e.Expected = "a TCP connection from a pod on this node reaches a pod on another node over the pod network"
+			if req.PodNetwork != "" {
+				e.Expected += " (" + req.PodNetwork + ")"
+			}
 		}
 		if dnsReady == 0 {
 			e.Evidence = "Service kube-system/kube-dns has no ready endpoints: nothing answers the cluster DNS (does its selector still match the DNS pods?)"

@@ -55,7 +55,7 @@ func TestUnitCalicoPluginVerdicts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good()
 			tc.change(c)
-			v := CheckPlugin(Plugin{Name: PluginCalico, Source: "DaemonSet calico-system/calico-node", Calico: c}, nil)
+			v := CheckPlugin(Plugin{Name: PluginCalico, Source: "DaemonSet calico-system/calico-node", Config: c}, nil)
 			if v.Status != tc.status || !regexp.MustCompile(tc.message).MatchString(v.Message) || !regexp.MustCompile(tc.remedy).MatchString(v.Remedy) {
 				t.Errorf("verdict %+v, want %s matching %q and remedy %q", v, tc.status, tc.message, tc.remedy)
 			}

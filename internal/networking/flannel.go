@@ -1,6 +1,7 @@
 package networking
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,7 +16,7 @@ import (
 // writes the node's CNI configuration.
 type flannel struct{}
 
-func init() { register(flannel{}) }
+func init() { Register(flannel{}) }
 
 // Paths of the flannel mode on the Windows host.
 const (
@@ -64,9 +65,69 @@ func (flannel) Agents() []Agent {
 
 func (flannel) NeedsClusterCIDR() bool { return true }
 
-func (flannel) VXLAN() (vni, port int) { return WindowsVXLANVNI, WindowsVXLANPort }
-
 func (flannel) Plugin() string { return PluginFlannel }
+
+// Detect reads flannel's ConfigMap (FlannelConfigMap in FlannelNamespaces).
+func (flannel) Detect(ctx context.Context, r ClusterReader) (*Plugin, error) {
+	for _, ns := range FlannelNamespaces {
+		data, found, err := r.ConfigMap(ctx, ns, FlannelConfigMap)
+		if err != nil {
+			return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, FlannelConfigMap, err)
+		}
+		if !found {
+			continue
+		}
+		cfg, err := ParseFlannelNetConf(data[FlannelNetConf])
+		if err != nil {
+			return nil, fmt.Errorf("ConfigMap %s/%s key %s: %w", ns, FlannelConfigMap, FlannelNetConf, err)
+		}
+		cfg.ConfigMap = ns + "/" + FlannelConfigMap
+		return &Plugin{Name: PluginFlannel, Source: "ConfigMap " + cfg.ConfigMap, Config: cfg,
+			PodNetworks: cfg.Networks(), PodNetworksSource: cfg.ConfigMap + " net-conf.json Network"}, nil
+	}
+	return nil, nil
+}
+
+// CheckPlugin: flannel's VXLAN settings must be Windows' (checkFlannelPlugin).
+func (flannel) CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict {
+	f := p.Flannel()
+	if f == nil {
+		return Verdict{Status: VerdictWarn, Message: fmt.Sprintf("flannel detected (%s) without its configuration: its Windows support cannot be checked.", p.Source)}
+	}
+	return checkFlannelPlugin(f, daemonSets)
+}
+
+// Artifacts: flanneld (flannel-io/flannel's Windows release asset) and
+// flannel's CNI plugin (flannel-io/cni-plugin's Windows archive), as
+// sig-windows-tools' flannel HostProcess images carry them.
+func (flannel) Artifacts() []Artifact {
+	return []Artifact{
+		{Name: "flanneld", InstallAs: FlanneldExe, Required: true,
+			Description: "`flanneld.exe` (flannel-io/flannel release asset, for example " +
+				"`https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe`), installed as `C:\\k\\flanneld.exe`."},
+		{Name: "cni_plugin", InstallAs: FlannelCNIPluginExe, Member: "flannel-amd64.exe", Required: true,
+			Description: "flannel's CNI plugin for Windows (flannel-io/cni-plugin release archive " +
+				"`cni-plugin-flannel-windows-amd64-<tag>.tgz`, for example " +
+				"`https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz`): " +
+				"its `flannel-amd64.exe` is installed as `C:\\opt\\cni\\bin\\flannel.exe`, the plugin the flannel CNI configuration runs " +
+				"(containernetworking/plugins builds only host-local, win-bridge and win-overlay for Windows)."},
+	}
+}
+
+// Attributes: the overlay's VNI and port, which Windows fixes (flannel
+// pkg/backend/vxlan/vxlan_windows.go).
+func (flannel) Attributes(*Plugin) []Attribute {
+	return []Attribute{
+		{Name: "vni", Kind: AttributeInt64, Int64: WindowsVXLANVNI,
+			Description: "VXLAN VNI of the flannel overlay: 4096, the only one Windows accepts (flannel `vxlan_windows.go`)."},
+		{Name: "port", Kind: AttributeInt64, Int64: WindowsVXLANPort,
+			Description: "VXLAN UDP port of the flannel overlay: 4789, the only one Windows accepts."},
+	}
+}
+
+func (flannel) Probe() Probe {
+	return Probe{PodNetwork: "flannel's overlay"}
+}
 
 func (flannel) HostPrograms() []string {
 	return []string{KubeProxyExe, FlanneldExe, FlannelCNIPluginExe, CNIBinDir + `\win-overlay.exe`, CNIBinDir + `\host-local.exe`}

@@ -1,10 +1,12 @@
 package networking
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
@@ -28,13 +30,21 @@ type Mode interface {
 	// NeedsClusterCIDR tells whether the mode hands out pod subnets from
 	// the cluster (pod) CIDR, which must then be known.
 	NeedsClusterCIDR() bool
-	// VXLAN is the overlay's network identifier and UDP port; zero when
-	// the mode runs none.
-	VXLAN() (vni, port int)
 	// Plugin is the cluster network plugin (a Plugin name) the mode extends
 	// to Windows, whose configuration must suit Windows; "" when the mode
 	// relies on none.
 	Plugin() string
+	// Detect recognises the cluster's own network plugin that the mode
+	// extends, by the objects its upstream manifests create, reading them
+	// through r; nil (and no error) when it is not installed or the mode
+	// extends none. Discovery asks every mode (Detect).
+	Detect(ctx context.Context, r ClusterReader) (*Plugin, error)
+	// CheckPlugin judges the cluster's plugin, as Detect found it, for
+	// Windows nodes: what was found and, when something must change,
+	// exactly which setting (windows_cluster's readiness check "cni" and
+	// the plan of windows_node_networking, CheckMode). daemonSets lists a
+	// namespace's DaemonSets, for the restart command a remedy names.
+	CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict
 
 	// CNIConfPath is where the join writes the node's CNI configuration
 	// list (CNIConfig); "" when the cluster's CNI writes its own.
@@ -46,9 +56,95 @@ type Mode interface {
 	// which the golden image installed: the join refuses a node without
 	// them.
 	HostPrograms() []string
+	// Artifacts are the downloads the golden image installs for the mode
+	// (windows_golden_image's network_artifacts.<mode>.<name>): where each
+	// lands on the host, and what the user's URL must point at.
+	Artifacts() []Artifact
 	// WithoutNetworking is why a node cannot run the mode without a
 	// windows_node_networking; nil when it can.
 	WithoutNetworking() *Refusal
+
+	// Attributes are the mode's computed attributes, which
+	// windows_node_networking nests under an attribute named for the mode
+	// (flannel = { vni, port }); p is the cluster's plugin as Detect found
+	// it, nil when unknown (the schema asks with nil for the names and
+	// kinds). Empty when the mode has none.
+	Attributes(p *Plugin) []Attribute
+
+	// Probe is what the network probe of a node expects of the mode: how
+	// its messages name the pod network, and whether it proves anything.
+	Probe() Probe
+}
+
+// ClusterReader is what a mode's Detect reads the cluster through (the
+// kube package implements it); absent objects are found = false, not
+// errors.
+type ClusterReader interface {
+	ConfigMap(ctx context.Context, namespace, name string) (data map[string]string, found bool, err error)
+	DaemonSet(ctx context.Context, namespace, name string) (found bool, err error)
+	// Object reads a custom resource (Calico's IPAMConfig, Antrea's
+	// ...) as unstructured content; namespace "" for cluster-scoped ones.
+	Object(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (obj map[string]any, found bool, err error)
+	// Objects lists a cluster-scoped custom resource (Calico's IPPools);
+	// served is false when the API server does not serve it (its CRD not
+	// installed). A refusal (Forbidden) is an error: a check must not pass
+	// a cluster it could not read.
+	Objects(ctx context.Context, gvr schema.GroupVersionResource) (items []map[string]any, served bool, err error)
+}
+
+// Artifact is one download the golden image installs for a mode.
+type Artifact struct {
+	// Name is its key under the mode in windows_golden_image's
+	// network_artifacts: a lower-case identifier ("flanneld", "cni_plugin").
+	Name string
+	// Description says what the URL must point at, with an upstream
+	// example, for the schema's documentation.
+	Description string
+	// InstallAs is where the program lands on the host (a HostPrograms
+	// entry when the mode needs it to run).
+	InstallAs string
+	// Member is the file to take out of an archive (.tgz or .zip),
+	// relative to ExtractTo, and install as InstallAs; "" when the download
+	// is the program itself or the whole archive unpacks (ExtractTo).
+	Member string
+	// ExtractTo unpacks the archive there (every file): set it for an
+	// archive of several programs; with Member alone the archive unpacks
+	// into InstallAs's folder.
+	ExtractTo string
+	// Required: the mode cannot run without it (the golden image's plan
+	// says so when a node image lacks it).
+	Required bool
+}
+
+// AttributeKind is the type of a mode's computed attribute.
+type AttributeKind int
+
+// The kinds of computed attributes.
+const (
+	AttributeInt64 AttributeKind = iota
+	AttributeString
+)
+
+// Attribute is one of a mode's computed attributes.
+type Attribute struct {
+	Name        string
+	Description string
+	Kind        AttributeKind
+	Int64       int64  // when Kind is AttributeInt64
+	String      string // when Kind is AttributeString
+}
+
+// Probe is what the network probe of a node says about, and expects of, a
+// mode.
+type Probe struct {
+	// PodNetwork names the path between pods on two nodes as the mode
+	// builds it, for the probe's "expected" line: "flannel's VXLAN overlay
+	// (HNS network flannel.4096)".
+	PodNetwork string
+	// Unproven, when not "", is the plan's warning that nothing the
+	// provider installs proves the node's network (mode none): the probe
+	// still runs when the cluster's agents exist.
+	Unproven string
 }
 
 // Spec is what windows_node_networking installs for one cluster.
@@ -113,8 +209,10 @@ type Refusal struct {
 
 var modes = map[string]Mode{}
 
-// register adds a mode; each mode's file calls it from init.
-func register(m Mode) {
+// Register adds a mode; each mode's file calls it from init (and a test's
+// fake mode from its _test.go, which is how TestUnitFakeMode proves a mode
+// needs nothing outside its own files).
+func Register(m Mode) {
 	if _, dup := modes[m.Name()]; dup {
 		panic("networking: mode " + m.Name() + " registered twice")
 	}

@@ -1,6 +1,7 @@
 package networking
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -129,8 +130,15 @@ func TestUnitModesConsistent(t *testing.T) {
 			case path != "" && !m.NeedsClusterCIDR():
 				t.Errorf("writes a CNI configuration (which excepts the pod network from NAT) without needing the cluster CIDR")
 			}
-			if vni, port := m.VXLAN(); (vni != 0 || port != 0) && (vni != WindowsVXLANVNI || port != WindowsVXLANPort) {
-				t.Errorf("VXLAN VNI %d port %d: Windows accepts only %d and %d", vni, port, WindowsVXLANVNI, WindowsVXLANPort)
+			checkArtifacts(t, m)
+			checkAttributes(t, m)
+			if pr := m.Probe(); pr.PodNetwork == "" || (pr.Unproven != "") != (len(agents) == 0) {
+				t.Errorf("Probe() = %+v: every mode names its pod network, and warns that nothing proves it exactly when it installs no agents", pr)
+			}
+			if m.Plugin() == "" {
+				if p, err := m.Detect(context.Background(), emptyCluster{}); p != nil || err != nil {
+					t.Errorf("extends no plugin but Detect = %+v, %v", p, err)
+				}
 			}
 			if p := m.Plugin(); p != "" && !slices.Contains([]string{PluginFlannel, PluginCalico, PluginAntrea}, p) {
 				t.Errorf("extends plugin %q, which discovery does not recognise", p)

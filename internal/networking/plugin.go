@@ -1,7 +1,9 @@
 package networking
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -19,11 +21,20 @@ type Plugin struct {
 	Name string
 	// Source names the object the plugin was recognised by.
 	Source string
-	// Flannel is flannel's configuration; nil for other plugins.
-	Flannel *FlannelConfig
-	// Calico is Calico's configuration; nil for other plugins, or when its
-	// resources could not be read (then only its presence is reported).
-	Calico *CalicoConfig
+	// PodNetworks are the pod networks the plugin hands out subnets from,
+	// as its configuration says (flannel's net-conf.json Network), and
+	// PodNetworksSource names that setting; empty when it does not say.
+	PodNetworks       []string
+	PodNetworksSource string
+	// Config is the plugin's configuration as the mode that extends it
+	// parsed it (*FlannelConfig for flannel); only that mode reads it.
+	Config any
+}
+
+// Flannel is flannel's configuration; nil for other plugins.
+func (p Plugin) Flannel() *FlannelConfig {
+	f, _ := p.Config.(*FlannelConfig)
+	return f
 }
 
 // Verdict statuses, as the readiness checks report them.
@@ -41,28 +52,80 @@ type Verdict struct {
 	Remedy  string
 }
 
-// CheckPlugin judges the cluster's network plugin for Windows nodes.
-// daemonSets lists the DaemonSets of a namespace, for the restart command a
-// remedy names.
-func CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict {
-	switch p.Name {
-	case PluginFlannel:
-		return checkFlannelPlugin(p.Flannel, daemonSets)
-	case PluginCalico:
-		if p.Calico != nil {
-			return checkCalicoPlugin(p.Calico)
+// otherPlugins are plugins discovery recognises that no mode extends yet:
+// their Windows parts are the user's to install (cni = "none").
+var otherPlugins = []struct{ name, namespace, daemonSet string }{
+	{PluginCalico, "calico-system", "calico-node"},
+	{PluginCalico, "kube-system", "calico-node"},
+	{PluginAntrea, "kube-system", "antrea-agent"},
+}
+
+// Detect recognises the cluster's network plugin: each mode's (Detect, in
+// the modes' order), then the plugins no mode extends, else PluginUnknown.
+func Detect(ctx context.Context, r ClusterReader) (*Plugin, error) {
+	extended := map[string]bool{}
+	for _, m := range Modes() {
+		if m.Plugin() == "" {
+			continue
 		}
+		extended[m.Plugin()] = true
+		p, err := m.Detect(ctx, r)
+		if err != nil || p != nil {
+			return p, err
+		}
+	}
+	for _, cand := range otherPlugins {
+		if extended[cand.name] {
+			continue
+		}
+		found, err := r.DaemonSet(ctx, cand.namespace, cand.daemonSet)
+		if err != nil {
+			return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", cand.namespace, cand.daemonSet, err)
+		}
+		if found {
+			return &Plugin{Name: cand.name, Source: "DaemonSet " + cand.namespace + "/" + cand.daemonSet}, nil
+		}
+	}
+	return &Plugin{Name: PluginUnknown}, nil
+}
+
+// modeFor is the mode that extends plugin; nil when none does.
+func modeFor(plugin string) Mode {
+	for _, m := range Modes() {
+		if m.Plugin() == plugin {
+			return m
+		}
+	}
+	return nil
+}
+
+// CheckPlugin judges the cluster's network plugin for Windows nodes: the
+// mode that extends it judges (Mode.CheckPlugin). daemonSets lists the
+// DaemonSets of a namespace, for the restart command a remedy names.
+func CheckPlugin(p Plugin, daemonSets func(namespace string) []string) Verdict {
+	if m := modeFor(p.Name); m != nil {
+		return m.CheckPlugin(p, daemonSets)
+	}
+	if p.Name != PluginUnknown && p.Name != "" {
 		return Verdict{Status: VerdictPass,
-			Message: fmt.Sprintf("%s detected (%s); install its Windows components on the Windows nodes.", titleCase(p.Name), p.Source)}
-	case PluginAntrea:
-		return Verdict{Status: VerdictPass,
-			Message: fmt.Sprintf("%s detected (%s); install its Windows components on the Windows nodes.", titleCase(p.Name), p.Source)}
+			Message: fmt.Sprintf("%s detected (%s); install its Windows components on the Windows nodes (cni = %q).", titleCase(p.Name), p.Source, Default().Name())}
+	}
+	var known []string
+	for _, m := range Modes() {
+		if m.Plugin() != "" {
+			known = append(known, m.Plugin())
+		}
+	}
+	for _, o := range otherPlugins {
+		if !slices.Contains(known, o.name) {
+			known = append(known, o.name)
+		}
 	}
 	return Verdict{Status: VerdictWarn,
-		Message: "No flannel (ConfigMap kube-flannel-cfg), Calico (DaemonSet calico-node) or Antrea (DaemonSet antrea-agent) found: " +
+		Message: "None of the network plugins discovery recognises (" + strings.Join(known, ", ") + ") was found: " +
 			"the network plugin is unknown, so its Windows support cannot be checked.",
-		Remedy: "Install a network plugin with Windows support before adding Windows nodes: flannel with the vxlan backend " +
-			"(VNI 4096, Port 4789), Calico or Antrea. If yours supports Windows, skip this check (\"cni\")."}
+		Remedy: "Install a network plugin with Windows support before adding Windows nodes (" + strings.Join(known, ", ") +
+			"). If yours supports Windows, skip this check (\"cni\")."}
 }
 
 // CheckMode is the plan's judgement of a mode against the cluster's plugin:

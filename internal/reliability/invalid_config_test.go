@@ -126,7 +126,8 @@ resource "windows_node_pool" "p" {
 		{"image Kubernetes version", golden(map[string]string{"kubernetes_version": `"1.36"`}), `kubernetes_version`, `v1\.36\.3`},
 		{"image mirror URL", golden(map[string]string{"artifacts_base_url": `"ftp://mirror.example/k8s"`}), `artifacts_base_url`, `https?://`},
 		{"image containerd URL", golden(map[string]string{"containerd_url": `"containerd.tar.gz"`}), `containerd_url`, `https?://`},
-		{"image flanneld without checksum", golden(map[string]string{"flanneld_sha256": ""}), `flanneld_url`, `flanneld_sha256`},
+		{"image flanneld without checksum", golden(map[string]string{"network_artifacts": `{ flannel = { flanneld = { url = "https://example.com/flanneld.exe" }, cni_plugin = { url = "https://example.com/f.tgz", sha256 = "` +
+			strings.Repeat("a", 64) + `" } } }`}), `network_artifacts`, `sha256`},
 		{"image executable path", golden(map[string]string{"additional_executables": `[{ url = "https://example.com/wins.exe", sha256 = "` +
 			strings.Repeat("a", 64) + `", destination = "wins.exe" }]`}), `additional_executables\[0\]\.destination`, `C:\\k\\tool\.exe`},
 		{"image skip check", golden(map[string]string{"skip_checks": `["dns"]`}), `skip_checks`, `version-skew`},

@@ -97,7 +97,7 @@ func (m *clusterModel) fromCluster(ctx context.Context, cl *kube.Cluster, checks
 
 	cni := cniModel{Name: types.StringValue(cl.CNI.Name), Source: nullIfEmpty(cl.CNI.Source),
 		Backend: types.StringNull(), VNI: types.Int64Null(), Port: types.Int64Null()}
-	if f := cl.CNI.Flannel; f != nil {
+	if f := cl.CNI.Flannel(); f != nil {
 		cni.Backend = types.StringValue(f.Backend)
 		if f.Backend == "vxlan" {
 			cni.VNI, cni.Port = types.Int64Value(int64(f.VNI)), types.Int64Value(int64(f.Port))

@@ -37,11 +37,8 @@ type goldenImageModel struct {
 	ContainerdSHA256       types.String   `tfsdk:"containerd_sha256"`
 	CNIPluginsURL          types.String   `tfsdk:"cni_plugins_url"`
 	CNIPluginsSHA256       types.String   `tfsdk:"cni_plugins_sha256"`
-	FlanneldURL            types.String   `tfsdk:"flanneld_url"`
-	FlanneldSHA256         types.String   `tfsdk:"flanneld_sha256"`
+	NetworkArtifacts       types.Object   `tfsdk:"network_artifacts"`
 	KubeLogRunnerSHA256    types.String   `tfsdk:"kube_log_runner_sha256"`
-	FlannelCNIPluginURL    types.String   `tfsdk:"flannel_cni_plugin_url"`
-	FlannelCNIPluginSHA256 types.String   `tfsdk:"flannel_cni_plugin_sha256"`
 	PauseImage             types.String   `tfsdk:"pause_image"`
 	PrepullImages          types.List     `tfsdk:"prepull_images"`
 	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
@@ -112,18 +109,11 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		Updates:          updates,
 		Online:           online,
 	}
-	if u := m.FlanneldURL.ValueString(); u != "" {
-		image.Additional = append(image.Additional, bootstrap.Artifact{
-			Name: "flanneld", URL: u, SHA256: m.FlanneldSHA256.ValueString(), Path: networking.FlanneldExe,
-		})
+	network, diags := networkArtifacts(ctx, m.NetworkArtifacts)
+	if diags.HasError() {
+		return goldenimage.Request{}, fmt.Errorf("reading network_artifacts: %v", diags)
 	}
-	if u := m.FlannelCNIPluginURL.ValueString(); u != "" {
-		image.Additional = append(image.Additional, bootstrap.Artifact{
-			Name: "flannel-cni-plugin", URL: u, SHA256: m.FlannelCNIPluginSHA256.ValueString(),
-			Path: bootstrap.DownloadPath(u), ExtractTo: bootstrap.CNIBinDir,
-			Member: "flannel-amd64.exe", InstallAs: networking.FlannelCNIPluginExe,
-		})
-	}
+	image.Additional = append(image.Additional, network...)
 	for i, e := range extra {
 		image.Additional = append(image.Additional, bootstrap.Artifact{
 			Name: fmt.Sprintf("additional-%d", i), URL: e.URL.ValueString(), SHA256: e.SHA256.ValueString(), Path: e.Destination.ValueString(),
@@ -222,8 +212,7 @@ func importedImage(info goldenimage.TemplateInfo) goldenImageModel {
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
 		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256, &m.KubeLogRunnerSHA256,
-		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey,
-		&m.FlanneldURL, &m.FlanneldSHA256, &m.FlannelCNIPluginURL, &m.FlannelCNIPluginSHA256} {
+		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey} {
 		*s = types.StringNull()
 	}
 	m.AdminUser = types.StringValue(bootstrap.DefaultAdminUser)
@@ -235,6 +224,7 @@ func (m *goldenImageModel) nullInputs() {
 	m.Transport = types.ObjectNull(transportAttrTypes)
 	m.PrepullImages = types.ListNull(types.StringType)
 	m.AdditionalExecutables = types.ListNull(executableObjectType)
+	m.NetworkArtifacts = types.ObjectNull(networkArtifactsType().AttrTypes)
 	m.WindowsUpdates = types.ListNull(windowsUpdateObjectType)
 	m.OnlineUpdates = types.ObjectNull(onlineUpdatesAttrTypes)
 	m.SkipChecks = types.ListNull(types.StringType)

@@ -178,33 +178,7 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Validators: []validator.String{httpURL()},
 			},
 			"cni_plugins_sha256": sha256Attribute("the CNI plugins archive"),
-			"flanneld_url": schema.StringAttribute{
-				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "URL of `flanneld.exe` (flannel-io/flannel release asset, for example " +
-					"`https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe`), installed as `C:\\k\\flanneld.exe` for " +
-					"`windows_node_networking` with `cni = \"flannel\"`. Requires `flanneld_sha256`.",
-				Validators: []validator.String{httpURL(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_sha256"))},
-			},
-			"flanneld_sha256": schema.StringAttribute{
-				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "SHA-256 (64 hex digits) of `flanneld.exe`. Requires `flanneld_url`.",
-				Validators:          []validator.String{sha256Hex(), stringvalidator.AlsoRequires(path.MatchRoot("flanneld_url"))},
-			},
-			"flannel_cni_plugin_url": schema.StringAttribute{
-				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "URL of flannel's CNI plugin for Windows (flannel-io/cni-plugin release archive " +
-					"`cni-plugin-flannel-windows-amd64-<tag>.tgz`, for example " +
-					"`https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz`): " +
-					"its `flannel-amd64.exe` is installed as `C:\\opt\\cni\\bin\\flannel.exe`, the plugin the flannel CNI configuration runs " +
-					"(containernetworking/plugins builds only host-local, win-bridge and win-overlay for Windows). Needed with `flanneld_url`. " +
-					"Requires `flannel_cni_plugin_sha256`.",
-				Validators: []validator.String{httpURL(), stringvalidator.AlsoRequires(path.MatchRoot("flannel_cni_plugin_sha256"))},
-			},
-			"flannel_cni_plugin_sha256": schema.StringAttribute{
-				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "SHA-256 (64 hex digits) of the flannel CNI plugin archive. Requires `flannel_cni_plugin_url`.",
-				Validators:          []validator.String{sha256Hex(), stringvalidator.AlsoRequires(path.MatchRoot("flannel_cni_plugin_url"))},
-			},
+			"network_artifacts":  networkArtifactsSchema(),
 			"pause_image": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString(bootstrap.DefaultPause), PlanModifiers: imageString,
 				Validators: []validator.String{imageReference()},

@@ -98,8 +98,8 @@ func TestAccGoldenImage_basic(t *testing.T) {
 // goldenImageInputs are what an import cannot read back from vCenter.
 var goldenImageInputs = []string{
 	"admin_password_wo", "admin_password_wo_version", "source_template", "resource_pool_id", "datastore_id", "network_id",
-	"artifacts_base_url", "kubelet_sha256", "kube_proxy_sha256", "kube_log_runner_sha256", "flanneld_url", "flanneld_sha256",
-	"flannel_cni_plugin_url", "flannel_cni_plugin_sha256", "containerd_url", "containerd_sha256", "cni_plugins_url",
+	"artifacts_base_url", "kubelet_sha256", "kube_proxy_sha256", "kube_log_runner_sha256", "network_artifacts",
+	"containerd_url", "containerd_sha256", "cni_plugins_url",
 	"cni_plugins_sha256", "transport", "transport.%", "transport.port", "transport.ca_certificate", "timeouts",
 }
 

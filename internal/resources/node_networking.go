@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -52,12 +53,12 @@ func (r *nodeNetworkingResource) ModifyPlan(ctx context.Context, req resource.Mo
 		return
 	}
 	var plan nodeNetworkingModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getNetworking(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	plan.Drift = types.ListValueMust(types.StringType, nil)
-	plan.setOverlay(plan.CNI.ValueString())
+	var plugin *networking.Plugin
 	if !plan.Namespace.IsUnknown() {
 		plan.ID = plan.Namespace
 	}
@@ -65,14 +66,26 @@ func (r *nodeNetworkingResource) ModifyPlan(ctx context.Context, req resource.Mo
 		if _, err := r.clients.Kubernetes(ctx); err == nil {
 			r.discover(ctx, &plan, resp)
 			if mode, ok := networking.Lookup(plan.CNI.ValueString()); ok && mode.Plugin() != "" && req.State.Raw.IsNull() {
-				r.checkCluster(ctx, mode, resp)
+				plugin = r.checkCluster(ctx, mode, resp)
 			}
 		} else if clients.IsUnknownConfig(err) {
 			// Not a failure: the cluster facts are discovered at apply.
 			resp.Diagnostics.AddWarning("Cluster not read during this plan", err.Error())
 		}
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	if req.State.Raw.IsNull() || plan.Modes == nil || allNull(plan.Modes) {
+		resp.Diagnostics.Append(plan.setModeAttributes(plugin)...)
+	}
+	resp.Diagnostics.Append(setNetworking(ctx, &resp.Plan, &plan)...)
+}
+
+func allNull(vals map[string]attr.Value) bool {
+	for _, v := range vals {
+		if v != nil && !v.IsNull() && !v.IsUnknown() {
+			return false
+		}
+	}
+	return true
 }
 
 // discover fills the unknown cluster facts from the provider's discovery.
@@ -109,21 +122,22 @@ func (r *nodeNetworkingResource) discover(ctx context.Context, m *nodeNetworking
 // cluster's flannel must use VXLAN with VNI 4096 on port 4789 (the Linux
 // nodes' flannel and the Windows one form one overlay), and a cluster
 // running Calico or Antrea needs cni = "none".
-func (r *nodeNetworkingResource) checkCluster(ctx context.Context, mode networking.Mode, resp *resource.ModifyPlanResponse) {
+func (r *nodeNetworkingResource) checkCluster(ctx context.Context, mode networking.Mode, resp *resource.ModifyPlanResponse) *networking.Plugin {
 	cluster, err := r.clients.Cluster(ctx)
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cluster readiness checks did not run", err.Error())
-		return
+		return nil
 	}
 	c := cluster.CNICheck()
 	for _, p := range networking.CheckMode(mode, cluster.CNI, networking.Verdict{Status: c.Status, Message: c.Message, Remedy: c.Remedy}) {
 		resp.Diagnostics.AddAttributeError(path.Root("cni"), p.Summary, p.Detail)
 	}
+	return &cluster.CNI
 }
 
 func (r *nodeNetworkingResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan nodeNetworkingModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getNetworking(ctx, req.Plan, &plan)...)
 	timeout, diags := plan.Timeouts.Create(ctx, networkingCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	r.apply(ctx, &plan, timeout, "creating", &resp.State, &resp.Diagnostics)
@@ -132,7 +146,7 @@ func (r *nodeNetworkingResource) Create(ctx context.Context, req resource.Create
 
 func (r *nodeNetworkingResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan nodeNetworkingModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getNetworking(ctx, req.Plan, &plan)...)
 	timeout, diags := plan.Timeouts.Update(ctx, networkingUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
 	r.apply(ctx, &plan, timeout, "updating", &resp.State, &resp.Diagnostics)
@@ -159,12 +173,12 @@ func (r *nodeNetworkingResource) apply(ctx context.Context, plan *nodeNetworking
 		return
 	}
 	plan.setResult(res)
-	diags.Append(state.Set(ctx, plan)...)
+	diags.Append(setNetworking(ctx, state, plan)...)
 }
 
 func (r *nodeNetworkingResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state nodeNetworkingModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getNetworking(ctx, req.State, &state)...)
 	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: state.Namespace}, &resp.Diagnostics)
 	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -181,12 +195,12 @@ func (r *nodeNetworkingResource) Read(ctx context.Context, req resource.ReadRequ
 		return
 	}
 	state.setResult(res)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setNetworking(ctx, &resp.State, &state)...)
 }
 
 func (r *nodeNetworkingResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state nodeNetworkingModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getNetworking(ctx, req.State, &state)...)
 	timeout, diags := state.Timeouts.Delete(ctx, networkingDeleteTimeout)
 	resp.Diagnostics.Append(diags...)
 	k := kubeClient(ctx, r.clients, &resp.Diagnostics)
@@ -223,12 +237,16 @@ func (r *nodeNetworkingResource) ImportState(ctx context.Context, req resource.I
 		resp.Diagnostics.AddWarning(fmt.Sprintf("No Windows node networking objects in namespace %s", ns),
 			fmt.Sprintf("Nothing this provider installs was found there; the resource is imported with cni = %q. If that is not what you meant, check the namespace.", mode.Name()))
 	}
-	vni, port := mode.VXLAN()
 	for attr, v := range map[string]any{
 		"id": ns, "namespace": ns, "cni": mode.Name(), "host_process_image": imp.HostProcessImage,
-		"allow_destroy_with_nodes": false, "flannel_vni": int64(vni), "flannel_port": int64(port),
+		"allow_destroy_with_nodes": false,
 	} {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(attr), v)...)
+	}
+	modeAttrs, diags := modeAttributeValues(mode.Name(), nil)
+	resp.Diagnostics.Append(diags...)
+	for name, v := range modeAttrs {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root(name), v)...)
 	}
 	setIdentity(ctx, resp.Identity, nodeNetworkingIdentity{Namespace: types.StringValue(ns)}, &resp.Diagnostics)
 }

@@ -2,6 +2,8 @@ package resources
 
 import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
@@ -17,12 +19,13 @@ type nodeNetworkingModel struct {
 	ClusterCIDR           types.String   `tfsdk:"cluster_cidr"`
 	ServiceCIDR           types.String   `tfsdk:"service_cidr"`
 	AllowDestroyWithNodes types.Bool     `tfsdk:"allow_destroy_with_nodes"`
-	FlannelVNI            types.Int64    `tfsdk:"flannel_vni"`
-	FlannelPort           types.Int64    `tfsdk:"flannel_port"`
 	Objects               types.List     `tfsdk:"objects"`
 	Drift                 types.List     `tfsdk:"drift"`
 	Agents                types.Map      `tfsdk:"agents"`
 	Timeouts              timeouts.Value `tfsdk:"timeouts"`
+	// Modes are the modes' nested computed attributes (flannel = { vni,
+	// port }), by mode name: node_networking_modes.go.
+	Modes map[string]attr.Value `tfsdk:"-"`
 }
 
 func (r *nodeNetworkingResource) spec(m *nodeNetworkingModel) kube.NetworkingSpec {
@@ -40,14 +43,12 @@ func (m *nodeNetworkingModel) setResult(res kube.NetworkingResult) {
 	m.Agents = stringMap(res.Agents)
 }
 
-// setOverlay records the VXLAN overlay of the networking mode (none while
-// the mode is unknown).
-func (m *nodeNetworkingModel) setOverlay(name string) {
-	var vni, port int
-	if mode, ok := networking.Lookup(name); ok {
-		vni, port = mode.VXLAN()
-	}
-	m.FlannelVNI, m.FlannelPort = types.Int64Value(int64(vni)), types.Int64Value(int64(port))
+// setModeAttributes records the mode's computed attributes under its own
+// attribute (the others null); p is the cluster's plugin when read.
+func (m *nodeNetworkingModel) setModeAttributes(p *networking.Plugin) diag.Diagnostics {
+	vals, diags := modeAttributeValues(m.CNI.ValueString(), p)
+	m.Modes = vals
+	return diags
 }
 
 func first(s []string) string {

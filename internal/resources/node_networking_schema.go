@@ -19,9 +19,15 @@ import (
 )
 
 func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = nodeNetworkingSchema(ctx)
+}
+
+// nodeNetworkingSchema is the resource's schema, with each mode's computed
+// attributes nested under its name (modeAttributeSchemas).
+func nodeNetworkingSchema(ctx context.Context) schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	discovered := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
-	resp.Schema = schema.Schema{
+	s := schema.Schema{
 		MarkdownDescription: "The cluster-level pieces Windows nodes need for their Services and pod network, one per cluster: the node " +
 			"agents' DaemonSets, ServiceAccounts, RBAC and ConfigMaps. Every agent runs with an identity of its own, never the node's: " +
 			"on a v1.36 API server the Node authorizer lets `system:node:<name>` read only its own Node and no EndpointSlices, so " +
@@ -65,10 +71,6 @@ func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"allow_destroy_with_nodes": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Remove the agents even while Windows nodes exist (their Services, DNS and new pods' network stop " +
 					"working). Defaults to `false`: destroy is refused and names the nodes."},
-			"flannel_vni": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "VXLAN VNI of the flannel overlay: 4096, the only one Windows accepts (flannel `vxlan_windows.go`); 0 without flannel."},
-			"flannel_port": schema.Int64Attribute{Computed: true,
-				MarkdownDescription: "VXLAN UDP port of the flannel overlay: 4789, the only one Windows accepts; 0 without flannel."},
 			"objects": schema.ListAttribute{ElementType: types.StringType, Computed: true,
 				MarkdownDescription: "The objects this resource owns, as `Kind namespace/name`."},
 			"drift": schema.ListAttribute{ElementType: types.StringType, Computed: true,
@@ -80,4 +82,8 @@ func (r *nodeNetworkingResource) Schema(ctx context.Context, _ resource.SchemaRe
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
+	for name, a := range modeAttributeSchemas() {
+		s.Attributes[name] = a
+	}
+	return s
 }

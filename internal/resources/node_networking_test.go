@@ -79,8 +79,8 @@ func TestAccNodeNetworking_flannel(t *testing.T) {
 				Config: config,
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("id"), knownvalue.StringExact(ns)),
-					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_vni"), knownvalue.Int64Exact(4096)),
-					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_port"), knownvalue.Int64Exact(4789)),
+					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel").AtMapKey("vni"), knownvalue.Int64Exact(4096)),
+					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel").AtMapKey("port"), knownvalue.Int64Exact(4789)),
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("drift"), knownvalue.ListSizeExact(0)),
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("objects"), knownvalue.ListSizeExact(9)),
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("cluster_cidr"), knownvalue.StringExact("10.244.0.0/16")),
@@ -186,7 +186,7 @@ func TestAccNodeNetworking_none(t *testing.T) {
 				Config: acctest.NetworkingConfig(ns, "none", ""),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("objects"), knownvalue.ListSizeExact(0)),
-					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel_vni"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("flannel"), knownvalue.Null()),
 				},
 			},
 			{

@@ -49,6 +49,9 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"TF_VAR_flanneld_sha256", a.Flanneld.SHA256},
 			EnvVar{"TF_VAR_flannel_cni_plugin_url", a.FlannelCNIPlugin.URL},
 			EnvVar{"TF_VAR_flannel_cni_plugin_sha256", a.FlannelCNIPlugin.SHA256},
+			// Every networking mode's downloads, as the HCL value of
+			// windows_golden_image's network_artifacts.
+			EnvVar{"TF_VAR_network_artifacts", a.NetworkArtifactsHCL()},
 		)
 	}
 	return append([]EnvVar{

@@ -449,6 +449,9 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 func probeRequest(spec Spec, join bootstrap.JoinConfig, node *corev1.Node, agents []kube.Agent) kube.ProbeRequest {
 	req := kube.ProbeRequest{Node: spec.Name, ClusterDomain: join.ClusterDomain, RuntimeClass: spec.ProbeRuntimeClass,
 		NodeIP: join.NodeIP, AgentNamespace: spec.Networking, Agents: agents}
+	if mode, ok := networking.Lookup(join.CNI); ok {
+		req.PodNetwork = mode.Probe().PodNetwork
+	}
 	if node != nil {
 		req.NodeLabels, req.NodeTaints = node.Labels, node.Spec.Taints
 		for _, a := range node.Status.Addresses {

@@ -35,8 +35,10 @@ resource "windows_golden_image" "offline" {
     "registry.example.internal/windows/nanoserver:ltsc2022",
   ]
 
-  flanneld_url              = "${local.artifacts}/flannel/flanneld.exe"
-  flanneld_sha256           = var.sha256["flanneld"]
-  flannel_cni_plugin_url    = "${local.artifacts}/flannel/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
-  flannel_cni_plugin_sha256 = var.sha256["flannel_cni_plugin"]
+  network_artifacts = {
+    flannel = {
+      flanneld   = { url = "${local.artifacts}/flannel/flanneld.exe", sha256 = var.sha256["flanneld"] }
+      cni_plugin = { url = "${local.artifacts}/flannel/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz", sha256 = var.sha256["flannel_cni_plugin"] }
+    }
+  }
 }

@@ -56,10 +56,18 @@ resource "windows_golden_image" "ltsc2022" {
   cni_plugins_sha256     = var.sha256["cni_plugins"]
 
   # For windows_node_networking with cni = "flannel".
-  flanneld_url              = "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe"
-  flanneld_sha256           = var.sha256["flanneld"]
-  flannel_cni_plugin_url    = "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
-  flannel_cni_plugin_sha256 = var.sha256["flannel_cni_plugin"]
+  network_artifacts = {
+    flannel = {
+      flanneld = {
+        url    = "https://github.com/flannel-io/flannel/releases/download/v0.28.9/flanneld.exe"
+        sha256 = var.sha256["flanneld"]
+      }
+      cni_plugin = {
+        url    = "https://github.com/flannel-io/cni-plugin/releases/download/v1.9.1-flannel1/cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz"
+        sha256 = var.sha256["flannel_cni_plugin"]
+      }
+    }
+  }
 
   prepull_images     = ["mcr.microsoft.com/windows/nanoserver:ltsc2022"]
   ssh_authorized_key = file("~/.ssh/id_ed25519.pub")

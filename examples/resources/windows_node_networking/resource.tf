@@ -21,7 +21,7 @@ resource "windows_node" "worker" {
   count = 2
 
   name              = "win-${count.index}"
-  template          = windows_golden_image.ltsc2022.template_path # with flanneld_url and flannel_cni_plugin_url
+  template          = windows_golden_image.ltsc2022.template_path # with network_artifacts.flannel
   folder            = "/dc1/vm/k8s-windows"
   resource_pool_id  = data.vsphere_resource_pool.pool.id
   admin_password_wo = var.admin_password

@@ -12,9 +12,6 @@
 //   - cni-plugin-flannel-windows-amd64-<tag>.tgz of flannel-io/cni-plugin
 //     (scripts/package.sh: flannel-amd64.exe at its root);
 //   - flanneld.exe, flannel-io/flannel's release asset;
-//   - calico-windows-<tag>.zip, projectcalico/calico's Windows release asset
-//     (node/Makefile WINDOWS_ARCHIVE: `zip -r` of CalicoWindows/, with
-//     calico-node.exe at its root and the CNI plugins under cni/);
 //   - Windows update packages (.cab, .msu) under /updates (updates.go).
 //
 // The "binaries" are small files whose text names the program and its
@@ -46,7 +43,6 @@ const (
 	CNIVersion              = "v1.9.1"
 	FlannelVersion          = "v0.28.9"
 	FlannelCNIPluginVersion = "v1.9.1-flannel1"
-	CalicoVersion           = "v3.32.1"
 )
 
 // Artifact is one file the server offers.
@@ -67,7 +63,10 @@ type Server struct {
 	CNIPlugins       Artifact
 	Flanneld         Artifact
 	FlannelCNIPlugin Artifact
-	CalicoWindows    Artifact
+	// Network are the networking modes' downloads, by mode and then by
+	// the name windows_golden_image's network_artifacts.<mode> keys them
+	// by (each mode's file registers them: artifacts_flannel.go).
+	Network map[string]map[string]Artifact
 	// Updates are Windows update packages (updates.go).
 	Updates Updates
 
@@ -117,23 +116,14 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s.CNIPlugins = s.add("/containernetworking/plugins/releases/download/"+CNIVersion+"/cni-plugins-windows-amd64-"+CNIVersion+".tgz", cni)
-	flannelCNI, err := tarGz(map[string][]byte{"flannel-amd64.exe": binary("flannel", FlannelCNIPluginVersion)})
-	if err != nil {
-		return nil, err
+	s.Network = map[string]map[string]Artifact{}
+	for _, mode := range sortedModes() {
+		arts, err := modeArtifacts[mode](s)
+		if err != nil {
+			return nil, fmt.Errorf("artifacts: mode %s: %w", mode, err)
+		}
+		s.Network[mode] = arts
 	}
-	s.FlannelCNIPlugin = s.add("/flannel-io/cni-plugin/releases/download/"+FlannelCNIPluginVersion+
-		"/cni-plugin-flannel-windows-amd64-"+FlannelCNIPluginVersion+".tgz", flannelCNI)
-	s.Flanneld = s.add("/flannel-io/flannel/releases/download/"+FlannelVersion+"/flanneld.exe", binary("flanneld", FlannelVersion))
-	calico, err := zipFiles(map[string][]byte{
-		"CalicoWindows/calico-node.exe":     binary("calico-node", CalicoVersion),
-		"CalicoWindows/cni/calico.exe":      binary("calico", CalicoVersion),
-		"CalicoWindows/cni/calico-ipam.exe": binary("calico-ipam", CalicoVersion),
-		"CalicoWindows/README.txt":          []byte("Calico for Windows\n"),
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.CalicoWindows = s.add("/projectcalico/calico/releases/download/"+CalicoVersion+"/calico-windows-"+CalicoVersion+".zip", calico)
 
 	s.addUpdates()
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve)}

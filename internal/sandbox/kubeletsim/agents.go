@@ -39,12 +39,11 @@ func AgentPrograms(opts AgentOptions) map[string]winsim.Program {
 			return code
 		}
 	}
-	return map[string]winsim.Program{
-		"kube-proxy": wrap("kube-proxy", runKubeProxy),
-		"flanneld":   wrap("flanneld", runFlanneld),
-		// calico-node.exe of calico-node-windows (agents_calico.go).
-		"calico-node": wrap("calico-node", runCalicoNode),
+	progs := map[string]winsim.Program{}
+	for name, run := range agentRuns { // registered by each mode's file (modes.go)
+		progs[name] = wrap(name, run)
 	}
+	return progs
 }
 
 // Readiness of agent containers: the kubelet registers each HostProcess

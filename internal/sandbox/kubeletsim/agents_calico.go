@@ -51,6 +51,13 @@ const (
 	calicoVXLANTunnelMACAnn     = "projectcalico.org/VXLANTunnelMACAddr"
 )
 
+// calico: calico-node-windows (calico-node.exe) beside kube-proxy, and
+// Calico's CNI plugins (cni_calico.go).
+func init() {
+	registerAgent("calico-node", runCalicoNode)
+	registerMode("calico", simMode{Agents: []string{"kube-proxy", "calico-node"}, CNIPlugins: []string{"calico", "calico-ipam"}})
+}
+
 // errCalicoStrictAffinity is libcalico-go/lib/ipam/ipam.go's
 // ErrStrictAffinity: GetIPAMConfig refuses a Windows host unless the IPAM
 // configuration's strictAffinity is true.

@@ -255,3 +255,11 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }
+
+// flannel: kube-proxy and flanneld as the mode's agents, the flannel CNI
+// plugin delegating to win-overlay with host-local IPAM
+// (flannel-io/cni-plugin, containernetworking/plugins).
+func init() {
+	registerAgent("flanneld", runFlanneld)
+	registerMode("flannel", simMode{Agents: []string{"kube-proxy", "flanneld"}, CNIPlugins: []string{"flannel", "win-overlay", "host-local"}})
+}

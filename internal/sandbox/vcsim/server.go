@@ -15,7 +15,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"net/http"
 	"net/url"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 
 	// Registers the storage policy (PBM) endpoint at /pbm: hashicorp/vsphere
 	// opens a PBM client (pbm.NewClient) on every run against a vCenter, and

@@ -48,7 +48,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -59,6 +58,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
