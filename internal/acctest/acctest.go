@@ -41,7 +41,11 @@ var Sandbox *sandbox.Sandbox
 // reads the lab from the environment. The sandbox is the package's shared one
 // (sandboxtest.Shared returns it too), started before any test. Started by
 // ApplyInPluginProcess, the binary serves the provider instead.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainWith(m, sandbox.Options{}) }
+
+// MainWith is Main with the shared sandbox started with opts (a package
+// whose tests need another cluster: Calico as its CNI).
+func MainWith(m *testing.M, opts sandbox.Options) {
 	if os.Getenv(pluginProcessEnv) != "" {
 		os.Exit(servePluginProcess())
 	}
@@ -51,10 +55,10 @@ func Main(m *testing.M) {
 	if LabMode() {
 		os.Exit(runInLab(m))
 	}
-	os.Exit(runWithSandbox(m))
+	os.Exit(runWithSandbox(m, opts))
 }
 
-func runWithSandbox(m *testing.M) int {
+func runWithSandbox(m *testing.M, opts sandbox.Options) int {
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxtest.StartTimeout)
 	defer cancel()
 	start := time.Now()
@@ -64,7 +68,8 @@ func runWithSandbox(m *testing.M) int {
 	// failed run needs it as evidence. go test shows it only for a package
 	// that failed.
 	sandboxLog := log.New(os.Stderr, "", log.LstdFlags)
-	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: sandboxLog.Printf})
+	opts.Logf = sandboxLog.Printf
+	sb, err := sandboxtest.StartShared(ctx, opts)
 	if err != nil {
 		log.Printf("starting the sandbox: %v", err)
 		return 1
