@@ -210,7 +210,10 @@ func (calico) Artifacts() []Artifact {
 		"`https://github.com/projectcalico/calico/releases/download/v3.32.1/calico-windows-v3.32.1.zip`; the same URL for `node`, " +
 		"`cni_plugin` and `ipam_plugin`)"
 	return []Artifact{
-		{Name: "node", InstallAs: CalicoNodeExe, ExtractTo: calicoStage, Member: `CalicoWindows\calico-node.exe`, Required: true,
+		// The archive unpacks at C:\ as Calico's install-calico-windows.ps1
+		// unpacks it (`Expand-Archive -Force $CalicoZip c:\`, $RootDir
+		// c:\CalicoWindows).
+		{Name: "node", InstallAs: CalicoNodeExe, ExtractTo: `C:\`, Required: true,
 			Description: archive + ": its `CalicoWindows\\calico-node.exe` (calico-node's startup and Felix) is installed as `C:\\CalicoWindows\\calico-node.exe`."},
 		{Name: "cni_plugin", InstallAs: CalicoCNIPluginExe, ExtractTo: calicoStage, Member: `CalicoWindows\cni\calico.exe`, Required: true,
 			Description: archive + ": its `CalicoWindows\\cni\\calico.exe` is installed as `C:\\opt\\cni\\bin\\calico.exe`, the plugin the calico CNI configuration runs."},
