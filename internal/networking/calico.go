@@ -29,14 +29,11 @@ const (
 	// (calico-windows-<tag>.zip: CalicoWindows/calico-node.exe), where the
 	// archive's install puts it (C:\CalicoWindows).
 	CalicoNodeExe = `C:\CalicoWindows\calico-node.exe`
-	// CalicoCNIPluginExe and CalicoIPAMPluginExe are Calico's CNI plugins
-	// (the archive's CalicoWindows/cni/), installed where containerd runs
-	// CNI plugins from, under the types the configuration names.
-	CalicoCNIPluginExe  = CNIBinDir + `\calico.exe`
-	CalicoIPAMPluginExe = CNIBinDir + `\calico-ipam.exe`
-	// calicoStage is where the golden image unpacks the archive before it
-	// moves each program into place.
-	calicoStage = `C:\k\calico-windows`
+	// calicoCNIDist holds Calico's CNI plugins as the archive unpacks
+	// (CalicoWindows\cni\calico.exe, calico-ipam.exe); calico-node-windows
+	// copies them into CNIBinDir, where containerd runs CNI plugins from
+	// under the types the configuration names.
+	calicoCNIDist = `C:\CalicoWindows\cni`
 	// calicoCNIConf is the node's CNI configuration list, written by the
 	// join (the operator's CNI_CONF_NAME "10-calico.conflist").
 	calicoCNIConf = CNIConfDir + `\10-calico.conflist`
@@ -203,22 +200,18 @@ func (calico) CheckPlugin(p Plugin, _ func(namespace string) []string) Verdict {
 }
 
 // Artifacts: Calico's Windows release archive (calico-windows-<tag>.zip,
-// node/Makefile WINDOWS_ARCHIVE), three programs out of it: calico-node and
-// the two CNI plugins. The same URL serves all three.
+// node/Makefile WINDOWS_ARCHIVE), unpacked at C:\ as Calico's
+// install-calico-windows.ps1 unpacks it (`Expand-Archive -Force $CalicoZip
+// c:\`, $RootDir c:\CalicoWindows): calico-node.exe, and the CNI plugins in
+// CalicoWindows\cni, which calico-node-windows copies into the CNI bin dir
+// as Calico's install-cni does (cni-plugin/pkg/install).
 func (calico) Artifacts() []Artifact {
-	archive := "Calico's Windows release archive (projectcalico/calico release asset `calico-windows-<tag>.zip`, for example " +
-		"`https://github.com/projectcalico/calico/releases/download/v3.32.1/calico-windows-v3.32.1.zip`; the same URL for `node`, " +
-		"`cni_plugin` and `ipam_plugin`)"
 	return []Artifact{
-		// The archive unpacks at C:\ as Calico's install-calico-windows.ps1
-		// unpacks it (`Expand-Archive -Force $CalicoZip c:\`, $RootDir
-		// c:\CalicoWindows).
-		{Name: "node", InstallAs: CalicoNodeExe, ExtractTo: `C:\`, Required: true,
-			Description: archive + ": its `CalicoWindows\\calico-node.exe` (calico-node's startup and Felix) is installed as `C:\\CalicoWindows\\calico-node.exe`."},
-		{Name: "cni_plugin", InstallAs: CalicoCNIPluginExe, ExtractTo: calicoStage, Member: `CalicoWindows\cni\calico.exe`, Required: true,
-			Description: archive + ": its `CalicoWindows\\cni\\calico.exe` is installed as `C:\\opt\\cni\\bin\\calico.exe`, the plugin the calico CNI configuration runs."},
-		{Name: "ipam_plugin", InstallAs: CalicoIPAMPluginExe, ExtractTo: calicoStage, Member: `CalicoWindows\cni\calico-ipam.exe`, Required: true,
-			Description: archive + ": its `CalicoWindows\\cni\\calico-ipam.exe` is installed as `C:\\opt\\cni\\bin\\calico-ipam.exe` (Calico IPAM)."},
+		{Name: "windows_archive", InstallAs: CalicoNodeExe, ExtractTo: `C:\`, Required: true,
+			Description: "Calico's Windows release archive (projectcalico/calico release asset `calico-windows-<tag>.zip`, for example " +
+				"`https://github.com/projectcalico/calico/releases/download/v3.32.1/calico-windows-v3.32.1.zip`), unpacked at `C:\\` " +
+				"as Calico's installer does: `C:\\CalicoWindows\\calico-node.exe` and the CNI plugins `calico.exe` and `calico-ipam.exe` " +
+				"in `C:\\CalicoWindows\\cni`, which `calico-node-windows` installs into `C:\\opt\\cni\\bin`."},
 	}
 }
 
@@ -242,8 +235,10 @@ func (calico) Probe() Probe {
 	return Probe{PodNetwork: "Calico's VXLAN overlay (HNS network Calico)"}
 }
 
+// HostPrograms: the CNI plugins are not among them: calico-node-windows
+// installs them (the node is not network-ready until it has).
 func (calico) HostPrograms() []string {
-	return []string{KubeProxyExe, CalicoNodeExe, CalicoCNIPluginExe, CalicoIPAMPluginExe}
+	return []string{KubeProxyExe, CalicoNodeExe}
 }
 
 func (calico) WithoutNetworking() *Refusal {
@@ -325,6 +320,7 @@ func (m calico) Objects(s Spec) ([]AgentObjects, error) {
 	nodeScript, err := renderScript("calico-node-start", map[string]any{
 		"Exe": CalicoNodeExe, "Placeholder": mountPlaceholder, "Mount": "/etc/" + CalicoNodeWindows,
 		"CNIKubeconfig": CalicoCNIKubeconfig, "NodenameFile": calicoNodenameFile, "Kubeconfig": calicoNodeKubeconfig,
+		"CNIDist": calicoCNIDist, "CNIBin": CNIBinDir,
 	})
 	if err != nil {
 		return nil, err

@@ -5,8 +5,7 @@
 # startup once (an affine IPAM block, the Calico HNS network, the VXLAN
 # tunnel, NetworkUnavailable), then Felix. The operator runs them as two
 # containers of one pod; here one container runs them in turn. The CNI
-# configuration is the join's (C:\etc\cni\net.d\10-calico.conflist) and the
-# CNI plugins are the image's.
+# configuration is the join's (C:\etc\cni\net.d\10-calico.conflist).
 $ErrorActionPreference = 'Stop'
 $mount = $env:CONTAINER_SANDBOX_MOUNT_POINT
 
@@ -18,6 +17,12 @@ Set-Content -Path 'C:\var\lib\calico-node-windows\kubeconfig.conf' -Value $conf
 # The CNI plugin's kubeconfig (the operator's calico-kubeconfig in the CNI
 # configuration folder): the same identity, valid while this pod runs.
 Set-Content -Path 'C:\etc\cni\net.d\calico-kubeconfig' -Value $conf
+
+# The CNI plugins from the image's copy of Calico's archive into the CNI bin
+# dir, as Calico's install-cni does (cni-plugin/pkg/install).
+New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+Copy-Item -Path 'C:\CalicoWindows\cni\calico.exe' -Destination 'C:\opt\cni\bin\calico.exe' -Force
+Copy-Item -Path 'C:\CalicoWindows\cni\calico-ipam.exe' -Destination 'C:\opt\cni\bin\calico-ipam.exe' -Force
 
 # NODENAME, DATASTORE_TYPE, KUBECONFIG, CALICO_NETWORKING_BACKEND and
 # VXLAN_VNI come from the DaemonSet's environment.

@@ -6,8 +6,6 @@ const CalicoVersion = "v3.32.1"
 // Calico's download: projectcalico/calico's Windows release archive
 // calico-windows-<tag>.zip (node/Makefile WINDOWS_ARCHIVE: `zip -r` of
 // CalicoWindows/, calico-node.exe at its root, the CNI plugins under cni/).
-// The image takes three programs out of it, so the mode's three artifacts
-// are the one archive.
 func init() {
 	registerMode("calico", func(s *Server) (map[string]Artifact, error) {
 		calico, err := zipFiles(map[string][]byte{
@@ -20,6 +18,6 @@ func init() {
 			return nil, err
 		}
 		a := s.add("/projectcalico/calico/releases/download/"+CalicoVersion+"/calico-windows-"+CalicoVersion+".zip", calico)
-		return map[string]Artifact{"node": a, "cni_plugin": a, "ipam_plugin": a}, nil
+		return map[string]Artifact{"windows_archive": a}, nil
 	})
 }

@@ -99,10 +99,10 @@ func TestUpstreamLayouts(t *testing.T) {
 		}
 	}
 	// Calico's Windows archive: CalicoWindows/ with the CNI plugins in cni/.
-	if !strings.HasSuffix(s.Network["calico"]["node"].URL, "/projectcalico/calico/releases/download/v3.32.1/calico-windows-v3.32.1.zip") {
-		t.Errorf("Calico's archive at %s", s.Network["calico"]["node"].URL)
+	if !strings.HasSuffix(s.Network["calico"]["windows_archive"].URL, "/projectcalico/calico/releases/download/v3.32.1/calico-windows-v3.32.1.zip") {
+		t.Errorf("Calico's archive at %s", s.Network["calico"]["windows_archive"].URL)
 	}
-	body := get(t, s.Network["calico"]["node"].URL)
+	body := get(t, s.Network["calico"]["windows_archive"].URL)
 	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
 	if err != nil {
 		t.Fatal(err)
