@@ -21,6 +21,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 const networkingAddress = "windows_node_networking.test"
@@ -113,12 +114,37 @@ func TestAccCalico_nodeJoins(t *testing.T) {
 				if err != nil {
 					return err
 				}
+				var block string
 				for _, a := range affs.Items {
 					if spec, _ := a.Object["spec"].(map[string]any); spec["node"] == node && spec["state"] == "confirmed" {
-						return nil
+						block, _ = spec["cidr"].(string)
 					}
 				}
-				return fmt.Errorf("no confirmed BlockAffinity of %s among %d", node, len(affs.Items))
+				if block == "" {
+					return fmt.Errorf("no confirmed BlockAffinity of %s among %d", node, len(affs.Items))
+				}
+				// The host's Calico network over that block, with Felix's
+				// route to the Linux node's block (the probe's DNS pod is
+				// there: the create counted only once the probe passed).
+				h := acctest.Sandbox.Hosts.ByName(acctest.ComputerNameOf(node))
+				if h == nil {
+					return fmt.Errorf("no simulated host for %s", node)
+				}
+				for _, n := range winsim.HNSNetworks(h) {
+					if n.Name != "Calico" {
+						continue
+					}
+					if n.Type != "Overlay" || n.AddressPrefix != block || n.VNI != 4096 {
+						return fmt.Errorf("HNS network %+v, want Overlay over %s with VNI 4096", n, block)
+					}
+					for _, p := range n.Policies {
+						if p.Type == "RemoteSubnetRoute" && p.DestinationPrefix == linuxnode.CalicoBlock {
+							return nil
+						}
+					}
+					return fmt.Errorf("HNS network Calico has no route to %s: %+v", linuxnode.CalicoBlock, n.Policies)
+				}
+				return fmt.Errorf("no HNS network Calico on %s: %+v", node, winsim.HNSNetworks(h))
 			},
 		}},
 	})
