@@ -54,10 +54,7 @@ var LabVars = []LabVar{
 	{"TF_VAR_containerd_sha256", true, "its sha256"},
 	{"TF_VAR_cni_plugins_url", true, "CNI plugins Windows archive URL"},
 	{"TF_VAR_cni_plugins_sha256", true, "its sha256"},
-	{"TF_VAR_flanneld_url", true, "flanneld.exe URL"},
-	{"TF_VAR_flanneld_sha256", true, "its sha256"},
-	{"TF_VAR_flannel_cni_plugin_url", true, "flannel CNI plugin URL"},
-	{"TF_VAR_flannel_cni_plugin_sha256", true, "its sha256"},
+	{"TF_VAR_network_artifacts", true, "the networking modes' programs on the mirror, as HCL: { flannel = { flanneld = { url = \"...\", sha256 = \"...\" }, cni_plugin = { ... } } }"},
 	{"TF_ACC_LAB_NODE_FOLDER", false, "VM folder of the test nodes (default " + defaultNodeFolder + ")"},
 	{"TF_ACC_LAB_GOLDEN_FOLDER", false, "VM folder of the test golden images (default " + defaultGoldenFolder + ")"},
 }

@@ -1,13 +1,20 @@
 package bootstrap
 
+import (
+	"strings"
+
+	"github.com/wincluster/terraform-provider-windows/internal/networking"
+)
+
 // AgentRoots are the folders at C:\ under which every directory an agent
 // running as LocalSystem reads or writes lies, outside C:\Program Files and
 // C:\Windows: the kubelet's (C:\k, its root directory C:\var\lib\kubelet,
 // its logs and the pods' logs under C:\var\log), the CNI configuration and
 // plugins (C:\etc\cni, C:\opt\cni), and those of the HostProcess agents of
-// windows_node_networking (internal/networking/templates: the kubeconfigs
-// under C:\var\lib\kube-proxy-windows and C:\var\lib\kube-flannel-windows,
-// C:\etc\kube-flannel, C:\run\flannel, C:\sourcevip). The image build
+// windows_node_networking (each mode's networking.HostDirsMode: flannel's
+// kubeconfigs under C:\var\lib\kube-proxy-windows and
+// C:\var\lib\kube-flannel-windows, C:\etc\kube-flannel, C:\run\flannel,
+// C:\sourcevip); a mode's directory under no root adds its own. The image build
 // creates each with a protected DACL (LocalSystem and Administrators full
 // control, nothing inherited) and Administrators as owner (AgentDirsStep),
 // so what lies beneath inherits only those two.
@@ -23,17 +30,29 @@ package bootstrap
 // PrepareNode.ps1, image-builder roles/kubernetes); this follows what the
 // CIS Kubernetes Benchmark asks of a Linux node's files (section 4.1,
 // owned by root, writable by root only), on Windows' terms.
-var AgentRoots = []string{KubernetesDir, `C:\var`, `C:\etc`, `C:\run`, `C:\opt`, `C:\sourcevip`}
+var AgentRoots = agentRoots()
 
 // AgentDirs are the directories the agents use beneath AgentRoots, created
 // with them so none is left for anyone else to create first.
-var AgentDirs = []string{
+var AgentDirs = union([]string{
 	KubernetesDir, DownloadDir, KubeletCertDir,
-	`C:\var\lib\kubelet`, `C:\var\lib\kube-proxy-windows`, `C:\var\lib\kube-flannel-windows`,
+	`C:\var\lib\kubelet`,
 	KubeletLogDir, `C:\var\log\pods`, `C:\var\log\containers`,
-	CNIConfDir, `C:\etc\kube-flannel`,
-	`C:\run\flannel`, `C:\sourcevip`,
+	CNIConfDir,
 	CNIBinDir,
+}, networking.HostDirs())
+
+// agentRoots are the kubelet's and the CNI's roots, and the root (the
+// folder at C:\) of every mode's directory.
+func agentRoots() []string {
+	roots := []string{KubernetesDir, `C:\var`, `C:\etc`, `C:\run`, `C:\opt`}
+	for _, d := range networking.HostDirs() {
+		parts := strings.SplitN(d, `\`, 3)
+		if len(parts) >= 2 {
+			roots = union(roots, []string{parts[0] + `\` + parts[1]})
+		}
+	}
+	return roots
 }
 
 // AgentDirsStep creates AgentDirs and protects AgentRoots: each root's

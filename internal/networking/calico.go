@@ -79,6 +79,14 @@ func (calico) NeedsClusterCIDR() bool { return true }
 
 func (calico) Plugin() string { return PluginCalico }
 
+// HostDirs: the agents' kubeconfigs (their start scripts copy them out of
+// the container's mount), calico-node's node name file, which kube-proxy
+// waits for, and Calico's own folder, where the image unpacks its archive
+// (internal/networking/templates).
+func (calico) HostDirs() []string {
+	return []string{`C:\var\lib\kube-proxy-windows-calico`, `C:\var\lib\calico-node-windows`, `C:\var\lib\calico`, `C:\CalicoWindows`}
+}
+
 // calicoDaemonSets are where Calico's Linux agent runs: an operator
 // install (calico-system) or the manifests (kube-system).
 var calicoDaemonSets = []struct{ namespace, name string }{{"calico-system", "calico-node"}, {"kube-system", "calico-node"}}
@@ -239,15 +247,6 @@ func (calico) Probe() Probe {
 // installs them (the node is not network-ready until it has).
 func (calico) HostPrograms() []string {
 	return []string{KubeProxyExe, CalicoNodeExe}
-}
-
-func (calico) WithoutNetworking() *Refusal {
-	return &Refusal{
-		Problem: Problem{Summary: "calico needs windows_node_networking",
-			Detail: "cni = \"calico\" runs calico-node-windows and kube-proxy as HostProcess DaemonSets, which windows_node_networking installs. " +
-				"Add resource \"windows_node_networking\" { cni = \"calico\" } once per cluster and set networking_id = windows_node_networking.<name>.id here."},
-		Join: `cni = "calico" needs windows_node_networking: add resource "windows_node_networking" with cni = "calico" and set networking_id = windows_node_networking.<name>.id on the node`,
-	}
 }
 
 func (calico) CNIConfPath() string { return calicoCNIConf }

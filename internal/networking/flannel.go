@@ -67,6 +67,13 @@ func (flannel) NeedsClusterCIDR() bool { return true }
 
 func (flannel) Plugin() string { return PluginFlannel }
 
+// HostDirs: the agents' kubeconfigs (their start scripts copy them out of
+// the container's mount), flanneld's net-conf.json and subnet.env, and
+// kube-proxy's source VIP file (internal/networking/templates).
+func (flannel) HostDirs() []string {
+	return []string{`C:\var\lib\kube-proxy-windows`, `C:\var\lib\kube-flannel-windows`, `C:\etc\kube-flannel`, `C:\run\flannel`, `C:\sourcevip`}
+}
+
 // Detect reads flannel's ConfigMap (FlannelConfigMap in FlannelNamespaces).
 func (flannel) Detect(ctx context.Context, r ClusterReader) (*Plugin, error) {
 	for _, ns := range FlannelNamespaces {
@@ -131,16 +138,6 @@ func (flannel) Probe() Probe {
 
 func (flannel) HostPrograms() []string {
 	return []string{KubeProxyExe, FlanneldExe, FlannelCNIPluginExe, CNIBinDir + `\win-overlay.exe`, CNIBinDir + `\host-local.exe`}
-}
-
-func (flannel) WithoutNetworking() *Refusal {
-	return &Refusal{
-		Problem: Problem{Summary: "flannel needs windows_node_networking",
-			Detail: "cni = \"flannel\" no longer runs flanneld and kube-proxy as Windows services: with the node's own credentials a v1.36 API server " +
-				"lets them read neither EndpointSlices nor other Nodes. Add resource \"windows_node_networking\" { cni = \"flannel\" } once per " +
-				"cluster and set networking_id = windows_node_networking.<name>.id here (then remove cni). See the upgrade guide."},
-		Join: `cni = "flannel" needs windows_node_networking: flanneld and kube-proxy no longer run as Windows services with the node's credentials (a v1.36 API server refuses them). Add resource "windows_node_networking" with cni = "flannel" and set networking_id = windows_node_networking.<name>.id on the node`,
-	}
 }
 
 // CNIConfig is the flannel CNI plugin (flannel-io/cni-plugin, Windows

@@ -60,9 +60,6 @@ type Mode interface {
 	// (windows_golden_image's network_artifacts.<mode>.<name>): where each
 	// lands on the host, and what the user's URL must point at.
 	Artifacts() []Artifact
-	// WithoutNetworking is why a node cannot run the mode without a
-	// windows_node_networking; nil when it can.
-	WithoutNetworking() *Refusal
 
 	// Attributes are the mode's computed attributes, which
 	// windows_node_networking nests under an attribute named for the mode
@@ -74,6 +71,28 @@ type Mode interface {
 	// Probe is what the network probe of a node expects of the mode: how
 	// its messages name the pod network, and whether it proves anything.
 	Probe() Probe
+}
+
+// HostDirsMode is a Mode whose agents keep files on the host beyond the
+// CNI folders: the golden image creates those directories with a protected
+// DACL (bootstrap.AgentDirs), so no local user creates them first. Optional,
+// so a mode without such directories need not say so.
+type HostDirsMode interface {
+	Mode
+	// HostDirs are absolute Windows paths of directories the agents read
+	// or write.
+	HostDirs() []string
+}
+
+// HostDirs lists every registered mode's HostDirs, in the modes' order.
+func HostDirs() []string {
+	var out []string
+	for _, m := range Modes() {
+		if h, ok := m.(HostDirsMode); ok {
+			out = append(out, h.HostDirs()...)
+		}
+	}
+	return out
 }
 
 // ClusterReader is what a mode's Detect reads the cluster through (the
@@ -200,13 +219,6 @@ type Problem struct {
 	Detail  string
 }
 
-// Refusal says why a mode needs a windows_node_networking: as the plan's
-// diagnostic, and as the create's error (Join).
-type Refusal struct {
-	Problem
-	Join string
-}
-
 var modes = map[string]Mode{}
 
 // Register adds a mode; each mode's file calls it from init (and a test's
@@ -271,4 +283,16 @@ func ByDaemonSets(names []string) Mode {
 		}
 	}
 	return Default()
+}
+
+// Cleaner is what RegisterForTest needs of a *testing.T.
+type Cleaner interface{ Cleanup(func()) }
+
+// RegisterForTest registers a test's own mode until the test ends: the
+// proof that a mode needs nothing outside its own file (TestUnitFakeMode
+// in the resources package). Tests that call it must not run in parallel
+// with others that read the registry.
+func RegisterForTest(t Cleaner, m Mode) {
+	Register(m)
+	t.Cleanup(func() { delete(modes, m.Name()) })
 }

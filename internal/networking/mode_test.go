@@ -33,8 +33,8 @@ func TestUnitModesConsistent(t *testing.T) {
 	if m, ok := Lookup(Default().Name()); !ok || m != Default() {
 		t.Errorf("the default mode %q is not registered", Default().Name())
 	}
-	if len(Default().Agents()) != 0 || Default().WithoutNetworking() != nil {
-		t.Errorf("the default mode %q installs agents or needs windows_node_networking: a node without one could not join", Default().Name())
+	if len(Default().Agents()) != 0 {
+		t.Errorf("the default mode %q installs agents: a node without windows_node_networking could not join", Default().Name())
 	}
 	daemonSets := map[string]string{} // DaemonSet -> mode
 	selectors := map[string]string{}  // selector -> agent
@@ -71,13 +71,6 @@ func TestUnitModesConsistent(t *testing.T) {
 					t.Errorf("ByDaemonSets(%v) = %s, want %s", ds, got.Name(), name)
 				}
 			}
-			if (len(agents) > 0) != (m.WithoutNetworking() != nil) {
-				t.Errorf("%d agents but WithoutNetworking = %v: a mode whose agents windows_node_networking installs must refuse a node without it", len(agents), m.WithoutNetworking())
-			}
-			if r := m.WithoutNetworking(); r != nil && (r.Summary == "" || r.Detail == "" || !strings.Contains(r.Join, "windows_node_networking")) {
-				t.Errorf("refusal %+v does not say what to add", r)
-			}
-
 			objs, err := m.Objects(testSpec())
 			if err != nil {
 				t.Fatalf("Objects: %v", err)

@@ -22,7 +22,6 @@ func (none) CNIConfPath() string                                    { return "" 
 func (none) CNIConfig(Node) ([]byte, error)                         { return nil, nil }
 func (none) HostPrograms() []string                                 { return nil }
 func (none) Artifacts() []Artifact                                  { return nil }
-func (none) WithoutNetworking() *Refusal                            { return nil }
 func (none) Attributes(*Plugin) []Attribute                         { return nil }
 
 // CheckPlugin: none extends no plugin, so it judges nothing.

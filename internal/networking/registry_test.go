@@ -89,3 +89,27 @@ func TestUnitDetectEmpty(t *testing.T) {
 		t.Errorf("CheckPlugin(unknown) = %+v, want a warning", v)
 	}
 }
+
+// TestUnitHostDirs: the directories modes declare are absolute Windows
+// paths below a folder at C:\ (the image protects that folder), and the
+// package's list holds every one of them.
+func TestUnitHostDirs(t *testing.T) {
+	all := HostDirs()
+	for _, m := range Modes() {
+		h, ok := m.(HostDirsMode)
+		if !ok {
+			continue
+		}
+		for _, d := range h.HostDirs() {
+			if !windowsPath.MatchString(d) || strings.HasSuffix(d, `\`) {
+				t.Errorf("%s: host directory %q is not an absolute Windows path", m.Name(), d)
+			}
+			if !slices.Contains(all, d) {
+				t.Errorf("%s: HostDirs() lacks %s", m.Name(), d)
+			}
+		}
+	}
+	if len(all) == 0 {
+		t.Errorf("no mode declares a host directory; flannel keeps its kubeconfigs under C:\\var\\lib")
+	}
+}

@@ -106,7 +106,6 @@ resource "windows_node_pool" "p" {
 		{"node skip check", node(ok, "  skip_checks = [\"no-such-check\"]\n"), `skip_checks`, `node-cidr-allocation`},
 		{"node drain timeout", node(ok, "  drain = { timeout = \"soon\" }\n"), `drain\.timeout`, `Go duration`},
 		{"node cluster domain", node(ok, "  cluster_domain = \"Cluster_Local\"\n"), `cluster_domain`, `cluster\.local`},
-		{"node flannel backend", node(ok, "  flannel_backend = \"udp\"\n"), `flannel_backend`, `vxlan`},
 		{"flannel without networking", acctest.NodeConfigWithout(image, []string{ok}, "  cni = \"flannel\"\n"), `networking_id`, `windows_node_networking`},
 
 		// windows_node_pool

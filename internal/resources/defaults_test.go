@@ -84,13 +84,13 @@ func TestNodeImportDefaultsAreTheSchemas(t *testing.T) {
 		}
 	}
 	var settled nodeModel
-	settled.settleDeprecated()
+	settled.settleCNI()
 	var m nodeModel
 	if diags := state.Get(ctx, &m); diags.HasError() {
 		t.Fatal(diags)
 	}
-	if !m.CNI.Equal(settled.CNI) || !m.FlannelBackend.Equal(settled.FlannelBackend) {
-		t.Errorf("imported cni, flannel_backend = %v, %v; a created node's are %v, %v", m.CNI, m.FlannelBackend, settled.CNI, settled.FlannelBackend)
+	if !m.CNI.Equal(settled.CNI) {
+		t.Errorf("imported cni = %v; a created node's is %v", m.CNI, settled.CNI)
 	}
 }
 

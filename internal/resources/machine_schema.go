@@ -131,6 +131,14 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 				"come back, instead of failing later. Applies to creates only (for a pool, to the members it makes from now on): changing it " +
 				"replaces nothing. Defaults to `false`.",
 		},
+		"probe_on_refresh": schema.BoolAttribute{
+			Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Run the network probe again at every refresh, from a pod on each Ready node (cluster DNS, a ClusterIP Service, " +
+				"a pod on another node, the node's own NodePort, as at the end of the join; for a node of `cni = \"none\"`, once the " +
+				"cluster's CNI runs its Windows agents there). A failed probe makes the node's `health` unhealthy with the failure among its " +
+				"causes, and a pool member `network_probe_failed`, which `replace_unhealthy_after` counts. Costs each refresh one probe pod per " +
+				"node. Defaults to `false`.",
+		},
 		"skip_checks": schema.ListAttribute{
 			ElementType: types.StringType, Optional: true,
 			MarkdownDescription: "Readiness check IDs (or families) not to enforce, at plan or at create, for users who know better, for example `[\"linux-headroom\"]`. " +

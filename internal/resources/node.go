@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
-	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
@@ -86,14 +85,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
-	}
-	var configCNI types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("cni"), &configCNI)...)
-	if mode, ok := networking.Lookup(configCNI.ValueString()); ok && plan.NetworkingID.IsNull() {
-		if refusal := mode.WithoutNetworking(); refusal != nil {
-			resp.Diagnostics.AddAttributeError(path.Root("cni"), refusal.Summary, refusal.Detail)
-			return
-		}
+		warnUnproven(ctx, plan, &resp.Diagnostics)
 	}
 	if !req.State.Raw.IsNull() {
 		var state nodeModel
@@ -213,6 +205,9 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 	}
 	state.refresh(obs)
 	h, err := m.ReadHealth(ctx, state.healthSpec(), obs.Node, false)
+	if err == nil && state.ProbeOnRefresh.ValueBool() {
+		h = probeAtRefresh(ctx, m, state.healthSpec(), obs.Node, h, &resp.Diagnostics)
+	}
 	state.setHealth(h, err, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

@@ -2,6 +2,7 @@ package resources
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
@@ -57,7 +59,7 @@ func healthObject(h kube.NodeHealth) types.Object {
 // healthSpec is what winnode needs to judge the node's health: its name
 // and networking.
 func (m *nodeModel) healthSpec() winnode.Spec {
-	return winnode.Spec{Name: m.Name.ValueString(), Networking: m.NetworkingID.ValueString(), CNI: m.CNI.ValueString()}
+	return winnode.Spec{Name: m.Name.ValueString(), Networking: m.NetworkingID.ValueString(), CNI: m.CNI.ValueString(), ClusterDomain: m.ClusterDomain.ValueString()}
 }
 
 // health reads the health attribute; ok is false when it holds nothing
@@ -108,4 +110,19 @@ func (m *nodeModel) setHealth(h kube.NodeHealth, err error, diags *diag.Diagnost
 		return
 	}
 	m.Health = healthObject(h)
+}
+
+// probeAtRefresh runs the network probe of a refresh (probe_on_refresh)
+// and adds a failure to the node's health; a probe that could not run is a
+// warning, the health as read.
+func probeAtRefresh(ctx context.Context, m *winnode.Manager, spec winnode.Spec, node *corev1.Node, h kube.NodeHealth, diags *diag.Diagnostics) kube.NodeHealth {
+	failure, err := m.ProbeAtRefresh(ctx, spec, node)
+	switch {
+	case err != nil:
+		diags.AddWarning(fmt.Sprintf("Network probe of Windows node (%s) did not run", spec.Name), err.Error())
+	case failure != "":
+		h.Status = kube.HealthUnhealthy
+		h.Causes = append(slices.Clone(h.Causes), failure)
+	}
+	return h
 }

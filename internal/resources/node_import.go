@@ -18,12 +18,12 @@ import (
 
 // importDefaults are the values a node imported from vSphere gets for the
 // inputs with defaults that the VM does not record (the customization's user
-// and time zone, the drain settings, the deprecated CNI mode): the schema's
+// and time zone, the drain settings, the networking mode): the schema's
 // defaults, so a configuration that keeps them plans no change.
 func importDefaults() map[string]any {
 	return map[string]any{
 		"admin_user": bootstrap.DefaultAdminUser, "time_zone": timezone.Default, "drain": drainObject(drainDefault),
-		"cni": networking.Default().Name(), "flannel_backend": flannelBackend, "reboot_after_join": false,
+		"cni": networking.Default().Name(), "reboot_after_join": false, "probe_on_refresh": false,
 	}
 }
 

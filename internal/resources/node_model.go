@@ -28,7 +28,6 @@ type nodeModel struct {
 	machineModel
 	IPv4             types.Object   `tfsdk:"ipv4"`
 	CNI              types.String   `tfsdk:"cni"`
-	FlannelBackend   types.String   `tfsdk:"flannel_backend"`
 	VMPath           types.String   `tfsdk:"vm_path"`
 	InstanceUUID     types.String   `tfsdk:"instance_uuid"`
 	BIOSUUID         types.String   `tfsdk:"bios_uuid"`
@@ -73,6 +72,7 @@ type machineModel struct {
 	ClusterCIDR            types.String `tfsdk:"cluster_cidr"`
 	SkipChecks             types.List   `tfsdk:"skip_checks"`
 	RebootAfterJoin        types.Bool   `tfsdk:"reboot_after_join"`
+	ProbeOnRefresh         types.Bool   `tfsdk:"probe_on_refresh"`
 	Drain                  types.Object `tfsdk:"drain"`
 }
 
@@ -247,7 +247,7 @@ func (m *nodeModel) setUpdated(res winnode.UpdateResult) {
 			// The mode is what the networking resource runs.
 			m.CNI = types.StringValue(res.NetworkingMode)
 		}
-		m.settleDeprecated()
+		m.settleCNI()
 	}
 	if res.VM != nil {
 		m.fromVM(res.VM)
@@ -287,9 +287,9 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 		m.Health = types.ObjectNull(healthAttrTypes) // read once the node is done
 	}
 	m.Transport = withHostKey(m.Transport, "")
-	// A create that fails after this point keeps this state: the deprecated
-	// computed attributes need a value too.
-	m.settleDeprecated()
+	// A create that fails after this point keeps this state: cni needs a
+	// value too.
+	m.settleCNI()
 }
 
 // setJoined records a joined node.
@@ -303,7 +303,7 @@ func (m *nodeModel) setJoined(res winnode.Result) {
 	if res.CNI != "" {
 		m.CNI = types.StringValue(res.CNI)
 	}
-	m.settleDeprecated()
+	m.settleCNI()
 	if res.Node != nil {
 		m.fromNode(res.Node, false)
 	}
@@ -379,19 +379,11 @@ func taintObject(t corev1.Taint) attr.Value {
 	})
 }
 
-// flannelBackend is the deprecated flannel_backend's one value: flannel on
-// Windows is always the VXLAN overlay now.
-const flannelBackend = "vxlan"
-
-// settleDeprecated gives the deprecated computed attributes a value when
-// the configuration leaves them out (an imported node gets the same ones,
-// importDefaults).
-func (m *nodeModel) settleDeprecated() {
+// settleCNI gives cni, computed, a value when nothing recorded one (a
+// create that failed before its join, an imported node: importDefaults).
+func (m *nodeModel) settleCNI() {
 	if m.CNI.IsUnknown() || m.CNI.IsNull() {
 		m.CNI = types.StringValue(networking.Default().Name())
-	}
-	if m.FlannelBackend.IsUnknown() || m.FlannelBackend.IsNull() {
-		m.FlannelBackend = types.StringValue(flannelBackend)
 	}
 }
 

@@ -73,6 +73,9 @@ func (r *nodeNetworkingResource) ModifyPlan(ctx context.Context, req resource.Mo
 			resp.Diagnostics.AddWarning("Cluster not read during this plan", err.Error())
 		}
 	}
+	if mode, ok := networking.Lookup(plan.CNI.ValueString()); ok && req.State.Raw.IsNull() && mode.Probe().Unproven != "" {
+		resp.Diagnostics.AddAttributeWarning(path.Root("cni"), "Nothing proves the Windows nodes' network", mode.Probe().Unproven)
+	}
 	if req.State.Raw.IsNull() || plan.Modes == nil || allNull(plan.Modes) {
 		resp.Diagnostics.Append(plan.setModeAttributes(plugin)...)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -143,4 +144,20 @@ func setNetworking(ctx context.Context, s setter, m *nodeNetworkingModel) diag.D
 		return diags
 	}
 	return append(diags, s.Set(ctx, obj)...)
+}
+
+// warnUnproven: a node without windows_node_networking runs the default
+// mode (none), whose network nothing the provider installs proves; the
+// probe still runs once the cluster's CNI runs its Windows agents on it.
+func warnUnproven(ctx context.Context, m nodeModel, diags *diag.Diagnostics) {
+	if !m.NetworkingID.IsNull() {
+		return
+	}
+	var skip diag.Diagnostics
+	if skipsNetworkProbe(ctx, m.SkipChecks, &skip) {
+		return // skip_checks warns about that itself
+	}
+	if u := networking.Default().Probe().Unproven; u != "" {
+		diags.AddAttributeWarning(path.Root("networking_id"), "Nothing proves this node's network", u)
+	}
 }

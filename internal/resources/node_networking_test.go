@@ -3,7 +3,6 @@ package resources_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"testing"
 
@@ -251,31 +250,5 @@ func TestAccNodeNetworking_clusterFlannel(t *testing.T) {
 				},
 			},
 		},
-	})
-}
-
-// TestAccNode_cniFlannelNeedsNetworking: the deprecated per-node
-// cni = "flannel" without windows_node_networking stops the plan and says
-// what to add (the agents no longer run as services with the node's
-// credentials).
-func TestAccNode_cniFlannelNeedsNetworking(t *testing.T) {
-	acctest.PreCheck(t)
-	config := fmt.Sprintf(`
-resource "windows_node" "old" {
-  name              = "old-flannel"
-  template          = "/DC0/vm/templates/does-not-matter"
-  folder            = "/DC0/vm/windows"
-  resource_pool_id  = %q
-  admin_password_wo = "x"
-  cni               = "flannel"
-}
-`, os.Getenv("SANDBOX_RESOURCE_POOL_ID"))
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: acctest.ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config:      config,
-			PlanOnly:    true,
-			ExpectError: regexp.MustCompile(`(?s)flannel needs windows_node_networking.*networking_id`),
-		}},
 	})
 }

@@ -134,6 +134,23 @@ func (r *nodePoolResource) Read(ctx context.Context, req resource.ReadRequest, r
 		resp.Diagnostics.AddError(fmt.Sprintf("reading Windows node pool (%s)", state.NamePrefix.ValueString()), err.Error())
 		return
 	}
+	if err == nil && machine.ProbeOnRefresh.ValueBool() {
+		// Each Ready member's network probed again (probe_on_refresh):
+		// a failure counts toward replace_unhealthy_after.
+		for name, obs := range observed {
+			if obs.VM == nil || obs.Node == nil {
+				continue
+			}
+			spec := winnode.Spec{Name: name, Networking: machine.NetworkingID.ValueString(), ClusterDomain: machine.ClusterDomain.ValueString()}
+			failure, perr := m.ProbeAtRefresh(ctx, spec, obs.Node)
+			if perr != nil {
+				resp.Diagnostics.AddWarning(fmt.Sprintf("Network probe of Windows node pool (%s) member %s did not run", state.NamePrefix.ValueString(), name), perr.Error())
+				continue
+			}
+			obs.ProbeFailure = failure
+			observed[name] = obs
+		}
+	}
 	now := time.Now()
 	for i := range members {
 		members[i].Observe(observed[members[i].Name], now)

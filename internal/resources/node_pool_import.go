@@ -93,7 +93,6 @@ func setImportedPool(ctx context.Context, prefix string, found []winnode.Found, 
 	}
 	defaults := importDefaults()
 	delete(defaults, "cni")
-	delete(defaults, "flannel_backend")
 	maps.Copy(attrs, defaults)
 	for name, v := range attrs {
 		diags.Append(state.SetAttribute(ctx, tfpath.Root(name), v)...)

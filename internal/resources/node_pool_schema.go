@@ -70,8 +70,8 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"`health` does (its networking agents' pods, the cluster DNS's endpoints), into `members[*].health` and " +
 			"`members[*].health_causes`: one vSphere round trip and four Kubernetes requests (the Windows Nodes, the networking's " +
 			"DaemonSets, its agents' pods, kube-dns's EndpointSlices), whatever the pool's size. A member whose VM is gone, whose Node " +
-			"is gone, whose create did not finish, or (with `replace_unhealthy_after`) whose Node has been NotReady, or whose agents " +
-			"have not been Running and Ready, that long is replaced on the next apply, and the plan says why and what the refresh " +
+			"is gone, whose create did not finish, or (with `replace_unhealthy_after`) whose Node has been NotReady, whose agents " +
+			"have not been Running and Ready, or (with `probe_on_refresh`) whose network probe has failed, that long is replaced on the next apply, and the plan says why and what the refresh " +
 			"found; the plan warns of the other unhealthy members, naming each and its causes.\n\n" +
 			"**Import** takes the name prefix (`win`: every Windows node whose name starts with `win-`) or a comma-separated list of " +
 			"node names; the first apply adopts the members as they are, without replacing them. **Destroy** drains every member, " +
@@ -152,12 +152,13 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 					"revision":           member("The pool revision the member was made from; empty if its create did not finish."),
 					"failure_domain":     member("The failure domain the member was placed in."),
 					"health": member("`ready`, `not_ready` (see `not_ready_since`), `agents_not_ready` (the Node is Ready and its networking " +
-						"agents are not Running and Ready, or have no pod on it), `not_joined` (the VM backs no Node) or `vm_missing` " +
-						"(the VM is gone); the next apply replaces `not_joined` and `vm_missing` members, and `not_ready` and " +
-						"`agents_not_ready` ones past `replace_unhealthy_after`."),
+						"agents are not Running and Ready, or have no pod on it), `network_probe_failed` (Ready with its agents, and the " +
+						"network probe of the refresh failed: `probe_on_refresh`), `not_joined` (the VM backs no Node) or `vm_missing` " +
+						"(the VM is gone); the next apply replaces `not_joined` and `vm_missing` members, and `not_ready`, " +
+						"`agents_not_ready` and `network_probe_failed` ones past `replace_unhealthy_after`."),
 					"not_ready_since": member("When the member turned `not_ready` (the Node's Ready condition's transition) or " +
 						"`agents_not_ready` (the first agent pod's Ready transition, or the first refresh that found an agent without a " +
-						"pod), RFC 3339; empty otherwise."),
+						"pod) or `network_probe_failed` (the first refresh whose probe failed), RFC 3339; empty otherwise."),
 					"health_causes": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 						MarkdownDescription: "What is wrong with the member past Ready, one line each, as the last refresh read it from the " +
 							"API server: the Node NotReady with its reason, each agent not Running and Ready with its pod's state and last " +

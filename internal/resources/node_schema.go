@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -17,7 +16,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -192,18 +190,9 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 					"(their flanneld and kube-proxy Windows services are removed).",
 			},
 			"cni": schema.StringAttribute{
-				Optional: true, Computed: true, PlanModifiers: keepString,
-				DeprecationMessage: "The node's networking now comes from windows_node_networking: set networking_id and remove cni.",
-				MarkdownDescription: "Deprecated: the CNI mode the node joined with, `flannel` or `none`, now taken from the `windows_node_networking` " +
-					"that `networking_id` references (`none` without one). Setting `cni = \"flannel\"` without `networking_id` is an error: " +
-					"flanneld and kube-proxy no longer run as Windows services with the node's credentials.",
-				Validators: []validator.String{stringvalidator.OneOf(networking.Names()...)},
-			},
-			"flannel_backend": schema.StringAttribute{
-				Optional: true, Computed: true, PlanModifiers: keepString,
-				DeprecationMessage:  "flannel on Windows nodes is the VXLAN overlay of windows_node_networking; remove flannel_backend.",
-				MarkdownDescription: "Deprecated: always `vxlan` (VNI 4096, port 4789), the overlay `windows_node_networking` runs; `host-gw` is no longer offered.",
-				Validators:          []validator.String{stringvalidator.OneOf(flannelBackend)},
+				Computed: true, PlanModifiers: keepString,
+				MarkdownDescription: "The networking mode the node joined with: the `cni` of the `windows_node_networking` that `networking_id` " +
+					"references, `none` without one.",
 			},
 			"vm_path":            computed("Inventory path of the VM."),
 			"instance_uuid":      computed("vCenter instance UUID of the VM."),

@@ -44,6 +44,8 @@ type fakeKube struct {
 	// probeErr is what ProbeNetwork returns; probes counts its calls.
 	probeErr error
 	probes   []kube.ProbeRequest
+	// hostProcessAgents are the pods HostProcessAgentsOn answers.
+	hostProcessAgents []string
 	// agentPods are the networking agents' pods ReadHealthSnapshot reads;
 	// noDNS leaves the cluster DNS without endpoints; restarted records
 	// RestartAgents' pods, snapshots the reads.
@@ -87,6 +89,13 @@ func (k *fakeKube) ProbeNetwork(_ context.Context, req kube.ProbeRequest) ([]kub
 		return nil, k.probeErr
 	}
 	return []kube.ProbePath{{Name: "cluster-dns-and-service", Passed: true}}, nil
+}
+
+// HostProcessAgentsOn answers hostProcessAgents; not an op either.
+func (k *fakeKube) HostProcessAgentsOn(context.Context, string) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.hostProcessAgents, nil
 }
 
 // settingsApplied is closed once ApplyNodeSettings has succeeded.

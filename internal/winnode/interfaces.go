@@ -110,6 +110,10 @@ type Kube interface {
 	WaitForAgentsReady(ctx context.Context, node, namespace string, agents []kube.Agent) ([]*corev1.Pod, error)
 	WaitForAgentsReadySince(ctx context.Context, node, namespace string, agents []kube.Agent, since time.Time) ([]*corev1.Pod, error)
 	ProbeNetwork(ctx context.Context, req kube.ProbeRequest) ([]kube.ProbePath, error)
+	// HostProcessAgentsOn lists the Running HostProcess DaemonSet pods on
+	// a node: a mode without agents of its own (none) is probed once the
+	// cluster's CNI runs its Windows agents there.
+	HostProcessAgentsOn(ctx context.Context, node string) ([]string, error)
 	// ReadHealthSnapshot reads what nodes' health is judged with besides
 	// their Nodes: the cluster DNS's endpoints and the agents' pods.
 	ReadHealthSnapshot(ctx context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error)

@@ -24,6 +24,10 @@ type Observed struct {
 	// Health is the node's health past Ready (ReadManyHealth); nil when
 	// not read, or the VM is gone.
 	Health *kube.NodeHealth
+	// ProbeFailure is the network probe's failure at this refresh
+	// (ProbeAtRefresh, when probe_on_refresh asks); "" when it passed or
+	// did not run.
+	ProbeFailure string
 }
 
 // Read refreshes a node: one vSphere round trip and one Kubernetes request.

@@ -67,10 +67,6 @@ func TestCreate(t *testing.T) {
 			want: `^discovering the cluster: flannel needs the cluster \(pod\) CIDR.*set cluster_cidr$`},
 		{name: "networking mode", setup: func(w *world, _ *winnode.Spec) { w.k.fail["ObservedNetworkingMode"] = errBoom },
 			want: `^discovering the cluster: boom$`},
-		{name: "deprecated cni disagrees", setup: func(_ *world, s *winnode.Spec) { s.CNI = "none" },
-			want: `^discovering the cluster: the node's cni = "none" but its windows_node_networking \(namespace kube-system\) runs "flannel"`},
-		{name: "flannel without networking", setup: func(_ *world, s *winnode.Spec) { s.Networking, s.CNI = "", "flannel" },
-			want: `^discovering the cluster: cni = "flannel" needs windows_node_networking`},
 		{name: "connect", setup: func(w *world, _ *winnode.Spec) { w.g.ConnectErrs = []error{errBoom} },
 			want: `^connecting to the guest: boom$`},
 		{name: "windows-build step", setup: func(w *world, _ *winnode.Spec) {
@@ -552,6 +548,57 @@ func TestCreateNetworkProbe(t *testing.T) {
 	}
 	if len(w.k.probes) != 0 {
 		t.Errorf("skipped, yet probed: %+v", w.k.probes)
+	}
+}
+
+// TestCreateNetworkProbeNone: a node of mode none (no networking) is probed
+// once the cluster's CNI runs HostProcess agents on it, with the mode's
+// wording, and not before.
+func TestCreateNetworkProbeNone(t *testing.T) {
+	spec := testSpec()
+	spec.Networking = ""
+	w := newWorld(t)
+	if _, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.k.probes) != 0 {
+		t.Errorf("no agents on the node, yet probed: %+v", w.k.probes)
+	}
+
+	w = newWorld(t)
+	w.k.hostProcessAgents = []string{"calico-system/calico-node-windows-x7k2p"}
+	if _, err := w.m.Create(t.Context(), spec, func(winnode.Identity) {}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.k.probes) != 1 || w.k.probes[0].PodNetwork != "the cluster's own CNI" || len(w.k.probes[0].Agents) != 0 {
+		t.Errorf("probes %+v, want one, naming the cluster's own CNI", w.k.probes)
+	}
+}
+
+// TestProbeAtRefresh: probe_on_refresh probes a Ready node and turns a
+// failed path into a health cause naming the path, the output and what was
+// expected; a passing probe, or a NotReady Node, is no cause.
+func TestProbeAtRefresh(t *testing.T) {
+	w := newWorld(t)
+	spec := testSpec()
+	ready := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: spec.Name},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	if failure, err := w.m.ProbeAtRefresh(t.Context(), spec, ready); err != nil || failure != "" {
+		t.Errorf("passing probe: %q, %v", failure, err)
+	}
+	if len(w.k.probes) != 1 || w.k.probes[0].PodNetwork != "flannel's overlay" || len(w.k.probes[0].Agents) == 0 {
+		t.Errorf("probes %+v", w.k.probes)
+	}
+	w.k.probeErr = &kube.ProbeError{Node: spec.Name, Path: kube.ProbePath{What: "a pod on another node (10.244.0.5:8080)", Output: "timed out"},
+		Expected: "a TCP connection ... (flannel's overlay)"}
+	failure, err := w.m.ProbeAtRefresh(t.Context(), spec, ready)
+	if err != nil || !strings.Contains(failure, "a pod on another node (10.244.0.5:8080) failed: timed out") || !strings.Contains(failure, "flannel's overlay") {
+		t.Errorf("failing probe: %q, %v", failure, err)
+	}
+	notReady := ready.DeepCopy()
+	notReady.Status.Conditions[0].Status = corev1.ConditionFalse
+	if failure, err := w.m.ProbeAtRefresh(t.Context(), spec, notReady); err != nil || failure != "" || len(w.k.probes) != 2 {
+		t.Errorf("a NotReady Node was probed: %q, %v, %d probes", failure, err, len(w.k.probes))
 	}
 }
 

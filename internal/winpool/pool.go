@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,11 @@ const (
 	// Running and Ready (or have no pod on it) since NotReadySince: its pods
 	// have no working Service or pod network.
 	AgentsNotReady Health = "agents_not_ready"
+	// NetworkProbeFailed: the Node and its agents are Ready, and the
+	// network probe of the refresh (probe_on_refresh) failed since
+	// NotReadySince: a pod there cannot reach DNS, a Service, another
+	// node's pod or its own NodePort.
+	NetworkProbeFailed Health = "network_probe_failed"
 )
 
 // Member is one node of the pool, as the state records it.
@@ -79,7 +85,7 @@ type Member struct {
 // Observe sets the member's health from what winnode.Manager.ReadManyHealth
 // saw at now.
 func (m *Member) Observe(obs winnode.Observed, now time.Time) {
-	wasAgents, since := m.Health == AgentsNotReady, m.NotReadySince
+	wasAgents, wasProbe, since := m.Health == AgentsNotReady, m.Health == NetworkProbeFailed, m.NotReadySince
 	m.NotReadySince, m.Causes = time.Time{}, nil
 	if obs.Health != nil {
 		m.Causes = obs.Health.Causes
@@ -104,6 +110,15 @@ func (m *Member) Observe(obs winnode.Observed, now time.Time) {
 			m.NotReadySince = since
 		default:
 			m.NotReadySince = now.UTC().Truncate(time.Second)
+		}
+	case obs.ProbeFailure != "":
+		// A probe tells no time either: failing since the first refresh
+		// that saw it fail.
+		m.Health = NetworkProbeFailed
+		m.Causes = append(slices.Clone(m.Causes), obs.ProbeFailure)
+		m.NotReadySince = now.UTC().Truncate(time.Second)
+		if wasProbe && !since.IsZero() {
+			m.NotReadySince = since
 		}
 	default:
 		m.Health = Ready

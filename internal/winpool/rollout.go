@@ -91,11 +91,14 @@ func (p Pool) unhealthy(m Member, now time.Time) string {
 		return ReasonUnfinished
 	case m.Health == NotJoined:
 		return ReasonNotJoined
-	case (m.Health == NotReady || m.Health == AgentsNotReady) && p.ReplaceUnhealthyAfter > 0 && !m.NotReadySince.IsZero() &&
+	case (m.Health == NotReady || m.Health == AgentsNotReady || m.Health == NetworkProbeFailed) && p.ReplaceUnhealthyAfter > 0 && !m.NotReadySince.IsZero() &&
 		now.Sub(m.NotReadySince) >= p.ReplaceUnhealthyAfter:
 		what := "its Node has been NotReady"
-		if m.Health == AgentsNotReady {
+		switch m.Health {
+		case AgentsNotReady:
 			what = "its node agents have not been Running and Ready"
+		case NetworkProbeFailed:
+			what = "its network probe has been failing"
 		}
 		reason := fmt.Sprintf("%s for %s (replace_unhealthy_after = %s)", what, now.Sub(m.NotReadySince).Round(time.Second), p.ReplaceUnhealthyAfter)
 		if len(m.Causes) > 0 {

@@ -216,6 +216,38 @@ func TestObserveHealth(t *testing.T) {
 	}
 }
 
+// TestObserveProbeFailure: a Ready member whose refresh probe failed is
+// network_probe_failed since the first refresh that saw it fail, with the
+// probe's failure among its causes, and past replace_unhealthy_after it is
+// replaced saying so; a passing probe makes it Ready again.
+func TestObserveProbeFailure(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	ready := &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	failure := "network probe: a pod on another node (10.244.0.5:8080) failed: timed out"
+	obs := winnode.Observed{VM: &vsphere.VMInfo{}, Node: ready, Health: &kube.NodeHealth{NodeReady: true}, ProbeFailure: failure}
+	ms := members("r2", "a", "b")
+	ms[1].Observe(obs, t0)
+	if ms[1].Health != winpool.NetworkProbeFailed || !ms[1].NotReadySince.Equal(t0) || len(ms[1].Causes) != 1 || ms[1].Causes[0] != failure {
+		t.Fatalf("first failing refresh: %+v", ms[1])
+	}
+	ms[1].Observe(obs, t0.Add(20*time.Minute))
+	if !ms[1].NotReadySince.Equal(t0) {
+		t.Errorf("second failing refresh moved since to %s", ms[1].NotReadySince)
+	}
+	p := pool(2, 1, 0)
+	p.ReplaceUnhealthyAfter = 10 * time.Minute
+	r := winpool.Plan(p, ms, t0.Add(20*time.Minute))
+	want := "its network probe has been failing for 20m0s (replace_unhealthy_after = 10m0s): " + failure
+	if len(r.Replace) != 1 || r.Replace[0].Reason != want {
+		t.Errorf("replace %+v\nwant the reason %q", r.Replace, want)
+	}
+	obs.ProbeFailure = ""
+	ms[1].Observe(obs, t0.Add(30*time.Minute))
+	if ms[1].Health != winpool.Ready || !ms[1].NotReadySince.IsZero() {
+		t.Errorf("a passing probe: %+v", ms[1])
+	}
+}
+
 func TestPlan(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	gone := members("r2", "a", "b", "c")
