@@ -173,8 +173,16 @@ func checkCalicoPlugin(c *CalicoConfig) Verdict {
 			poolNames(pools)))
 		remedies = append(remedies, fmt.Sprintf("set vxlanMode: Always on IPPool %s", pools[0].Name))
 	}
-	if c.VXLANVNI < WindowsVXLANVNI {
+	switch {
+	case c.VXLANVNI < WindowsVXLANVNI:
 		fails = append(fails, fmt.Sprintf("FelixConfiguration default's vxlanVNI is %d: Calico for Windows refuses a VNI below %d.", c.VXLANVNI, WindowsVXLANVNI))
+		remedies = append(remedies, fmt.Sprintf(`kubectl patch felixconfiguration default --type merge --patch='{"spec": {"vxlanVNI": %d}}'`, WindowsVXLANVNI))
+	case c.VXLANVNI != WindowsVXLANVNI:
+		// Calico for Windows accepts a VNI above 4096 (the operator passes
+		// Felix's to calico-node-windows as VXLAN_VNI); this provider's
+		// calico mode runs 4096, Felix's default, on every Windows node.
+		fails = append(fails, fmt.Sprintf("FelixConfiguration default's vxlanVNI is %d: the calico mode's Windows agents run VNI %d (Felix's default), "+
+			"so Windows nodes would not reach the Linux nodes' VTEPs.", c.VXLANVNI, WindowsVXLANVNI))
 		remedies = append(remedies, fmt.Sprintf(`kubectl patch felixconfiguration default --type merge --patch='{"spec": {"vxlanVNI": %d}}'`, WindowsVXLANVNI))
 	}
 	if c.VXLANPort != WindowsVXLANPort {

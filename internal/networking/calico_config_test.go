@@ -48,6 +48,8 @@ func TestUnitCalicoPluginVerdicts(t *testing.T) {
 		}, status: VerdictPass},
 		{name: "VNI below 4096", change: func(c *CalicoConfig) { c.VXLANVNI = 1 }, status: VerdictFail,
 			message: `vxlanVNI is 1: Calico for Windows refuses a VNI below 4096`, remedy: `"vxlanVNI": 4096`},
+		{name: "VNI above 4096", change: func(c *CalicoConfig) { c.VXLANVNI = 5000 }, status: VerdictFail,
+			message: `vxlanVNI is 5000: the calico mode's Windows agents run VNI 4096`, remedy: `"vxlanVNI": 4096`},
 		{name: "port not 4789", change: func(c *CalicoConfig) { c.VXLANPort = 8472 }, status: VerdictFail,
 			message: `vxlanPort is 8472`, remedy: `"vxlanPort": 4789`},
 	}
