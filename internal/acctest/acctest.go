@@ -42,7 +42,11 @@ var Sandbox *sandbox.Sandbox
 // reads the lab from the environment. The sandbox is the package's shared one
 // (sandboxtest.Shared returns it too), started before any test. Started by
 // ApplyInPluginProcess, the binary serves the provider instead.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainWith(m, sandbox.Options{}) }
+
+// MainWith is Main with the shared sandbox started with opts (a package
+// whose tests need another cluster: Calico as its CNI).
+func MainWith(m *testing.M, opts sandbox.Options) {
 	if os.Getenv(pluginProcessEnv) != "" {
 		os.Exit(servePluginProcess())
 	}
@@ -52,10 +56,10 @@ func Main(m *testing.M) {
 	if LabMode() {
 		os.Exit(runInLab(m))
 	}
-	os.Exit(runWithSandbox(m))
+	os.Exit(runWithSandbox(m, opts))
 }
 
-func runWithSandbox(m *testing.M) int {
+func runWithSandbox(m *testing.M, opts sandbox.Options) int {
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxtest.StartTimeout)
 	defer cancel()
 	start := time.Now()
@@ -75,7 +79,8 @@ func runWithSandbox(m *testing.M) int {
 	if model.On() {
 		log.Printf("sandbox latency model on: real durations divided by %g, quantile %d (0 median, 1 p99)", model.Factor, model.Quantile)
 	}
-	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: sandboxLog.Printf, Latency: model})
+	opts.Logf, opts.Latency = sandboxLog.Printf, model
+	sb, err := sandboxtest.StartShared(ctx, opts)
 	if err != nil {
 		log.Printf("starting the sandbox: %v", err)
 		return 1

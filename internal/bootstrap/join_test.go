@@ -132,7 +132,7 @@ func TestJoinConfigValidation(t *testing.T) {
 		"server":  func(c *JoinConfig) { c.APIServer = "http://x" },
 		"token":   func(c *JoinConfig) { c.BootstrapToken = "admin-token" },
 		"dns":     func(c *JoinConfig) { c.ClusterDNS = nil },
-		"cni":     func(c *JoinConfig) { c.CNI = "calico" },
+		"cni":     func(c *JoinConfig) { c.CNI = "weave" }, // no such mode
 		"flannel": func(c *JoinConfig) { c.ClusterCIDR = "" },
 		"ca":      func(c *JoinConfig) { c.ClusterCA = nil },
 	}

@@ -116,7 +116,7 @@ func TestCheckCNI(t *testing.T) {
 		"wrong port only": {flannel(`{"Backend":{"Type":"vxlan","VNI":4096}}`), StatusFail, []string{"port 8472"}},
 		"host-gw":         {flannel(`{"Backend":{"Type":"host-gw"}}`), StatusPass, []string{"l2bridge"}},
 		"no backend":      {flannel(`{"Network":"10.244.0.0/16"}`), StatusFail, []string{"udp backend"}},
-		"calico":          {Cluster{CNI: CNI{Name: networking.PluginCalico, Source: "DaemonSet calico-system/calico-node"}}, StatusPass, []string{"Calico"}},
+		"calico unread":   {Cluster{CNI: CNI{Name: networking.PluginCalico, Source: "DaemonSet calico-system/calico-node"}}, StatusWarn, []string{"Calico", "cannot be checked"}},
 		"unknown":         {Cluster{CNI: CNI{Name: networking.PluginUnknown}}, StatusWarn, []string{"unknown"}},
 	}
 	for name, tc := range cases {

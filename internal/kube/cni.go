@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -67,4 +68,28 @@ func (r clusterReader) Object(ctx context.Context, gvr schema.GroupVersionResour
 		return nil, false, err
 	}
 	return obj.Object, true, nil
+}
+
+// Objects lists a cluster-scoped custom resource; NotFound (the resource
+// not served) is served = false, any other error (Forbidden too) an error.
+func (r clusterReader) Objects(ctx context.Context, gvr schema.GroupVersionResource) ([]map[string]any, bool, error) {
+	dc := r.c.Dynamic
+	if dc == nil {
+		var err error
+		if dc, err = dynamic.NewForConfig(r.c.REST); err != nil {
+			return nil, false, err
+		}
+	}
+	list, err := dc.Resource(gvr).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]map[string]any, 0, len(list.Items))
+	for _, item := range list.Items {
+		out = append(out, item.Object)
+	}
+	return out, true, nil
 }

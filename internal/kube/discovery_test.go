@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +12,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
@@ -36,9 +39,48 @@ func fakeClient(t *testing.T, objects ...runtime.Object) *Client {
 	cs := fake.NewClientset(objects...)
 	cs.Discovery().(*fakediscovery.FakeDiscovery).FakedServerVersion = &version.Info{GitVersion: "v1.36.3"}
 	// The same objects through a dynamic client, as a mode's Detect reads
-	// some (Antrea's DaemonSet for its image).
-	dyn := dynamicfake.NewSimpleDynamicClient(clientgoscheme.Scheme, objects...)
-	return &Client{Interface: cs, Dynamic: dyn, REST: &rest.Config{Host: "https://127.0.0.1:6443"}}
+	// some (Antrea's DaemonSet for its image), serving Calico's kinds too.
+	return &Client{Interface: cs, REST: &rest.Config{Host: "https://127.0.0.1:6443"}, Dynamic: fakeCalico(t, objects...)}
+}
+
+// fakeCalico serves Calico's crd.projectcalico.org/v1 kinds the plan checks
+// read, holding objects.
+func fakeCalico(t *testing.T, objects ...runtime.Object) *dynamicfake.FakeDynamicClient {
+	t.Helper()
+	kinds := map[schema.GroupVersionResource]string{}
+	for resource, kind := range map[string]string{"ippools": "IPPoolList", "ipamconfigs": "IPAMConfigList", "felixconfigurations": "FelixConfigurationList"} {
+		kinds[schema.GroupVersionResource{Group: networking.CalicoCRDGroup, Version: networking.CalicoCRDVersion, Resource: resource}] = kind
+	}
+	return dynamicfake.NewSimpleDynamicClientWithCustomListKinds(clientgoscheme.Scheme, kinds, objects...)
+}
+
+func calicoObject(kind, name string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "crd.projectcalico.org/v1", "kind": kind,
+		"metadata": map[string]any{"name": name}, "spec": spec}}
+}
+
+// TestDetectCNICalicoConfig: Calico's pools, IPAM configuration and Felix
+// configuration are read from its CRDs, with Felix's defaults for what
+// FelixConfiguration leaves out.
+func TestDetectCNICalicoConfig(t *testing.T) {
+	c := fakeClient(t, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "calico-system", Name: "calico-node"}})
+	c.Dynamic = fakeCalico(t,
+		calicoObject("IPPool", "default-ipv4-ippool", map[string]any{"cidr": "192.168.0.0/16", "ipipMode": "Always", "vxlanMode": "Never", "blockSize": int64(26)}),
+		calicoObject("IPAMConfig", "default", map[string]any{"strictAffinity": true, "autoAllocateBlocks": true}),
+		calicoObject("FelixConfiguration", "default", map[string]any{"vxlanVNI": int64(4097)}),
+	)
+	cni, err := c.DetectCNI(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := networking.CalicoConfig{Group: networking.CalicoCRDGroup, StrictAffinity: true, IPAMConfigFound: true, VXLANVNI: 4097, VXLANPort: 4789,
+		Pools: []networking.CalicoPool{{Name: "default-ipv4-ippool", CIDR: "192.168.0.0/16", VXLANMode: "Never", IPIPMode: "Always", BlockSize: 26}}}
+	if cni.Calico() == nil || !reflect.DeepEqual(*cni.Calico(), want) {
+		t.Fatalf("Calico config = %+v, want %+v", cni.Calico(), want)
+	}
+	if v := networking.CheckPlugin(*cni, nil); v.Status != networking.VerdictFail || !strings.Contains(v.Message, "ipipMode Always") {
+		t.Errorf("verdict %+v, want a failure naming ipipMode", v)
+	}
 }
 
 func configMap(namespace, name string, data map[string]string) *corev1.ConfigMap {

@@ -130,3 +130,41 @@ func TestNetworkingAntreaManifests(t *testing.T) {
 		t.Errorf("antrea mode owns %d objects, want 4: %v", len(got), got)
 	}
 }
+
+// TestNetworkingCalicoManifests renders the calico mode's objects and start
+// scripts, and holds its scripts to the same exit-code rule.
+func TestNetworkingCalicoManifests(t *testing.T) {
+	spec := testSpec()
+	spec.Mode = "calico"
+	objs, err := spec.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, a := range objs.agents {
+		for _, o := range []any{a.ServiceAccount, a.ClusterRole, a.ClusterRoleBinding, a.ConfigMap, a.DaemonSet} {
+			y, err := yaml.Marshal(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(y) == "null\n" {
+				continue
+			}
+			b.WriteString("---\n" + string(y))
+		}
+		script := a.ConfigMap.Data["start.ps1"]
+		golden(t, a.Agent.DaemonSet+"-start.ps1", script)
+		lines := strings.Split(script, "\n")
+		for i, l := range lines {
+			if strings.Contains(l, "& '") && !strings.Contains(strings.Join(lines[i:min(i+2, len(lines))], "\n"), "$LASTEXITCODE") {
+				t.Errorf("%s line %d runs a native program without checking $LASTEXITCODE: %s", a.Agent.DaemonSet, i+1, l)
+			}
+		}
+	}
+	golden(t, "networking-calico.yaml", b.String())
+	// kube-proxy: ServiceAccount, binding, ConfigMap, DaemonSet; calico-node
+	// adds its ClusterRole.
+	if got := objs.Names(); len(got) != 9 {
+		t.Errorf("calico mode owns %d objects, want 9: %v", len(got), got)
+	}
+}

@@ -69,6 +69,14 @@ var daemonSetsGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Re
 // Detect: DaemonSet kube-system/antrea-agent, its antrea-agent container's
 // image (the release), and ConfigMap antrea-config's antrea-agent.conf.
 func (antrea) Detect(ctx context.Context, r ClusterReader) (*Plugin, error) {
+	// Asked first through the typed client, so a cluster without Antrea
+	// costs no dynamic client; its object is read only when it is there.
+	if present, err := r.DaemonSet(ctx, AntreaNamespace, AntreaDaemonSet); err != nil || !present {
+		if err != nil {
+			return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", AntreaNamespace, AntreaDaemonSet, err)
+		}
+		return nil, nil
+	}
 	ds, found, err := r.Object(ctx, daemonSetsGVR, AntreaNamespace, AntreaDaemonSet)
 	if err != nil {
 		return nil, fmt.Errorf("reading DaemonSet %s/%s: %w", AntreaNamespace, AntreaDaemonSet, err)

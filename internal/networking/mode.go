@@ -104,6 +104,11 @@ type ClusterReader interface {
 	// Object reads a custom resource (Calico's IPAMConfig, Antrea's
 	// ...) as unstructured content; namespace "" for cluster-scoped ones.
 	Object(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (obj map[string]any, found bool, err error)
+	// Objects lists a cluster-scoped custom resource (Calico's IPPools);
+	// served is false when the API server does not serve it (its CRD not
+	// installed). A refusal (Forbidden) is an error: a check must not pass
+	// a cluster it could not read.
+	Objects(ctx context.Context, gvr schema.GroupVersionResource) (items []map[string]any, served bool, err error)
 }
 
 // Artifact is one download the golden image installs for a mode.

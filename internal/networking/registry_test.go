@@ -74,6 +74,9 @@ func (emptyCluster) DaemonSet(context.Context, string, string) (bool, error) { r
 func (emptyCluster) Object(context.Context, schema.GroupVersionResource, string, string) (map[string]any, bool, error) {
 	return nil, false, nil
 }
+func (emptyCluster) Objects(context.Context, schema.GroupVersionResource) ([]map[string]any, bool, error) {
+	return nil, false, nil
+}
 
 // TestUnitDetectEmpty: a cluster with no plugin's objects is unknown, and
 // every mode that extends a plugin finds nothing there.

@@ -162,7 +162,7 @@ func TestUnitFakeMode(t *testing.T) {
 		NodeName: "win-0", NodeIP: "10.0.0.21", APIServer: "https://10.0.0.10:6443",
 		ClusterCA: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), BootstrapToken: "abcdef.0123456789abcdef",
 		ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", ClusterCIDR: "10.250.0.0/16", ServiceCIDR: "10.96.0.0/12",
-		CNI: "fake", CNIConfList: conf,
+		CNI: "fake", CNIConfList: conf, KubeletAdmit: []string{"10.0.0.10", "10.250.0.0/16"},
 	})
 	if err != nil {
 		t.Fatal(err)

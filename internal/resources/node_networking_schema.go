@@ -49,7 +49,8 @@ func nodeNetworkingSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "The namespace: the import ID, and what `windows_node.networking_id` takes."},
 			"cni": schema.StringAttribute{Required: true, PlanModifiers: replace,
 				MarkdownDescription: "How Windows nodes get their pod network: `flannel` (VXLAN overlay, VNI 4096 and UDP port 4789, " +
-					"kube-proxy and flanneld as HostProcess DaemonSets) or `none` (the cluster's CNI installs itself on Windows). " +
+					"kube-proxy and flanneld as HostProcess DaemonSets), `calico` (Calico's VXLAN overlay with Calico IPAM: calico-node-windows " +
+					"and kube-proxy as HostProcess DaemonSets, joining the cluster's own Calico) or `none` (the cluster's CNI installs itself on Windows). " +
 					"Changing it replaces the resource, which is refused while Windows nodes exist.",
 				Validators: []validator.String{stringvalidator.OneOf(networking.Names()...)}},
 			"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("kube-system"), PlanModifiers: replace,

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
@@ -68,6 +70,11 @@ type Options struct {
 	// cluster DNS (kube-dns then has no endpoints): a cluster with no nodes
 	// at all, as a test of a fresh control plane needs.
 	NoLinuxNode bool
+	// CNI is the cluster's network plugin on the Linux node:
+	// linuxnode.CNIFlannel ("", the default) or linuxnode.CNICalico
+	// (Calico's CRDs and configuration for Windows nodes to join).
+	// cmd/sandbox: --cni or SANDBOX_CNI.
+	CNI string
 	// Latency plays real durations (clones, boots, customization, pulls),
 	// divided by its time-scale factor, and the hosts' provisioning slots
 	// (internal/sandbox/latency). nil, the default, answers at once.
@@ -228,8 +235,12 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
+		dyn, err := dynamic.NewForConfig(s.ControlPlane.Config)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 		if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
-			Client: s.ControlPlane.Client, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
+			Client: s.ControlPlane.Client, Dynamic: dyn, CNI: opts.CNI, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
 			CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
 			Version: controlplane.KubernetesVersion, Logf: logf,
 		}); err != nil {

@@ -25,6 +25,10 @@ New-Item -ItemType Directory -Force -Path 'C:\var\log\pods' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\log\containers' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\cni\net.d' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\opt\cni\bin' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-proxy-windows-calico' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\calico-node-windows' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\var\lib\calico' | Out-Null
+New-Item -ItemType Directory -Force -Path 'C:\CalicoWindows' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-proxy-windows' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\var\lib\kube-flannel-windows' | Out-Null
 New-Item -ItemType Directory -Force -Path 'C:\etc\kube-flannel' | Out-Null
@@ -60,6 +64,12 @@ $out = icacls.exe 'C:\opt' /reset /t /c /q
 if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\opt' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 $out = icacls.exe 'C:\opt' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
 if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\opt' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\CalicoWindows' /setowner '*S-1-5-32-544' /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\CalicoWindows' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\CalicoWindows' /reset /t /c /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not reset the ACLs beneath ' + 'C:\CalicoWindows' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
+$out = icacls.exe 'C:\CalicoWindows' /inheritance:r /grant:r '*S-1-5-18:(OI)(CI)F' '*S-1-5-32-544:(OI)(CI)F' /q
+if ($LASTEXITCODE) { throw ('icacls.exe could not restrict ' + 'C:\CalicoWindows' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 $out = icacls.exe 'C:\sourcevip' /setowner '*S-1-5-32-544' /t /c /q
 if ($LASTEXITCODE) { throw ('icacls.exe could not make Administrators the owner of ' + 'C:\sourcevip' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 $out = icacls.exe 'C:\sourcevip' /reset /t /c /q

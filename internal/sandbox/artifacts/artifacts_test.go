@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"io"
@@ -96,6 +97,33 @@ func TestUpstreamLayouts(t *testing.T) {
 				t.Errorf("%s: %s is %q, want %q", tc.suffix, n, got[n], program)
 			}
 		}
+	}
+	// Calico's Windows archive: CalicoWindows/ with the CNI plugins in cni/.
+	if !strings.HasSuffix(s.Network["calico"]["windows_archive"].URL, "/projectcalico/calico/releases/download/v3.32.1/calico-windows-v3.32.1.zip") {
+		t.Errorf("Calico's archive at %s", s.Network["calico"]["windows_archive"].URL)
+	}
+	body := get(t, s.Network["calico"]["windows_archive"].URL)
+	zr, err := zip.NewReader(bytes.NewReader(body), int64(len(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantZip := map[string]string{"CalicoWindows/calico-node.exe": "calico-node v3.32.1", "CalicoWindows/cni/calico.exe": "calico v3.32.1",
+		"CalicoWindows/cni/calico-ipam.exe": "calico-ipam v3.32.1", "CalicoWindows/README.txt": ""}
+	for _, f := range zr.File {
+		want, ok := wantZip[f.Name]
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		_ = rc.Close()
+		if !ok || (want != "" && !strings.Contains(string(b), "\r\n"+want+"\r\n")) {
+			t.Errorf("calico-windows zip: %s (want %q)", f.Name, want)
+		}
+		delete(wantZip, f.Name)
+	}
+	if len(wantZip) != 0 {
+		t.Errorf("calico-windows zip lacks %v", wantZip)
 	}
 	for a, want := range map[Artifact]string{s.Kubelet: "kubelet v1.36.3", s.KubeLogRunner: "kube-log-runner v1.36.3", s.Flanneld: "flanneld v0.28.9"} {
 		if b := get(t, a.URL); !strings.Contains(string(b), "\r\n"+want+"\r\n") {

@@ -2,12 +2,14 @@ package artifacts
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"compress/gzip"
 	"io"
 	"net/url"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
@@ -61,6 +63,20 @@ func TestModesMatchProvider(t *testing.T) {
 
 func tarGzHolds(t *testing.T, archive []byte, member string) bool {
 	t.Helper()
+	// A member is named with the host's backslashes; archives use slashes.
+	member = strings.ReplaceAll(member, `\`, "/")
+	if bytes.HasPrefix(archive, []byte("PK")) { // a .zip
+		zr, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+		if err != nil {
+			t.Fatalf("not a zip archive: %v", err)
+		}
+		for _, f := range zr.File {
+			if f.Name == member {
+				return true
+			}
+		}
+		return false
+	}
 	zr, err := gzip.NewReader(bytes.NewReader(archive))
 	if err != nil {
 		t.Fatalf("not a gzip archive: %v", err)

@@ -94,6 +94,36 @@
 //     Run-AntreaOVS.ps1 and OVS's manuals; anything else is refused. A pod's
 //     packets on such a host go through AntreaProxy's groups and routes
 //     (podnet.go). Antrea's controller and NetworkPolicies are not modelled.
+//   - Calico for Windows (agents_calico.go, projectcalico/calico v3.32):
+//     calico-node.exe -startup [-complete-startup] (node/pkg/lifecycle/startup,
+//     startup_windows.go ensureNetworkForOS) against the Kubernetes datastore
+//     (DATASTORE_TYPE=kubernetes, KUBECONFIG; etcdv3 and in-cluster
+//     configuration are refused): the IPAM configuration as
+//     libcalico-go/lib/ipam/ipam.go GetIPAMConfig has it (none: the default
+//     with strictAffinity false is created; strictAffinity false: "global
+//     strict affinity should not be false for Windows node"), the host's
+//     confirmed affine block or a new one claimed from the first enabled IPv4
+//     pool (an IPAMBlock with Windows' reserved .0-.2 and broadcast, then the
+//     BlockAffinity, in the real API server; upstream's hostname-seeded start
+//     block is not modelled: the first free one is taken), the VNI
+//     (VXLAN_VNI; below 4096 "Windows does not support VXLANVNI < 4096",
+//     cni-plugin/pkg/dataplane/windows), the "Calico" Overlay HNS network over
+//     the block with the VNI as VSID and its remote endpoint Calico_ep at .2
+//     (SetupVxlanNetwork), the node's Calico annotations (IPv4Address, the
+//     VXLAN tunnel at the block's .1 and its MAC: EnsureVXLANTunnelAddr) and
+//     NetworkUnavailable cleared with reason CalicoIsUp; the backends
+//     "windows-bgp" (confd, BGP) and every other mode (-confd, ...) are
+//     refused as not modelled. calico-node.exe -felix finds the HNS network
+//     by KUBE_NETWORK's regular expression and keeps one RemoteSubnetRoute
+//     policy per remote node's confirmed block to that node's VTEP
+//     (felix/dataplane/windows/vxlan_mgr.go), following Nodes and
+//     BlockAffinities on watches; Felix's policy (ACLs) is not modelled.
+//     Calico's CNI plugin (cni_calico.go: calico.exe with calico-ipam, mode
+//     vxlan, windows_use_single_network) gives a pod the block's first free
+//     ordinal by updating the IPAMBlock with the pod's handle, through the
+//     kubeconfig its configuration names, and releases it at the pod's
+//     deletion; a pod's packet to another node's block leaves only through a
+//     RemoteSubnetRoute Felix programmed (podnet.go).
 //   - Pods of registry.k8s.io/e2e-test-images/agnhost with restartPolicy
 //     Never (pods_agnhost.go): their containers run agnhost's connect
 //     subcommand (test/images/agnhost/connect) in order, init containers

@@ -96,6 +96,9 @@ func (pn *podNet) dial(ctx context.Context, network string, dst netip.AddrPort) 
 	case pn.overlay == nil:
 		return nil, fmt.Errorf("dial %s %s (endpoint %s): no route: the host has no overlay to other nodes", network, dst, target)
 	}
+	if err := calicoRoute(pn.files, target.Addr()); err != nil {
+		return nil, fmt.Errorf("dial %s %s (endpoint %s): %w", network, dst, target, err)
+	}
 	c, err := pn.overlay(ctx, network, target)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s %s (endpoint %s): %w", network, dst, target, err)
@@ -140,4 +143,21 @@ func antreaRouted(routes map[string]string, addr netip.Addr) bool {
 		}
 	}
 	return false
+}
+
+// calicoRoute: on Calico's network a packet for another node's block leaves
+// through VXLAN only where Felix programmed a RemoteSubnetRoute for that
+// block (felix/dataplane/windows/vxlan_mgr.go); flannel's network routes by
+// flanneld's subnet leases, which the sandbox's overlay stands for.
+func calicoRoute(files FileSystem, dst netip.Addr) error {
+	n, ok := hnsNetworkByName(files, CalicoNetworkName)
+	if !ok {
+		return nil
+	}
+	for _, p := range n.Policies {
+		if pfx, err := netip.ParsePrefix(p.DestinationPrefix); err == nil && p.Type == "RemoteSubnetRoute" && pfx.Contains(dst) {
+			return nil
+		}
+	}
+	return fmt.Errorf("no route: HNS network %s has no RemoteSubnetRoute policy for %s (%d policies): Felix has not programmed the remote node's block", CalicoNetworkName, dst, len(n.Policies))
 }

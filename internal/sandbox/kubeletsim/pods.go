@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -166,19 +167,35 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 			w.queue.AddAfter(key, cniPollInterval)
 			return w.pending(ctx, pod)
 		}
-		// Without a pod CIDR the network plugin cannot give the sandbox an
-		// address; the pod stays ContainerCreating until the CIDR arrives.
-		select {
-		case <-w.n.podCIDRSet:
-		default:
-			w.queue.AddAfter(key, time.Second)
-			return nil
-		}
-		w.n.mu.Lock()
-		p := w.n.ipam
-		w.n.mu.Unlock()
-		if ip, err = p.allocate(string(pod.UID)); err != nil {
-			return err
+		if conf, isCalico, err := w.n.k.calicoConf(); isCalico {
+			// Calico IPAM hands out the address from the node's block,
+			// whatever spec.podCIDR says (cni_calico.go).
+			var block netip.Prefix
+			if err == nil {
+				ip, block, err = calicoAdd(ctx, w.n.k.cfg.Files, conf, w.n.name, w.n.nodeIP(), calicoHandle(pod))
+			}
+			if err != nil {
+				w.event(ctx, pod, corev1.EventTypeWarning, "FailedCreatePodSandBox",
+					fmt.Sprintf("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox %q: plugin type=\"calico\" failed (add): %v", sandboxID(pod), err))
+				w.queue.AddAfter(key, cniPollInterval)
+				return w.pending(ctx, pod)
+			}
+			w.n.useCalicoBlock(block)
+		} else {
+			// Without a pod CIDR the network plugin cannot give the sandbox an
+			// address; the pod stays ContainerCreating until the CIDR arrives.
+			select {
+			case <-w.n.podCIDRSet:
+			default:
+				w.queue.AddAfter(key, time.Second)
+				return nil
+			}
+			w.n.mu.Lock()
+			p := w.n.ipam
+			w.n.mu.Unlock()
+			if ip, err = p.allocate(string(pod.UID)); err != nil {
+				return err
+			}
 		}
 	}
 	if isAgnhostPod(pod) && !pod.Spec.HostNetwork {
@@ -213,6 +230,12 @@ func (w *podWorker) kill(ctx context.Context, pod *corev1.Pod) error {
 	}
 	if err == nil {
 		w.release(pod)
+		if conf, isCalico, cerr := w.n.k.calicoConf(); isCalico && cerr == nil && !pod.Spec.HostNetwork {
+			// The IPAM plugin's DEL: the pod's address back to its block.
+			if rerr := calicoDel(ctx, w.n.k.cfg.Files, conf, calicoHandle(pod)); rerr != nil {
+				w.n.k.log.Error("pod_container_deletor.go:80", rerr, "calico failed (delete)", "pod", pod.Namespace+"/"+pod.Name)
+			}
+		}
 		w.n.k.log.Info("status_manager.go:895", "Pod fully terminated and removed from etcd", "pod", pod.Namespace+"/"+pod.Name)
 	}
 	return err

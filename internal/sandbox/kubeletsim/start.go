@@ -228,6 +228,20 @@ func (k *Kubelet) sandboxNetworkError() error {
 	return sandboxNetworkError(k.cfg.Files, s, net)
 }
 
+// calicoConf is the calico plugin's configuration when the loaded CNI
+// network is Calico's (isCalico), as a sandbox's ADD reads it.
+func (k *Kubelet) calicoConf() (conf calicoNetConf, isCalico bool, err error) {
+	s, err := k.cniSettings()
+	if err != nil {
+		return conf, false, nil
+	}
+	net, err := loadCNINetwork(k.cfg.Files, s.ConfDir)
+	if err != nil {
+		return conf, false, nil
+	}
+	return readCalicoNetConf(k.cfg.Files, net)
+}
+
 // runtimeUp reports whether containerd is still running.
 func (k *Kubelet) runtimeUp() bool {
 	if k.cfg.Services == nil {

@@ -1,8 +1,9 @@
 // Package linuxnode is the sandbox's Linux control-plane node: a Node
 // registered as kubeadm registers its first node (labels, the control-plane
 // taint, its pod CIDR, its lease renewed as the kubelet renews it), the Linux
-// side of flannel (the node annotations flanneld's kube subnet manager
-// writes), and the cluster DNS as its pod: real CoreDNS (tools/coredns) with
+// side of the cluster's network plugin (flannel: the node annotations
+// flanneld's kube subnet manager writes; Calico: its CRDs and configuration
+// in the Kubernetes datastore, calico.go), and the cluster DNS as its pod: real CoreDNS (tools/coredns) with
 // its kubernetes plugin against the real API server, and a real Pod the
 // kube-dns Service selects, so the real EndpointSlice controller puts the
 // pod's address behind kube-dns. Selecting nothing with kube-dns (or deleting
@@ -17,6 +18,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +36,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -68,6 +71,12 @@ type Options struct {
 	// Client is an admin client (the node registers itself and acts as its
 	// own kubelet for its one pod's status).
 	Client kubernetes.Interface
+	// Dynamic is an admin client for the network plugin's own resources
+	// (Calico's CRDs and objects); needed only with CNI CNICalico.
+	Dynamic dynamic.Interface
+	// CNI is the cluster's network plugin on the Linux side: CNIFlannel
+	// ("" too) or CNICalico.
+	CNI string
 	// Kubeconfig is the admin kubeconfig file CoreDNS's kubernetes plugin
 	// reads (its kubeconfig option), with its context.
 	Kubeconfig, Context string
@@ -98,6 +107,7 @@ type Node struct {
 	logf   func(string, ...any)
 
 	version  string
+	cni      string
 	podReady atomic.Bool // the DNS pod was created and reported Ready once
 }
 
@@ -109,7 +119,17 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	n := &Node{Name: NodeName, client: opts.Client, logf: logf, exited: make(chan struct{}), version: opts.Version}
+	n := &Node{Name: NodeName, client: opts.Client, logf: logf, exited: make(chan struct{}), version: opts.Version, cni: opts.CNI}
+	switch opts.CNI {
+	case "", CNIFlannel:
+		n.cni = CNIFlannel
+	case CNICalico:
+		if opts.Dynamic == nil {
+			return nil, errors.New("linuxnode: Calico needs Options.Dynamic")
+		}
+	default:
+		return nil, fmt.Errorf("linuxnode: the network plugin %q is not modelled (%s or %s)", opts.CNI, CNIFlannel, CNICalico)
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	defer func() {
@@ -121,6 +141,11 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 		return nil, fmt.Errorf("linuxnode: registering %s: %w", NodeName, err)
 	}
 	n.wg.Go(func() { n.leaseLoop(runCtx) })
+	if n.cni == CNICalico {
+		if err := n.installCalico(ctx, opts.Dynamic); err != nil {
+			return nil, fmt.Errorf("linuxnode: Calico: %w", err)
+		}
+	}
 	if err := n.startCoreDNS(ctx, opts); err != nil {
 		return nil, fmt.Errorf("linuxnode: CoreDNS: %w", err)
 	}
@@ -152,7 +177,17 @@ func (n *Node) Dial(ctx context.Context, network string, dst netip.AddrPort) (ne
 // HasPodAddress reports whether addr is in the node's pod CIDR (the overlay
 // route to this node's VTEP).
 func (n *Node) HasPodAddress(addr netip.Addr) bool {
-	return netip.MustParsePrefix(PodCIDR).Contains(addr)
+	return n.PodPrefix().Contains(addr)
+}
+
+// PodPrefix is where the node's pods get their addresses: its pod CIDR
+// (flannel's subnet lease), or with Calico its affine IPAM block, which
+// Calico routes to it (Calico IPAM ignores spec.podCIDR).
+func (n *Node) PodPrefix() netip.Prefix {
+	if n.cni == CNICalico {
+		return netip.MustParsePrefix(CalicoBlock)
+	}
+	return netip.MustParsePrefix(PodCIDR)
 }
 
 func (n *Node) register(ctx context.Context, version string) error {
@@ -165,13 +200,7 @@ func (n *Node) register(ctx context.Context, version string) error {
 				"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
 				"node-role.kubernetes.io/control-plane": "", "node.kubernetes.io/exclude-from-external-load-balancers": "",
 			},
-			// flanneld's kube subnet manager (pkg/subnet/kube/kube.go AcquireLease).
-			Annotations: map[string]string{
-				"flannel.alpha.coreos.com/backend-data":        string(backendData),
-				"flannel.alpha.coreos.com/backend-type":        "vxlan",
-				"flannel.alpha.coreos.com/kube-subnet-manager": "true",
-				"flannel.alpha.coreos.com/public-ip":           "127.0.0.1",
-			},
+			Annotations: n.pluginAnnotations(backendData),
 		},
 		Spec: corev1.NodeSpec{
 			PodCIDR: PodCIDR, PodCIDRs: []string{PodCIDR},
@@ -185,6 +214,26 @@ func (n *Node) register(ctx context.Context, version string) error {
 	// Controllers write the new Node too (its taints, its lifecycle): a
 	// conflict is retried on a fresh read, as the kubelet's status update is.
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return n.reportReady(ctx, version) })
+}
+
+// pluginAnnotations are what the network plugin's agent on the node writes
+// on its Node: flanneld's kube subnet manager (pkg/subnet/kube/kube.go
+// AcquireLease), or calico-node's startup in the Kubernetes datastore (its
+// address and its VXLAN tunnel: libcalico-go/lib/backend/k8s/resources/node.go).
+func (n *Node) pluginAnnotations(flannelBackendData []byte) map[string]string {
+	if n.cni == CNICalico {
+		return map[string]string{
+			CalicoIPv4AddressAnnotation:     "127.0.0.1/8",
+			CalicoVXLANTunnelAddrAnnotation: CalicoVXLANTunnelAddr,
+			CalicoVXLANTunnelMACAnnotation:  CalicoVTEPMAC,
+		}
+	}
+	return map[string]string{
+		"flannel.alpha.coreos.com/backend-data":        string(flannelBackendData),
+		"flannel.alpha.coreos.com/backend-type":        "vxlan",
+		"flannel.alpha.coreos.com/kube-subnet-manager": "true",
+		"flannel.alpha.coreos.com/public-ip":           "127.0.0.1",
+	}
 }
 
 // reportReady is the kubelet's node status: Ready, its address and info.
@@ -201,7 +250,10 @@ func (n *Node) reportReady(ctx context.Context, version string) error {
 		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory"),
 		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure"),
 		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID"),
-		cond(corev1.NodeNetworkUnavailable, corev1.ConditionFalse, "FlannelIsUp"),
+		// Each plugin's agent clears NetworkUnavailable with its own reason
+		// (flannel "FlannelIsUp"; calico-node "CalicoIsUp",
+		// node/pkg/lifecycle/utils/utils.go).
+		cond(corev1.NodeNetworkUnavailable, corev1.ConditionFalse, map[string]string{CNIFlannel: "FlannelIsUp", CNICalico: "CalicoIsUp"}[n.cni]),
 		cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady"),
 	}
 	node.Status.Addresses = []corev1.NodeAddress{

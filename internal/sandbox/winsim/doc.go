@@ -465,7 +465,7 @@
 //	    does: the host's HNS endpoints (ID, Name, VirtualNetwork, VirtualNetworkName, IPAddress, MacAddress, IsRemoteEndpoint, the PA policy of a remote one); no parameters
 //	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnsendpoint
 //	Get-HnsNetwork
-//	    does: the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP); no parameters (winsim/hns.go)
+//	    does: the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP, and the network's RemoteSubnetRoute policies Calico's Felix adds); no parameters (winsim/hns.go)
 //	    source: https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/get-hnsnetwork
 //	Get-HnsPolicyList
 //	    does: the host's load balancer policy lists (ID, Policies: one ELB with SourceVIP, VIPs, ExternalPort, InternalPort, Protocol, ILB, DSR, LocalRoutedVIP; References: /endpoints/<id>, as microsoft/SDN hns.psm1 New-HnsLoadBalancer builds them); no parameters
@@ -836,6 +836,7 @@
 //	powershell.exe as a process: -Command/-File parsed as    about_PowerShell_exe (5.1); kubernetes.io "Create a
 //	  powershell.exe does, the process's environment          Windows HostProcess Pod"
 //	kube-proxy, flanneld (internal/sandbox/kubeletsim, agents)       see internal/sandbox/kubeletsim/doc.go
+//	calico-node, calico/calico-ipam (kubeletsim, agents, CNI)       see internal/sandbox/kubeletsim/doc.go
 //
 // Faults: Faults.ServiceExits makes a service's process exit After it
 // reported Running (a crash: recovery actions apply); Faults.RebootMidReply

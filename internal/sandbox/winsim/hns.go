@@ -39,6 +39,21 @@ type HNSNetwork struct {
 	Type          string `json:"Type"` // Overlay, L2Bridge
 	AddressPrefix string `json:"AddressPrefix"`
 	VNI           int    `json:"VNI,omitempty"`
+	// Policies are the network's policies: Calico's Felix adds a
+	// RemoteSubnetRoute per remote node's block to its VXLAN network
+	// (felix/dataplane/windows/vxlan_mgr.go).
+	Policies []HNSNetworkPolicy `json:"Policies,omitempty"`
+}
+
+// HNSNetworkPolicy is a network policy; only RemoteSubnetRoute (hcn's
+// RemoteSubnetRoutePolicySetting: the destination prefix routed over VXLAN
+// to a remote VTEP) is modelled.
+type HNSNetworkPolicy struct {
+	Type                        string `json:"Type"`
+	DestinationPrefix           string `json:"DestinationPrefix"`
+	IsolationID                 int    `json:"IsolationId"`
+	DistributedRouterMacAddress string `json:"DistributedRouterMacAddress"`
+	ProviderAddress             string `json:"ProviderAddress"`
 }
 
 // HNSEndpoint is an HNS endpoint (Get-HnsEndpoint): a local one on this
@@ -253,6 +268,15 @@ func hnsNetworkObject(n HNSNetwork, hostIP string) *pwsh.Object {
 	if n.VNI != 0 {
 		subnet.Set("Policies", []any{NewObject("System.Management.Automation.PSCustomObject").Set("Type", "VSID").Set("VSID", n.VNI)})
 	}
+	if len(n.Policies) > 0 {
+		var pols []any
+		for _, p := range n.Policies {
+			pols = append(pols, NewObject("System.Management.Automation.PSCustomObject").Set("Type", p.Type).
+				Set("DestinationPrefix", p.DestinationPrefix).Set("IsolationId", p.IsolationID).
+				Set("DistributedRouterMacAddress", p.DistributedRouterMacAddress).Set("ProviderAddress", p.ProviderAddress))
+		}
+		o.Set("Policies", pols)
+	}
 	return o
 }
 
@@ -297,7 +321,7 @@ func hnsCmdlets() []*Cmdlet {
 	const src = "https://learn.microsoft.com/en-us/powershell/module/hostnetworkingservice/"
 	return []*Cmdlet{
 		{Name: "Get-HnsNetwork", Class: "Get-HnsNetwork", Source: src + "get-hnsnetwork",
-			Behaviour: "the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP); no parameters (winsim/hns.go)",
+			Behaviour: "the host's HNS networks as HNS's JSON has them (ID, Name, Type, Subnets with AddressPrefix and the VSID policy, ManagementIP, and the network's RemoteSubnetRoute policies Calico's Felix adds); no parameters (winsim/hns.go)",
 			Run: func(c *Call) error {
 				h := ps(c).h
 				for _, n := range HNSNetworks(h) {
