@@ -1,0 +1,165 @@
+package latency
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Step is one stage of a critical path: an operation the model times,
+// played Times times one after the other (0 counts as once), e.g. the join's
+// scripts, each a guest operation.
+type Step struct {
+	Name  string
+	Op    Op
+	Times int
+}
+
+func (s Step) times() int { return max(1, s.Times) }
+
+// The stages the provider waits on, in order, for what the benchmarks time
+// against their critical path. Each names an operation of RealDurations, so
+// the path is the model's own durations added up, never a figure of its own:
+// when a simulator plays a new operation on one of these paths, add its step
+// here in the same commit, and the benchmarks' critical path follows.
+var (
+	// NodeCreate is one windows_node create (and one pool member's): the
+	// clone (a full clone of the golden image, the provider's default),
+	// power-on to the end of guest customization, the join, Ready, the
+	// networking agents.
+	NodeCreate = []Step{
+		{Name: "clone", Op: CloneFull},
+		{Name: "power-on, boot, customization", Op: FirstBootCustomized},
+	}
+	// NodeRemove is one node's removal in a pool's roll (drain, guest
+	// shutdown, Node delete, VM destroy), after its replacement is Ready.
+	NodeRemove = []Step{}
+	// ImageBuild is one windows_golden_image build: the build VM's clone of
+	// the source template, its boot, the downloads and installs, updates,
+	// sysprep, and the template.
+	ImageBuild = []Step{
+		{Name: "clone of the source template", Op: CloneFull},
+	}
+)
+
+// StepTime is one step of a path with its duration at real scale (all its
+// Times together).
+type StepTime struct {
+	Step
+	Real time.Duration
+}
+
+// Path is a sequence of steps, timed by a model at real scale.
+type Path struct {
+	Steps []StepTime
+	Real  time.Duration
+}
+
+// PathOf times steps with the model's durations (its quantile), at real
+// scale: each step's duration times its Times, added up.
+func (m *Model) PathOf(steps []Step) Path {
+	var p Path
+	for _, s := range steps {
+		d := m.Real(s.Op) * time.Duration(s.times())
+		p.Steps = append(p.Steps, StepTime{Step: s, Real: d})
+		p.Real += d
+	}
+	return p
+}
+
+// String is the path's steps with their real durations, in order.
+func (p Path) String() string {
+	parts := make([]string, 0, len(p.Steps))
+	for _, s := range p.Steps {
+		name := s.Name
+		if s.times() > 1 {
+			name = fmt.Sprintf("%s ×%d", name, s.times())
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", name, s.Real))
+	}
+	return strings.Join(parts, " + ") + " = " + p.Real.String()
+}
+
+// UnitsPerClone is how many of a host's provisioning units a clone takes.
+func UnitsPerClone(clone Op) int {
+	if clone == CloneLinked {
+		return UnitsPerLinkedClone
+	}
+	return UnitsPerFullClone
+}
+
+// Nodes is the critical path of n nodes made at once on hosts hosts: one
+// node's path, plus the whole clone durations the last node's clone waits
+// in the hosts' queues. hosts × ProvisioningUnitsPerHost ÷ the clone's units
+// clones run at once (placed evenly, as DRS places them); the (k+1)-th
+// batch of that many starts when the k-th batch's clones end, so the last
+// node waits Waves-1 clone durations before its own clone begins. Power-ons
+// (PowerOnsPerHost at once) and vCenter's own task limit
+// (VCenterConcurrentTasks) bind far later than the provisioning units for
+// the n the benchmarks make, and add nothing here.
+type Nodes struct {
+	N, Hosts int
+	// AtOnce is how many clones the hosts run at once; Waves is
+	// ceil(N / AtOnce).
+	AtOnce, Waves int
+	// One is one node's path; Queue is (Waves-1) × the clone's duration.
+	One   Path
+	Queue time.Duration
+	// Real is One.Real + Queue: the time to N nodes Ready at real scale.
+	Real time.Duration
+}
+
+// NodesPath is the critical path of n nodes of create (NodeCreate unless
+// another path is given) on hosts hosts; the clone is the path's first step
+// whose operation is a clone.
+func (m *Model) NodesPath(n, hosts int, create []Step) Nodes {
+	if create == nil {
+		create = NodeCreate
+	}
+	c := Nodes{N: n, Hosts: hosts, One: m.PathOf(create), Waves: 1}
+	for _, s := range create {
+		if s.Op == CloneFull || s.Op == CloneLinked {
+			c.AtOnce = hosts * ProvisioningUnitsPerHost / UnitsPerClone(s.Op)
+			if c.AtOnce > 0 && n > 0 {
+				c.Waves = (n + c.AtOnce - 1) / c.AtOnce
+			}
+			c.Queue = time.Duration(c.Waves-1) * m.Real(s.Op)
+			break
+		}
+	}
+	c.Real = c.One.Real + c.Queue
+	return c
+}
+
+// String is the figure with how it was reached.
+func (c Nodes) String() string {
+	if c.AtOnce == 0 {
+		return fmt.Sprintf("%d node(s): %s (no clone on the path)", c.N, c.One)
+	}
+	return fmt.Sprintf("%d node(s) on %d hosts (%d clones at once, %d wave(s)): one node %s, plus %s queued = %s",
+		c.N, c.Hosts, c.AtOnce, c.Waves, c.One.Real, c.Queue, c.Real)
+}
+
+// Roll is the critical path of a pool's roll of replicas members with
+// max_surge surge and max_unavailable 0 (create and remove are NodeCreate
+// and NodeRemove unless given): surge new members at a time, each created,
+// then one old member removed before the next new one may start
+// (winpool's converger: replicas + max_surge members at most, and no Ready
+// member removed while that would leave fewer than replicas), so each of
+// the surge lanes runs ceil(replicas/surge) creates and removals in
+// sequence. surge is at most the hosts' clones at once here, so no clone
+// queues. It returns one create and removal, and the roll's path.
+func (m *Model) Roll(replicas, surge int, create, remove []Step) (Path, time.Duration) {
+	if create == nil {
+		create = NodeCreate
+	}
+	if remove == nil {
+		remove = NodeRemove
+	}
+	one := m.PathOf(append(append([]Step{}, create...), remove...))
+	if surge <= 0 {
+		return one, 0
+	}
+	lanes := (replicas + surge - 1) / surge
+	return one, time.Duration(lanes) * one.Real
+}
