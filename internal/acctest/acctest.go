@@ -20,6 +20,7 @@ import (
 
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/sandboxtest"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
@@ -64,7 +65,17 @@ func runWithSandbox(m *testing.M) int {
 	// failed run needs it as evidence. go test shows it only for a package
 	// that failed.
 	sandboxLog := log.New(os.Stderr, "", log.LstdFlags)
-	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: sandboxLog.Printf})
+	// SANDBOX_LATENCY_FACTOR (and _QUANTILE) play real durations, scaled
+	// (internal/sandbox/latency): off unless set.
+	model, err := latency.FromEnv()
+	if err != nil {
+		log.Print(err)
+		return 1
+	}
+	if model.On() {
+		log.Printf("sandbox latency model on: real durations divided by %g, quantile %d (0 median, 1 p99)", model.Factor, model.Quantile)
+	}
+	sb, err := sandboxtest.StartShared(ctx, sandbox.Options{Logf: sandboxLog.Printf, Latency: model})
 	if err != nil {
 		log.Printf("starting the sandbox: %v", err)
 		return 1

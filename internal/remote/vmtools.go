@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +18,6 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The vmtools transport runs scripts through vCenter's guest operations
@@ -57,12 +55,30 @@ const cmdExe = `C:\Windows\System32\cmd.exe`
 
 // Polling a started process: ListProcessesInGuest is the only way vSphere
 // tells that a guest process ended (there is no event, task or property
-// for it), so its end is polled, from processPollInitial doubling up to
-// processPollMax: a short script is seen ending within moments, a long step
-// costs one call every processPollMax.
+// for it), so its end is polled: once processPollFirst after the start (a
+// short script is seen ending at once), then every processPollInterval,
+// doubling up to processPollMax for a long step. VMware Tools refuses a
+// ListProcessesInGuest polled sooner than it answers with vix error 3016
+// (a SystemError "vix error codes = (3016, 0)": vmware/govmomi#759, where
+// govc polled every 250 ms; govc's fix polls every second, govmomi#1481;
+// govmomi's toolbox.Client.Run polls every 500 ms), so no two polls of a
+// process come closer than processPollInterval. PowerCLI's Invoke-VMScript
+// documents no interval of its own.
 const (
-	processPollInitial = 100 * time.Millisecond
-	processPollMax     = 2 * time.Second
+	processPollFirst    = 100 * time.Millisecond
+	processPollInterval = time.Second
+	processPollMax      = 2 * time.Second
+)
+
+// A poll answered with vix error 3016 while VMware Tools runs is VMware
+// Tools not keeping up: the wait backs off, doubling the interval up to
+// toolsBusyMax, and polls again; toolsBusyAttempts refusals in a row (about
+// a minute of them) end the Run with the fault. A guest whose tools really
+// stopped is told apart by vCenter's own fault (GuestOperationsUnavailable),
+// which cuts the Run as before.
+const (
+	toolsBusyMax      = 16 * time.Second
+	toolsBusyAttempts = 8
 )
 
 // toolsStoppedUnder explains a Run whose process VMware Tools lost: vmtoolsd
@@ -213,33 +229,67 @@ func (t *vmtoolsTransport) callError(what string, err error) error {
 // ending terminates it (TerminateProcessInGuest, in the background), as
 // WinRM signals a cancelled command to terminate.
 func (t *vmtoolsTransport) wait(ctx context.Context, pid int64) (int, error) {
-	schedule := wait.Backoff{Duration: processPollInitial, Factor: 2, Steps: math.MaxInt32, Cap: processPollMax}
-	code := 0
-	err := schedule.DelayFunc().Until(ctx, false, true, func(ctx context.Context) (bool, error) {
-		procs, err := t.tb.ProcessManager.ListProcesses(ctx, t.auth, []int64{pid})
-		if err != nil {
-			if guestUnavailable(err) {
-				return false, t.cut(fmt.Errorf("%s (process %d): %w", toolsStoppedUnder, pid, err))
-			}
-			return false, t.callError("waiting for powershell.exe", err)
-		}
-		if len(procs) == 0 {
-			// VMware Tools lists every process it started for minutes
-			// after it ends, from its own memory: one it does not know
-			// was lost to a restart of the guest or of VMware Tools.
-			return false, t.cut(fmt.Errorf("%s: VMware Tools in the guest no longer knows process %d", toolsStoppedUnder, pid))
-		}
-		if procs[0].EndTime == nil {
-			return false, nil
-		}
-		code = int(procs[0].ExitCode)
-		return true, nil
-	})
+	code, err := t.poll(ctx, pid)
 	if err != nil && ctx.Err() != nil {
 		t.terminateLater(ctx, pid)
 		return 0, ctx.Err()
 	}
 	return code, err
+}
+
+// poll is wait's loop: processPollFirst, then processPollInterval doubling
+// up to processPollMax, and a back-off up to toolsBusyMax while VMware
+// Tools answers 3016.
+func (t *vmtoolsTransport) poll(ctx context.Context, pid int64) (int, error) {
+	delay, next, busy := processPollFirst, processPollInterval, 0
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-timer.C:
+		}
+		procs, err := t.tb.ProcessManager.ListProcesses(ctx, t.auth, []int64{pid})
+		switch {
+		case err != nil && toolsBusy(err):
+			busy++
+			if busy >= toolsBusyAttempts {
+				return 0, t.callError(fmt.Sprintf("waiting for powershell.exe (VMware Tools refused %d polls in a row with vix error 3016)", busy), err)
+			}
+			next = min(max(2*next, 2*processPollInterval), toolsBusyMax)
+		case err != nil && guestUnavailable(err):
+			return 0, t.cut(fmt.Errorf("%s (process %d): %w", toolsStoppedUnder, pid, err))
+		case err != nil:
+			return 0, t.callError("waiting for powershell.exe", err)
+		case len(procs) == 0:
+			// VMware Tools lists every process it started for minutes
+			// after it ends, from its own memory: one it does not know
+			// was lost to a restart of the guest or of VMware Tools.
+			return 0, t.cut(fmt.Errorf("%s: VMware Tools in the guest no longer knows process %d", toolsStoppedUnder, pid))
+		case procs[0].EndTime != nil:
+			return int(procs[0].ExitCode), nil
+		default:
+			busy = 0
+		}
+		delay, next = next, min(2*next, processPollMax)
+		if busy > 0 {
+			// Backing off: the next interval grows again from this one.
+			next = delay
+		}
+		timer.Reset(delay)
+	}
+}
+
+// toolsBusy reports vCenter's SystemError with VIX error 3016
+// (VIX_E_TOOLS_NOT_RUNNING, open-vm-tools lib/include/vix.h): "A general
+// system error occurred: vix error codes = (3016, 0)." (govmomi#759).
+func toolsBusy(err error) bool {
+	var se *types.SystemError
+	if _, ok := fault.As(err, &se); ok && strings.Contains(se.Reason, "(3016,") {
+		return true
+	}
+	return strings.Contains(err.Error(), "vix error codes = (3016,")
 }
 
 // get downloads a guest file as text.

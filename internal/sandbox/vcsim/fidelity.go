@@ -128,7 +128,7 @@ func (s *Server) installHandler() {
 			}
 		}
 		if m.Name != "CloneVM_Task" {
-			return nil, nil
+			return s.timing.handler(ctx, m), nil
 		}
 		req, ok := m.Body.(*types.CloneVM_Task)
 		if !ok {
@@ -156,7 +156,7 @@ func (s *Server) installHandler() {
 			m.This = types.ManagedObjectReference{Type: "VirtualMachine", Value: "sandbox-refusal"}
 			return &refusal{self: m.This, msg: err.Error()}, nil
 		}
-		return nil, nil
+		return s.timing.handler(ctx, m), nil
 	}
 }
 

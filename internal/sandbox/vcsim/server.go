@@ -88,6 +88,7 @@ type Server struct {
 	requests *requestHooks
 	calls    calls
 	waits    waits
+	timing   *timing        // timing.go; nil without Options.Latency
 	guest    guestOps       // guestops.go
 	authz    *authz         // authz.go
 	roots    *x509.CertPool // that verify the server's certificate
@@ -139,6 +140,10 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	}
 	requests := &requestHooks{}
 	requests.install(model.Service, model.Map().Path)
+	timed := newTiming(opts.Latency, model.Map())
+	if timed != nil {
+		requests.Add(timed.callLatency)
+	}
 	// Exactly the path vCenter's transfer URLs have; vcsim's own handler
 	// serves the "/guestFile/" subtree (its container VMs).
 	var s *Server
@@ -164,6 +169,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		HTTP:       httpSrv,
 		requests:   requests,
 		roots:      opts.RootCAs,
+		timing:     timed,
 		logf:       logf,
 	}
 	s.installHandler()
@@ -218,6 +224,7 @@ func (s *Server) Close() {
 		if !s.waits.closeServer(s.HTTP.Close) {
 			s.logf("vcsim: a long poll did not end within %s of Close (two polls on one collector?); leaving it behind", closeWait)
 		}
+		s.timing.close(s.Model.Map())
 		s.Model.Remove()
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -31,9 +32,24 @@ func (h *Hosts) stop(st *vmState) {
 // clone's first boot has it.
 const guestNetworkProfile = "Public"
 
-// boot starts a VM's host.
+// boot starts a VM's host. Its boot takes the model's time (customization's
+// phases, the boot to VMware Tools), which a power-off or Close cuts short.
 func (h *Hosts) boot(st *vmState, ev powerEvent) {
-	if err := h.bootHost(st, ev); err != nil {
+	ctx, cancel := context.WithCancel(h.ctx)
+	h.mu.Lock()
+	st.bootCancel = cancel
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		st.bootCancel = nil
+		h.mu.Unlock()
+		cancel()
+	}()
+	if err := h.bootHost(ctx, st, ev); err != nil {
+		if ctx.Err() != nil {
+			h.logf("guests: VM %s (%s) powered off or the sandbox closed during its boot", ev.name, ev.ref.Value)
+			return
+		}
 		err = fmt.Errorf("sandbox: booting the simulated Windows host of VM %s (%s): %w", ev.name, ev.ref.Value, err)
 		h.logf("guests: %v", err)
 		h.mu.Lock()
@@ -43,7 +59,7 @@ func (h *Hosts) boot(st *vmState, ev powerEvent) {
 	}
 }
 
-func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
+func (h *Hosts) bootHost(ctx context.Context, st *vmState, ev powerEvent) error {
 	if st.host != nil {
 		return nil // already up (a repeated event)
 	}
@@ -51,14 +67,25 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 	if err := h.prepareDisk(st); err != nil {
 		return err
 	}
+	bootDelay, rebootDelay := h.opts.BootDelay, h.opts.RebootDelay
+	if m := h.opts.Latency; m.On() {
+		// Power-on to VMware Tools running; Restart-Computer's downtime.
+		bootDelay, rebootDelay = m.Of(latency.WindowsBoot), m.Of(latency.WindowsRestart)
+	}
 	if s := st.customize; s != nil {
 		st.customize = nil
-		serve, err := h.customizeWindows(st, ev, s)
+		serve, err := h.customizeWindows(ctx, st, ev, s)
 		if err != nil {
+			if ctx.Err() != nil {
+				st.customize = s // cut short: the next power-on runs it again
+			}
 			return fmt.Errorf("applying the guest customization: %w", err)
 		}
 		if !serve {
 			return nil // OOBE waits, or the customization failed: nothing serves
+		}
+		if h.opts.Latency.On() {
+			bootDelay = 0 // OOBE's time ends with VMware Tools running
 		}
 	}
 	customizedName := ev.guestName != ""
@@ -80,8 +107,8 @@ func (h *Hosts) bootHost(st *vmState, ev powerEvent) error {
 		// The listeners, the HTTPS certificate and the firewall rules are
 		// the disk's (the template's, copied): the sandbox issues nothing.
 		Firewall:    &winsim.Firewall{Profile: guestNetworkProfile, ClientsOutsideSubnet: h.runnerOutside()},
-		BootDelay:   h.opts.BootDelay,
-		RebootDelay: h.opts.RebootDelay,
+		BootDelay:   bootDelay,
+		RebootDelay: rebootDelay,
 		Faults:      h.faultsFor(st.computer),
 		Programs:    h.opts.Programs,
 		// Windows waits 30 s for a service to report Running; the sandbox

@@ -10,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -199,10 +200,13 @@ func (h *Hosts) customizationPending(st *vmState) {
 // host serves: the first boot (deployPkg, generalize, reboot), then
 // specialize and OOBE. It reports whether the host may start: false when
 // OOBE waits for a password or the customization failed.
-func (h *Hosts) customizeWindows(st *vmState, ev powerEvent, s *types.CustomizationSysprep) (bool, error) {
+func (h *Hosts) customizeWindows(ctx context.Context, st *vmState, ev powerEvent, s *types.CustomizationSysprep) (bool, error) {
 	h.customizationPending(st)
 	start := time.Now()
 	// VMware Tools starts in the first boot and runs the package.
+	if err := h.play(ctx, latency.WindowsBoot); err != nil {
+		return false, err
+	}
 	h.reportGuest(st, true, false)
 	h.emit(Event{ComputerName: st.computer, Up: true, Customization: PhaseStarted})
 	h.updateVM(st, func(*simulator.VirtualMachine) []types.PropertyChange {
@@ -232,14 +236,22 @@ func (h *Hosts) customizeWindows(st *vmState, ev powerEvent, s *types.Customizat
 	h.guestLog(st, CustomizationLog, "Customization started", "Running sysprep /generalize /oobe /reboot /quiet /unattend:"+SysprepAnswerFile,
 		"Administrator password: '*****'")
 	h.emit(Event{ComputerName: st.computer, Customization: PhaseGeneralize})
+	if err := h.play(ctx, latency.SysprepGeneralize); err != nil {
+		return false, err
+	}
 
 	// Sysprep's reboot: VMware Tools stops until the next boot.
 	h.reportGuest(st, false, false)
 	h.emit(Event{ComputerName: st.computer, Down: true, Customization: PhaseReboot})
-	h.rebootPause()
+	if err := h.rebootPause(ctx); err != nil {
+		return false, err
+	}
 
 	h.guestLog(st, CustomizationLog, "Specialize: computer name "+st.computer)
 	h.emit(Event{ComputerName: st.computer, Customization: PhaseSpecialize})
+	if err := h.play(ctx, latency.SysprepSpecialize); err != nil {
+		return false, err
+	}
 	if p := s.GuiUnattended.Password; p == nil || p.Value == "" {
 		// Windows Server's OOBE asks for the Administrator's password and
 		// waits; VMware Tools' deployPkg never hears of an end.
@@ -248,6 +260,9 @@ func (h *Hosts) customizeWindows(st *vmState, ev powerEvent, s *types.Customizat
 		return false, nil
 	}
 	h.emit(Event{ComputerName: st.computer, Customization: PhaseOOBE})
+	if err := h.play(ctx, latency.SysprepOOBE); err != nil {
+		return false, err
+	}
 	h.mu.Lock()
 	st.customizing = &customizationRun{start: start, ev: ev}
 	h.mu.Unlock()
@@ -292,13 +307,24 @@ func (h *Hosts) failCustomization(st *vmState, ev powerEvent, start time.Time, m
 	h.emit(Event{ComputerName: st.computer, Customization: PhaseFailed})
 }
 
-// rebootPause is a reboot's downtime (winsim's default when unset).
-func (h *Hosts) rebootPause() {
+// rebootPause is sysprep's reboot: the model's restart when it is on, else
+// Options.RebootDelay (winsim's default when unset). It ends early, with
+// ctx's error, when the VM powers off or the sandbox closes.
+func (h *Hosts) rebootPause(ctx context.Context) error {
+	if h.opts.Latency.On() {
+		return h.play(ctx, latency.WindowsRestart)
+	}
 	d := h.opts.RebootDelay
 	if d == 0 {
 		d = winsim.DefaultRebootDelay
 	}
-	time.Sleep(d)
+	return h.opts.Latency.Sleep(ctx, d)
+}
+
+// play takes op's played duration (nothing when the model is off), or less
+// when ctx ends: the VM powered off or the sandbox closed.
+func (h *Hosts) play(ctx context.Context, op latency.Op) error {
+	return h.opts.Latency.Wait(ctx, op)
 }
 
 // guestLog appends lines to one of deployPkg's logs on the guest's disk.

@@ -125,7 +125,18 @@ func (h *Hosts) power(ev powerEvent) {
 	case types.VirtualMachinePowerStatePoweredOn:
 		h.enqueue(st, func() { h.boot(st, ev) })
 	default:
+		h.cutBoot(st)
 		h.enqueue(st, func() { h.stop(st) })
+	}
+}
+
+// cutBoot ends a boot under way (its modelled phases) at once: the power-off
+// or destroy queued behind it must not wait for a customization to end.
+func (h *Hosts) cutBoot(st *vmState) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if st.bootCancel != nil {
+		st.bootCancel()
 	}
 }
 
@@ -136,6 +147,7 @@ func (h *Hosts) destroyed(ref types.ManagedObjectReference) {
 	if st == nil {
 		return
 	}
+	h.cutBoot(st)
 	h.enqueue(st, func() {
 		h.stop(st)
 		h.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
@@ -37,6 +38,62 @@ import (
 // valid once and for guestTransferTTL; the PUT or GET of it reads or writes
 // the host's disk.
 
+// VMware Tools' pace, with the latency model on: each guest operation is
+// answered after the model's GuestOperation time, and a ListProcessesInGuest
+// of a VM sooner than ProcessPollInterval (judged unscaled: the client's
+// poll intervals are real time) after the last one VMware Tools answered is
+// refused as vCenter refuses it, a SystemError whose reason is "vix error
+// codes = (3016, 0)." (faultstring "A general system error occurred: vix
+// error codes = (3016, 0).": vmware/govmomi#759, where govc polled every
+// 250 ms; the reason's form is hostd's, vmware/vic#3029's log). VIX error
+// 3016 is VIX_E_TOOLS_NOT_RUNNING (open-vm-tools lib/include/vix.h), what a
+// client reads as VMware Tools not running although it runs: govc's fix was
+// to poll every second (govmomi#1481). With the model off nothing waits and
+// nothing is refused for its pace.
+const vixToolsNotRunning = "vix error codes = (3016, 0).\n"
+
+// toolsBusy is vCenter's answer to a guest operation VMware Tools did not
+// take: the 3016 SystemError.
+func toolsBusy() *soap.Fault {
+	return simulator.Fault("A general system error occurred: vix error codes = (3016, 0).",
+		&types.SystemError{Reason: vixToolsNotRunning})
+}
+
+// pace takes VMware Tools' time for one guest operation (GuestOperation,
+// played), or less if the request is cancelled.
+func (g *guestOps) pace(ctx *simulator.Context) {
+	_ = g.h.opts.Latency.Wait(ctx.Context, latency.GuestOperation)
+}
+
+// pollTooSoon reports whether a ListProcessesInGuest of vm comes sooner
+// than VMware Tools answers another, and otherwise records it as answered.
+func (g *guestOps) pollTooSoon(vm types.ManagedObjectReference) bool {
+	m := g.h.opts.Latency
+	if !m.On() {
+		return false
+	}
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lastPoll == nil {
+		g.lastPoll = map[types.ManagedObjectReference]time.Time{}
+	}
+	if last, ok := g.lastPoll[vm]; ok && now.Sub(last) < m.Real(latency.ProcessPollInterval) {
+		g.refused++
+		return true
+	}
+	g.lastPoll[vm] = now
+	return false
+}
+
+// Refused3016 counts the guest operations refused with vix error 3016 for
+// being polled too often.
+func (h *Hosts) Refused3016() int {
+	h.guestOps.mu.Lock()
+	defer h.guestOps.mu.Unlock()
+	return h.guestOps.refused
+}
+
 // guestTransferTTL bounds how long a transfer URL may wait for its use.
 const guestTransferTTL = 5 * time.Minute
 
@@ -48,6 +105,10 @@ type guestOps struct {
 
 	mu        sync.Mutex
 	transfers map[string]*transfer
+	// lastPoll is when VMware Tools last answered a ListProcessesInGuest of
+	// each VM; refused counts the polls refused for coming sooner.
+	lastPoll map[types.ManagedObjectReference]time.Time
+	refused  int
 }
 
 // transfer is a file transfer URL handed out and not used yet.
@@ -62,9 +123,17 @@ type transfer struct {
 
 func (g *guestOps) Reference() types.ManagedObjectReference { return guestOpsRef }
 
+// Lock and Unlock opt guestOps out of the simulator's lock per object
+// (simulator.Registry.WithLock holds the handler's lock for the whole call):
+// VMware Tools in different guests answers at once, each in its own time
+// (pace), and guestOps guards its own state with mu.
+func (g *guestOps) Lock()   {}
+func (g *guestOps) Unlock() {}
+
 // guest checks a guest operation's VM, its tools and its credentials, and
 // returns the VM's running host.
 func (g *guestOps) guest(ctx *simulator.Context, ref types.ManagedObjectReference, auth types.BaseGuestAuthentication) (*winsim.Host, types.BaseMethodFault) {
+	g.pace(ctx)
 	vm, ok := ctx.Map.Get(ref).(*simulator.VirtualMachine)
 	if !ok {
 		return nil, &types.ManagedObjectNotFound{Obj: ref}
@@ -139,6 +208,10 @@ func (g *guestOps) ListProcessesInGuest(ctx *simulator.Context, req *types.ListP
 	host, fault := g.guest(ctx, req.Vm, req.Auth)
 	if fault != nil {
 		body.Fault_ = simulator.Fault("", fault)
+		return body
+	}
+	if g.pollTooSoon(req.Vm) {
+		body.Fault_ = toolsBusy()
 		return body
 	}
 	body.Res = new(types.ListProcessesInGuestResponse)

@@ -39,6 +39,16 @@
 // lie in 127.0.0.0/8 (the hosts listen on loopback): a clone customized with
 // another address is refused with a message saying so.
 //
+// With the latency model on (Options.Latency, internal/sandbox/latency) a
+// guest takes Windows' time, scaled: a power-on to VMware Tools running
+// (WindowsBoot), a customization's generalize, sysprep's reboot,
+// specialize and OOBE (adding up to the 6-15 minutes of a customized first
+// boot), Restart-Computer's downtime (WindowsRestart); a power-off, a
+// destroy or Close cuts a boot under way short. VMware Tools answers each
+// guest operation after GuestOperation's time and refuses a
+// ListProcessesInGuest polled sooner than it tolerates with vix error 3016
+// (guestops.go).
+//
 // Power events come from the simulator's registry (an in-process
 // RegisterObject handler: no polling); host starts and stops run on one
 // goroutine per VM, in event order, never inside a simulator lock.
@@ -132,6 +142,10 @@ type Hosts struct {
 	observers     hooks.List[func(Event)]  // OnEvent; apart from mu: they run while mu is free
 	closed        bool
 	wg            sync.WaitGroup
+	guestOps      *guestOps
+	// ctx ends at Close: every boot's modelled time waits on it.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // cloneInfo is what a CloneVM_Task request said about the clone.
@@ -159,9 +173,12 @@ type vmState struct {
 	// VMware Tools in its last boot.
 	customize   *types.CustomizationSysprep
 	customizing *customizationRun
-	host        *winsim.Host
-	bootErr     error
-	run         serial
+	// bootCancel cuts short a boot under way (its customization's phases):
+	// the VM powered off, was destroyed, or the sandbox closed.
+	bootCancel context.CancelFunc
+	host       *winsim.Host
+	bootErr    error
+	run        serial
 }
 
 // Start hooks the hosts into the simulator. Close stops every host.
@@ -189,6 +206,7 @@ func Start(ctx context.Context, opts Options) (*Hosts, error) {
 		// sandboxes of concurrently running test packages rarely meet.
 		nextLease: uint32(rand.IntN(1 << 20)),
 	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.outside = opts.RunnerOutsideSubnet
 	if opts.Ports != nil {
 		h.ports = *opts.Ports
@@ -200,7 +218,8 @@ func Start(ctx context.Context, opts Options) (*Hosts, error) {
 	}
 	opts.VSphere.OnClone(h.onClone)
 	h.reg.AddHandler(&registryHandler{h})
-	opts.VSphere.ServeGuestOperations(&guestOps{h: h})
+	h.guestOps = &guestOps{h: h}
+	opts.VSphere.ServeGuestOperations(h.guestOps)
 	return h, nil
 }
 
@@ -226,6 +245,7 @@ func (h *Hosts) Ports() winsim.Ports { return h.ports }
 func (h *Hosts) Close() error {
 	h.reg.RemoveHandler(&registryHandler{h})
 	h.opts.VSphere.ServeGuestOperations(nil)
+	h.cancel() // boots under way end now
 	h.mu.Lock()
 	h.closed = true
 	states := make([]*vmState, 0, len(h.vms))

@@ -34,6 +34,12 @@ type world struct {
 
 func start(t *testing.T) *world {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith starts the world with its hosts' options changed by opt.
+func startWith(t *testing.T, opt func(*vmtools.Options)) *world {
+	t.Helper()
 	ca, err := pki.NewCA("guests-test")
 	if err != nil {
 		t.Fatal(err)
@@ -47,10 +53,14 @@ func start(t *testing.T) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(vc.Close)
-	hosts, err := vmtools.Start(t.Context(), vmtools.Options{
+	opts := vmtools.Options{
 		VSphere: vc, CA: ca, Dir: filepath.Join(t.TempDir(), "hosts"), AdminPassword: templatePassword,
 		Ports: &winsim.Ports{WinRM: 5985, WinRMHTTPS: 5986, SSH: 2222}, RebootDelay: 200 * time.Millisecond, Logf: t.Logf,
-	})
+	}
+	if opt != nil {
+		opt(&opts)
+	}
+	hosts, err := vmtools.Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

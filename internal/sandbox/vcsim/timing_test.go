@@ -1,0 +1,188 @@
+package vcsim
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+)
+
+// startTimed starts a server playing model, and logs in to it.
+func startTimed(t *testing.T, model *latency.Model) (*Server, *vim25.Client) {
+	t.Helper()
+	ca, err := pki.NewCA("test-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ca.ServingCertificate("127.0.0.1", "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(t.Context(), Options{
+		Certificate: cert, RootCAs: ca.Pool(), Latency: model,
+		User: "administrator@vsphere.local", Password: "S3cret-pw!x", Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	c, err := connect(t.Context(), t, s, ca, url.UserPassword(s.User, s.Password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
+// cloneTemplate starts a full clone of the 2022 base template.
+func cloneTemplate(ctx context.Context, t *testing.T, s *Server, c *vim25.Client, name string) *object.Task {
+	t.Helper()
+	finder := find.NewFinder(c, true)
+	tmpl, err := finder.VirtualMachine(ctx, s.Templates["2022"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := finder.Folder(ctx, s.Folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := types.ManagedObjectReference{Type: "ResourcePool", Value: s.ResourcePoolID}
+	task, err := tmpl.Clone(ctx, folder, name, types.VirtualMachineCloneSpec{Location: types.VirtualMachineRelocateSpec{Pool: &pool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+// A host runs 4 full clones of a template at once (16 units, 4 each, on the
+// template's host); a fifth and a sixth are queued, as vCenter shows them,
+// then run, and none fails.
+func TestClonesBeyondAHostsUnitsAreQueuedNotFailed(t *testing.T) {
+	model := latency.New(100, latency.Median) // a 60 GiB full clone: 120 s / 100
+	s, c := startTimed(t, model)
+	ctx := t.Context()
+	clone := model.Of(latency.CloneFull)
+	const n = 6
+	perHost := latency.ProvisioningUnitsPerHost / latency.UnitsPerFullClone
+	start := time.Now()
+	tasks := make([]*object.Task, n)
+	refs := make([]types.ManagedObjectReference, n)
+	for i := range tasks {
+		tasks[i] = cloneTemplate(ctx, t, s, c, fmt.Sprintf("queued-%d", i))
+		refs[i] = tasks[i].Reference()
+	}
+	// At once, while the first ones run: the others are queued.
+	var now []mo.Task
+	if err := property.DefaultCollector(c).Retrieve(ctx, refs, []string{"info"}, &now); err != nil {
+		t.Fatal(err)
+	}
+	states := map[types.TaskInfoState]int{}
+	for _, tk := range now {
+		states[tk.Info.State]++
+	}
+	if time.Since(start) < clone/2 && states[types.TaskInfoStateQueued] != n-perHost {
+		t.Errorf("right after %d clones of one template: states %v, want %d queued (a host runs %d)", n, states, n-perHost, perHost)
+	}
+	for i, tk := range tasks {
+		if _, err := tk.WaitForResult(ctx); err != nil {
+			t.Fatalf("clone %d failed: %v; a queued task must run once its host has units", i, err)
+		}
+	}
+	elapsed := time.Since(start)
+	if elapsed < 2*clone {
+		t.Errorf("%d full clones on one host took %s, want at least two rounds of %s", n, elapsed, clone)
+	}
+	var done []mo.Task
+	if err := property.DefaultCollector(c).Retrieve(ctx, refs, []string{"info"}, &done); err != nil {
+		t.Fatal(err)
+	}
+	waited := 0
+	for _, tk := range done {
+		if tk.Info.State != types.TaskInfoStateSuccess || tk.Info.StartTime == nil || tk.Info.CompleteTime == nil {
+			t.Fatalf("task %s: state %s, start %v, end %v", tk.Info.Key, tk.Info.State, tk.Info.StartTime, tk.Info.CompleteTime)
+		}
+		if ran := tk.Info.CompleteTime.Sub(*tk.Info.StartTime); ran < clone {
+			t.Errorf("task %s ran %s, want the clone's %s", tk.Info.Key, ran, clone)
+		}
+		if tk.Info.StartTime.Sub(tk.Info.QueueTime) >= clone*3/4 {
+			waited++
+		}
+		if tk.Info.Name != "CloneVM_Task" || tk.Info.EntityName != "win2022-base" {
+			t.Errorf("task %s: name %q on %q, want CloneVM_Task on win2022-base", tk.Info.Key, tk.Info.Name, tk.Info.EntityName)
+		}
+	}
+	if waited != n-perHost || s.QueuedTasks() != int64(n-perHost) {
+		t.Errorf("%d tasks waited a clone's time before running (server counted %d queued), want %d", waited, s.QueuedTasks(), n-perHost)
+	}
+}
+
+// Each timed task takes the model's time for it; the clone's result is the
+// new VM, made only at its end.
+func TestTimedTasksTakeTheModelsDurations(t *testing.T) {
+	model := latency.New(100, latency.Median)
+	s, c := startTimed(t, model)
+	ctx := t.Context()
+	start := time.Now()
+	task := cloneTemplate(ctx, t, s, c, "timed")
+	if _, err := find.NewFinder(c, true).VirtualMachine(ctx, s.Folder+"/timed"); err == nil {
+		t.Error("the clone exists while its task runs; vCenter's appears at its end")
+	}
+	res, err := task.WaitForResult(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, want := time.Since(start), model.Of(latency.CloneFull); d < want {
+		t.Errorf("full clone of 60 GiB took %s, want at least %s", d, want)
+	}
+	vm := object.NewVirtualMachine(c, res.Result.(types.ManagedObjectReference))
+	for _, step := range []struct {
+		op  latency.Op
+		run func(context.Context) (*object.Task, error)
+	}{
+		{latency.PowerOnTask, vm.PowerOn},
+		{latency.PowerOffTask, vm.PowerOff},
+		{latency.ReconfigTask, func(ctx context.Context) (*object.Task, error) {
+			return vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{Annotation: "timed"})
+		}},
+		{latency.SnapshotTask, func(ctx context.Context) (*object.Task, error) { return vm.CreateSnapshot(ctx, "s", "", false, false) }},
+		{latency.DestroyTask, vm.Destroy},
+	} {
+		began := time.Now()
+		tk, err := step.run(ctx)
+		if err == nil {
+			err = tk.Wait(ctx)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", step.op, err)
+		}
+		if d, want := time.Since(began), model.Of(step.op); d < want {
+			t.Errorf("%s took %s, want at least %s", step.op, d, want)
+		}
+	}
+}
+
+// Close ends tasks still queued or running at once: nothing waits for a
+// clone's real time.
+func TestCloseEndsQueuedTasks(t *testing.T) {
+	s, c := startTimed(t, latency.New(1, latency.Median)) // real time: 120 s a clone
+	for i := range 6 {
+		cloneTemplate(t.Context(), t, s, c, fmt.Sprintf("closing-%d", i))
+	}
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waited for queued and running tasks")
+	}
+}
