@@ -199,7 +199,7 @@ func BenchmarkTailPool20Roll(b *testing.B) {
 	report(b, "latency model: %s; the pool's timeouts scaled by the same factor: %s; images and networking %s",
 		describeModel(model), strings.Join(strings.Fields(timeoutsBlock(defaults, model.Factor)), " "), bs.apply.Wall.Round(time.Millisecond))
 
-	create := model.NodesPath(replicas, benchHosts, nil)
+	create := model.NodesPath(replicas, benchHosts, templateHosts, nil)
 	b.StartTimer()
 	run, err := w.terraform(b.Context(), dir, "create", nil, "apply", "-auto-approve", "-input=false", "-no-color", "-json")
 	b.StopTimer()

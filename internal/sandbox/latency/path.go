@@ -18,27 +18,47 @@ type Step struct {
 func (s Step) times() int { return max(1, s.Times) }
 
 // The stages the provider waits on, in order, for what the benchmarks time
-// against their critical path. Each names an operation of RealDurations, so
-// the path is the model's own durations added up, never a figure of its own:
-// when a simulator plays a new operation on one of these paths, add its step
-// here in the same commit, and the benchmarks' critical path follows.
+// against their critical path. Each names an operation of RealDurations
+// that a simulator plays on that path, so the path is the model's own
+// durations added up, never a figure of its own: when a simulator plays a
+// new operation on one of these paths, add its step here in the same
+// commit, and the benchmarks' critical path follows. A step the simulators
+// do not play does not belong here (the path would be longer than the
+// sandbox can be, and the ratio flatter than the truth).
 var (
 	// NodeCreate is one windows_node create (and one pool member's): the
-	// clone (a full clone of the golden image, the provider's default),
-	// power-on to the end of guest customization, the join, Ready, the
-	// networking agents.
+	// clone (a full clone of the golden image, the provider's default; its
+	// duration is for CloneFullReferenceGiB of disk, the sandbox's
+	// templates'), the power-on task, then the guest's first boot as
+	// vmtools plays a customization (customizeWindows: the boot to VMware
+	// Tools, sysprep's generalize, its reboot, specialize, OOBE; together
+	// FirstBootCustomized), then the join, Ready and the agents.
 	NodeCreate = []Step{
 		{Name: "clone", Op: CloneFull},
-		{Name: "power-on, boot, customization", Op: FirstBootCustomized},
+		{Name: "power-on", Op: PowerOnTask},
+		{Name: "boot", Op: WindowsBoot},
+		{Name: "generalize", Op: SysprepGeneralize},
+		{Name: "sysprep's reboot", Op: WindowsRestart},
+		{Name: "specialize", Op: SysprepSpecialize},
+		{Name: "OOBE", Op: SysprepOOBE},
 	}
-	// NodeRemove is one node's removal in a pool's roll (drain, guest
-	// shutdown, Node delete, VM destroy), after its replacement is Ready.
-	NodeRemove = []Step{}
+	// NodeRemove is one node's removal in a pool's roll after its
+	// replacement is Ready: the drain, the guest's shutdown, the Node's
+	// delete and the VM's destroy.
+	NodeRemove = []Step{
+		{Name: "destroy", Op: DestroyTask},
+	}
 	// ImageBuild is one windows_golden_image build: the build VM's clone of
-	// the source template, its boot, the downloads and installs, updates,
-	// sysprep, and the template.
+	// the source template, its power-on and boot (no customization), the
+	// steps with their downloads, the Containers feature's restart, the
+	// updates, sysprep, the snapshot and the template.
 	ImageBuild = []Step{
 		{Name: "clone of the source template", Op: CloneFull},
+		{Name: "power-on", Op: PowerOnTask},
+		{Name: "boot", Op: WindowsBoot},
+		{Name: "the Containers feature's restart", Op: WindowsRestart},
+		{Name: "snapshot", Op: SnapshotTask},
+		{Name: "mark as template", Op: MarkAsTemplate},
 	}
 )
 
@@ -88,17 +108,22 @@ func UnitsPerClone(clone Op) int {
 	return UnitsPerFullClone
 }
 
-// Nodes is the critical path of n nodes made at once on hosts hosts: one
-// node's path, plus the whole clone durations the last node's clone waits
-// in the hosts' queues. hosts × ProvisioningUnitsPerHost ÷ the clone's units
-// clones run at once (placed evenly, as DRS places them); the (k+1)-th
-// batch of that many starts when the k-th batch's clones end, so the last
-// node waits Waves-1 clone durations before its own clone begins. Power-ons
+// Nodes is the critical path of n nodes made at once: one node's path,
+// plus the whole clone durations the last node's clone waits in the hosts'
+// queues. A clone takes its units on its source's host and on its
+// destination host (once when they are one: "vCenter limits for tasks
+// running at the same time", VMware performance blog, 2021; vcsim's timing
+// plays it so), so min(sources, hosts) × ProvisioningUnitsPerHost ÷ the
+// clone's units clones run at once, where sources is how many hosts hold a
+// copy of the template: one golden image on one host runs 16 ÷ 4 = 4 full
+// clones at once however many hosts the cluster has. The (k+1)-th batch of
+// that many starts when the k-th batch's clones end, so the last node
+// waits Waves-1 clone durations before its own clone begins. Power-ons
 // (PowerOnsPerHost at once) and vCenter's own task limit
 // (VCenterConcurrentTasks) bind far later than the provisioning units for
 // the n the benchmarks make, and add nothing here.
 type Nodes struct {
-	N, Hosts int
+	N, Hosts, Sources int
 	// AtOnce is how many clones the hosts run at once; Waves is
 	// ceil(N / AtOnce).
 	AtOnce, Waves int
@@ -110,16 +135,17 @@ type Nodes struct {
 }
 
 // NodesPath is the critical path of n nodes of create (NodeCreate unless
-// another path is given) on hosts hosts; the clone is the path's first step
-// whose operation is a clone.
-func (m *Model) NodesPath(n, hosts int, create []Step) Nodes {
+// another path is given) cloned from a template on sources hosts into a
+// cluster of hosts hosts; the clone is the path's first step whose
+// operation is a clone.
+func (m *Model) NodesPath(n, hosts, sources int, create []Step) Nodes {
 	if create == nil {
 		create = NodeCreate
 	}
-	c := Nodes{N: n, Hosts: hosts, One: m.PathOf(create), Waves: 1}
+	c := Nodes{N: n, Hosts: hosts, Sources: sources, One: m.PathOf(create), Waves: 1}
 	for _, s := range create {
 		if s.Op == CloneFull || s.Op == CloneLinked {
-			c.AtOnce = hosts * ProvisioningUnitsPerHost / UnitsPerClone(s.Op)
+			c.AtOnce = min(hosts, sources) * ProvisioningUnitsPerHost / UnitsPerClone(s.Op)
 			if c.AtOnce > 0 && n > 0 {
 				c.Waves = (n + c.AtOnce - 1) / c.AtOnce
 			}
@@ -136,8 +162,8 @@ func (c Nodes) String() string {
 	if c.AtOnce == 0 {
 		return fmt.Sprintf("%d node(s): %s (no clone on the path)", c.N, c.One)
 	}
-	return fmt.Sprintf("%d node(s) on %d hosts (%d clones at once, %d wave(s)): one node %s, plus %s queued = %s",
-		c.N, c.Hosts, c.AtOnce, c.Waves, c.One.Real, c.Queue, c.Real)
+	return fmt.Sprintf("%d node(s) on %d hosts from a template on %d (%d clones at once, %d wave(s)): one node %s, plus %s queued = %s",
+		c.N, c.Hosts, c.Sources, c.AtOnce, c.Waves, c.One.Real, c.Queue, c.Real)
 }
 
 // Roll is the critical path of a pool's roll of replicas members with

@@ -7,12 +7,15 @@ import (
 
 // A hand-worked example, on durations of its own so that it holds whatever
 // RealDurations say: a full clone 100 s, a first boot 300 s, a join script
-// 60 s run three times. One node: 100 + 300 + 3×60 = 580 s. Three hosts of
-// 16 provisioning units run 3×16/4 = 12 full clones at once: 10 nodes fit in
-// one wave (580 s); 20 need two, the 13th to 20th clones starting when the
-// first twelve end (580 + 100 = 680 s); 50 need ceil(50/12) = 5 (580 +
-// 4×100 = 980 s). Linked clones take 1 unit: 48 at once, so 50 need two
-// waves of a 10 s linked clone.
+// 60 s run three times. One node: 100 + 300 + 3×60 = 580 s. A template on
+// each of three hosts of 16 provisioning units runs 3×16/4 = 12 full clones
+// at once: 10 nodes fit in one wave (580 s); 20 need two, the 13th to 20th
+// clones starting when the first twelve end (580 + 100 = 680 s); 50 need
+// ceil(50/12) = 5 (580 + 4×100 = 980 s). One template on one host runs
+// 16/4 = 4 at once whatever the hosts (each clone takes its units on the
+// source's host too): 20 need 5 waves (580 + 400 = 980 s). Linked clones
+// take 1 unit: 48 at once from three, so 50 need two waves of a 10 s
+// linked clone.
 func TestNodesPathHandWorked(t *testing.T) {
 	const join Op = "test.join"
 	m := &Model{Factor: 100, Durations: map[Op]Duration{
@@ -37,19 +40,22 @@ func TestNodesPathHandWorked(t *testing.T) {
 		{20, 12, 2, 680 * time.Second},
 		{50, 12, 5, 980 * time.Second},
 	} {
-		got := m.NodesPath(tc.n, 3, create)
+		got := m.NodesPath(tc.n, 3, 3, create)
 		if got.AtOnce != tc.atOnce || got.Waves != tc.waves || got.Real != tc.want {
 			t.Errorf("N=%d: %d at once, %d waves, %s; want %d, %d, %s (%s)", tc.n, got.AtOnce, got.Waves, got.Real, tc.atOnce, tc.waves, tc.want, got)
 		}
 	}
+	if got := m.NodesPath(20, 3, 1, create); got.AtOnce != 4 || got.Waves != 5 || got.Real != 980*time.Second {
+		t.Errorf("20 clones of one template on one host: %s; want 4 at once, 5 waves, 980s", got)
+	}
 	linked := []Step{{Name: "clone", Op: CloneLinked}, {Name: "boot", Op: FirstBootCustomized}}
-	if got := m.NodesPath(50, 3, linked); got.AtOnce != 48 || got.Waves != 2 || got.Real != 320*time.Second {
+	if got := m.NodesPath(50, 3, 3, linked); got.AtOnce != 48 || got.Waves != 2 || got.Real != 320*time.Second {
 		t.Errorf("50 linked clones: %s; want 48 at once, 2 waves, 320s", got)
 	}
 	// The tail quantile adds up the P99s: 200 + 600 + 3×90 = 1070 s, and a
 	// second wave waits a P99 clone.
 	m.Quantile = Tail
-	if got := m.NodesPath(20, 3, create).Real; got != 1270*time.Second {
+	if got := m.NodesPath(20, 3, 3, create).Real; got != 1270*time.Second {
 		t.Errorf("N=20 at P99 = %s, want 1270s", got)
 	}
 	m.Quantile = Median
@@ -72,12 +78,12 @@ func TestPackagePathsAreTheModelsDurations(t *testing.T) {
 	for _, s := range NodeCreate {
 		one += RealDurations[s.Op].P50 * time.Duration(s.times())
 	}
-	got := m.NodesPath(20, 3, nil)
+	got := m.NodesPath(20, 3, 3, nil)
 	if got.One.Real != one || got.Real != one+RealDurations[CloneFull].P50 {
 		t.Errorf("20 nodes on 3 hosts = %s; want one node %s plus one full clone queued", got, one)
 	}
 	m.Durations[CloneFull] = Duration{P50: time.Hour, P99: time.Hour, Source: "test"}
-	if got2 := m.NodesPath(20, 3, nil); got2.Real != got.Real+2*(time.Hour-RealDurations[CloneFull].P50) {
+	if got2 := m.NodesPath(20, 3, 3, nil); got2.Real != got.Real+2*(time.Hour-RealDurations[CloneFull].P50) {
 		t.Errorf("a slower clone must lengthen the path by twice its difference (its own and the queue): %s then %s", got, got2)
 	}
 }
