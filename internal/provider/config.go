@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,7 @@ type vsphereModel struct {
 	CACertificate      types.String `tfsdk:"ca_certificate"`
 	AllowUnverifiedSSL types.Bool   `tfsdk:"allow_unverified_ssl"`
 	AllowUnencrypted   types.Bool   `tfsdk:"allow_unencrypted_http"`
+	ProvisioningUnits  types.Int64  `tfsdk:"provisioning_units_per_host"`
 }
 
 type kubernetesModel struct {
@@ -92,6 +94,17 @@ func vsphereBlock() schema.SingleNestedBlock {
 				Optional: true,
 				MarkdownDescription: "Accept an `http://` `server`, which sends the vCenter password and session in clear text. Defaults to `false`: " +
 					"such a `server` is refused at plan. An explicit opt-in for a simulator or a lab only. Environment: `VSPHERE_ALLOW_UNENCRYPTED_HTTP`.",
+			},
+			"provisioning_units_per_host": schema.Int64Attribute{
+				Optional: true,
+				MarkdownDescription: "How many of an ESXi host's provisioning units the provider's clones hold at once. A host has 16; a full clone takes 4 " +
+					"and a linked clone 1, on its template's host and on the destination host both, and vCenter queues any clone beyond them " +
+					"([vCenter limits for tasks running at the same time](https://blogs.vmware.com/performance/2021/02/vcenter-limits-for-tasks-running-at-the-same-time.html)). " +
+					"So by default (`16`) the provider runs at most 4 full clones of one template at once and waits for a slot itself, saying so in its log " +
+					"(`TF_LOG_PROVIDER=info`), rather than leaving `windows_node`s and pool members to wait unseen in vCenter's queue, which eats their create timeouts. " +
+					"A larger value lets vCenter queue the rest (a queued task is waited for, never failed), for a host whose administrator raised its limits " +
+					"or clones that share the host with nobody; `0` sets no limit. Values 1 to 3 are refused: a full clone would never fit. " +
+					"Environment: `VSPHERE_PROVISIONING_UNITS_PER_HOST`.",
 			},
 		},
 	}
@@ -213,6 +226,7 @@ func (m providerModel) clients(ctx context.Context, unknown []string, diags *dia
 			AllowUnverifiedSSL: boolOr(vs.AllowUnverifiedSSL, "VSPHERE_ALLOW_UNVERIFIED_SSL", path.Root("vsphere").AtName("allow_unverified_ssl"), diags),
 			AllowUnencryptedHTTP: boolOr(vs.AllowUnencrypted, "VSPHERE_ALLOW_UNENCRYPTED_HTTP",
 				path.Root("vsphere").AtName("allow_unencrypted_http"), diags),
+			ProvisioningUnitsPerHost: provisioningUnits(vs.ProvisioningUnits, diags),
 		}
 		// Refused here, at plan, not at the first login in the apply.
 		if _, err := c.VSphereConfig.SDKURL(); errors.Is(err, vsphere.ErrUnencryptedHTTP) {
@@ -397,4 +411,51 @@ func boolOr(v types.Bool, env string, at path.Path, diags *diag.Diagnostics) boo
 			"The value "+strconv.Quote(raw)+" is not a boolean: use true or false.")
 	}
 	return b
+}
+
+// provisioningUnitsEnv is provisioning_units_per_host's environment variable.
+const provisioningUnitsEnv = "VSPHERE_PROVISIONING_UNITS_PER_HOST"
+
+// provisioningUnits is provisioning_units_per_host (or its environment
+// variable) as vsphere.Config has it: 0 for the default, negative for no
+// limit. A value a full clone cannot fit in is refused.
+func provisioningUnits(v types.Int64, diags *diag.Diagnostics) int {
+	at := path.Root("vsphere").AtName("provisioning_units_per_host")
+	var n int64
+	switch raw := strings.TrimSpace(os.Getenv(provisioningUnitsEnv)); {
+	case !v.IsNull() && !v.IsUnknown():
+		n = v.ValueInt64()
+	case raw != "":
+		var err error
+		if n, err = strconv.ParseInt(raw, 10, 32); err != nil {
+			diags.AddAttributeError(at, "Invalid environment variable "+provisioningUnitsEnv,
+				"The value "+strconv.Quote(raw)+" is not a whole number: use 16 (a host's units), a larger number, or 0 for no limit.")
+			return 0
+		}
+	default:
+		return 0
+	}
+	if msg := validProvisioningUnits(n); msg != "" {
+		diags.AddAttributeError(at, "Invalid provisioning_units_per_host", msg)
+		return 0
+	}
+	if n == 0 {
+		return -1
+	}
+	return int(n)
+}
+
+// validProvisioningUnits says what is wrong with n as
+// provisioning_units_per_host, or "".
+func validProvisioningUnits(n int64) string {
+	switch {
+	case n < 0:
+		return fmt.Sprintf("%d is negative: use 16 (an ESXi host's provisioning units, the default), a larger number to let vCenter queue clones, or 0 for no limit.", n)
+	case n > 0 && n < vsphere.UnitsPerFullClone:
+		return fmt.Sprintf("%d is fewer units than a full clone takes (%d): no full clone would ever start. Use 16 (an ESXi host's units, the default), "+
+			"at least %d, or 0 for no limit.", n, vsphere.UnitsPerFullClone, vsphere.UnitsPerFullClone)
+	case n > 1<<20:
+		return fmt.Sprintf("%d is more than any host has: use 0 for no limit.", n)
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/list"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -93,6 +94,11 @@ func (p *windowsProvider) ValidateConfig(ctx context.Context, req provider.Valid
 		return
 	}
 	validateKubernetes(model.Kubernetes, &resp.Diagnostics)
+	if vs := model.VSphere; vs != nil && !vs.ProvisioningUnits.IsNull() && !vs.ProvisioningUnits.IsUnknown() {
+		if msg := validProvisioningUnits(vs.ProvisioningUnits.ValueInt64()); msg != "" {
+			resp.Diagnostics.AddAttributeError(path.Root("vsphere").AtName("provisioning_units_per_host"), "Invalid provisioning_units_per_host", msg)
+		}
+	}
 }
 
 func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {

@@ -100,6 +100,25 @@ func (c *Client) Clone(ctx context.Context, spec CloneSpec) (*VM, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No more clones at once on a host than it has provisioning units
+	// (slots.go): the template's host, which a clone charges wherever it
+	// lands, and the destination named, if any.
+	units := UnitsPerFullClone
+	if spec.LinkedClone {
+		units = UnitsPerLinkedClone
+	}
+	var hosts []string
+	if source.Runtime.Host != nil {
+		hosts = append(hosts, source.Runtime.Host.Value)
+	}
+	if spec.Host != nil {
+		hosts = append(hosts, spec.Host.Reference().Value)
+	}
+	release, err := c.slots.acquire(ctx, hosts, units, "clone of "+source.Name+" to "+spec.Name)
+	if err != nil {
+		return nil, fmt.Errorf("cloning %s to %s: nothing was cloned: %w", source.Name, spec.Name, err)
+	}
+	defer release()
 	folder := object.NewFolder(c.Client.Client, spec.Folder.Reference())
 	// The request is not abandoned when ctx ends: vCenter clones once it
 	// has received it, and the task its reply names is the only way to

@@ -37,3 +37,11 @@ func (c *Client) WatchEntered(obj types.ManagedObjectReference) bool {
 
 // Relogins counts the logins after the first (a session that ended).
 func (c *Client) Relogins() int { return c.relogin.logins() }
+
+// SetProgressInterval sets how often long waits log; it returns the
+// previous value.
+func SetProgressInterval(d time.Duration) time.Duration {
+	old := progressInterval
+	progressInterval = d
+	return old
+}

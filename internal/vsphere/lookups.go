@@ -108,7 +108,7 @@ func (l *Lookups) FindHostByID(ctx context.Context, id string) (types.ManagedObj
 func (l *Lookups) source(ctx context.Context, ref types.ManagedObjectReference) (*mo.VirtualMachine, error) {
 	return l.sources.get(&l.mu, ref, func() (*mo.VirtualMachine, error) {
 		var m mo.VirtualMachine
-		err := l.c.retrieveOne(ctx, ref, []string{"name", "config.template", "config.hardware.device", "snapshot", "resourcePool"}, &m)
+		err := l.c.retrieveOne(ctx, ref, []string{"name", "config.template", "config.hardware.device", "snapshot", "resourcePool", "runtime.host"}, &m)
 		return &m, err
 	}, func(m *mo.VirtualMachine) bool { return m.Config != nil && m.Config.Template })
 }

@@ -42,6 +42,13 @@ type Config struct {
 	// UserAgent is sent with every request; "" is UserAgent. The sandbox
 	// counts the provider's calls by it (privileges.go).
 	UserAgent string
+	// ProvisioningUnitsPerHost is how many of an ESXi host's provisioning
+	// units this Client's clones hold at once (slots.go): a full clone
+	// takes UnitsPerFullClone, a linked one UnitsPerLinkedClone, on the
+	// source's host and any destination host named. 0 is
+	// DefaultProvisioningUnitsPerHost (16, a host's units); a negative
+	// value sets no limit, leaving vCenter to queue.
+	ProvisioningUnitsPerHost int
 }
 
 // UserAgent identifies the provider's vSphere sessions.
@@ -58,7 +65,8 @@ type Client struct {
 	watch     *watcher
 	lookOnce  sync.Once
 	look      *Lookups
-	relogin   *relogin // nil for a Client not made by NewClient
+	relogin   *relogin   // nil for a Client not made by NewClient
+	slots     *hostSlots // the hosts' provisioning units its clones hold (slots.go); nil: no limit
 }
 
 func (c *Client) watcher() *watcher {
@@ -163,7 +171,7 @@ func NewClient(ctx context.Context, cfg Config) (*Client, error) {
 	// A session that ends mid-run (idle timeout, terminated) logs in again.
 	rl := &relogin{RoundTripper: vc.RoundTripper, user: user, mgr: c.SessionManager}
 	vc.RoundTripper = permissionFaults{RoundTripper: rl}
-	return &Client{Client: c, URL: u, relogin: rl}, nil
+	return &Client{Client: c, URL: u, relogin: rl, slots: newHostSlots(cfg.ProvisioningUnitsPerHost)}, nil
 }
 
 func (cfg Config) rootCAs() (*x509.CertPool, error) {

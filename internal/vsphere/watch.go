@@ -56,8 +56,10 @@ const watchRetries = 3
 
 // Properties the watch collects.
 var (
-	watchVMProps   = []string{"runtime.powerState", "guest.toolsRunningStatus", "guest.guestOperationsReady", "guest.ipAddress", "guest.net"}
-	watchTaskProps = []string{"info.state", "info.result", "info.error"}
+	watchVMProps = []string{"runtime.powerState", "guest.toolsRunningStatus", "guest.guestOperationsReady", "guest.ipAddress", "guest.net"}
+	// info.name, info.entityName and info.progress say what a long wait
+	// waits for (waitTask's progress log); the first two never change.
+	watchTaskProps = []string{"info.state", "info.result", "info.error", "info.name", "info.entityName", "info.progress"}
 )
 
 // propCustomizationInfo is vSphere 7.0U2's customization status (vSphere API
