@@ -99,10 +99,10 @@ type Result struct {
 // a step).
 func Build(ctx context.Context, vs VSphere, connect guest.Connector, req Request) (res Result, err error) {
 	start := time.Now()
-	progress := req.Progress
-	if progress == nil {
-		progress = func(string, map[string]any) {}
-	}
+	// Each stage is reported again while it lasts (an update's install
+	// takes up to 40 minutes, internal/sandbox/latency's UpdateInstall).
+	progress, stopProgress := guest.KeepProgress(req.Progress)
+	defer stopProgress()
 	steps, err := bootstrap.ImageSteps(req.Image)
 	if err != nil {
 		return res, guest.Stage("render image steps", err)

@@ -99,6 +99,8 @@ func (m *Manager) ReadManyHealth(ctx context.Context, vmIDs map[string]string, s
 // start again (its host state lost for good) fails the wait naming its pod,
 // its state and its last output.
 func (m *Manager) RepairAgents(ctx context.Context, spec Spec) error {
+	ctx, stopProgress := m.keepProgress(ctx)
+	defer stopProgress()
 	ns, agents, err := m.healthScope(ctx, spec)
 	if err != nil || len(agents) == 0 {
 		return err
@@ -113,7 +115,7 @@ func (m *Manager) RepairAgents(ctx context.Context, spec Spec) error {
 			restart = append(restart, a.Pod)
 		}
 	}
-	m.progress("restart node agents", map[string]any{"node": spec.Name, "pods": len(restart)})
+	m.progress(ctx, "restart node agents", map[string]any{"node": spec.Name, "pods": len(restart)})
 	if err := m.Kube.RestartAgents(ctx, restart); err != nil {
 		return err
 	}

@@ -65,6 +65,8 @@ func (m *Manager) Read(ctx context.Context, vmID, nodeName string) (Observed, er
 // anything changes: it is neither drained nor deleted. Parts already gone
 // are skipped.
 func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.DrainOptions) error {
+	ctx, stopProgress := m.keepProgress(ctx)
+	defer stopProgress()
 	id := Identity{VMID: vmID}
 	var vm *vsphere.VMInfo
 	if vmID != "" {
@@ -87,7 +89,7 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 	case vm == nil:
 		// The VM is gone: only the VM annotation can say the Node was its.
 		if why := m.ownership(node, id); why != "" || id.VMID == "" {
-			m.progress("Node left alone: not provably this node's", map[string]any{"node": nodeName, "why": why})
+			m.progress(ctx, "Node left alone: not provably this node's", map[string]any{"node": nodeName, "why": why})
 			node = nil
 		}
 	default:
@@ -97,7 +99,7 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 		}
 	}
 	if node != nil {
-		m.progress("drain", map[string]any{"node": nodeName})
+		m.progress(ctx, "drain", map[string]any{"node": nodeName})
 		if err := m.Kube.DrainNode(ctx, nodeName, drain); err != nil {
 			if errors.Is(ctx.Err(), context.Canceled) && !node.Spec.Unschedulable {
 				return guest.Stage("draining the Node", m.uncordonInterrupted(ctx, nodeName, err))
@@ -107,10 +109,10 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 		if kube.NodeUnreachable(node) {
 			// As Cluster API: nothing on an unreachable node can unmount its
 			// volumes, and waiting would block its removal for good.
-			m.progress("volumes not awaited: the Node is unreachable", map[string]any{"node": nodeName})
+			m.progress(ctx, "volumes not awaited: the Node is unreachable", map[string]any{"node": nodeName})
 		} else {
 			waiting := func(attached []string) {
-				m.progress("wait for volumes to detach", map[string]any{"node": nodeName, "attached": attached})
+				m.progress(ctx, "wait for volumes to detach", map[string]any{"node": nodeName, "attached": attached})
 			}
 			if err := m.Kube.WaitForVolumesDetached(ctx, nodeName, waiting); err != nil {
 				return guest.Stage("waiting for the node's volumes to detach", err)
@@ -118,7 +120,7 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 		}
 	}
 	if vm != nil {
-		m.progress("shut down", map[string]any{"vm": vmID})
+		m.progress(ctx, "shut down", map[string]any{"vm": vmID})
 		if err := m.shutdown(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
 			return guest.Stage("shutting the guest down", err)
 		}
@@ -128,7 +130,7 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 			for i, d := range added {
 				keys[i], files[i] = d.Key, d.FileName
 			}
-			m.progress("detach disks", map[string]any{"vm": vmID, "disks": files})
+			m.progress(ctx, "detach disks", map[string]any{"vm": vmID, "disks": files})
 			if err := m.VSphere.DetachDisks(ctx, vmID, keys); err != nil && !vsphere.IsNotFound(err) {
 				return guest.Stage("detaching the disks the VM did not get from its template", err)
 			}
@@ -141,13 +143,13 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 	// the next apply joins again (Rejoin powers it on) instead of a cordoned
 	// Node of a stopped VM that no plan would notice.
 	if node != nil {
-		m.progress("delete Node", map[string]any{"node": nodeName})
+		m.progress(ctx, "delete Node", map[string]any{"node": nodeName})
 		if err := m.Kube.DeleteNodeUID(ctx, nodeName, node.UID); err != nil {
 			return guest.Stage("deleting the Node", err)
 		}
 	}
 	if vm != nil {
-		m.progress("destroy VM", map[string]any{"vm": vmID})
+		m.progress(ctx, "destroy VM", map[string]any{"vm": vmID})
 		if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
 			return guest.Stage("destroying the VM", err)
 		}
@@ -200,7 +202,7 @@ func (m *Manager) ForgetNode(ctx context.Context, nodeName string, id Identity) 
 		return guest.Stage("checking the Node", &NodeNotOursError{Name: nodeName, Why: why,
 			Fix: fmt.Sprintf("If that Node is stale, delete it (kubectl delete node %s).", nodeName)})
 	}
-	m.progress("delete the Node of a VM that is gone", map[string]any{"node": nodeName})
+	m.progress(ctx, "delete the Node of a VM that is gone", map[string]any{"node": nodeName})
 	if err := m.Kube.DeleteNodeUID(ctx, nodeName, node.UID); err != nil {
 		return guest.Stage("deleting the Node", err)
 	}
@@ -236,7 +238,7 @@ func (m *Manager) Hardware(ctx context.Context, nodeName, vmID string, hw vspher
 		}
 		return nil
 	}
-	m.progress("power cycle for hardware change", map[string]any{"node": nodeName, "reason": cycle.Error()})
+	m.progress(ctx, "power cycle for hardware change", map[string]any{"node": nodeName, "reason": cycle.Error()})
 	// Recorded first, so that a later update uncordons the node even when
 	// this one fails after the drain (ResumeAfterPowerCycle).
 	if err := m.Kube.MarkCordonedForPowerCycle(ctx, nodeName, true); err != nil {
@@ -290,7 +292,7 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID stri
 			return guest.Stage("reading the VM", err)
 		}
 		if info.PowerState == vsphere.PoweredOff {
-			m.progress("power on after an unfinished power cycle", map[string]any{"node": nodeName, "vm": vmID})
+			m.progress(ctx, "power on after an unfinished power cycle", map[string]any{"node": nodeName, "vm": vmID})
 			if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
 				return guest.Stage("powering the VM on", err)
 			}
@@ -300,7 +302,7 @@ func (m *Manager) ResumeAfterPowerCycle(ctx context.Context, nodeName, vmID stri
 		}
 	}
 	if !kube.NodeIsReady(node) {
-		m.progress("wait for Ready before uncordoning", map[string]any{"node": nodeName})
+		m.progress(ctx, "wait for Ready before uncordoning", map[string]any{"node": nodeName})
 		if _, err := m.Kube.WaitForNodeReady(ctx, nodeName); err != nil {
 			return guest.Stage("waiting for the Node to be Ready before uncordoning it", err)
 		}
@@ -326,7 +328,7 @@ func (m *Manager) PowerOnIfOff(ctx context.Context, vmID string) (poweredOn bool
 	if info.PowerState != vsphere.PoweredOff {
 		return false, nil
 	}
-	m.progress("power on before joining", map[string]any{"vm": vmID})
+	m.progress(ctx, "power on before joining", map[string]any{"vm": vmID})
 	if err := m.VSphere.PowerOn(ctx, vmID); err != nil {
 		return false, guest.Stage("powering the VM on", err)
 	}

@@ -164,6 +164,6 @@ func (m *Manager) removeStaleNode(ctx context.Context, name string, id Identity)
 		notOurs.Why += fmt.Sprintf(", and VM %s still exists", vmID)
 		return notOurs
 	}
-	m.progress("delete stale Node", map[string]any{"node": name, "vm": vmID})
+	m.progress(ctx, "delete stale Node", map[string]any{"node": name, "vm": vmID})
 	return m.Kube.DeleteNodeUID(ctx, name, node.UID)
 }

@@ -14,7 +14,9 @@ import (
 // the Node to be Ready again. What it cannot repair (the cluster DNS, a
 // network the host lost) the plan names instead.
 func (m *Manager) Repair(ctx context.Context, spec Spec, id Identity) error {
-	m.progress("repair", map[string]any{"node": spec.Name})
+	ctx, stopProgress := m.keepProgress(ctx)
+	defer stopProgress()
+	m.progress(ctx, "repair", map[string]any{"node": spec.Name})
 	ip, err := m.VSphere.WaitForIP(ctx, id.VMID)
 	if err != nil {
 		return guest.Stage("waiting for the guest's IP address", err)
@@ -34,12 +36,12 @@ func (m *Manager) Repair(ctx context.Context, spec Spec, id Identity) error {
 		return guest.Stage("rendering the repair steps", err)
 	}
 	for _, step := range steps {
-		m.progress("step "+step.Name, nil)
+		m.progress(ctx, "step "+step.Name, nil)
 		if _, err := g.Run(ctx, step); err != nil {
 			return err
 		}
 	}
-	m.progress("wait for Ready", map[string]any{"node": spec.Name})
+	m.progress(ctx, "wait for Ready", map[string]any{"node": spec.Name})
 	if _, err := m.Kube.WaitForNodeReady(ctx, spec.Name); err != nil {
 		return &guest.StageError{Stage: "waiting for the Node to become Ready again", Err: err,
 			Evidence: g.Tail(ctx, bootstrap.KubeletLogFile, 20)}
@@ -50,7 +52,7 @@ func (m *Manager) Repair(ctx context.Context, spec Spec, id Identity) error {
 		return guest.Stage("reading the node's networking", err)
 	}
 	if agents := mode.Agents(); len(agents) > 0 {
-		m.progress("wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
+		m.progress(ctx, "wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
 		if _, err := m.Kube.WaitForAgentsReady(ctx, spec.Name, spec.Networking, agents); err != nil {
 			return guest.Stage("waiting for the node agents to run again", err)
 		}

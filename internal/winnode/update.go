@@ -65,6 +65,8 @@ type UpdateResult struct {
 // applies the labels and taints to the Node as it is. It ends reading the
 // VM. The first failure stops it; nothing was saved meanwhile.
 func (m *Manager) Update(ctx context.Context, req UpdateRequest) (UpdateResult, error) {
+	ctx, stopProgress := m.keepProgress(ctx)
+	defer stopProgress()
 	var out UpdateResult
 	spec, id := req.Spec, req.Identity
 	if hw := req.Hardware.Hardware(); hw != (vsphere.Hardware{}) {
@@ -106,7 +108,7 @@ func (m *Manager) Update(ctx context.Context, req UpdateRequest) (UpdateResult, 
 			// mode and waits for its agents.
 			why = "its networking changed; joining again in place"
 		}
-		m.progress(why, map[string]any{"node": spec.Name})
+		m.progress(ctx, why, map[string]any{"node": spec.Name})
 		poweredOn, err := m.PowerOnIfOff(ctx, id.VMID)
 		if err != nil {
 			return out, err

@@ -147,10 +147,31 @@ type Manager struct {
 	Progress       func(stage string, fields map[string]any)
 }
 
-func (m *Manager) progress(stage string, fields map[string]any) {
+// progress reports a stage: through the keeper of the operation under way
+// (keepProgress), which reports it again every guest.ProgressEvery while it
+// lasts, else once.
+func (m *Manager) progress(ctx context.Context, stage string, fields map[string]any) {
+	if keep, ok := ctx.Value(progressKey{}).(guest.Progress); ok {
+		keep(stage, fields)
+		return
+	}
 	if m.Progress != nil {
 		m.Progress(stage, fields)
 	}
+}
+
+type progressKey struct{}
+
+// keepProgress starts the progress keeper of one operation (a Create, a
+// Join, an Update, a Repair), carried by its ctx so that concurrent
+// operations of one Manager (a pool's members) each keep their own stage;
+// an operation inside another keeps the outer one's. stop ends it.
+func (m *Manager) keepProgress(ctx context.Context) (context.Context, func()) {
+	if _, ok := ctx.Value(progressKey{}).(guest.Progress); ok || m.Progress == nil {
+		return ctx, func() {}
+	}
+	keep, stop := guest.KeepProgress(m.Progress)
+	return context.WithValue(ctx, progressKey{}, keep), stop
 }
 
 // Create clones, customizes, bootstraps and joins a node. onVM is called as
@@ -161,6 +182,8 @@ func (m *Manager) progress(stage string, fields map[string]any) {
 // (the process killed between the clone and the state write) leaves a VM
 // the next create finds and adopts, instead of cloning a second one.
 func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (Result, error) {
+	ctx, stopProgress := m.keepProgress(ctx)
+	defer stopProgress()
 	var res Result
 	req := cloneRequest(spec)
 	id, adopted, err := m.adopt(ctx, spec, req)
@@ -168,9 +191,9 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 	case err != nil && id.VMID == "":
 		return res, guest.Stage("checking the node's VM name", err)
 	case adopted:
-		m.progress("adopt earlier clone", map[string]any{"vm": id.VMID})
+		m.progress(ctx, "adopt earlier clone", map[string]any{"vm": id.VMID})
 	default:
-		m.progress("clone", map[string]any{"template": spec.Template})
+		m.progress(ctx, "clone", map[string]any{"template": spec.Template})
 		id, err = m.VSphere.CloneNode(ctx, req)
 		if err != nil && id.VMID == "" {
 			return res, guest.Stage("cloning "+spec.Template, err)
@@ -192,12 +215,12 @@ func (m *Manager) Create(ctx context.Context, spec Spec, onVM func(Identity)) (R
 			return res, err
 		}
 	} else {
-		m.progress("power on", map[string]any{"vm": id.VMID})
+		m.progress(ctx, "power on", map[string]any{"vm": id.VMID})
 		if err := m.VSphere.PowerOn(ctx, id.VMID); err != nil {
 			return res, guest.Stage("powering on", err)
 		}
 	}
-	m.progress("customize", map[string]any{"vm": id.VMID})
+	m.progress(ctx, "customize", map[string]any{"vm": id.VMID})
 	if err := m.VSphere.WaitForCustomization(ctx, id.VMID); err != nil {
 		return res, guest.Stage("guest customization", err)
 	}
@@ -219,15 +242,17 @@ func (m *Manager) Join(ctx context.Context, spec Spec, id Identity) (Result, err
 // (containerd's shims hold them) outlive the kubelet's restart, and which
 // the new kubelet adopts without starting them again.
 func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn bool) (Result, error) {
+	ctx, stopProgress := m.keepProgress(ctx)
+	defer stopProgress()
 	res := Result{Identity: id}
-	m.progress("wait for IP", map[string]any{"vm": id.VMID})
+	m.progress(ctx, "wait for IP", map[string]any{"vm": id.VMID})
 	ip, err := m.VSphere.WaitForIP(ctx, id.VMID)
 	if err != nil {
 		return res, guest.Stage("waiting for the guest's IP address", err)
 	}
 	res.IP = ip
 
-	m.progress("discover cluster", nil)
+	m.progress(ctx, "discover cluster", nil)
 	join, err := m.joinConfig(ctx, spec, ip)
 	if err != nil {
 		return res, guest.Stage("discovering the cluster", err)
@@ -241,7 +266,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	if spec.HTTPSListener && tcfg.CertSHA256 == "" {
 		// A fresh clone: its listener is made now, over vCenter, and its
 		// certificate pinned for this connection and every later one.
-		m.progress("WinRM HTTPS listener", map[string]any{"vm": id.VMID})
+		m.progress(ctx, "WinRM HTTPS listener", map[string]any{"vm": id.VMID})
 		via := remote.Config{Protocol: remote.ProtocolVMTools, Host: ip, User: tcfg.User, Password: tcfg.Password,
 			Guest: m.VSphere.GuestOperations(id.VMID), ConnectTimeout: tcfg.ConnectTimeout, Backoff: tcfg.Backoff}
 		pin, err := guest.CreateHTTPSListener(ctx, m.Connect, via, ip)
@@ -251,7 +276,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		tcfg.CertSHA256 = pin
 	}
 	res.WinRMCertificateSHA256 = tcfg.CertSHA256
-	m.progress("connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
+	m.progress(ctx, "connect", map[string]any{"host": ip, "protocol": string(tcfg.Protocol)})
 	g, err := guest.Connect(ctx, m.Connect, tcfg, "join")
 	if err != nil {
 		return res, guest.Stage("connecting to the guest", err)
@@ -279,7 +304,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		return res, guest.Stage("checking the Node name", err)
 	}
 
-	m.progress("bootstrap token", nil)
+	m.progress(ctx, "bootstrap token", nil)
 	if err := m.Kube.DeleteStaleBootstrapTokens(ctx, "windows_node "+spec.Name); err != nil {
 		return res, guest.Stage("deleting an earlier join's bootstrap token", err)
 	}
@@ -316,7 +341,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		return res, guest.Stage("rendering the join steps", err)
 	}
 	for _, step := range steps {
-		m.progress("step "+step.Name, nil)
+		m.progress(ctx, "step "+step.Name, nil)
 		if _, err := g.Run(ctx, step); err != nil {
 			return res, err
 		}
@@ -342,7 +367,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	defer stopAgents()
 	agentsDone := make(chan error, 1)
 
-	m.progress("wait for Ready", map[string]any{"node": spec.Name})
+	m.progress(ctx, "wait for Ready", map[string]any{"node": spec.Name})
 	readyNode, err := m.Kube.WaitForNodeReady(ctx, spec.Name)
 	if err == nil && len(agents) > 0 {
 		since := kube.RegisteredByKubeletAt(readyNode)
@@ -369,7 +394,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	// while the settings are applied.
 	tokenDone := make(chan error, 1)
 	go func() { tokenDone <- deleteToken() }()
-	m.progress("node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
+	m.progress(ctx, "node settings", map[string]any{"node": spec.Name, "provider_id": id.ProviderID()})
 	node, err := m.Kube.ApplyNodeSettings(ctx, spec.Name, kube.NodeSettings{
 		ProviderID: id.ProviderID(), Labels: NodeLabels(spec.Labels, build), Taints: spec.Taints,
 		VM: kube.NodeVM(m.VSphere.VCenterID(), id.VMID),
@@ -391,7 +416,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		cancel()
 	}
 	if len(agents) > 0 {
-		m.progress("wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
+		m.progress(ctx, "wait for node agents", map[string]any{"node": spec.Name, "namespace": spec.Networking})
 		if err := <-agentsDone; err != nil {
 			return res, guest.Stage("waiting for the node agents to run", err)
 		}
@@ -403,7 +428,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		return res, guest.Stage("rendering the steps after Ready", err)
 	}
 	for _, step := range after {
-		m.progress("step "+step.Name, nil)
+		m.progress(ctx, "step "+step.Name, nil)
 		if _, err := g.Run(ctx, step); err != nil {
 			return res, err
 		}
@@ -416,7 +441,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 		if len(agents) == 0 || spec.SkipNetworkProbe {
 			return nil
 		}
-		m.progress("network probe", map[string]any{"node": spec.Name})
+		m.progress(ctx, "network probe", map[string]any{"node": spec.Name})
 		probeStart := time.Now()
 		paths, err := m.Kube.ProbeNetwork(ctx, probeRequest(spec, join, node, agents))
 		if err != nil {
@@ -487,7 +512,7 @@ const probeEvidenceTimeout = time.Minute
 // the new boot to be Ready, on a watch, and for its agents to run again
 // since the restart (a pod as the stopped kubelet left it does not count).
 func (m *Manager) rebootAfterJoin(ctx context.Context, g *guest.Session, spec Spec, id Identity, before *corev1.Node, agents []kube.Agent) (*corev1.Node, error) {
-	m.progress("reboot after join", map[string]any{"node": spec.Name})
+	m.progress(ctx, "reboot after join", map[string]any{"node": spec.Name})
 	if latest, err := m.Kube.FindNode(ctx, spec.Name); err == nil {
 		before = latest // its last heartbeat before the restart
 	}
@@ -506,13 +531,13 @@ func (m *Manager) rebootAfterJoin(ctx context.Context, g *guest.Session, spec Sp
 	if err := g.Reboot(ctx, func(ctx context.Context) error { return m.VSphere.WaitForGuestRestart(ctx, id.VMID) }); err != nil {
 		return nil, err
 	}
-	m.progress("wait for Ready after the reboot", map[string]any{"node": spec.Name})
+	m.progress(ctx, "wait for Ready after the reboot", map[string]any{"node": spec.Name})
 	node, err := m.Kube.WaitForNodeReadyAgain(ctx, before)
 	if err != nil {
 		return nil, guest.Stage("waiting for the Node to be Ready after the reboot", err)
 	}
 	if len(agents) > 0 {
-		m.progress("wait for node agents after the reboot", map[string]any{"node": spec.Name})
+		m.progress(ctx, "wait for node agents after the reboot", map[string]any{"node": spec.Name})
 		if _, err := m.Kube.WaitForAgentsReadySince(ctx, spec.Name, spec.Networking, agents, since); err != nil {
 			return nil, guest.Stage("waiting for the node agents to run again after the reboot", err)
 		}
@@ -539,7 +564,7 @@ func (m *Manager) keepTokenAlive(ctx context.Context, id string, ttl time.Durati
 		err := m.Kube.RefreshBootstrapToken(ctx, id, ttl)
 		switch {
 		case err == nil:
-			m.progress("bootstrap token refreshed", map[string]any{"ttl": ttl.String()})
+			m.progress(ctx, "bootstrap token refreshed", map[string]any{"ttl": ttl.String()})
 		case kube.IsNotFound(err):
 			return fmt.Errorf("the bootstrap token expired or was deleted before the kubelet joined with it (the API server then refuses its TLS bootstrap: 401 Unauthorized in its log): apply again, the node is replaced with a fresh token")
 		case ctx.Err() != nil:
