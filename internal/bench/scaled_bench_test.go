@@ -294,7 +294,7 @@ func BenchmarkScaledRollPool10(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer capacity.close()
-	capacity.reset()
+	waitFull(b, capacity, replicas)
 
 	one, roll := model.Roll(replicas, surge, nil, nil)
 	scaled := model.Scale(roll)
@@ -317,4 +317,23 @@ func BenchmarkScaledRollPool10(b *testing.B) {
 	if minReady < replicas {
 		b.Errorf("capacity dropped below %d during the roll: %d at the least:\n%s", replicas, minReady, strings.Join(dips, "\n"))
 	}
+}
+
+// waitFull waits until the watch has seen every member Ready and schedulable
+// (its first events, one per Node of the initial list, trail its cache's
+// sync), then starts its minimum over.
+func waitFull(b *testing.B, c *capacityWatch, replicas int) {
+	b.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ready, nodes, _, _, _, _ := c.snapshot()
+		if ready == replicas && nodes == replicas {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("before the roll: %d of %d pool Nodes Ready and schedulable, want %d", ready, nodes, replicas)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.reset()
 }

@@ -214,7 +214,7 @@ func BenchmarkTailPool20Roll(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer capacity.close()
-	capacity.reset()
+	waitFull(b, capacity, replicas)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(w.poolConfig(prefix, replicas, bs.templates[1], bs.networkingID, extra)), 0o600); err != nil {
 		b.Fatal(err)
 	}
