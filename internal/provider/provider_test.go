@@ -269,3 +269,18 @@ data "windows_cluster" "test" {
 	})
 	d.untouched(t)
 }
+
+// TestAccProvider_provisioningUnitsRefusedAtPlan: a host limit no full clone
+// fits in is refused before anything runs, naming the attribute and the fix.
+func TestAccProvider_provisioningUnitsRefusedAtPlan(t *testing.T) {
+	acctest.PreCheck(t)
+	t.Setenv("KUBECONFIG", acctest.AdminKubeconfig())
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:      runtimeClassWith("  vsphere {\n    provisioning_units_per_host = 3\n  }", acctest.Name("win-units")),
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Invalid provisioning_units_per_host.*fewer units than a full clone takes.*Use 16`),
+		}},
+	})
+}

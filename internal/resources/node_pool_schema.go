@@ -90,8 +90,10 @@ func (r *nodePoolResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"replicas": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(0, 1000)},
 				MarkdownDescription: "How many members the pool keeps."},
 			"max_parallel": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(poolDefaultMaxParallel),
-				Validators:          []validator.Int64{int64validator.Between(1, 100)},
-				MarkdownDescription: fmt.Sprintf("How many members are created or removed at once, independent of Terraform's `-parallelism`. Defaults to `%d`.", poolDefaultMaxParallel)},
+				Validators: []validator.Int64{int64validator.Between(1, 100)},
+				MarkdownDescription: fmt.Sprintf("How many members are created or removed at once, independent of Terraform's `-parallelism`. Defaults to `%d`. "+
+					"Their clones still take turns for their template's host's provisioning units (the provider's `vsphere.provisioning_units_per_host`: "+
+					"by default 4 full clones of one template at once, across every pool and node of the run), as vCenter would queue them.", poolDefaultMaxParallel)},
 			"max_surge": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(poolDefaultMaxSurge),
 				Validators: []validator.Int64{int64validator.Between(0, 1000)},
 				MarkdownDescription: fmt.Sprintf("How many members above `replicas` a roll may create before old members are removed. Defaults to `%d`. "+

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"github.com/vmware/govmomi/vim25/types"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -31,6 +32,11 @@ import (
 // (CAPV's issue #1070 "rate-limit vcenter tasks for vsphereVMs" is open;
 // both treat a queued task as one in progress and wait), so a 20-node pool
 // of theirs puts 20 clones in vCenter's queue at once.
+//
+// Power-ons are not limited here: a host runs 60 at once, and the
+// provider's power-ons are bounded by Terraform's -parallelism (10) and a
+// pool's max_parallel; one vCenter queues beyond 60 is waited for like any
+// queued task.
 const (
 	// DefaultProvisioningUnitsPerHost is an ESXi 6.x-8.x host's units.
 	DefaultProvisioningUnitsPerHost = 16
@@ -141,4 +147,45 @@ func logEvery(ctx context.Context, msg string, fields func() map[string]any) (st
 		once.Do(func() { close(done) })
 		<-finished
 	}
+}
+
+// waitProgress is what a long wait's log line says of obj from its last
+// reported properties p: a task's method, object, state (queued or
+// running) and progress; a VM's power, VMware Tools, customization and IP.
+func waitProgress(obj types.ManagedObjectReference, p props) map[string]any {
+	f := map[string]any{"object_id": obj.Value}
+	if p == nil {
+		f["state"] = "not reported yet"
+		return f
+	}
+	str := func(key, field string) {
+		switch v := p[key].(type) {
+		case string:
+			f[field] = v
+		case fmt.Stringer:
+			f[field] = v.String()
+		}
+	}
+	switch obj.Type {
+	case "Task":
+		f["state"] = string(taskState(p["info.state"]))
+		str("info.name", "method")
+		str("info.entityName", "object")
+		if v, ok := p["info.progress"].(int32); ok {
+			f["progress_percent"] = v
+		}
+	case TypeVirtualMachine:
+		if v, ok := p["runtime.powerState"].(types.VirtualMachinePowerState); ok {
+			f["power_state"] = string(v)
+		}
+		str("guest.toolsRunningStatus", "tools")
+		if v, ok := p["guest.guestOperationsReady"].(bool); ok {
+			f["guest_operations_ready"] = v
+		}
+		if info := customizationInfoOf(p[propCustomizationInfo]); info != nil {
+			f["customization"] = info.CustomizationStatus
+		}
+		str("guest.ipAddress", "ip")
+	}
+	return f
 }

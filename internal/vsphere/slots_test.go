@@ -90,7 +90,7 @@ func TestClonesRespectTheHostsProvisioningUnits(t *testing.T) {
 	out := logs.String()
 	for _, want := range []string{
 		`"@message":"waiting for a provisioning slot on ESXi host`,
-		`"@message":"waiting for vCenter task`, `"method":"CloneVM_Task"`, `"object":"win2022-base"`, `"state":"running"`, `"progress_percent"`,
+		`"@message":"waiting on vCenter for Task task-`, `"method":"CloneVM_Task"`, `"object":"win2022-base"`, `"state":"running"`, `"progress_percent"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the log has no %s:\n%s", want, out)

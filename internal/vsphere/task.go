@@ -2,8 +2,6 @@ package vsphere
 
 import (
 	"context"
-	"maps"
-	"sync"
 
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/task"
@@ -15,7 +13,7 @@ import (
 // watcher.wait). A queued task (vCenter's queue for a host's provisioning
 // units or its concurrent operations) is waited for like a running one:
 // only success or error ends the wait. Every progressInterval of it is
-// logged (tflog INFO): the task, its method and object, its state and
+// logged (watcher.wait): the task, its method and object, its state and
 // progress. A failed task's error is a
 // task.Error carrying its fault, as govmomi's Task.WaitForResult returns it,
 // so fault checks (IsNotFound, isInvalidPowerState) see through it.
@@ -26,33 +24,8 @@ func (c *Client) waitTask(ctx context.Context, t *object.Task, err error, also .
 	var (
 		result types.AnyType
 		failed error
-		mu     sync.Mutex
-		last   props
 	)
-	ref := t.Reference()
-	stop := logEvery(ctx, "waiting for vCenter task "+ref.Value, func() map[string]any {
-		mu.Lock()
-		defer mu.Unlock()
-		f := map[string]any{"task": ref.Value, "state": "unknown"}
-		if last != nil {
-			f["state"] = string(taskState(last["info.state"]))
-			if v, ok := last["info.name"].(string); ok {
-				f["method"] = v
-			}
-			if v, ok := last["info.entityName"].(string); ok {
-				f["object"] = v
-			}
-			if v, ok := last["info.progress"].(int32); ok {
-				f["progress_percent"] = v
-			}
-		}
-		return f
-	})
-	defer stop()
-	err = c.watcher().wait(ctx, ref, func(p props) (bool, error) {
-		mu.Lock()
-		last = maps.Clone(p) // p is the watch's, changed under its lock
-		mu.Unlock()
+	err = c.watcher().wait(ctx, t.Reference(), func(p props) (bool, error) {
 		switch taskState(p["info.state"]) {
 		case types.TaskInfoStateSuccess:
 			result = p["info.result"]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -249,7 +250,27 @@ func (w *watcher) close() {
 // *NotFoundError. The objects in also join the view with obj, in the same
 // ModifyListView, and linger after it: a wait that is about to follow on
 // them (a VM's, after its power-on task) finds them there.
+//
+// Every progressInterval of the wait is logged (tflog INFO): the object and
+// what vCenter last reported of it (waitProgress).
 func (w *watcher) wait(ctx context.Context, obj types.ManagedObjectReference, check func(props) (bool, error), also ...types.ManagedObjectReference) error {
+	var (
+		mu   sync.Mutex
+		last props
+	)
+	stop := logEvery(ctx, "waiting on vCenter for "+kindName(obj.Type)+" "+obj.Value, func() map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return waitProgress(obj, last)
+	})
+	defer stop()
+	inner := check
+	check = func(p props) (bool, error) {
+		mu.Lock()
+		last = maps.Clone(p) // p is the watch's, changed under its lock
+		mu.Unlock()
+		return inner(p)
+	}
 	for restarts := 0; ; restarts++ {
 		err := w.waitOnce(ctx, obj, check, also...)
 		var lost *lostSessionError

@@ -7,7 +7,9 @@
 // the source's extraConfig (the template's Windows build), get fresh BIOS and
 // instance UUIDs, and linked clones get child disks of the source's disk.
 // OnClone lets the sandbox see (and refuse) clone requests; OnRequest holds
-// a request in flight.
+// a request in flight. With Options.Latency it takes vCenter's time
+// (timing.go): tasks queued for the hosts' provisioning units, then running
+// for the model's durations, and every call's round trip.
 package vcsim
 
 import (

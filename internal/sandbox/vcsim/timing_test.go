@@ -186,3 +186,70 @@ func TestCloseEndsQueuedTasks(t *testing.T) {
 		t.Fatal("Close waited for queued and running tasks")
 	}
 }
+
+// A clone takes units of its destination host too: four full clones of one
+// template onto another host fill that host, and a clone of a template
+// elsewhere onto it waits, though its own host is free.
+func TestCloneChargesItsDestinationHostToo(t *testing.T) {
+	model := latency.New(100, latency.Median)
+	s, c := startTimed(t, model)
+	ctx := t.Context()
+	finder := find.NewFinder(c, true)
+	hostOf := func(path string) (*object.VirtualMachine, types.ManagedObjectReference) {
+		vm, err := finder.VirtualMachine(ctx, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m mo.VirtualMachine
+		if err := vm.Properties(ctx, vm.Reference(), []string{"runtime.host"}, &m); err != nil {
+			t.Fatal(err)
+		}
+		return vm, *m.Runtime.Host
+	}
+	first, a := hostOf(s.Templates["2022"])
+	var (
+		other *object.VirtualMachine
+		b     types.ManagedObjectReference
+	)
+	for _, v := range []string{"2019", "2025", PreparedVersion} {
+		if vm, h := hostOf(s.Templates[v]); h != a {
+			other, b = vm, h
+			break
+		}
+	}
+	if other == nil {
+		t.Skip("vcsim placed every template on one host")
+	}
+	folder, err := finder.Folder(ctx, s.Folder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := types.ManagedObjectReference{Type: "ResourcePool", Value: s.ResourcePoolID}
+	onto := func(src *object.VirtualMachine, name string) *object.Task {
+		task, err := src.Clone(ctx, folder, name, types.VirtualMachineCloneSpec{Location: types.VirtualMachineRelocateSpec{Pool: &pool, Host: &b}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return task
+	}
+	var tasks []*object.Task
+	for i := range latency.ProvisioningUnitsPerHost / latency.UnitsPerFullClone {
+		tasks = append(tasks, onto(first, fmt.Sprintf("dest-%d", i)))
+	}
+	last := onto(other, "dest-other")
+	var info mo.Task
+	if err := last.Properties(ctx, last.Reference(), []string{"info"}, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Info.State != types.TaskInfoStateQueued {
+		t.Errorf("a clone onto a host four clones fill: state %s, want queued", info.Info.State)
+	}
+	for _, tk := range append(tasks, last) {
+		if _, err := tk.WaitForResult(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.QueuedTasks() != 1 {
+		t.Errorf("%d tasks queued, want 1", s.QueuedTasks())
+	}
+}
