@@ -17,7 +17,13 @@ import (
 )
 
 // Default timeouts of a node: a clone, a boot, a join and a Ready wait; a
-// drain that waits for PodDisruptionBudgets.
+// drain that waits for PodDisruptionBudgets. create lies above the guest's
+// side at the tail of each operation, about 24 minutes: a full clone 3
+// (puppetlabs/vmpooler#333), a customized first boot 15 (AWS EC2's launch
+// documentation; buildkite/elastic-ci-stack-for-aws#595), a first pull of
+// the probe's image ~2 (actions/runner-images#3728), a restart 2.5
+// (internal/sandbox/latency keeps each figure with its source;
+// TestDefaultTimeoutsAboveTheModelsTail holds the default above their sum).
 const (
 	nodeCreateTimeout = 30 * time.Minute
 	nodeUpdateTimeout = 30 * time.Minute

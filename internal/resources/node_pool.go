@@ -21,6 +21,8 @@ import (
 // Default timeouts of a pool: several waves of node creates (each up to a
 // windows_node's 30 minutes) and drains.
 const (
+	// One member's tail is about 24 minutes (nodeCreateTimeout's sources),
+	// 27 with a clone queued behind a host's slots: 60 covers it.
 	poolCreateTimeout = 60 * time.Minute
 	poolUpdateTimeout = 120 * time.Minute
 	poolDeleteTimeout = 60 * time.Minute

@@ -101,7 +101,10 @@ func HostConfigFor(h *winsim.Host) Config {
 			BIOSUUID:     hc.BIOSUUID,
 			NumCPU:       hc.NumCPU,
 			MemoryMB:     hc.MemoryMB,
+			Disk:         h.Dir(),
 		},
+		// The host's model times its kubelet too (winsim.HostConfig.Latency).
+		Latency:    hc.Latency,
 		NeverReady: h.Faults().KubeletNeverReady,
 		NotReady:   func() bool { return h.Faults().KubeletNotReady },
 	}

@@ -1,9 +1,13 @@
 package kubeletsim
 
 import (
+	"context"
 	"fmt"
+	"sync"
 
 	"github.com/distribution/reference"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
 // servedImages are the images the sandbox's registry serves to the
@@ -14,6 +18,38 @@ import (
 // agnhost is served: a pod naming another tag or digest does not start.
 var servedImages = map[string]map[string]string{
 	agnhostRepository: {"2.53": "sha256:99c6b4bb4a1e1df3f0b3752168c89358794d02258ebebc26bf21c29399011a85"},
+}
+
+// servedImageBytes are the compressed sizes of the served images, which
+// the latency model's ImagePull times a first pull on a host by. agnhost
+// 2.53's Windows image: estimate, 150 MB (a nanoserver base of about 120 MB
+// compressed, mcr.microsoft.com/windows/nanoserver, and agnhost's own
+// binaries).
+var servedImageBytes = map[string]int64{agnhostRepository: 150e6}
+
+// pulled records the images each host's containerd holds (by the host's
+// disk directory): a second pod of the image starts without a pull, as
+// containerd keeps its content store across kubelet restarts and reboots.
+var pulled sync.Map
+
+// playPull takes a first pull's time on the host (none when the model is
+// off, or the image is there).
+func playPull(ctx context.Context, m *latency.Model, hostDir, image, id string) error {
+	if !m.On() {
+		return nil
+	}
+	if _, had := pulled.LoadOrStore(hostDir+"\x00"+id, true); had {
+		return nil
+	}
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return nil // pullImage refused it already
+	}
+	if err := m.Sleep(ctx, m.Move(latency.ImagePull, servedImageBytes[named.Name()])); err != nil {
+		pulled.Delete(hostDir + "\x00" + id)
+		return err
+	}
+	return nil
 }
 
 // pullImage resolves an image reference as containerd's CRI plugin does

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
@@ -31,6 +32,9 @@ type HostInfo struct {
 	BIOSUUID     string
 	NumCPU       int // default 2
 	MemoryMB     int // default 4096
+	// Disk is the host's disk directory: what its containerd holds (the
+	// images it pulled) is kept by it.
+	Disk string
 }
 
 // Config describes one kubelet process.
@@ -55,6 +59,9 @@ type Config struct {
 	// Overlay carries its pods' connections to other nodes' pods; nil:
 	// none (podnet.go).
 	Overlay Overlay
+	// Latency times the kubelet's registration, its status syncs and its
+	// image pulls (internal/sandbox/latency); nil takes no time.
+	Latency *latency.Model
 	// NeverReady is a fault: the Node registers but never reports Ready.
 	NeverReady bool
 	// NotReady, when set, is asked at each readiness check: while it

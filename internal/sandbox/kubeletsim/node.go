@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
 // Labels the kubelet sets on its own Node.
@@ -92,6 +94,11 @@ func (n *nodeAgent) run(ctx context.Context) error {
 // registerWithAPIServer creates the Node, retrying with back-off until it
 // succeeds or ctx ends, as kubelet.registerWithAPIServer does.
 func (n *nodeAgent) registerWithAPIServer(ctx context.Context) error {
+	// The kubelet's start up to its first registration attempt, and the
+	// attempt's retries, take the latency model's KubeletRegister.
+	if err := n.k.cfg.Latency.Wait(ctx, latency.KubeletRegister); err != nil {
+		return err
+	}
 	delay := registerBackoff[0]
 	for {
 		n.k.log.Info("kubelet_node_status.go:75", "Attempting to register node", "node", n.name)
@@ -316,7 +323,14 @@ func (n *nodeAgent) statusLoop(ctx context.Context) {
 	// Readiness is looked at every cniPollInterval (the runtime's network
 	// condition follows files on the host); updateStatus posts only on a
 	// change or every nodeStatusReportFrequency.
-	t := time.NewTicker(min(cniPollInterval, nodeStatusUpdateFrequency))
+	every := min(cniPollInterval, nodeStatusUpdateFrequency)
+	if m := n.k.cfg.Latency; m.On() {
+		// Under the latency model a change waits for the next sync, as
+		// the real kubelet's syncNodeStatus runs every
+		// nodeStatusUpdateFrequency (KubeletStatusUpdate), scaled.
+		every = m.Of(latency.KubeletStatusUpdate)
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		if err := n.updateStatus(ctx, false); err != nil && ctx.Err() == nil {

@@ -66,6 +66,9 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
 			return w.imagePullFailed(ctx, pod, c.Name, err)
 		}
+		if err := playPull(ctx, w.n.k.cfg.Latency, w.n.k.cfg.Host.Disk, c.Image, id); err != nil {
+			return err
+		}
 		ids[c.Image] = id
 	}
 	dnsServer := ""

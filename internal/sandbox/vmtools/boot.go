@@ -109,6 +109,7 @@ func (h *Hosts) bootHost(ctx context.Context, st *vmState, ev powerEvent) error 
 		Firewall:    &winsim.Firewall{Profile: guestNetworkProfile, ClientsOutsideSubnet: h.runnerOutside()},
 		BootDelay:   bootDelay,
 		RebootDelay: rebootDelay,
+		Latency:     h.opts.Latency,
 		Faults:      h.faultsFor(st.computer),
 		Programs:    h.opts.Programs,
 		// Windows waits 30 s for a service to report Running; the sandbox

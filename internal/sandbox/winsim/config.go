@@ -3,6 +3,8 @@ package winsim
 import (
 	"regexp"
 	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
 // Ports selects the TCP ports a host listens on. 0 picks a free port (tests),
@@ -74,6 +76,10 @@ type HostConfig struct {
 	// still booting. RebootDelay is the downtime of a reboot (default 2s).
 	BootDelay   time.Duration
 	RebootDelay time.Duration
+	// Latency times what Windows does (internal/sandbox/latency): service
+	// starts, downloads at the site's link speed, a cumulative update's
+	// install, the restart that completes it. nil takes no time.
+	Latency *latency.Model
 
 	Faults Faults
 

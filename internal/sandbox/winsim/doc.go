@@ -258,6 +258,22 @@
 // makes DISM and wusa accept a KB's package and exit 0 with nothing
 // installed, for the read-back that must catch it.
 //
+// Time (HostConfig.Latency, internal/sandbox/latency, whose durations.go
+// files keep each figure with its source). With the model off (nil, the
+// default) everything happens at once. On, the host takes Windows' time
+// divided by the model's factor: a service started by Start-Service, sc.exe
+// or nssm stays START_PENDING for ServiceStart (at most seconds; the Service
+// Control Manager's 30 s start timeout bounds every healthy start), except
+// the automatic services of a boot, whose time is the boot's; Invoke-WebRequest
+// takes its bytes' time at the site's link speed (DownloadLink), and fails
+// "The operation has timed out." when -TimeoutSec ends first; DISM, wusa and
+// the Windows Update Agent take UpdateInstall for a cumulative update (an
+// SSU none: its time is not modelled), and the restart that completes a
+// staged update is UpdateRestart ("Working on updates"), any other restart
+// RebootDelay (the sandbox sets it to the model's WindowsRestart). The boot
+// to VMware Tools and a customization's phases are vmtools' (internal/sandbox/vmtools);
+// the kubelet's registration, status syncs and image pulls kubeletsim's.
+//
 // Servicing (servicing.go, programs_dism.go). Update packages are
 // internal/sandbox/updatepkg's signed text files (.cab and .msu alike: KB,
 // SSU or LCU, the build they apply to, the UBR after the restart, the SSU

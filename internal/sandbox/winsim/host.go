@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
 // Host is one simulated Windows Server host.
@@ -53,7 +55,8 @@ type Host struct {
 	// bootID is new at every boot (BootID).
 	bootID  string
 	stopped bool
-	ports   Ports // bound ports (0 = disabled)
+	stopCh  chan struct{} // closed at Stop: a reboot's wait ends
+	ports   Ports         // bound ports (0 = disabled)
 	// configured are the ports the host was started with, before its disk
 	// decided which listeners exist: the firewall drops connections to
 	// them where no rule admits them, listener or not (firewall_drop.go).
@@ -121,6 +124,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 		return nil, fmt.Errorf("winsim: %w", err)
 	}
 	h := &Host{
+		stopCh:     make(chan struct{}),
 		cfg:        cfg,
 		servicing:  servicing,
 		fs:         fs,
@@ -337,10 +341,19 @@ func (h *Host) goDown() {
 // Reboot takes the host down, waits RebootDelay and brings it back. It blocks
 // until the host is up again (or stopped).
 func (h *Host) Reboot() {
+	d := h.cfg.RebootDelay
+	if h.updatePending() && h.cfg.Latency.On() {
+		// "Working on updates" before and after the reboot.
+		d = h.cfg.Latency.Of(latency.UpdateRestart)
+	}
 	h.goDown()
-	t := time.NewTimer(h.cfg.RebootDelay)
+	t := time.NewTimer(d)
 	defer t.Stop()
-	<-t.C
+	select {
+	case <-t.C:
+	case <-h.stopCh:
+		return
+	}
 	h.comeUp()
 }
 
@@ -352,6 +365,7 @@ func (h *Host) Stop() error {
 		return nil
 	}
 	h.stopped = true
+	close(h.stopCh)
 	for _, t := range h.timers {
 		t.Stop()
 	}

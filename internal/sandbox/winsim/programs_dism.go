@@ -97,7 +97,7 @@ func runDism(ctx context.Context, p *Process) int {
 		return fail(2, "2", "The system cannot find the file specified.")
 	}
 	banner()
-	outcome, u := h.addPackage(pkg, "dism")
+	outcome, u := h.addPackage(ctx, pkg, "dism")
 	done := func() {
 		if !quiet {
 			fmt.Fprintf(p.Stdout, "Processing 1 of 1 - Adding package Package_for_%s\r\n[==========================100.0%%==========================]\r\nThe operation completed successfully.\r\n", u.KB)
@@ -197,7 +197,7 @@ func runWusa(ctx context.Context, p *Process) int {
 	if ok, dir := h.fs.Stat(file); !ok || dir {
 		return hresultExit(0x80070002)
 	}
-	outcome, u := h.addPackage(file, "wusa")
+	outcome, u := h.addPackage(ctx, file, "wusa")
 	switch outcome {
 	case servicingCheckpointNotModelled:
 		return refuse(p, checkpointNotModelled(u))

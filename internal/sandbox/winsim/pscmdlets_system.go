@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/pwsh"
 )
 
@@ -315,6 +316,11 @@ func runInvokeWebRequest(c *Call) error {
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return webErr("The underlying connection was closed: " + err.Error())
+	}
+	// The bytes take the site's link speed (the latency model's
+	// DownloadLink; nothing when it is off), within -TimeoutSec.
+	if m := ps(c).h.cfg.Latency; m.Sleep(ctx, m.Move(latency.DownloadLink, int64(len(body)))) != nil {
+		return webErr("The operation has timed out.")
 	}
 	if c.Has("OutFile") {
 		fs := ps(c).h.fs

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
 // scm is the run-time half of the service control manager (services.exe):
@@ -93,9 +95,13 @@ func (h *Host) ServiceEnvironment() map[string]string {
 // then its ImagePath's program, which must report Running within
 // HostConfig.ServiceStartTimeout (else 1053 and the process is ended).
 // Starting a running service does nothing. Errors are *ServiceError.
-func (h *Host) startService(name string) error { return h.startServiceChain(name, nil) }
+func (h *Host) startService(name string) error { return h.startServiceChain(name, nil, false) }
 
-func (h *Host) startServiceChain(name string, chain []string) error {
+// startServiceAtBoot starts an automatic service as the host boots: its
+// time is the boot's (the latency model's WindowsBoot), not its own.
+func (h *Host) startServiceAtBoot(name string) error { return h.startServiceChain(name, nil, true) }
+
+func (h *Host) startServiceChain(name string, chain []string, atBoot bool) error {
 	s, ok := h.svcs.get(name)
 	if !ok {
 		return noService(name)
@@ -126,18 +132,18 @@ func (h *Host) startServiceChain(name string, chain []string) error {
 		if !h.svcs.isService(d) || h.svcs.markedForDelete(d) {
 			return fail(errDependencyDeleted)
 		}
-		if err := h.startServiceChain(d, append(chain, s.Name)); err != nil {
+		if err := h.startServiceChain(d, append(chain, s.Name), atBoot); err != nil {
 			if se := (*ServiceError)(nil); errors.As(err, &se) && se.Err == errCircularDependency {
 				return err
 			}
 			return fail(errServiceDependencyFail)
 		}
 	}
-	return h.spawnService(s, r)
+	return h.spawnService(s, r, atBoot)
 }
 
 // spawnService runs a service's program and waits for it to report Running.
-func (h *Host) spawnService(s Service, r *svcRun) error {
+func (h *Host) spawnService(s Service, r *svcRun, atBoot bool) error {
 	fail := func(code *ErrorCode) error {
 		return &ServiceError{Service: s.Name, DisplayName: s.DisplayName, Op: "start", Err: code}
 	}
@@ -193,6 +199,11 @@ func (h *Host) spawnService(s Service, r *svcRun) error {
 	h.scm.mu.Lock()
 	r.status, r.cancel, r.done, r.stopping = StatusStartPending, cancel, done, false
 	h.scm.mu.Unlock()
+	if !atBoot {
+		// START_PENDING for the start's time (the latency model's
+		// ServiceStart; none when it is off), before the process runs.
+		_ = h.cfg.Latency.Wait(upCtx, latency.ServiceStart)
+	}
 	go func() {
 		run(ctx, p)
 		cancel()
@@ -441,10 +452,10 @@ func (h *Host) bootServices() {
 			delayed = append(delayed, s.Name)
 			continue
 		}
-		_ = h.startService(s.Name)
+		_ = h.startServiceAtBoot(s.Name)
 	}
 	for _, n := range delayed {
-		_ = h.startService(n)
+		_ = h.startServiceAtBoot(n)
 	}
 }
 

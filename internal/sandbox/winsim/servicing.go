@@ -1,6 +1,7 @@
 package winsim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/updatepkg"
 )
 
@@ -165,7 +167,7 @@ const (
 
 // addPackage installs a package file into the servicing store (CBS), as
 // DISM and wusa both do, and writes what CBS logs.
-func (h *Host) addPackage(file, via string) (servicingOutcome, *updatepkg.Package) {
+func (h *Host) addPackage(ctx context.Context, file, via string) (servicingOutcome, *updatepkg.Package) {
 	b, err := h.fs.ReadFile(file)
 	if err != nil {
 		return servicingNotAPackage, nil
@@ -235,7 +237,26 @@ func (h *Host) addPackage(file, via string) (servicingOutcome, *updatepkg.Packag
 	if err := s.saveLocked(); err != nil {
 		h.cbsLog("Error", "CBS", "Failed to save the servicing store: "+err.Error())
 	}
+	if u.Kind == updatepkg.LCU {
+		// A cumulative update's install takes its time (the latency
+		// model's UpdateInstall; none when it is off); the store holds the
+		// outcome already, as CBS stages before it reports.
+		s.mu.Unlock()
+		_ = h.cfg.Latency.Wait(ctx, latency.UpdateInstall)
+		s.mu.Lock()
+	}
 	return out, u
+}
+
+// updatePending reports a staged update that the next boot completes.
+func (h *Host) updatePending() bool {
+	s := h.servicing
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.PendingUBR > 0
 }
 
 // checkpointMissing: a target LCU that carries only the differentials since

@@ -437,7 +437,7 @@ func (h *Host) wuaInstaller(ctx context.Context) *pwsh.Object {
 			if u.downloaded == "" {
 				return nil, pwsh.NotModelled("IUpdateInstaller.Install of an update not downloaded")
 			}
-			outcome, _ := h.addPackage(u.downloaded, "wua")
+			outcome, _ := h.addPackage(ctx, u.downloaded, "wua")
 			r := updateResult{code: orcSucceeded}
 			switch outcome {
 			case servicingRestartNeeded:
