@@ -13,6 +13,10 @@ type Step struct {
 	Name  string
 	Op    Op
 	Times int
+	// Rate and Bytes, instead of Op: a transfer (an image pull, a
+	// download) of Bytes at the model's Rate.
+	Rate  Rate
+	Bytes int64
 }
 
 func (s Step) times() int { return max(1, s.Times) }
@@ -41,6 +45,15 @@ var (
 		{Name: "sysprep's reboot", Op: WindowsRestart},
 		{Name: "specialize", Op: SysprepSpecialize},
 		{Name: "OOBE", Op: SysprepOOBE},
+		// The join: the kubelet's service start, its Node registered, its
+		// Ready condition posted at its next status sync (a whole
+		// nodeStatusUpdateFrequency at most, counted whole: the sync's
+		// phase is the kubelet's), then the network probe's first pull of
+		// agnhost on the new node.
+		{Name: "kubelet service start", Op: ServiceStart},
+		{Name: "kubelet registration", Op: KubeletRegister},
+		{Name: "Ready at the next status sync", Op: KubeletStatusUpdate},
+		{Name: "the probe's agnhost pull", Rate: ImagePull, Bytes: AgnhostImageBytes},
 	}
 	// NodeRemove is one node's removal in a pool's roll after its
 	// replacement is Ready: the drain, the guest's shutdown, the Node's
@@ -57,10 +70,17 @@ var (
 		{Name: "power-on", Op: PowerOnTask},
 		{Name: "boot", Op: WindowsBoot},
 		{Name: "the Containers feature's restart", Op: WindowsRestart},
+		{Name: "one cumulative update's install", Op: UpdateInstall},
+		{Name: "its restart", Op: UpdateRestart},
 		{Name: "snapshot", Op: SnapshotTask},
 		{Name: "mark as template", Op: MarkAsTemplate},
 	}
 )
+
+// AgnhostImageBytes is the compressed size of the network probe's image
+// (agnhost's Windows image) that kubeletsim times a first pull by; a test
+// in kubeletsim holds its copy equal.
+const AgnhostImageBytes = 150e6
 
 // StepTime is one step of a path with its duration at real scale (all its
 // Times together).
@@ -80,7 +100,12 @@ type Path struct {
 func (m *Model) PathOf(steps []Step) Path {
 	var p Path
 	for _, s := range steps {
-		d := m.Real(s.Op) * time.Duration(s.times())
+		var d time.Duration
+		if s.Rate != "" {
+			d = m.RealMove(s.Rate, s.Bytes) * time.Duration(s.times())
+		} else {
+			d = m.Real(s.Op) * time.Duration(s.times())
+		}
 		p.Steps = append(p.Steps, StepTime{Step: s, Real: d})
 		p.Real += d
 	}
@@ -188,4 +213,18 @@ func (m *Model) Roll(replicas, surge int, create, remove []Step) (Path, time.Dur
 	}
 	lanes := (replicas + surge - 1) / surge
 	return one, time.Duration(lanes) * one.Real
+}
+
+// RealMove is how long bytes take at rate r at real scale, for the model's
+// quantile (the tail plays the slow throughput): what a path adds up.
+func (m *Model) RealMove(r Rate, bytes int64) time.Duration {
+	t, ok := RealRates[r]
+	if !ok {
+		panic(fmt.Sprintf("latency: no throughput for %q: add it to durations_guest.go with its source", r))
+	}
+	bps := t.P50
+	if m != nil && m.Quantile == Tail {
+		bps = t.P99
+	}
+	return time.Duration(float64(bytes) / bps * float64(time.Second))
 }

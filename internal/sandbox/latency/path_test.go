@@ -68,6 +68,18 @@ func TestNodesPathHandWorked(t *testing.T) {
 	if one.Real != 630*time.Second || roll != 3150*time.Second {
 		t.Errorf("roll of 10, surge 2: one %s, roll %s; want 630s, 3150s", one.Real, roll)
 	}
+
+	// A pull times its bytes at the quantile's throughput: 50 MB at the
+	// image pull's median (RealRates) and at its slow tail.
+	pull := []Step{{Name: "pull", Rate: ImagePull, Bytes: 50e6}}
+	wantP50 := time.Duration(50e6 / RealRates[ImagePull].P50 * float64(time.Second))
+	if got := m.PathOf(pull).Real; got != wantP50 {
+		t.Errorf("a 50 MB pull at P50 = %s, want %s", got, wantP50)
+	}
+	m.Quantile = Tail
+	if got, want := m.PathOf(pull).Real, time.Duration(50e6/RealRates[ImagePull].P99*float64(time.Second)); got != want || got <= wantP50 {
+		t.Errorf("a 50 MB pull at P99 = %s, want %s (slower than the median's %s)", got, want, wantP50)
+	}
 }
 
 // The package's own paths are the model's durations added up: a change of
@@ -76,6 +88,10 @@ func TestPackagePathsAreTheModelsDurations(t *testing.T) {
 	m := New(1, Median)
 	var one time.Duration
 	for _, s := range NodeCreate {
+		if s.Rate != "" {
+			one += time.Duration(float64(s.Bytes) / RealRates[s.Rate].P50 * float64(time.Second))
+			continue
+		}
 		one += RealDurations[s.Op].P50 * time.Duration(s.times())
 	}
 	got := m.NodesPath(20, 3, 3, nil)
