@@ -102,7 +102,7 @@ func TestClonesRespectTheHostsProvisioningUnits(t *testing.T) {
 // beyond the host's units, waits for each queued task and fails none.
 func TestQueuedClonesAreWaitedForNotFailed(t *testing.T) {
 	defer vsphere.SetProgressInterval(vsphere.SetProgressInterval(200 * time.Millisecond))
-	e, _ := newTimedEnv(t, 100, -1)
+	e, _ := newTimedEnv(t, 30, -1) // a full clone: 4 s, time for all six to reach vCenter while the first run
 	var logs bytes.Buffer
 	ctx := tflogtest.RootLogger(t.Context(), &logs)
 	errs, _ := cloneMany(ctx, t, e, "queued", 6)

@@ -219,8 +219,10 @@ func (s *Server) login(ctx context.Context, roots *x509.CertPool) (*vim25.Client
 // it (waits.go). It is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		// No new connection (a client retrying its long poll), then none of
-		// the old ones, then no call still waiting for updates.
+		// No request held for its round trip or task left to play
+		// (timing.go), no new connection (a client retrying its long poll),
+		// then none of the old ones, then no call still waiting for updates.
+		s.timing.stop()
 		_ = s.HTTP.Listener.Close()
 		s.HTTP.CloseClientConnections()
 		if !s.waits.closeServer(s.HTTP.Close) {

@@ -88,8 +88,16 @@ func newTiming(model *latency.Model, reg *simulator.Registry) *timing {
 	return t
 }
 
-// close ends every wait and every task still waiting or running (they stay
-// as they were: the server is going away) and waits for their goroutines.
+// stop ends every wait: the requests held for their round trip (so the
+// HTTP server's Close does not wait for them) and the tasks still queued or
+// running (they stay as they were: the server is going away).
+func (t *timing) stop() {
+	if t != nil {
+		t.cancel()
+	}
+}
+
+// close stops and waits for the tasks' goroutines.
 func (t *timing) close(reg *simulator.Registry) {
 	if t == nil {
 		return
