@@ -62,11 +62,13 @@ const cmdExe = `C:\Windows\System32\cmd.exe`
 // (a SystemError "vix error codes = (3016, 0)": vmware/govmomi#759, where
 // govc polled every 250 ms; govc's fix polls every second, govmomi#1481;
 // govmomi's toolbox.Client.Run polls every 500 ms), so no two polls of a
-// process come closer than processPollInterval. PowerCLI's Invoke-VMScript
-// documents no interval of its own.
+// process come closer than processPollInterval, a little above toolbox's.
+// PowerCLI's Invoke-VMScript documents no interval of its own. The cap
+// stays short: a step that ends with Restart-Computer must be seen ending
+// before the guest's shutdown stops VMware Tools, seconds later.
 const (
 	processPollFirst    = 100 * time.Millisecond
-	processPollInterval = time.Second
+	processPollInterval = 600 * time.Millisecond
 	processPollMax      = 2 * time.Second
 )
 

@@ -88,7 +88,7 @@ func TestCloseCutsAModelledCustomizationShort(t *testing.T) {
 func TestVMToolsPolledTooOftenAnswers3016(t *testing.T) {
 	m := latency.New(1000, latency.Median)
 	// A VMware Tools slower than the model's median: it needs 1.5 s
-	// between polls, more than the transport's 1 s interval.
+	// between polls, more than the transport's 600 ms interval.
 	m.Durations[latency.ProcessPollInterval] = latency.Duration{P50: 1500 * time.Millisecond, P99: 1500 * time.Millisecond, Source: "this test"}
 	w := startWith(t, func(o *vmtools.Options) { o.Latency = m })
 	vm := w.bootNode(t, "win-poll")
@@ -122,7 +122,7 @@ func TestVMToolsPolledTooOftenAnswers3016(t *testing.T) {
 		t.Fatalf("a poll after VMware Tools' interval: %v", err)
 	}
 
-	// The transport polls a 4-second script every second: refused, it backs
+	// The transport polls a 4-second script every 600 ms: refused, it backs
 	// off and the Run ends with the script's output.
 	before := w.hosts.Refused3016()
 	tr, err := remote.Connect(ctx, w.vmtoolsConfig(vm, nodePassword))

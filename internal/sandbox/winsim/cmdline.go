@@ -497,8 +497,14 @@ func (h *Host) shutdownSoon() {
 // exitBadArguments is powershell.exe's exit code for bad arguments (-196608).
 const exitBadArguments = 0xFFFD0000
 
-// restartComputerGrace is how long after Restart-Computer the host goes down.
-const restartComputerGrace = 500 * time.Millisecond
+// restartComputerGrace is how long after Restart-Computer (or a shutdown) the
+// host goes down: Windows logs the sessions off and stops the services,
+// VMware Tools' among them, before the machine goes, and gives each service
+// up to WaitToKillServiceTimeout (5 s on Windows Server 2016 and later) to
+// stop; estimate, the fast end: 3 s. A client polling the script's process
+// through VMware Tools (every 2 s at most: the vmtools transport) sees it end
+// before the guest goes; 500 ms, the old grace, cut such a poll off.
+const restartComputerGrace = 3 * time.Second
 
 // logText abbreviates upload chunks so scripts.log does not hold every byte uploaded.
 func logText(text string) string {

@@ -386,7 +386,9 @@
 // TCP test is a real connect from this machine (-InformationLevel Quiet a
 // Boolean; 5.1 has no -Quiet).
 // Restart-Computer: the script
-// finishes, then the host goes down (connections drop) and comes back after
+// finishes, then the host goes down 3 s later (connections drop: Windows
+// stops its services, VMware Tools' among them, before it goes; estimate,
+// WaitToKillServiceTimeout allows each service 5 s) and comes back after
 // RebootDelay. Stop-Computer, shutdown.exe /s|/p and sysprep.exe /shutdown:
 // the command finishes, then the host goes down for good and
 // HostConfig.OnShutdown runs (the sandbox powers the VM off: how sysprep ends
