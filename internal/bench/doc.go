@@ -26,6 +26,28 @@
 //     Nodes that fails the benchmark if fewer than 10 are Ready and
 //     schedulable at any moment.
 //
+// and under the sandbox's latency model (issue 35: internal/sandbox/latency,
+// real durations of vCenter and Windows divided by a time-scale factor, the
+// hosts' provisioning units), against the critical path the model's
+// durations add up to (latency.NodesPath, latency.Roll, latency.ImageBuild),
+// each printing `time to N Ready / critical path = R`:
+//
+//   - BenchmarkScaledImageBuild: a golden image with one cumulative update
+//     (and the servicing stack update it requires), the others' image.
+//   - BenchmarkScaledReady: N = 1, 10, 20 (and 50 with BENCH_N50=1)
+//     windows_node with count at -parallelism=N, then a pool of N with
+//     max_parallel = N, on the sandbox's cluster of 3 hosts. Fails when R >
+//     1.1 for N = 20, or when the pool is slower than the count for N >= 10.
+//   - BenchmarkScaledRollPool10: a pool of 10 rolled with max_surge 2.
+//   - BenchmarkTailQuickstart, BenchmarkTailPool20Roll: the scaled-time
+//     acceptance runs: every operation at its P99, every resource's timeouts
+//     its documented defaults divided by the same factor: the quickstart, a
+//     pool of 20 and its roll pass, so no default fires early.
+//
+// BENCH_LATENCY_FACTOR and BENCH_TAIL_FACTOR override the factors
+// (scaledFactor, tailFactor). One sandbox runs at a time: the plain one,
+// then one per model (the scaled benchmarks' files sort last).
+//
 // Round trips are counted server-side: vSphere SOAP requests by method at the
 // simulator (vcsim.Server.Calls), Kubernetes requests by the API server's own
 // metrics. The provider gets a client certificate of its own user, and
@@ -39,8 +61,9 @@
 //
 //	go test -run '^$' -bench BenchmarkRollPool10 -timeout 60m ./internal/bench/
 //
-// On the 2-core machine they were measured on, all five take about 8
-// minutes together, one sandbox shared.
+// On the 2-core machine they were measured on, the five without the model
+// take about 8 minutes together, one sandbox shared; the scaled ones add
+// their scaled critical paths (README, "Performance").
 //
 // They need the Terraform CLI (TF_ACC_TERRAFORM_PATH, else terraform or tofu
 // on PATH) and the control plane binaries (SANDBOX_CONTROLPLANE_BIN, else

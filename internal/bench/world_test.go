@@ -19,6 +19,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
 // Provider installation, as GNUmakefile's build target lays it out.
@@ -49,28 +50,51 @@ type world struct {
 	kube    *kubeCounter
 	// env is the environment of every terraform command.
 	env []string
+	// model is the sandbox's latency model (nil: it answers at once).
+	model *latency.Model
+	// base is the scaled benchmarks' golden image and networking, once
+	// applied (scaledBase).
+	base *base
 }
 
 var (
-	worldOnce sync.Once
+	// worldMu guards the world in use: one sandbox runs at a time, the
+	// plain one (the first benchmarks) or one under a latency model (the
+	// scaled ones, whose files sort last, so each world starts once).
+	worldMu   sync.Mutex
 	theWorld  *world
+	worldKey  string
 	worldErr  error
 	worldSkip string
 )
 
-// getWorld returns the shared world, starting it on first use; it skips the
-// benchmark when the Terraform CLI is missing.
-func getWorld(b *testing.B) *world {
+// getWorld returns the shared world of the plain sandbox (no latency
+// model), starting it on first use; it skips the benchmark when the
+// Terraform CLI is missing.
+func getWorld(b *testing.B) *world { return getWorldOf(b, nil) }
+
+// getWorldOf returns the world whose sandbox plays model (nil: none),
+// stopping the world of another model first.
+func getWorldOf(b *testing.B, model *latency.Model) *world {
 	b.Helper()
-	// Image builds and joins run native programs (sc.exe, containerd, kube-log-runner).
-	worldOnce.Do(func() {
+	worldMu.Lock()
+	defer worldMu.Unlock()
+	key := "plain"
+	if model.On() {
+		key = fmt.Sprintf("factor %g, quantile %d", model.Factor, model.Quantile)
+	}
+	if worldSkip == "" && key != worldKey {
+		if theWorld != nil {
+			stopWorld(false)
+		}
+		worldKey, theWorld, worldErr = key, nil, nil
 		tf, err := terraformPath()
 		if err != nil {
 			worldSkip = err.Error()
-			return
+		} else {
+			theWorld, worldErr = startWorld(tf, model)
 		}
-		theWorld, worldErr = startWorld(tf)
-	})
+	}
 	if worldSkip != "" {
 		b.Skip(worldSkip)
 	}
@@ -114,8 +138,8 @@ func terraformPath() (string, error) {
 	return "", errors.New("no Terraform CLI: set TF_ACC_TERRAFORM_PATH or put terraform (or tofu) on PATH (make terraform-cli)")
 }
 
-func startWorld(tf string) (_ *world, err error) {
-	w := &world{tf: tf}
+func startWorld(tf string, model *latency.Model) (_ *world, err error) {
+	w := &world{tf: tf, model: model}
 	if w.dir, err = os.MkdirTemp("", "windows-bench-"); err != nil {
 		return nil, err
 	}
@@ -133,8 +157,8 @@ func startWorld(tf string) (_ *world, err error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), sandboxStartTimeout)
 	defer cancel()
-	log.Printf("bench: starting the sandbox (log: %s)", w.logFile)
-	if w.sb, err = sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(w.dir, "sandbox"), Logf: logger.Printf}); err != nil {
+	log.Printf("bench: starting the sandbox (latency model: %s; log: %s)", describeModel(model), w.logFile)
+	if w.sb, err = sandbox.Start(ctx, sandbox.Options{Dir: filepath.Join(w.dir, "sandbox"), Latency: model, Logf: logger.Printf}); err != nil {
 		<-built //nolint:errcheck // the sandbox's failure is the one to report
 		return nil, fmt.Errorf("starting the sandbox: %w (log: %s)", err, w.logFile)
 	}
@@ -182,16 +206,49 @@ func (w *world) buildProvider() error {
 			first = dst
 			continue
 		}
-		start := time.Now()
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+providerVersion,
-			"-o", dst, "github.com/wincluster/terraform-provider-windows")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the provider: %v\n%s", err, out)
+		built, err := buildOnce()
+		if err != nil {
+			return err
 		}
-		log.Printf("bench: provider built in %s", time.Since(start).Round(time.Millisecond))
+		if err := os.Link(built, dst); err != nil {
+			return err
+		}
 		first = dst
 	}
 	return nil
+}
+
+var (
+	buildMu  sync.Mutex
+	buildDir string // the provider built once per run, for every world
+	buildErr error
+)
+
+// buildOnce builds this tree's provider once per run (every world, plain or
+// under a latency model, installs the same binary) into a directory that
+// TestMain removes.
+func buildOnce() (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if buildDir != "" || buildErr != nil {
+		return filepath.Join(buildDir, "terraform-provider-windows"), buildErr
+	}
+	dir, err := os.MkdirTemp("", "windows-bench-provider-")
+	if err != nil {
+		buildErr = err
+		return "", err
+	}
+	buildDir = dir
+	bin := filepath.Join(dir, "terraform-provider-windows")
+	start := time.Now()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X main.version="+providerVersion,
+		"-o", bin, "github.com/wincluster/terraform-provider-windows")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		buildErr = fmt.Errorf("building the provider: %v\n%s", err, out)
+		return "", buildErr
+	}
+	log.Printf("bench: provider built in %s", time.Since(start).Round(time.Millisecond))
+	return bin, nil
 }
 
 // environ is the environment of terraform: this process's, minus settings
@@ -241,7 +298,12 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	// BENCH_KEEP=1 keeps the run's directory (Terraform working
 	// directories, provider logs, the sandbox) to look into.
+	worldMu.Lock()
 	stopWorld(code != 0 || os.Getenv("BENCH_KEEP") != "")
+	worldMu.Unlock()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
 	os.Exit(code)
 }
 
