@@ -23,8 +23,12 @@ import (
 // the probe's image ~2 (actions/runner-images#3728), a restart 2.5
 // (internal/sandbox/latency keeps each figure with its source;
 // TestDefaultTimeoutsAboveTheModelsTail holds the default above their sum).
+// The create's default also covers the provider's own wait for a clone slot:
+// a golden image's host runs 4 full clones at once (internal/vsphere's
+// provisioning units), so with -parallelism=20 from one template the last
+// node waits 4 clones, 12 minutes at the tail: about 36 in all.
 const (
-	nodeCreateTimeout = 30 * time.Minute
+	nodeCreateTimeout = 45 * time.Minute
 	nodeUpdateTimeout = 30 * time.Minute
 	nodeDeleteTimeout = 30 * time.Minute
 )

@@ -19,7 +19,7 @@ import (
 )
 
 // Default timeouts of a pool: several waves of node creates (each up to a
-// windows_node's 30 minutes) and drains.
+// windows_node's 45 minutes) and drains.
 const (
 	// One member's tail is about 24 minutes (nodeCreateTimeout's sources),
 	// 27 with a clone queued behind a host's slots: 60 covers it.

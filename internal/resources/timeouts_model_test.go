@@ -54,10 +54,13 @@ func TestDefaultTimeoutsAboveTheModelsTail(t *testing.T) {
 		what          string
 		timeout, tail time.Duration
 	}{
-		{"windows_node create", nodeCreateTimeout, node},
-		// A pool's members join max_parallel at a time; one member's tail
-		// plus a clone queued behind a host's provisioning slots.
-		{"windows_node_pool create", poolCreateTimeout, node + tailOf(latency.CloneFull)},
+		// Twenty nodes at -parallelism=20 from one template on one host:
+		// 4 full clones at once, the last node queued behind 4 waves.
+		{"windows_node create", nodeCreateTimeout, node + m.NodesPath(20, 3, 1, nil).Queue},
+		// A pool's members join max_parallel (10 by default) at a time: one
+		// member's tail plus the clones queued ahead of the tenth on its
+		// template's host.
+		{"windows_node_pool create", poolCreateTimeout, node + m.NodesPath(poolDefaultMaxParallel, 3, 1, nil).Queue},
 		{"windows_golden_image create", goldenImageCreateTimeout, image},
 	} {
 		if c.timeout <= c.tail {
