@@ -83,6 +83,25 @@ if (Get-NetFirewallRule -Name 'kubelet-10250' -ErrorAction SilentlyContinue) {
 }
 Write-Output ('kubelet port admits ' + ($admit -join ', '))
 
+########## winrm-http-off
+# step: winrm-http-off
+$ErrorActionPreference = 'Stop'
+# Under transport type = "vmtools" nothing reaches this node over WinRM, so
+# the HTTP listener Windows Server creates at setup goes, with the stock
+# firewall rules that admit it: a stolen or guessed Administrator password
+# then opens no remote shell on 5985. Remove-WSManInstance deletes the
+# listener (learn.microsoft.com/powershell/module/microsoft.wsman.management/remove-wsmaninstance,
+# example 1); the rules are disabled, not deleted, as Windows ships them.
+if (Get-WSManInstance -ResourceURI winrm/config/Listener -Enumerate | Where-Object { $_.Transport -eq 'HTTP' }) {
+  Remove-WSManInstance -ResourceURI winrm/config/Listener -SelectorSet @{Address = '*'; Transport = 'HTTP'}
+}
+foreach ($rule in @('WINRM-HTTP-In-TCP', 'WINRM-HTTP-In-TCP-PUBLIC')) {
+  if (Get-NetFirewallRule -Name $rule -ErrorAction SilentlyContinue) {
+    Set-NetFirewallRule -Name $rule -Enabled False
+  }
+}
+Write-Output 'WinRM HTTP listener removed, its firewall rules disabled'
+
 ########## time-zone
 # step: time-zone
 $ErrorActionPreference = 'Stop'

@@ -63,6 +63,7 @@ type Host struct {
 	configured Ports
 	dropped    map[string]*droppedPort // by listener name, while up
 	servers    []*http.Server
+	httpServer *http.Server // the WinRM HTTP listener's, among servers; Remove-WSManInstance closes it
 	sshLn      net.Listener
 	sshConns   map[net.Conn]struct{}
 	upCtx      context.Context // cancelled when the host goes down
@@ -297,6 +298,9 @@ func (h *Host) serveWSManLocked(name string, ln net.Listener) {
 		ErrorLog:          discardLogger,
 	}
 	h.servers = append(h.servers, srv)
+	if name == "winrm-http" {
+		h.httpServer = srv
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -319,6 +323,7 @@ func (h *Host) goDown() {
 	servers, sshLn := h.servers, h.sshLn
 	conns := h.sshConns
 	h.servers, h.sshLn, h.sshConns = nil, nil, map[net.Conn]struct{}{}
+	h.httpServer = nil
 	for name := range h.dropped {
 		h.undropLocked(name) // a host that is down answers nothing on any port
 	}
