@@ -86,10 +86,11 @@ type JoinConfig struct {
 	// MaxPods and reservations shape the kubelet's allocatable.
 	MaxPods int32
 
-	// WinRMHTTPOff removes the WinRM HTTP listener and disables its stock
-	// firewall rules (WinRMHTTPRules): what a node reached only through
-	// VMware Tools (transport type = "vmtools") does not need.
-	WinRMHTTPOff bool
+	// RemoteLoginsOff removes the WinRM HTTP listener and disables its
+	// stock firewall rules (WinRMHTTPRules), and turns OpenSSH Server's
+	// password logins off where it is installed: what a node reached only
+	// through VMware Tools (transport type = "vmtools") does not need.
+	RemoteLoginsOff bool
 
 	// TimeZone is the node's Windows time zone ID (timezone.IDs);
 	// timezone.Default when empty.
@@ -211,8 +212,8 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	if err := add("kubelet-firewall", "kubelet-firewall", map[string]any{"Rule": KubeletFirewall, "Admit": cfg.KubeletAdmit}); err != nil {
 		return nil, err
 	}
-	if cfg.WinRMHTTPOff {
-		if err := add("winrm-http-off", "winrm-http-off", map[string]any{"Rules": WinRMHTTPRules}); err != nil {
+	if cfg.RemoteLoginsOff {
+		if err := add("remote-logins-off", "remote-logins-off", map[string]any{"Rules": WinRMHTTPRules}); err != nil {
 			return nil, err
 		}
 	}

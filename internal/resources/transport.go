@@ -390,7 +390,7 @@ func configuredHostKey(ctx context.Context, config tfsdk.Config) bool {
 // refuseWinRMHTTPAfterVMTools refuses, at plan, a node joined through
 // VMware Tools whose transport becomes WinRM over HTTP: that join removed
 // the guest's WinRM HTTP listener and disabled its firewall rules
-// (bootstrap's winrm-http-off step), so the apply would find nothing on
+// (bootstrap's remote-logins-off step), so the apply would find nothing on
 // port 5985. A new VM (replace) has the template's listener again, and
 // https_bootstrap makes an HTTPS listener over vCenter.
 func refuseWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, diags *diag.Diagnostics) {

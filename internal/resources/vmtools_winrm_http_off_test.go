@@ -20,7 +20,7 @@ import (
 // default transport) has no WinRM HTTP listener afterwards: a connection
 // to its 5985 from the runner, on the guest's subnet where the stock rules
 // admitted it, fails, and the node's script log records the
-// winrm-http-off step. Turning its transport into WinRM over HTTP is then
+// remote-logins-off step. Turning its transport into WinRM over HTTP is then
 // refused at plan, naming the attribute and the fixes.
 func TestAccVMTools_winrmHTTPOff(t *testing.T) {
 	acctest.RequireSandbox(t, "the simulated hosts' ports and script logs")
@@ -63,7 +63,7 @@ resource "windows_node" "n0" {
 						return err
 					}
 					if !strings.Contains(string(log), "WinRM HTTP listener removed") {
-						return fmt.Errorf("the node's script log records no winrm-http-off step")
+						return fmt.Errorf("the node's script log records no remote-logins-off step")
 					}
 					return nil
 				},

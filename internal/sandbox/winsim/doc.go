@@ -830,6 +830,11 @@
 //	  C:\ProgramData\ssh at start and at boot (SSHHostKeyFile) contrib/win32/win32compat/wmain_sshd.c)
 //	SSH connections: each loads the host key from the disk; v9.5.0.0 sshd.c (main, "load host keys")
 //	  none there, the connection closes before key exchange
+//	sshd_config: OpenSSH Server's stock file (Install); sshd  contrib/win32/openssh/sshd_config; sshd.c
+//	  reads PasswordAuthentication (global section, first     (send_rexec_state); sshd_config(5) ("the first
+//	  value wins, default yes) at its start and boot; no ->   obtained value will be used", Match)
+//	  password logins refused; set in a Match block: not
+//	  modelled, every password login refused
 //	kubelet (internal/sandbox/kubeletsim): Running only with        kubernetes cmd/kubelet/app/options/osflags_windows.go,
 //	  --windows-service; fails under nssm with it            cmd/kubelet/app/server.go (initForOS)
 //	kube-log-runner: Go flags up to the program, -log-file   k8s.io/component-base/logs/kube-log-runner (v1.36.3)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
@@ -65,12 +66,15 @@ type Host struct {
 	servers    []*http.Server
 	httpServer *http.Server // the WinRM HTTP listener's, among servers; Remove-WSManInstance closes it
 	sshLn      net.Listener
-	sshConns   map[net.Conn]struct{}
-	upCtx      context.Context // cancelled when the host goes down
-	upCancel   context.CancelFunc
-	upCh       chan struct{} // closed while the host is up
-	timers     []*time.Timer
-	wg         sync.WaitGroup
+	// sshPasswordOff is sshd_config's PasswordAuthentication no, as sshd
+	// read it at its last start (sshd_config.go).
+	sshPasswordOff atomic.Bool
+	sshConns       map[net.Conn]struct{}
+	upCtx          context.Context // cancelled when the host goes down
+	upCancel       context.CancelFunc
+	upCh           chan struct{} // closed while the host is up
+	timers         []*time.Timer
+	wg             sync.WaitGroup
 	// backgroundRuns counts the programs running in the background (background.go).
 	backgroundRuns sync.WaitGroup
 }
@@ -158,6 +162,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	}
 	if cfg.Ports.SSH != PortDisabled {
 		// sshd's first start makes its host keys (none without OpenSSH Server).
+		h.loadSSHDConfig()
 		if _, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM); err != nil {
 			return nil, fmt.Errorf("winsim: SSH host key of %s: %w", cfg.ComputerName, err)
 		}
@@ -218,6 +223,7 @@ func (h *Host) comeUp() {
 	// sshd starts with the machine and creates host keys that went missing;
 	// if it cannot, connections find no key and close (connSSHConfig).
 	if h.cfg.Ports.SSH != PortDisabled {
+		h.loadSSHDConfig()
 		_ = h.createSSHHostKey()
 	}
 	h.mu.Lock()

@@ -14,7 +14,7 @@ import (
 )
 
 // winrmHTTPOff is what the provider's join runs on a node reached through
-// VMware Tools (bootstrap's winrm-http-off.ps1.tmpl; the simulator imports
+// VMware Tools (bootstrap's remote-logins-off.ps1.tmpl; the simulator imports
 // nothing of the provider, so the test carries its own copy).
 const winrmHTTPOff = `$ErrorActionPreference = 'Stop'
 if (Get-WSManInstance -ResourceURI winrm/config/Listener -Enumerate | Where-Object { $_.Transport -eq 'HTTP' }) {
@@ -99,6 +99,11 @@ Get-WSManInstance -ResourceURI winrm/config/Listener -Enumerate | ForEach-Object
 		if code == 0 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q; want a failure with %q", c.name, code, stderr, c.want)
 		}
+	}
+	// No OpenSSH Server on a stock host: the step's other half leaves it be
+	// and succeeds.
+	if out, stderr, code := console(t, h, sshPasswordsOff); code != 0 || strings.TrimSpace(out) != "no OpenSSH Server" {
+		t.Fatalf("the OpenSSH half without sshd: exit %d, out %q: %s", code, out, stderr)
 	}
 	h.Reboot()
 	if got := dial5985(t, h, port); got != "dropped" {
