@@ -49,6 +49,11 @@ const (
 // agents run as HostProcess pods of windows_node_networking now.
 var LegacyServices = []string{"flanneld", "kube-proxy"}
 
+// WinRMHTTPRules are the inbound firewall rules Windows Server ships for
+// the WinRM HTTP listener (Domain and Private; Public from the local
+// subnet), as Enable-PSRemoting and winrm quickconfig create them.
+var WinRMHTTPRules = []string{"WINRM-HTTP-In-TCP", "WINRM-HTTP-In-TCP-PUBLIC"}
+
 // JoinConfig is everything a node needs to join, discovered from the cluster
 // (never typed in by hand) except what the user chose.
 type JoinConfig struct {
@@ -80,6 +85,12 @@ type JoinConfig struct {
 
 	// MaxPods and reservations shape the kubelet's allocatable.
 	MaxPods int32
+
+	// RemoteLoginsOff removes the WinRM HTTP listener and disables its
+	// stock firewall rules (WinRMHTTPRules), and turns OpenSSH Server's
+	// password logins off where it is installed: what a node reached only
+	// through VMware Tools (transport type = "vmtools") does not need.
+	RemoteLoginsOff bool
 
 	// TimeZone is the node's Windows time zone ID (timezone.IDs);
 	// timezone.Default when empty.
@@ -200,6 +211,11 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	steps[len(steps)-1].Files = []File{{Path: BootstrapKubeconfig, Content: bootstrapKubeconfig}}
 	if err := add("kubelet-firewall", "kubelet-firewall", map[string]any{"Rule": KubeletFirewall, "Admit": cfg.KubeletAdmit}); err != nil {
 		return nil, err
+	}
+	if cfg.RemoteLoginsOff {
+		if err := add("remote-logins-off", "remote-logins-off", map[string]any{"Rules": WinRMHTTPRules}); err != nil {
+			return nil, err
+		}
 	}
 	if err := add("time-zone", "time-zone", map[string]any{"TimeZone": cfg.TimeZone}); err != nil {
 		return nil, err

@@ -17,10 +17,10 @@ func testJoinConfig() JoinConfig {
 		BootstrapToken: "abcdef.0123456789abcdef",
 		ClusterDNS:     []string{"10.96.0.10"}, ClusterDomain: "cluster.local",
 		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12",
-		KubeletAdmit: []string{"10.0.0.10", "10.244.0.0/16"},
-		Labels:       map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
-		Taints:       []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
-		CNI:          "flannel", CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
+		KubeletAdmit: []string{"10.0.0.10", "10.244.0.0/16"}, RemoteLoginsOff: true,
+		Labels: map[string]string{"node.kubernetes.io/windows-build": "10.0.20348", "example.com/pool": "web"},
+		Taints: []corev1.Taint{{Key: "os", Value: "windows", Effect: corev1.TaintEffectNoSchedule}},
+		CNI:    "flannel", CNIConfList: []byte(`{"cniVersion":"0.3.0","name":"flannel.4096","plugins":[{"type":"flannel"}]}`),
 	}
 }
 
@@ -55,6 +55,7 @@ func TestJoinStepsGolden(t *testing.T) {
 	}
 	cfg := testJoinConfig()
 	cfg.CNI = "none"
+	cfg.RemoteLoginsOff = false // a node reached over WinRM keeps its listener
 	steps, err = JoinSteps(cfg)
 	if err != nil {
 		t.Fatal(err)

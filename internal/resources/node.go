@@ -105,6 +105,9 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 			// The same VM in another form changes in place.
 			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("template"))
 		}
+		if len(resp.RequiresReplace) == 0 && !imported(ctx, req.Private) {
+			refuseWinRMHTTPAfterVMTools(ctx, state.Transport, plan.Transport, &resp.Diagnostics)
+		}
 		if shrink := winnode.PlanHardware(state.sizing(), plan.sizing()).ShrinkDisk; shrink != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("disk_size_gb"), "Disk cannot shrink",
 				fmt.Sprintf("disk_size_gb: the disk has %d GiB; a virtual disk can only grow. Keep %d or more, or replace the node (terraform apply -replace).",

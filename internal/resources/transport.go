@@ -90,7 +90,9 @@ func transportSchema(noHTTPSBootstrap string, modifiers ...planmodifier.Object) 
 					"out of the box). `false` uses the HTTP listener a stock Windows Server has on port 5985: NTLM authenticates " +
 					"the connection and every message is encrypted with its NTLM session (WinRM message encryption), which is what " +
 					"that listener requires (`AllowUnencrypted = false`). HTTP needs `use_ntlm`; Basic over HTTP is refused at plan. " +
-					"The NTLM session's RC4 encryption does not authenticate the guest as a certificate does: prefer HTTPS where you can.",
+					"The NTLM session's RC4 encryption does not authenticate the guest as a certificate does: prefer HTTPS where you can. " +
+					"A node joined with `type = \"vmtools\"` has no HTTP listener left (its join removes it), and a change to " +
+					"WinRM over HTTP is refused at plan.",
 			},
 			"use_ntlm": schema.BoolAttribute{
 				Optional: true,
@@ -383,4 +385,28 @@ func configuredHostKey(ctx context.Context, config tfsdk.Config) bool {
 	}
 	key, _ := transport.Attributes()["ssh_host_key"].(types.String)
 	return !key.IsNull()
+}
+
+// refuseWinRMHTTPAfterVMTools refuses, at plan, a node joined through
+// VMware Tools whose transport becomes WinRM over HTTP: that join removed
+// the guest's WinRM HTTP listener and disabled its firewall rules
+// (bootstrap's remote-logins-off step), so the apply would find nothing on
+// port 5985. A new VM (replace) has the template's listener again, and
+// https_bootstrap makes an HTTPS listener over vCenter.
+func refuseWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, diags *diag.Diagnostics) {
+	if plan.IsUnknown() {
+		return
+	}
+	was, d := transportConfig(ctx, state, "", "", "")
+	diags.Append(d...)
+	now, d := transportConfig(ctx, plan, "", "", "")
+	diags.Append(d...)
+	if was.Protocol != remote.ProtocolVMTools || now.Protocol != remote.ProtocolWinRM || now.HTTPS {
+		return
+	}
+	diags.AddAttributeError(path.Root("transport"), "WinRM over HTTP after a join through VMware Tools",
+		`transport: this node was joined with type = "vmtools", and that join removed the guest's WinRM HTTP listener and disabled `+
+			`its firewall rules (nothing reaches the node over WinRM then), so WinRM over HTTP (https = false) would find no listener. `+
+			`Keep type = "vmtools", use WinRM over HTTPS with https_bootstrap (its listener is made over vCenter), or replace the node `+
+			`(terraform apply -replace) to join a new clone over HTTP.`)
 }

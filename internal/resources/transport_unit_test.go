@@ -196,3 +196,43 @@ func TestManagementCIDRs(t *testing.T) {
 		t.Errorf("managementCIDRs = %v", got)
 	}
 }
+
+// A node joined through VMware Tools lost its WinRM HTTP listener: a plan
+// that reaches it over WinRM HTTP is refused naming transport; HTTPS, SSH,
+// vmtools again and a node joined over WinRM are not.
+func TestRefuseWinRMHTTPAfterVMTools(t *testing.T) {
+	ctx := context.Background()
+	obj := func(typ string, https attr.Value) types.Object {
+		attrs := nullTransportAttrs()
+		if typ != "" {
+			attrs["type"] = types.StringValue(typ)
+		}
+		attrs["https"] = https
+		return types.ObjectValueMust(transportAttrTypes, attrs)
+	}
+	f, null := types.BoolValue(false), types.BoolNull()
+	vmtools, winrmHTTP := types.ObjectNull(transportAttrTypes), obj("winrm", f)
+	for _, tc := range []struct {
+		name        string
+		state, plan types.Object
+		wantRefusal bool
+	}{
+		{"default vmtools to WinRM HTTP", vmtools, winrmHTTP, true},
+		{"explicit vmtools to WinRM HTTP", obj("vmtools", null), winrmHTTP, true},
+		{"vmtools to WinRM HTTPS", vmtools, obj("winrm", null), false},
+		{"vmtools to SSH", vmtools, obj("ssh", null), false},
+		{"vmtools kept", vmtools, obj("vmtools", null), false},
+		{"WinRM HTTP kept", winrmHTTP, winrmHTTP, false},
+		{"unknown at plan", vmtools, types.ObjectUnknown(transportAttrTypes), false},
+	} {
+		var diags diag.Diagnostics
+		refuseWinRMHTTPAfterVMTools(ctx, tc.state, tc.plan, &diags)
+		if diags.HasError() != tc.wantRefusal {
+			t.Errorf("%s: refused = %v (%v), want %v", tc.name, diags.HasError(), diags, tc.wantRefusal)
+			continue
+		}
+		if tc.wantRefusal && !strings.Contains(diags[0].Detail(), "transport:") {
+			t.Errorf("%s: the error does not name the attribute: %s", tc.name, diags[0].Detail())
+		}
+	}
+}

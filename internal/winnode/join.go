@@ -58,6 +58,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	tcfg.Host, tcfg.User, tcfg.Password = ip, spec.AdminUser, spec.GuestPassword()
 	if tcfg.Protocol == remote.ProtocolVMTools {
 		tcfg.Guest = m.VSphere.GuestOperations(id.VMID)
+		join.RemoteLoginsOff = true // nothing reaches the node over WinRM
 	}
 	if spec.HTTPSListener && tcfg.CertSHA256 == "" {
 		// A fresh clone: its listener is made now, over vCenter, and its

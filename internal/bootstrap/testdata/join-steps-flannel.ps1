@@ -89,6 +89,53 @@ if (Get-NetFirewallRule -Name 'kubelet-10250' -ErrorAction SilentlyContinue) {
 }
 Write-Output ('kubelet port admits ' + ($admit -join ', '))
 
+########## remote-logins-off
+# step: remote-logins-off
+$ErrorActionPreference = 'Stop'
+# Under transport type = "vmtools" nothing reaches this node over WinRM, so
+# the HTTP listener Windows Server creates at setup goes, with the stock
+# firewall rules that admit it: a stolen or guessed Administrator password
+# then opens no remote shell on 5985. Remove-WSManInstance deletes the
+# listener (learn.microsoft.com/powershell/module/microsoft.wsman.management/remove-wsmaninstance,
+# example 1); the rules are disabled, not deleted, as Windows ships them.
+if (Get-WSManInstance -ResourceURI winrm/config/Listener -Enumerate | Where-Object { $_.Transport -eq 'HTTP' }) {
+  Remove-WSManInstance -ResourceURI winrm/config/Listener -SelectorSet @{Address = '*'; Transport = 'HTTP'}
+}
+foreach ($rule in @('WINRM-HTTP-In-TCP', 'WINRM-HTTP-In-TCP-PUBLIC')) {
+  if (Get-NetFirewallRule -Name $rule -ErrorAction SilentlyContinue) {
+    Set-NetFirewallRule -Name $rule -Enabled False
+  }
+}
+Write-Output 'WinRM HTTP listener removed, its firewall rules disabled'
+
+# OpenSSH Server, where the template has it (Windows Server 2025 ships it; on
+# 2019 and 2022 it is a Feature on Demand someone added): password logins
+# off, keys only. sshd takes the first value it reads of a keyword, and the
+# lines after a Match apply only to the connections it matches, so the
+# directive goes in the global section, before the stock "Match Group
+# administrators" block (learn.microsoft.com/windows-server/administration/openssh/openssh-server-configuration;
+# sshd_config(5)). sshd reads its configuration as it starts: a running one
+# is restarted.
+$sshdConfig = 'C:\ProgramData\ssh\sshd_config'
+if ((Get-Service -Name 'sshd' -ErrorAction SilentlyContinue) -and (Test-Path -Path $sshdConfig)) {
+  $global = @()
+  $match = @()
+  foreach ($line in @(Get-Content -Path $sshdConfig)) {
+    if ($match.Count -gt 0 -or $line -match '^\s*Match\s') {
+      $match += $line
+    } elseif ($line -notmatch '^\s*PasswordAuthentication\s') {
+      $global += $line
+    }
+  }
+  Set-Content -Path $sshdConfig -Value ($global + @('PasswordAuthentication no') + $match)
+  if ((Get-Service -Name 'sshd').Status -eq 'Running') {
+    Restart-Service -Name 'sshd'
+  }
+  Write-Output 'OpenSSH password logins off'
+} else {
+  Write-Output 'no OpenSSH Server'
+}
+
 ########## time-zone
 # step: time-zone
 $ErrorActionPreference = 'Stop'

@@ -130,6 +130,10 @@ func (h *Host) newSSHConfig(signer ssh.Signer) (*ssh.ServerConfig, error) {
 	cfg := &ssh.ServerConfig{
 		ServerVersion: "SSH-2.0-OpenSSH_for_Windows_9.5",
 		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
+			if h.sshPasswordOff.Load() {
+				// PasswordAuthentication no: sshd offers no password method.
+				return nil, fmt.Errorf("password authentication is off for %s", c.User())
+			}
 			if _, ok := h.checkPassword(c.User(), string(pw)); !ok {
 				return nil, fmt.Errorf("password rejected for %s", c.User())
 			}

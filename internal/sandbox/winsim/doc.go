@@ -594,6 +594,11 @@
 //	    accepted, no effect here: -Force (the file system models no read-only or hidden attributes, the only thing -Force overrides here)
 //	    does: deletes a file, or a directory (its contents with -Recurse); a missing path is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/remove-item?view=powershell-5.1
+//	Remove-WSManInstance
+//	    parameters: [-ResourceURI <Uri>] (mandatory), [-SelectorSet <Hashtable>] (mandatory)
+//	    refused (real, not modelled): -OptionSet, -ApplicationName, -CertificateThumbprint, -ComputerName, -ConnectionURI, -Credential, -Authentication, -SessionOption, -FilePath, -UseSSL, -Port
+//	    does: deletes the HTTP listener (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTP'}): the disk forgets it and port 5985 closes at once (HTTP.sys binds a port only while a URL on it is registered); a missing listener is the WS-Management fault of a resource not found; the HTTPS listener, any other resource or selector is refused
+//	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.wsman.management/remove-wsmaninstance
 //	Restart-Computer
 //	    parameters: -Force <SwitchParameter>
 //	    refused (real, not modelled): -ComputerName, -Wait, -Credential, -Timeout
@@ -627,7 +632,7 @@
 //	Set-NetFirewallRule
 //	    parameters: [-Name <String[]>] (mandatory), -RemoteAddress <String[]>, -Enabled <Enabled> {True|False}
 //	    refused (real, not modelled): -DisplayName, -NewDisplayName, -Direction, -Action, -Protocol, -LocalPort, -RemotePort, -LocalAddress, -Profile, -Description, -Program, -PolicyStore, -CimSession, -PassThru, -AsJob
-//	    does: changes the -RemoteAddress (as New-NetFirewallRule reads it) and -Enabled of the rules named by -Name in firewall.json; a missing name is CmdletizationQuery_NotFound_Name; a rule covering a port the host serves (5985, 5986, 22) is refused as not modelled (Windows applies the change at once, the host at its next boot); every other parameter is refused
+//	    does: changes the -RemoteAddress (as New-NetFirewallRule reads it) and -Enabled of the rules named by -Name in firewall.json; a missing name is CmdletizationQuery_NotFound_Name; a rule covering a port the host serves (5985, 5986, 22) is refused as not modelled, 5985 after Remove-WSManInstance excepted (no rule admitting anyone: its connections are dropped, else refused) (Windows applies the change at once, the host at its next boot); every other parameter is refused
 //	    source: https://learn.microsoft.com/en-us/powershell/module/netsecurity/set-netfirewallrule
 //	Set-Service
 //	    parameters: [-Name <String>] (mandatory), -DisplayName <String>, -Description <String>, -StartupType <ServiceStartMode> {Boot|System|Automatic|Manual|Disabled}, -Status <String> {Running|Stopped|Paused}
@@ -825,6 +830,11 @@
 //	  C:\ProgramData\ssh at start and at boot (SSHHostKeyFile) contrib/win32/win32compat/wmain_sshd.c)
 //	SSH connections: each loads the host key from the disk; v9.5.0.0 sshd.c (main, "load host keys")
 //	  none there, the connection closes before key exchange
+//	sshd_config: OpenSSH Server's stock file (Install); sshd  contrib/win32/openssh/sshd_config; sshd.c
+//	  reads PasswordAuthentication (global section, first     (send_rexec_state); sshd_config(5) ("the first
+//	  value wins, default yes) at its start and boot; no ->   obtained value will be used", Match)
+//	  password logins refused; set in a Match block: not
+//	  modelled, every password login refused
 //	kubelet (internal/sandbox/kubeletsim): Running only with        kubernetes cmd/kubelet/app/options/osflags_windows.go,
 //	  --windows-service; fails under nssm with it            cmd/kubelet/app/server.go (initForOS)
 //	kube-log-runner: Go flags up to the program, -log-file   k8s.io/component-base/logs/kube-log-runner (v1.36.3)

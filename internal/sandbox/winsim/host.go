@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
@@ -63,13 +64,17 @@ type Host struct {
 	configured Ports
 	dropped    map[string]*droppedPort // by listener name, while up
 	servers    []*http.Server
+	httpServer *http.Server // the WinRM HTTP listener's, among servers; Remove-WSManInstance closes it
 	sshLn      net.Listener
-	sshConns   map[net.Conn]struct{}
-	upCtx      context.Context // cancelled when the host goes down
-	upCancel   context.CancelFunc
-	upCh       chan struct{} // closed while the host is up
-	timers     []*time.Timer
-	wg         sync.WaitGroup
+	// sshPasswordOff is sshd_config's PasswordAuthentication no, as sshd
+	// read it at its last start (sshd_config.go).
+	sshPasswordOff atomic.Bool
+	sshConns       map[net.Conn]struct{}
+	upCtx          context.Context // cancelled when the host goes down
+	upCancel       context.CancelFunc
+	upCh           chan struct{} // closed while the host is up
+	timers         []*time.Timer
+	wg             sync.WaitGroup
 	// backgroundRuns counts the programs running in the background (background.go).
 	backgroundRuns sync.WaitGroup
 }
@@ -157,6 +162,7 @@ func Start(ctx context.Context, cfg HostConfig) (*Host, error) {
 	}
 	if cfg.Ports.SSH != PortDisabled {
 		// sshd's first start makes its host keys (none without OpenSSH Server).
+		h.loadSSHDConfig()
 		if _, err := h.loadSSHHostKey(cfg.SSHHostKeyPEM); err != nil {
 			return nil, fmt.Errorf("winsim: SSH host key of %s: %w", cfg.ComputerName, err)
 		}
@@ -217,6 +223,7 @@ func (h *Host) comeUp() {
 	// sshd starts with the machine and creates host keys that went missing;
 	// if it cannot, connections find no key and close (connSSHConfig).
 	if h.cfg.Ports.SSH != PortDisabled {
+		h.loadSSHDConfig()
 		_ = h.createSSHHostKey()
 	}
 	h.mu.Lock()
@@ -297,6 +304,9 @@ func (h *Host) serveWSManLocked(name string, ln net.Listener) {
 		ErrorLog:          discardLogger,
 	}
 	h.servers = append(h.servers, srv)
+	if name == "winrm-http" {
+		h.httpServer = srv
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -319,6 +329,7 @@ func (h *Host) goDown() {
 	servers, sshLn := h.servers, h.sshLn
 	conns := h.sshConns
 	h.servers, h.sshLn, h.sshConns = nil, nil, map[net.Conn]struct{}{}
+	h.httpServer = nil
 	for name := range h.dropped {
 		h.undropLocked(name) // a host that is down answers nothing on any port
 	}

@@ -106,6 +106,9 @@ func Install(dir string, in Installation) error {
 	}
 	if in.OpenSSHServer {
 		h := &Host{fs: v}
+		if err := v.WriteFile(SSHDConfigFile, []byte(stockSSHDConfig), false); err != nil {
+			return fmt.Errorf("winsim: sshd_config: %w", err)
+		}
 		if _, err := h.loadSSHHostKey(nil); err != nil {
 			return fmt.Errorf("winsim: the SSH host key: %w", err)
 		}

@@ -20,6 +20,7 @@ func runSSHD(ctx context.Context, p *Process) int {
 		fmt.Fprintf(p.Stderr, "winsim: sshd outside the service control manager is not modelled\r\n")
 		return 1
 	}
+	p.Host.loadSSHDConfig()
 	// sshd creates missing host keys as it starts (generate_host_keys).
 	if err := p.Host.createSSHHostKey(); err != nil {
 		fmt.Fprintf(p.Stderr, "%v\r\n", err)

@@ -45,7 +45,7 @@ var cmdletNeeds = map[string]cmdletNeed{
 	// The machine's certificate store and the WinRM configuration: both
 	// need an administrator (Cert:\LocalMachine\My's private keys, and
 	// winrm/config's default security descriptor, Administrators only).
-	"New-SelfSignedCertificate": needAdmin, "Get-WSManInstance": needAdmin, "New-WSManInstance": needAdmin, "Set-WSManInstance": needAdmin,
+	"New-SelfSignedCertificate": needAdmin, "Get-WSManInstance": needAdmin, "New-WSManInstance": needAdmin, "Set-WSManInstance": needAdmin, "Remove-WSManInstance": needAdmin,
 	// The security descriptor's own checks: Get-Acl needs READ_CONTROL,
 	// Set-Acl WRITE_DAC on the object, for any token (pscmdlets_acl.go),
 	// as icacls.exe is left to its own checks (guardProgram below).

@@ -202,6 +202,32 @@ func wsmanCmdlets() []*Cmdlet {
 				c.Write(o.Set("Address", "http://schemas.xmlsoap.org/ws/2004/08/addressing/role/anonymous"))
 				return nil
 			}},
+		{Name: "Remove-WSManInstance", Class: "Microsoft.WSMan.Management.RemoveWSManInstanceCommand",
+			Source: wsmanDocs + "remove-wsmaninstance",
+			Behaviour: "deletes the HTTP listener (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTP'}): the disk forgets it and port 5985 " +
+				"closes at once (HTTP.sys binds a port only while a URL on it is registered); a missing listener is the WS-Management fault " +
+				"of a resource not found; the HTTPS listener, any other resource or selector is refused",
+			Params: append([]*Param{uri(), P("SelectorSet", "System.Collections.Hashtable", 1, Mandatory),
+				P("OptionSet", "System.Collections.Hashtable", -1, Alias("os"), Unmodelled), P("ApplicationName", "System.String", -1, Unmodelled),
+				P("CertificateThumbprint", "System.String", -1, Unmodelled)}, unmodelled()...),
+			Run: func(c *Call) error {
+				transport, err := listenerSelector(c)
+				if err != nil {
+					return err
+				}
+				if transport != "HTTP" {
+					return c.Unmodelled("Remove-WSManInstance of the " + transport + " listener (only HTTP)")
+				}
+				h := ps(c).h
+				in, _, err := readInstallation(h.cfg.Dir)
+				if err != nil {
+					return err
+				}
+				if !in.WinRMHTTP && h.cfg.Ports.WinRM == PortDisabled {
+					return wsmanFault(c, "The service cannot find the resource identified by the resource URI and selectors. ")
+				}
+				return h.removeHTTPListener()
+			}},
 		{Name: "Set-WSManInstance", Class: "Microsoft.WSMan.Management.SetWSManInstanceCommand",
 			Source: wsmanDocs + "set-wsmaninstance",
 			Behaviour: "changes the HTTPS listener's Hostname and CertificateThumbprint (-ResourceURI winrm/config/Listener -SelectorSet @{Address='*'; Transport='HTTPS'}); " +
@@ -252,6 +278,42 @@ func wsmanCmdlets() []*Cmdlet {
 				return nil
 			}},
 	}
+}
+
+// removeHTTPListener is Remove-WSManInstance of the HTTP listener: the disk
+// forgets it (a reboot brings it not back) and its port closes at once.
+// WinRM serves its listeners through HTTP.sys, which binds a port only while
+// some URL on it is registered (devblogs.microsoft.com/oldnewthing/20180703-00/?p=99145:
+// the System process listens on a port for the URLs reserved there), so
+// with the listener's URL gone nothing answers on 5985: a client the
+// firewall admits is refused, one it does not admit stays dropped
+// (firewall_drop.go). The WinRM service keeps running.
+func (h *Host) removeHTTPListener() error {
+	in, _, err := readInstallation(h.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	in.WinRMHTTP = false
+	if err := h.saveInstallation(in); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	p := *h.cfg.Ports
+	p.WinRM = PortDisabled
+	h.cfg.Ports = &p
+	if h.configured.WinRM == 0 {
+		// The port chosen at the first bind stays the one the firewall
+		// drops from now on (dropLocked).
+		h.configured.WinRM = h.ports.WinRM
+	}
+	h.ports.WinRM = 0
+	srv := h.httpServer
+	h.httpServer = nil
+	h.mu.Unlock()
+	if srv != nil {
+		_ = srv.Close()
+	}
+	return nil
 }
 
 // openHTTPS starts serving the HTTPS listener created at run time, when
