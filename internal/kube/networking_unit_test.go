@@ -121,7 +121,7 @@ func TestNetworkingAntreaManifests(t *testing.T) {
 			}
 			b.WriteString("---\n" + string(y))
 		}
-		for _, script := range []string{"Install-WindowsCNI.ps1", "Run-AntreaAgent.ps1"} {
+		for _, script := range []string{"Install-WindowsCNI.ps1", "Install-OVSDriver.ps1", "Run-AntreaAgent.ps1", "Run-AntreaOVS.ps1"} {
 			golden(t, "antrea-agent-windows-"+script, a.ConfigMap.Data[script])
 		}
 	}
