@@ -138,6 +138,25 @@ func listAndWatch(ctx context.Context, typ string, list func(context.Context, me
 	return w, nil
 }
 
+// informers are an agent's reflectors started one by one: add lists and
+// watches one type, and on a failure stops those already started, as an
+// agent whose informers cannot sync exits with none left behind.
+type informers struct{ ws []watch.Interface }
+
+func (in *informers) add(ctx context.Context, typ string, list func(context.Context, metav1.ListOptions) (string, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error), opts metav1.ListOptions) error {
+	w, err := listAndWatch(ctx, typ, list, watchFn, opts)
+	if err != nil {
+		for _, started := range in.ws {
+			started.Stop()
+		}
+		in.ws = nil
+		return err
+	}
+	in.ws = append(in.ws, w)
+	return nil
+}
+
 // drain keeps watches open until ctx ends, as informers do.
 func drain(ctx context.Context, ws []watch.Interface) {
 	for _, w := range ws {

@@ -428,17 +428,9 @@ func (r *antreaRoutes) follow(ctx context.Context, w watch.Interface, sync func(
 // AntreaProxy's default serviceProxyName ""), EndpointSlices, Nodes and
 // Pods of this Node (the CNI server's pod informer).
 func antreaInformers(ctx context.Context, c kubernetes.Interface, pc *proxyCache, routes *antreaRoutes) ([]watch.Interface, error) {
-	var ws []watch.Interface
+	var in informers
 	add := func(typ string, list func(context.Context, metav1.ListOptions) (string, error), w func(context.Context, metav1.ListOptions) (watch.Interface, error), o metav1.ListOptions) error {
-		x, err := listAndWatch(ctx, typ, list, w, o)
-		if err != nil {
-			for _, y := range ws {
-				y.Stop()
-			}
-			return err
-		}
-		ws = append(ws, x)
-		return nil
+		return in.add(ctx, typ, list, w, o)
 	}
 	svc := c.CoreV1().Services(metav1.NamespaceAll)
 	if err := add("*v1.Service", func(ctx context.Context, o metav1.ListOptions) (string, error) {
@@ -491,7 +483,7 @@ func antreaInformers(ctx context.Context, c kubernetes.Interface, pc *proxyCache
 	}, pods.Watch, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", routes.self).String()}); err != nil {
 		return nil, err
 	}
-	return ws, nil
+	return in.ws, nil
 }
 
 // antreaOVSReadyFile is what of an OVS daemon the agent needs: ovsdb-server's

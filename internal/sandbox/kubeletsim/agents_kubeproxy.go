@@ -259,17 +259,9 @@ func (pc *proxyCache) follow(ctx context.Context, svcs, slices watch.Interface, 
 }
 
 func kubeProxyInformers(ctx context.Context, c kubernetes.Interface, hostname string, pc *proxyCache) ([]watch.Interface, error) {
-	var ws []watch.Interface
+	var in informers
 	add := func(typ string, list func(context.Context, metav1.ListOptions) (string, error), w func(context.Context, metav1.ListOptions) (watch.Interface, error), o metav1.ListOptions) error {
-		x, err := listAndWatch(ctx, typ, list, w, o)
-		if err != nil {
-			for _, y := range ws {
-				y.Stop()
-			}
-			return err
-		}
-		ws = append(ws, x)
-		return nil
+		return in.add(ctx, typ, list, w, o)
 	}
 	svc := c.CoreV1().Services(metav1.NamespaceAll)
 	if err := add("*v1.Service", func(ctx context.Context, o metav1.ListOptions) (string, error) {
@@ -318,5 +310,5 @@ func kubeProxyInformers(ctx context.Context, c kubernetes.Interface, hostname st
 	}, nodes.Watch, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", hostname).String()}); err != nil {
 		return nil, err
 	}
-	return ws, nil
+	return in.ws, nil
 }
