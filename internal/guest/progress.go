@@ -24,7 +24,9 @@ func KeepProgress(report Progress) (keep Progress, stop func()) {
 	if report == nil {
 		return func(string, map[string]any) {}, func() {}
 	}
-	k := &keeper{report: report, next: make(chan struct{}, 1), done: make(chan struct{})}
+	// The interval is read once, here: the keeper's goroutine may outlive
+	// stop by a moment, and must not read the variable a test restores.
+	k := &keeper{report: report, every: ProgressEvery, next: make(chan struct{}, 1), done: make(chan struct{})}
 	go k.run()
 	var once sync.Once
 	return k.start, func() { once.Do(func() { close(k.done) }) }
@@ -32,6 +34,7 @@ func KeepProgress(report Progress) (keep Progress, stop func()) {
 
 type keeper struct {
 	report Progress
+	every  time.Duration
 	next   chan struct{} // a new stage started
 	done   chan struct{}
 
@@ -53,14 +56,14 @@ func (k *keeper) start(stage string, fields map[string]any) {
 }
 
 func (k *keeper) run() {
-	t := time.NewTimer(ProgressEvery)
+	t := time.NewTimer(k.every)
 	defer t.Stop()
 	for {
 		select {
 		case <-k.done:
 			return
 		case <-k.next:
-			t.Reset(ProgressEvery)
+			t.Reset(k.every)
 		case <-t.C:
 			k.mu.Lock()
 			stage, since := k.current, k.since
@@ -73,7 +76,7 @@ func (k *keeper) run() {
 				fields["waited"] = time.Since(since).Round(time.Second).String()
 				k.report("still waiting: "+stage, fields)
 			}
-			t.Reset(ProgressEvery)
+			t.Reset(k.every)
 		}
 	}
 }
