@@ -14,15 +14,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/resources"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 )
 
-// The create defaults the test scales (node.go, golden_image.go; kept
-// equal by TestDefaultTimeoutsAboveTheModelsTail's use of the same
-// constants on the package's inside).
+// The create defaults the test scales: the resources' own (export_timeouts_test.go).
 const (
-	nodeCreateDefault  = 30 * time.Minute
-	imageCreateDefault = 90 * time.Minute
+	nodeCreateDefault  = resources.NodeCreateTimeoutForTest
+	imageCreateDefault = resources.GoldenImageCreateTimeoutForTest
 	// sandboxOwnTime is the sandbox's own work, which no factor scales: a
 	// golden image build and a join simulated on 2 shared cores under
 	// load (a minute or two without the model).
