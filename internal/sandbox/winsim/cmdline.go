@@ -476,9 +476,23 @@ func (h *Host) runPowerShell(ctx context.Context, req execRequest, inv psInvocat
 // the caller has seen the command finish.
 func (h *Host) rebootSoon() {
 	go func() {
-		time.Sleep(restartComputerGrace)
-		h.Reboot()
+		if h.afterGrace() {
+			h.Reboot()
+		}
 	}()
+}
+
+// afterGrace waits restartComputerGrace, or reports false when the host is
+// stopped first (a sandbox closing must not see a host restart after it).
+func (h *Host) afterGrace() bool {
+	t := time.NewTimer(restartComputerGrace)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-h.stopCh:
+		return false
+	}
 }
 
 // shutdownSoon takes the host down for good shortly after the current
@@ -486,7 +500,9 @@ func (h *Host) rebootSoon() {
 // HostConfig.OnShutdown.
 func (h *Host) shutdownSoon() {
 	go func() {
-		time.Sleep(restartComputerGrace)
+		if !h.afterGrace() {
+			return
+		}
 		h.goDown()
 		if h.cfg.OnShutdown != nil {
 			h.cfg.OnShutdown(h)
