@@ -55,6 +55,10 @@ type Spec struct {
 	// TimeZone is the Windows time zone ID the join sets (timezone.IDs).
 	TimeZone string
 	IPv4     *vsphere.StaticIPv4 // nil: DHCP
+	// Domain joins the node to an Active Directory domain in its
+	// customization (nil: the workgroup); the join's outcome is checked on
+	// the guest (bootstrap.DomainJoinedStep).
+	Domain *vsphere.DomainJoin
 
 	Transport remote.Config // Host, User and Password are filled in
 	// HTTPSListener: the provider creates the guest's WinRM HTTPS listener
