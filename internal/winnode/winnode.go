@@ -145,6 +145,10 @@ type Manager struct {
 	// reads it on every refresh (Kube.ReadHealthSnapshot).
 	HealthSnapshot func(ctx context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error)
 	Progress       func(stage string, fields map[string]any)
+	// RemoveComputerAccount, when set, deletes a destroyed node's computer
+	// account from its Active Directory domain (internal/addirectory), once
+	// its VM is gone; it reports whether there was one.
+	RemoveComputerAccount func(ctx context.Context, computerName string) (bool, error)
 }
 
 // progress reports a stage: through the keeper of the operation under way
