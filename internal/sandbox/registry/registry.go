@@ -65,6 +65,9 @@ func Start(username, password string) (*Mirror, error) {
 	return m, nil
 }
 
+// Password is the mirror's password, for the tests and the env file.
+func (m *Mirror) Password() string { return m.password }
+
 // Close stops the mirror.
 func (m *Mirror) Close() error { return m.srv.Close() }
 
