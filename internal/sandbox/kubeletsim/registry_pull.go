@@ -26,7 +26,10 @@ import (
 //   - the hosts and their order: winsim.PullThroughHosts.
 //
 // Without config_path the simulation's pulls take the images as the
-// upstream registries serving them, as before (images.go).
+// upstream registries serving them, as before (images.go). With it, the
+// image's own registry, when containerd falls back to it, serves what
+// images.go serves (agnhost 2.53 by its upstream digest) and nothing else:
+// the mirror must hold the rest.
 
 // registrySettings is containerd's registry configuration.
 type registrySettings struct {
@@ -117,7 +120,15 @@ func pullThroughHosts(ctx context.Context, files FileSystem, s registrySettings,
 	if _, ok := mirrorPulled.Load(hostDir + "\x00" + image); ok {
 		return nil
 	}
-	if err := winsim.PullThroughHosts(ctx, files.ReadFile, s.ConfigPath, func(h string) [2]string { return s.Auth[h] }, image); err != nil {
+	// The upstream registry is what images.go has it serve (agnhost by
+	// its upstream digest), as pulls without mirrors take it.
+	upstream := func() int {
+		if _, err := pullImage(image); err != nil {
+			return 404
+		}
+		return 200
+	}
+	if err := winsim.PullThroughHosts(ctx, files.ReadFile, s.ConfigPath, func(h string) [2]string { return s.Auth[h] }, upstream, image); err != nil {
 		return fmt.Errorf("rpc error: code = Unknown desc = failed to pull and unpack image %q: %w", image, err)
 	}
 	mirrorPulled.Store(hostDir+"\x00"+image, true)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/registry"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // TestPullThroughHosts: containerd's pull through hosts.toml against a real
@@ -69,8 +70,18 @@ func TestPullThroughHosts(t *testing.T) {
 		t.Errorf("a tag the mirror lacks: %v, want not found", err)
 	}
 	err = pull(t, write(authFor("right")), t.Name()+"upstream", "docker.io/library/busybox:1")
+	if err == nil || !strings.Contains(err.Error(), "busybox:1: not found") {
+		t.Errorf("an image neither the mirror nor images.go's upstream has: %v, want not found", err)
+	}
+	// The mirror lacks agnhost by its upstream digest: containerd falls
+	// back to registry.k8s.io, which serves it (images.go).
+	if err := pull(t, write(authFor("right")), t.Name()+"fallback", agnhostRepository+"@"+servedImages[agnhostRepository]["2.53"]); err != nil {
+		t.Errorf("agnhost through the upstream fallback: %v", err)
+	}
+	// ctr has no upstream: a host that is not loopback fails its lookup.
+	err = winsim.PullThroughHosts(ctx, write("").ReadFile, hostsDir, func(string) [2]string { return [2]string{} }, nil, "docker.io/library/busybox:1")
 	if err == nil || !strings.Contains(err.Error(), "registry-1.docker.io: no such host") {
-		t.Errorf("an unmirrored registry: %v, want the upstream's failed lookup", err)
+		t.Errorf("an unmirrored registry without an upstream model: %v, want the failed lookup", err)
 	}
 	fs := write(authFor("right"))
 	_ = fs.WriteFile(hostsDir+`\registry.k8s.io\hosts.toml`, []byte("[host.'http://"+m.Addr+"']\n  skip_verify = true\n"))

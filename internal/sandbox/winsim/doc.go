@@ -833,7 +833,8 @@
 //	  in file order, then server or the upstream; ?ns=; 404,  core/remotes/docker/config/hosts.go,
 //	  4xx and failed requests try the next host; Basic         resolver.go, authorizer.go; internal/cri/config/
 //	  challenge answered once with registry.configs.<host>.   config.go (configs deprecated), internal/cri/
-//	  auth, deprecated with its warning; loopback hosts only)  server/images/image_pull.go (v2.3.4);
+//	  auth, deprecated with its warning; loopback hosts only; server/images/image_pull.go (v2.3.4);
+//	  kubeletsim's upstream fallback serves images.go's only)
 //	  for ctr --hosts-dir and kubeletsim's CRI pulls          registry_pull.go, kubeletsim/registry_pull.go
 //	config.toml's bytes judged by the real TOML library: 1.7  pelletier/go-toml v1.9.5 LoadBytes (drops a BOM),
 //	  accepts a UTF-8 BOM; UTF-16 and (2.x) a UTF-8 BOM fail  go-toml/v2 v2.4.3 Unmarshal (drops none)

@@ -227,7 +227,7 @@ func runCtr(ctx context.Context, p *Process) int {
 		}
 		if hostsDir != "" {
 			name, secret, _ := strings.Cut(user, ":")
-			err := PullThroughHosts(ctx, p.Host.fs.ReadFile, hostsDir, func(string) [2]string { return [2]string{name, secret} }, ref)
+			err := PullThroughHosts(ctx, p.Host.fs.ReadFile, hostsDir, func(string) [2]string { return [2]string{name, secret} }, nil, ref)
 			if err != nil {
 				fmt.Fprintf(p.Stderr, "ctr: %v\r\n", err)
 				return 1

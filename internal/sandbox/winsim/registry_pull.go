@@ -134,7 +134,11 @@ func loadHosts(files func(string) ([]byte, error), configPath, registry string) 
 // directory (the CRI plugin's config_path, ctr's --hosts-dir), reading
 // hosts.toml with files and taking each contacted host's credential from
 // auth (zero for none), and returns containerd's error when it cannot.
-func PullThroughHosts(ctx context.Context, files func(string) ([]byte, error), configPath string, auth func(host string) [2]string, image string) error {
+//
+// upstream, when not nil, answers for the image's own registry (its status
+// for the manifest, 200 or 404) where the caller models it; without it the
+// upstream host is not reachable, as every host but loopback.
+func PullThroughHosts(ctx context.Context, files func(string) ([]byte, error), configPath string, auth func(host string) [2]string, upstream func() int, image string) error {
 	wrap := func(err error) error {
 		return fmt.Errorf("failed to resolve reference %q: %w", image, err)
 	}
@@ -163,7 +167,13 @@ func PullThroughHosts(ctx context.Context, files func(string) ([]byte, error), c
 		if h.host != registry {
 			u += "?ns=" + url.QueryEscape(registry)
 		}
-		status, err := headManifest(ctx, u, h.host, auth(h.host))
+		var status int
+		var err error
+		if upstream != nil && (h.host == registry || registry == "docker.io" && h.host == "registry-1.docker.io") {
+			status = upstream()
+		} else {
+			status, err = headManifest(ctx, u, h.host, auth(h.host))
+		}
 		switch {
 		case err != nil:
 			if priority < 1 {
