@@ -180,12 +180,15 @@ func checkIISWorkload(t *testing.T) error {
 		return fmt.Errorf("the IIS pod runs on %s, not a quickstart node", iisNode)
 	}
 	const target = "iis:80"
+	t.Logf("the IIS pod runs on %s", iisNode)
 	if msg, ok, err := runConnectPod(ctx, k, ns, "from-linux", linuxnode.NodeName, corev1.Linux, target); err != nil || !ok {
 		return fmt.Errorf("a Linux pod on %s connecting to %s: %v %s", linuxnode.NodeName, target, err, msg)
 	}
+	t.Logf("a pod on %s reached %s", linuxnode.NodeName, target)
 	if msg, ok, err := runConnectPod(ctx, k, ns, "from-windows", other, corev1.Windows, target); err != nil || !ok {
 		return fmt.Errorf("a Windows pod on %s connecting to %s (IIS on %s): %v %s", other, target, iisNode, err, msg)
 	}
+	t.Logf("a pod on %s reached %s", other, target)
 	// Without endpoints the same connection fails: the traffic went
 	// through the Service's rules, not around them.
 	scale, err := k.AppsV1().Deployments(ns).GetScale(ctx, deployment.Name, metav1.GetOptions{})
@@ -208,6 +211,7 @@ func checkIISWorkload(t *testing.T) error {
 	if ok || !strings.Contains(msg, "REFUSED") {
 		return fmt.Errorf("a Linux pod connecting to %s without endpoints: succeeded %v, %q; want REFUSED", target, ok, msg)
 	}
+	t.Logf("without endpoints, a pod on %s: %s", linuxnode.NodeName, strings.ReplaceAll(msg, "\n", " "))
 	return nil
 }
 
