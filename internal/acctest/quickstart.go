@@ -31,7 +31,7 @@ import (
 // that mode's Linux side. Antrea's row comes with its Windows join
 // (h36-antrea): its package calls Quickstart(t, "antrea") and adds "antrea"
 // to the quickstart's var.cni.
-var QuickstartModes = []string{"calico"}
+var QuickstartModes = []string{"flannel", "calico"}
 
 // quickstartNodes are examples/quickstart's two windows_node names.
 var quickstartNodes = []string{"win-0", "win-1"}
