@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -75,8 +76,9 @@ func QuickstartConfig(t *testing.T) string {
 // two nodes; seed 000's IIS workload (examples/quickstart/iis.yaml) runs on
 // them and is reached through its Service from a pod on the Linux
 // control-plane node and from a Windows pod on the other node, and not once
-// the Service has no endpoints; destroy leaves no VM, template, Node,
-// networking object or RuntimeClass.
+// the Service has no endpoints; a change of host_process_image rolls the
+// agents' pods onto it in place, no node replaced; destroy leaves no VM,
+// template, Node, networking object or RuntimeClass.
 func Quickstart(t *testing.T, cni string) {
 	RequireSandbox(t, "a cluster running the mode's Linux side")
 	mode, ok := networking.Lookup(cni)
@@ -85,6 +87,12 @@ func Quickstart(t *testing.T, cni string) {
 	}
 	t.Setenv("TF_VAR_cni", cni)
 	config := QuickstartConfig(t)
+	// The mode setting the roll step changes: the agents' HostProcess image,
+	// here the same image by its tag alone, as a mirror's copy would differ.
+	rolled := strings.Replace(config, "  cni = var.cni\n", "  cni = var.cni\n\n  host_process_image = \""+rolledHostProcessImage+"\"\n", 1)
+	if rolled == config {
+		t.Fatal("examples/quickstart's windows_node_networking no longer says `cni = var.cni`: update Quickstart")
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { PreCheck(t) },
 		ProtoV6ProviderFactories: ProviderFactories,
@@ -96,9 +104,74 @@ func Quickstart(t *testing.T, cni string) {
 				func(*terraform.State) error { return checkAgents(t, mode) },
 				func(*terraform.State) error { return checkIISWorkload(t) },
 			),
+		}, {
+			// Documented (host_process_image): the DaemonSets change in
+			// place and roll their pods node by node; no node is replaced,
+			// drained or joined again.
+			Config: rolled,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("windows_node_networking.this", plancheck.ResourceActionUpdate),
+				plancheck.ExpectResourceAction("windows_node.worker[0]", plancheck.ResourceActionNoop),
+				plancheck.ExpectResourceAction("windows_node.worker[1]", plancheck.ResourceActionNoop),
+				plancheck.ExpectResourceAction("windows_golden_image.ltsc2022", plancheck.ResourceActionNoop),
+			}},
+			Check: func(*terraform.State) error { return checkAgentsRolled(t, mode, rolledHostProcessImage) },
 		}},
 		CheckDestroy: resource.ComposeAggregateTestCheckFunc(CheckNodesDestroyed(t), func(*terraform.State) error { return checkClusterLeftClean(t, mode) }),
 	})
+}
+
+// rolledHostProcessImage is networking.DefaultHostProcessImage by its tag.
+var rolledHostProcessImage, _, _ = strings.Cut(networking.DefaultHostProcessImage, "@")
+
+// checkAgentsRolled waits until every agent's DaemonSet has rolled onto
+// image on both nodes: its pods there run it and are Ready, and the
+// DaemonSet counts them updated.
+func checkAgentsRolled(t *testing.T, mode networking.Mode, image string) error {
+	k := Kube(t)
+	for _, a := range mode.Agents() {
+		if err := Eventually(90*time.Second, a.DaemonSet+" rolled onto "+image, func(ctx context.Context) (bool, error) {
+			ds, err := k.AppsV1().DaemonSets("kube-system").Get(ctx, a.DaemonSet, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			pods, err := k.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			if ds.Spec.Template.Spec.Containers[0].Image != image || ds.Status.ObservedGeneration < ds.Generation ||
+				ds.Status.UpdatedNumberScheduled != ds.Status.DesiredNumberScheduled {
+				var seen []string
+				for i := range pods.Items {
+					if p := &pods.Items[i]; strings.HasPrefix(p.Name, a.DaemonSet+"-") {
+						seen = append(seen, fmt.Sprintf("%s on %s (%s, deleting %v): %s %+v", p.Name, p.Spec.NodeName, p.Spec.Containers[0].Image, p.DeletionTimestamp != nil, p.Status.Phase, p.Status.ContainerStatuses))
+					}
+				}
+				return false, fmt.Errorf("%s: image %s, status %+v; pods %v", a.DaemonSet, ds.Spec.Template.Spec.Containers[0].Image, ds.Status, seen)
+			}
+			for _, node := range quickstartNodes {
+				ok := false
+				for i := range pods.Items {
+					p := &pods.Items[i]
+					ok = ok || (p.Spec.NodeName == node && strings.HasPrefix(p.Name, a.DaemonSet+"-") && p.DeletionTimestamp == nil &&
+						p.Spec.Containers[0].Image == image && kube.PodRunningAndReady(p))
+				}
+				if !ok {
+					var seen []string
+					for i := range pods.Items {
+						if p := &pods.Items[i]; p.Spec.NodeName == node && strings.HasPrefix(p.Name, a.DaemonSet+"-") {
+							seen = append(seen, fmt.Sprintf("%s (%s, deleting %v): %+v", p.Name, p.Spec.Containers[0].Image, p.DeletionTimestamp != nil, p.Status.ContainerStatuses))
+						}
+					}
+					return false, fmt.Errorf("no Ready %s pod of %s on %s: %v", a.DaemonSet, image, node, seen)
+				}
+			}
+			return true, nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkAgents: every agent of the mode Running and Ready on both nodes.

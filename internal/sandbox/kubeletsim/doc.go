@@ -139,6 +139,18 @@
 //     has one, else by tag, from what the sandbox serves (agnhost 2.53 and
 //     its index digest); anything else leaves the container in ErrImagePull
 //     with containerd's "not found", and the pod Pending.
+//   - Pods of mcr.microsoft.com/windows/servercore/iis whose containers keep
+//     the image's entrypoint (pods_iis.go; microsoft/iis-docker
+//     windowsservercore-ltsc2022/Dockerfile: the Web-Server feature,
+//     EXPOSE 80, ServiceMonitor.exe w3svc): pulled as above (latest and
+//     windowsservercore-ltsc2022, with the sandbox registry's own digest),
+//     then Running and Ready with IIS's Default Web Site on the pod's port
+//     80 (iisstart.htm at /, "Server: Microsoft-IIS/10.0"), a real HTTP
+//     server behind the pod's address, ended with the pod. A packet for one
+//     of the host's pod addresses (from its own pods, or from the overlay
+//     through Dataplanes) is delivered only while the host's HNS network
+//     exists, and reaches only those servers: anything else is refused.
+//     An IIS pod that sets command or args runs as other pods do.
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)
