@@ -62,7 +62,7 @@ func TestIISPods(t *testing.T) {
 	if err := winsim.PutHNSNetwork(files, winsim.HNSNetwork{Name: CalicoNetworkName, Type: "Overlay", AddressPrefix: "10.244.64.0/26", VNI: 4096}); err != nil {
 		t.Fatal(err)
 	}
-	get := func(dial func() (io.ReadWriteCloser, error)) (*http.Response, string) {
+	get := func(dial func() (io.ReadWriteCloser, error)) (int, http.Header, string) {
 		t.Helper()
 		c, err := dial()
 		if err != nil {
@@ -74,21 +74,21 @@ func TestIISPods(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer func() { _ = resp.Body.Close() }()
 		body, _ := io.ReadAll(resp.Body)
-		return resp, string(body)
+		return resp.StatusCode, resp.Header, string(body)
 	}
 	// From a pod of the host: its own pod network.
-	resp, body := get(func() (io.ReadWriteCloser, error) { return pn.dial(t.Context(), "tcp", dst) })
-	if resp.StatusCode != 200 || resp.Header.Get("Server") != "Microsoft-IIS/10.0" || !strings.Contains(body, "<title>IIS Windows Server</title>") {
-		t.Errorf("GET / from the host's pod: %s %v\n%s", resp.Status, resp.Header, body)
+	code, header, body := get(func() (io.ReadWriteCloser, error) { return pn.dial(t.Context(), "tcp", dst) })
+	if code != http.StatusOK || header.Get("Server") != "Microsoft-IIS/10.0" || !strings.Contains(body, "<title>IIS Windows Server</title>") {
+		t.Errorf("GET / from the host's pod: %d %v\n%s", code, header, body)
 	}
 	// From the overlay: the node whose pod network holds the address.
 	d := NewDataplanes()
 	n := &nodeAgent{podNetwork: pn}
 	d.add(n)
-	resp, _ = get(func() (io.ReadWriteCloser, error) { return d.Dial(t.Context(), "tcp", dst) })
-	if resp.StatusCode != 200 {
-		t.Errorf("GET / through Dataplanes: %s", resp.Status)
+	if code, _, _ := get(func() (io.ReadWriteCloser, error) { return d.Dial(t.Context(), "tcp", dst) }); code != http.StatusOK {
+		t.Errorf("GET / through Dataplanes: %d", code)
 	}
 	if _, err := d.Dial(t.Context(), "tcp", netip.MustParseAddrPort(podIP+":8080")); !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("port 8080 of the IIS pod: %v, want connection refused", err)
