@@ -131,7 +131,7 @@
 //     exist, a ClusterIP or NodePort goes through the HNS load balancers
 //     kube-proxy programmed to one of their endpoints, another node's pod
 //     address over the Overlay (the sandbox's Linux node, where real CoreDNS
-//     answers); names resolve through the kubelet's clusterDNS with the
+//     answers, or another Windows node's IIS pod); names resolve through the kubelet's clusterDNS with the
 //     pod's search list, each query a real one. A failed container's output
 //     is its termination message under FallbackToLogsOnError. Any other
 //     agnhost subcommand is refused. The images are pulled first as
