@@ -27,17 +27,7 @@ func (r *gmsaCredentialSpecResource) Schema(_ context.Context, _ resource.Schema
 			"the credential spec of one group Managed Service Account, which pods name in " +
 			"`securityContext.windowsOptions.gmsaCredentialSpecName` to run as that Active Directory identity, with the ClusterRole granting " +
 			"`use` on it and a RoleBinding per namespace giving that role to `service_accounts`.\n\n" +
-			"The attributes are the document PowerShell's `New-CredentialSpec` writes, field for field:\n\n" +
-			"| `New-CredentialSpec` output | attribute |\n|---|---|\n" +
-			"| `CmsPlugins` | `cms_plugins` |\n" +
-			"| `DomainJoinConfig.Sid` | `domain_join_config.sid` |\n" +
-			"| `DomainJoinConfig.MachineAccountName` | `domain_join_config.machine_account_name` |\n" +
-			"| `DomainJoinConfig.Guid` | `domain_join_config.guid` |\n" +
-			"| `DomainJoinConfig.DnsTreeName` | `domain_join_config.dns_tree_name` |\n" +
-			"| `DomainJoinConfig.DnsName` | `domain_join_config.dns_name` |\n" +
-			"| `DomainJoinConfig.NetBiosName` | `domain_join_config.netbios_name` |\n" +
-			"| `ActiveDirectoryConfig.GroupManagedServiceAccounts[*].Name`, `.Scope` | `group_managed_service_accounts[*].name`, `.scope` |\n" +
-			"| `ActiveDirectoryConfig.HostAccountConfig.PortableCcgVersion`, `.PluginGUID`, `.PluginInput` | `host_account_config.portable_ccg_version`, `.plugin_guid`, `.plugin_input` |\n\n" +
+			"The attributes are the document PowerShell's `New-CredentialSpec` writes, field for field (the mapping is below). " +
 			"The plan fails unless the cluster has windows-gmsa's CRD (serving `v1`) and both its mutating and validating webhooks, naming what to install: " +
 			"without the webhook, nothing fills a pod's credential spec from its name nor checks its ServiceAccount may `use` it. " +
 			"Apply it with an administrator's identity (a second provider configuration): writing a role that grants `use` and binding it is " +
