@@ -20,6 +20,9 @@ type HookOptions struct {
 	Checker string
 	// Overlay carries pods' connections to other nodes' pods (Config.Overlay).
 	Overlay Overlay
+	// GMSA is the domain the hosts' containers retrieve gMSA passwords
+	// from (Config.GMSA); nil: none reachable.
+	GMSA GMSADomain
 }
 
 // Programs returns the native programs this package provides, for
@@ -58,6 +61,7 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 		}
 		cfg := HostConfigFor(h)
 		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker, cfg.Overlay = p.Path, p.Args, p.Stderr, opts.Checker, opts.Overlay
+		cfg.GMSA = opts.GMSA
 		k, err := Start(ctx, cfg)
 		if err != nil {
 			logf("kubeletsim: %s: kubelet failed to start: %v", h.ComputerName(), err)
