@@ -65,7 +65,11 @@ func TestOptionSetsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	single = append(single, sysprep, listener, reboot, build, evidence)
+	domain, err := DomainJoinedStep("corp.example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	single = append(single, sysprep, listener, reboot, build, evidence, domain)
 	golden(t, "single-steps.ps1", joinSteps(single))
 	if slices.ContainsFunc(single, func(s Step) bool { return s.Script == "" }) {
 		t.Error("a single step rendered empty")

@@ -54,6 +54,19 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"TF_VAR_network_artifacts", a.NetworkArtifactsHCL()},
 		)
 	}
+	if d := s.Domain; d != nil {
+		// The lab's Active Directory domain: the OU for the nodes and the
+		// join account delegated on it; its Administrator for the tests'
+		// own checks; its controller's LDAP address.
+		env = append(env,
+			EnvVar{"SANDBOX_AD_DOMAIN", d.Domain()},
+			EnvVar{"SANDBOX_AD_OU", ADOU()},
+			EnvVar{"SANDBOX_AD_JOIN_USER", d.JoinUser},
+			EnvVar{"SANDBOX_AD_JOIN_PASSWORD", d.JoinPassword},
+			EnvVar{"SANDBOX_AD_ADMIN_PASSWORD", d.AdminPassword},
+			EnvVar{"SANDBOX_AD_LDAP_ADDR", d.Addr()},
+		)
+	}
 	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},

@@ -24,6 +24,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
@@ -113,6 +114,10 @@ type Sandbox struct {
 	// LinuxNode is the cluster's Linux control-plane node, with the cluster
 	// DNS (real CoreDNS) as its pod behind the kube-dns Service.
 	LinuxNode *linuxnode.Node
+	// Domain is the lab's Active Directory domain (internal/sandbox/addomain):
+	// its controller, which the guests' customizations join, and the join
+	// account's credentials.
+	Domain *Domain
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
@@ -247,7 +252,12 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	if s.Domain, err = startDomain(); err != nil {
+		return nil, fmt.Errorf("sandbox: the domain controller: %w", err)
+	}
+	logf("domain: %s's controller at ldap://%s", s.Domain.Domain(), s.Domain.Addr())
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
+		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
 		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
@@ -299,6 +309,9 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.Domain != nil {
+			errs = append(errs, s.Domain.Stop())
 		}
 		if s.LinuxNode != nil {
 			errs = append(errs, s.LinuxNode.Stop())
