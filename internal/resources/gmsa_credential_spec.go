@@ -223,6 +223,13 @@ func checkGMSAInstalled(ctx context.Context, k *kube.Client, diags *diag.Diagnos
 	}
 	in, err := gmsa.Check(ctx, k.Interface, dyn)
 	switch {
+	case apierrors.IsForbidden(err):
+		diags.AddError("Cannot check for windows-gmsa",
+			"The provider's Kubernetes identity may not read the CustomResourceDefinitions and webhook configurations the check reads: "+
+				"windows_gmsa_credential_spec is installed once per cluster, with an administrator's identity, through a provider "+
+				"configuration of its own (`provider \"windows\" { alias = \"admin\" ... }` with a cluster administrator's kubeconfig, "+
+				"and `provider = windows.admin` in the resource); the everyday role grants none of it (guide \"Least privilege\").\n\n"+err.Error())
+		return in, false
 	case errors.Is(err, gmsa.ErrNotInstalled):
 		diags.AddError("windows-gmsa webhook not installed",
 			fmt.Sprintf("A GMSACredentialSpec needs kubernetes-sigs/windows-gmsa in the cluster, and %s.\n\n%s", joinProblems(in.Problems()), gmsa.InstallHint))

@@ -92,6 +92,12 @@ func TestAccGMSACredentialSpec_lifecycle(t *testing.T) {
 		},
 		Steps: []resource.TestStep{
 			{
+				// The everyday identity (no alias) may not even read what
+				// the plan checks: the fix named is the admin alias.
+				Config:      strings.Replace(gmsaConfig(name, ns), "provider = windows.admin", "", 1),
+				ExpectError: regexp.MustCompile(`(?s)Cannot check for windows-gmsa.*installed once per cluster.*provider\s+=\s+windows\.admin`),
+			},
+			{
 				Config:      gmsaConfig(name, ns),
 				ExpectError: regexp.MustCompile(`(?s)windows-gmsa webhook not installed.*gmsacredentialspecs\.windows\.k8s\.io is not\s+installed.*MutatingWebhookConfiguration.*helm install gmsa\s+windows-gmsa/gmsa`),
 			},
