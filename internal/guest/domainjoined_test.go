@@ -67,7 +67,7 @@ func TestDomainJoinedStepReadsNetSetupLog(t *testing.T) {
 	place(netsetup("wrong"))
 	r, err = tr.Run(ctx, step.Script)
 	out := r.Stdout + r.Stderr
-	if err == nil || !strings.Contains(out, "The user name or password is incorrect.") || !strings.Contains(out, "active_directory.join_password_wo") || !strings.Contains(out, "0x52e") {
+	if err == nil || !strings.Contains(out, "The user name or password is incorrect.") || !strings.Contains(out, "active_directory.join_password") || !strings.Contains(out, "0x52e") {
 		t.Fatalf("after a refused join: %v\n%s", err, out)
 	}
 

@@ -40,6 +40,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
 	}
+	planActiveDirectory(ctx, r.clients, plan.machineModel, "windows_node_pool "+plan.NamePrefix.ValueString(), &resp.Diagnostics)
 	rev, known := plan.revision(ctx, &resp.Diagnostics)
 	plan.ID = plan.NamePrefix
 	plan.Transport = withHostKey(plan.Transport, "")

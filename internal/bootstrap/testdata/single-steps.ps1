@@ -126,13 +126,13 @@ if ($status -eq '0x0') {
 # Learn, System Error Codes; lmerr.h for 2224 and 2732), and the setting
 # that fixes each.
 $why = @{
-    '0x52e' = 'The user name or password is incorrect. (ERROR_LOGON_FAILURE, 1326): check active_directory.join_user and active_directory.join_password_wo'
+    '0x52e' = 'The user name or password is incorrect. (ERROR_LOGON_FAILURE, 1326): check the provider''s active_directory.join_user and active_directory.join_password'
     '0x54b' = 'The specified domain either does not exist or could not be contacted. (ERROR_NO_SUCH_DOMAIN, 1355): check active_directory.domain and that the node''s DNS servers resolve the domain''s controllers'
     '0x2' = 'The system cannot find the file specified. (ERROR_FILE_NOT_FOUND, 2: the OU does not exist): check active_directory.ou'
-    '0x5' = 'Access is denied. (ERROR_ACCESS_DENIED, 5): active_directory.join_user may not create computer objects in active_directory.ou; delegate it Create Computer objects there'
+    '0x5' = 'Access is denied. (ERROR_ACCESS_DENIED, 5): the provider''s active_directory.join_user may not create computer objects in the node''s active_directory.ou; delegate it Create Computer objects there'
     '0x8b0' = 'The account already exists. (NERR_UserExists, 2224): a computer account of this node''s name is in another OU than active_directory.ou; move or delete it'
     '0xaac' = 'An account with the same name exists in Active Directory. Re-using the account was blocked by security policy. (NERR_AccountReuseBlockedByPolicy, 2732, KB5020276): another account created this node''s computer account; delete it, or join with the account that created it'
-    '0x216d' = 'Your computer could not be joined to the domain. You have exceeded the maximum number of computer accounts you are allowed to create in this domain. (8557): delegate active_directory.join_user Create Computer objects on active_directory.ou'
+    '0x216d' = 'Your computer could not be joined to the domain. You have exceeded the maximum number of computer accounts you are allowed to create in this domain. (8557): delegate the provider''s active_directory.join_user Create Computer objects on active_directory.ou'
 }
 $text = $why[$status]
 if (-not $text) { $text = "Win32 error $status (net helpmsg explains it)" }

@@ -58,7 +58,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -68,6 +67,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"

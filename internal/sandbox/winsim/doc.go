@@ -201,7 +201,10 @@
 // write on a disk while no host runs on it, as vCenter's customization and
 // VMware Tools' deployPkg do between a clone's boots: the boots themselves,
 // generalize, specialize and OOBE are internal/sandbox/vmtools'
-// customization.go),
+// customization.go; a customization's domain join, NetSetup.LOG at
+// C:\Windows\debug\NetSetup.LOG and Setup's *SENSITIVE*DATA*DELETED* in its
+// cached copy are vmtools' domainjoin.go, against internal/sandbox/addomain's
+// domain controller, with their sources there),
 // ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
 // Host.Images), hnsdiag.exe (list all|networks|endpoints|loadbalancers, from
 // the host's HNS state in the form microsoft/SDN's
