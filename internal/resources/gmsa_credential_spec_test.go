@@ -28,24 +28,32 @@ import (
 const gmsaAddress = "windows_gmsa_credential_spec.test"
 
 func gmsaConfig(name, namespace string) string {
-	return acctest.AdminProvider() + fmt.Sprintf(`
-resource "windows_gmsa_credential_spec" "test" {
+	return acctest.AdminProvider() + gmsaResource("test", name, namespace, "WebApp01", "contoso.com", "CONTOSO")
+}
+
+// gmsaResource is a windows_gmsa_credential_spec (label) for the gMSA
+// account of domain, usable by the ServiceAccount iis of namespace, applied
+// with the admin alias.
+func gmsaResource(label, name, namespace, account, domain, netbios string) string {
+	return fmt.Sprintf(`
+resource "windows_gmsa_credential_spec" %q {
   provider = windows.admin
   name     = %q
   domain_join_config = {
     sid                  = "S-1-5-21-702590844-1001920913-2680819671"
-    machine_account_name = "WebApp01"
+    machine_account_name = %q
     guid                 = "56d9b66c-d746-4f87-bd26-26760cfdca2e"
-    dns_tree_name        = "contoso.com"
-    dns_name             = "contoso.com"
-    netbios_name         = "CONTOSO"
+    dns_tree_name        = %q
+    dns_name             = %q
+    netbios_name         = %q
   }
   group_managed_service_accounts = [
-    { name = "WebApp01", scope = "contoso.com" },
-    { name = "WebApp01", scope = "CONTOSO" },
+    { name = %q, scope = %q },
+    { name = %q, scope = %q },
   ]
   service_accounts = [{ namespace = %q, name = "iis" }]
-}`, name, namespace)
+}
+`, label, name, account, domain, domain, netbios, account, domain, account, netbios, namespace)
 }
 
 // One test for the resource's whole life, since each step needs the
