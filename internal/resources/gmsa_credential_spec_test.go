@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
@@ -145,9 +146,18 @@ func TestAccGMSACredentialSpec_lifecycle(t *testing.T) {
 				},
 			},
 			{
-				// A binding deleted outside Terraform is drift: planned back.
+				// A binding deleted and the credential spec edited outside
+				// Terraform are drift: planned back.
 				PreConfig: func() {
 					if err := k.RbacV1().RoleBindings(ns).Delete(ctx, gmsa.RoleName(name), metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					dyn, err := dynamic.NewForConfig(k.REST)
+					if err != nil {
+						t.Fatal(err)
+					}
+					patch := []byte(`{"credspec":{"DomainJoinConfig":{"NetBiosName":"FABRIKAM"}}}`)
+					if _, err := dyn.Resource(gmsa.GVR).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -156,8 +166,17 @@ func TestAccGMSACredentialSpec_lifecycle(t *testing.T) {
 					plancheck.ExpectResourceAction(gmsaAddress, plancheck.ResourceActionUpdate),
 				}},
 				Check: func(*terraform.State) error {
-					_, err := k.RbacV1().RoleBindings(ns).Get(ctx, gmsa.RoleName(name), metav1.GetOptions{})
-					return err
+					if _, err := k.RbacV1().RoleBindings(ns).Get(ctx, gmsa.RoleName(name), metav1.GetOptions{}); err != nil {
+						return err
+					}
+					found, err := store().Find(ctx, name)
+					if err != nil {
+						return err
+					}
+					if got := found.CredentialSpec.DomainJoinConfig.NetBiosName; got != "CONTOSO" {
+						return fmt.Errorf("NetBiosName = %q after the apply, want CONTOSO back", got)
+					}
+					return nil
 				},
 			},
 			{
