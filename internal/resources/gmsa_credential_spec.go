@@ -173,7 +173,12 @@ func (r *gmsaCredentialSpecResource) Read(ctx context.Context, req resource.Read
 	}
 	state.fromCluster(name, found)
 	if state.WebhookVersion.IsNull() || state.WebhookVersion.IsUnknown() {
+		// Imported: read the webhook's version once, so the next plan
+		// does not show it changing. Each plan reads it again.
 		state.WebhookVersion = types.StringValue("unknown")
+		if in, err := gmsa.Detect(ctx, store.Clientset, store.Dynamic); err == nil {
+			state.WebhookVersion = types.StringValue(in.Version())
+		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }

@@ -102,7 +102,7 @@ func (r *gmsaCredentialSpecResource) Schema(_ context.Context, _ resource.Schema
 			"webhook_version": schema.StringAttribute{
 				Computed: true,
 				MarkdownDescription: "Version of the windows-gmsa chart the webhook was installed from (its configurations' `chart` label), " +
-					"`unknown` when installed by `deploy-gmsa-webhook.sh`, which labels none. Read at plan.",
+					"`unknown` when installed by `deploy-gmsa-webhook.sh`, which labels none. Read at each plan, and by the first refresh of an imported credential spec.",
 			},
 		},
 	}

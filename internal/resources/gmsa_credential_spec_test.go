@@ -184,9 +184,6 @@ func TestAccGMSACredentialSpec_lifecycle(t *testing.T) {
 				ImportState:       true,
 				ImportStateId:     name,
 				ImportStateVerify: true,
-				// Read does not list the webhook configurations again: an
-				// imported spec reports "unknown" until the next plan.
-				ImportStateVerifyIgnore: []string{"webhook_version"},
 			},
 		},
 	})
