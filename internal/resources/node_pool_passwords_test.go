@@ -96,6 +96,9 @@ func TestAccNodePool_memberPasswords(t *testing.T) {
 			t.Errorf("the failed join's error does not say %q:\n%s", want, out)
 		}
 	}
+	if i := strings.Index(out, "joining the domain"); i >= 0 {
+		t.Logf("the refused join, as the CLI printed it: %s", out[i:min(len(out), i+400)])
+	}
 	if strings.Contains(out, "not-"+dom.JoinPassword) {
 		t.Errorf("the error carries the join password:\n%s", out)
 	}

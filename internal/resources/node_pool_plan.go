@@ -62,6 +62,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if !imported(ctx, req.Private) {
+		warnPoolWinRMHTTPAfterVMTools(ctx, state.Transport, plan.Transport, &resp.Diagnostics)
+	}
 	prefix := state.NamePrefix.ValueString()
 	members := state.members(ctx, &resp.Diagnostics)
 	warnWindowsSupport(ctx, r.clients, "Windows node pool "+prefix, memberBuilds(members), plan.SkipChecks, &resp.Diagnostics)

@@ -67,6 +67,15 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"SANDBOX_AD_LDAP_ADDR", d.Addr()},
 		)
 	}
+	if r := s.Registry; r != nil {
+		// The private registry mirror: windows_golden_image's
+		// registry_mirrors endpoint and registry_credentials_wo.
+		env = append(env,
+			EnvVar{"SANDBOX_REGISTRY_MIRROR", "http://" + r.Addr},
+			EnvVar{"SANDBOX_REGISTRY_USERNAME", r.Username},
+			EnvVar{"TF_VAR_registry_password", r.Password()},
+		)
+	}
 	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},

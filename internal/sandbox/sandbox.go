@@ -31,6 +31,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/registry"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
@@ -121,6 +122,10 @@ type Sandbox struct {
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
+	// Registry is the site's private registry mirror (basic auth), holding
+	// the pause image and the HostProcess base image under their upstream
+	// repositories (RegistryImages).
+	Registry *registry.Mirror
 
 	// ReadyIn is how long Start took.
 	ReadyIn time.Duration
@@ -269,6 +274,10 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	logf("artifacts: serving image downloads at %s", s.Artifacts.BaseURL)
+	if s.Registry, err = startRegistry(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	logf("registry: a private mirror at %s", s.Registry.Addr)
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
@@ -312,6 +321,9 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Domain != nil {
 			errs = append(errs, s.Domain.Stop())
+		}
+		if s.Registry != nil {
+			errs = append(errs, s.Registry.Close())
 		}
 		if s.LinuxNode != nil {
 			errs = append(errs, s.LinuxNode.Stop())
