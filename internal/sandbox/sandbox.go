@@ -269,7 +269,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay, Dataplanes: s.WindowsPods}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay, Dataplanes: s.WindowsPods, GMSA: s.GMSADomain()}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

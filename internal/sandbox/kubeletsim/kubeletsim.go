@@ -71,6 +71,10 @@ type Config struct {
 	// returns true the Node reports NotReady (a fault held and released at
 	// run time).
 	NotReady func() bool
+	// GMSA is the Active Directory domain the host's containers retrieve
+	// gMSA passwords from (pods_gmsa.go); nil: no domain is reachable, and
+	// every container with a credential spec fails to start.
+	GMSA GMSADomain
 }
 
 // Kubelet is a running simulated kubelet.
