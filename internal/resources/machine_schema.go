@@ -31,6 +31,7 @@ type machineSchema struct {
 	replaceString, nodeReplaceString []planmodifier.String
 	replaceBool                      []planmodifier.Bool
 	replaceInt64, nodeReplaceInt64   []planmodifier.Int64
+	nodeReplaceObject                []planmodifier.Object
 	// onChange says what changing a create-only input does.
 	onChange string
 	// noHTTPSBootstrap is why the resource refuses transport.https_bootstrap.
@@ -39,7 +40,7 @@ type machineSchema struct {
 
 var (
 	nodeMachine = machineSchema{replaceString: replaceString, nodeReplaceString: nodeReplaceString, replaceBool: replaceBool,
-		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, onChange: "replaces the node"}
+		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, nodeReplaceObject: nodeReplaceObject, onChange: "replaces the node"}
 	poolMachine = machineSchema{onChange: "rolls new members in (max_surge, max_unavailable)",
 		noHTTPSBootstrap: "a pool's members would each need their own pinned certificate, which members do not record yet; give windows_node resources https_bootstrap, or let the pool use the default transport (vmtools)"}
 )
@@ -146,6 +147,8 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 				"the cluster's version (the API server's, read by discovery) or past Microsoft's extended support: a warning, never an error, silenced by listing it.",
 			Validators: []validator.List{listvalidator.ValueStringsAre(checkID())},
 		},
+		"proxy": proxyAttribute("The join writes it into containerd's and the kubelet's service environment (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), "+
+			"from which containerd's image pulls take it.", s.onChange, s.nodeReplaceObject),
 		"drain": schema.SingleNestedAttribute{
 			Optional: true, Computed: true,
 			Default:             objectdefault.StaticValue(drainObject(drainDefault)),

@@ -74,6 +74,7 @@ type machineModel struct {
 	RebootAfterJoin        types.Bool   `tfsdk:"reboot_after_join"`
 	ProbeOnRefresh         types.Bool   `tfsdk:"probe_on_refresh"`
 	Drain                  types.Object `tfsdk:"drain"`
+	Proxy                  types.Object `tfsdk:"proxy"`
 }
 
 type taintModel struct {
@@ -109,14 +110,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
 		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags),
 	}
-	if !m.IPv4.IsNull() && !m.IPv4.IsUnknown() {
-		var ip ipv4Model
-		diags.Append(m.IPv4.As(ctx, &ip, basetypes.ObjectAsOptions{})...)
-		var dns []string
-		diags.Append(ip.DNSServers.ElementsAs(ctx, &dns, false)...)
-		s.IPv4 = &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
-			Gateway: ip.Gateway.ValueString(), DNSServers: dns}
-	}
+	s.IPv4 = m.staticIPv4(ctx, diags)
 	var d diag.Diagnostics
 	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)
 	diags.Append(d...)
@@ -124,7 +118,21 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 	s.HTTPSListenerAdmit = managementCIDRs(ctx, m.Transport)
 	s.SkipNetworkProbe = skipsNetworkProbe(ctx, m.SkipChecks, diags)
 	s.RebootAfterJoin = m.RebootAfterJoin.ValueBool()
+	s.Proxy = proxyConfig(ctx, m.Proxy, diags)
 	return s
+}
+
+// staticIPv4 is the ipv4 block's settings, nil for DHCP.
+func (m *nodeModel) staticIPv4(ctx context.Context, diags *diag.Diagnostics) *vsphere.StaticIPv4 {
+	if m.IPv4.IsNull() || m.IPv4.IsUnknown() {
+		return nil
+	}
+	var ip ipv4Model
+	diags.Append(m.IPv4.As(ctx, &ip, basetypes.ObjectAsOptions{})...)
+	var dns []string
+	diags.Append(ip.DNSServers.ElementsAs(ctx, &dns, false)...)
+	return &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
+		Gateway: ip.Gateway.ValueString(), DNSServers: dns}
 }
 
 // skipsNetworkProbe: skip_checks lists "network-probe".
