@@ -10,6 +10,7 @@ require (
 	github.com/agext/levenshtein v1.2.3
 	github.com/bodgit/ntlmssp v0.0.0-20240506230425-31973bb52d9b
 	github.com/distribution/reference v0.6.0
+	github.com/elazarl/goproxy v1.9.4
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.7.0

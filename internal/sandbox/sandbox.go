@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -30,8 +31,10 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/siteproxy"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // VSphereUser is the simulator's administrator (the sandbox's own calls:
@@ -116,6 +119,10 @@ type Sandbox struct {
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
+	// SiteProxy is the site's HTTP forward proxy: guests given
+	// ProxyOnlyFaults reach the artifact server and the registries only
+	// through it (siteproxy, winsim.Egress).
+	SiteProxy *siteproxy.Proxy
 
 	// ReadyIn is how long Start took.
 	ReadyIn time.Duration
@@ -259,9 +266,24 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	logf("artifacts: serving image downloads at %s", s.Artifacts.BaseURL)
+	if s.SiteProxy, err = siteproxy.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	logf("site proxy: %s", s.SiteProxy.URL)
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
+}
+
+// ProxyOnlyFaults are the faults of a guest at a site that lets only its
+// proxy out: the artifact server and the registries answer it only through
+// SiteProxy (set them with Hosts.SetFaults before the VM powers on).
+func (s *Sandbox) ProxyOnlyFaults() winsim.Faults {
+	u, err := url.Parse(s.Artifacts.BaseURL)
+	if err != nil {
+		panic(err) // the artifact server's own URL
+	}
+	return winsim.Faults{Egress: s.SiteProxy.Egress(u.Host)}
 }
 
 // KubeletChecker is the kubeletcheck helper the simulated kubelets judge
@@ -299,6 +321,9 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.SiteProxy != nil {
+			errs = append(errs, s.SiteProxy.Close())
 		}
 		if s.LinuxNode != nil {
 			errs = append(errs, s.LinuxNode.Stop())

@@ -68,6 +68,13 @@ type Config struct {
 	// returns true the Node reports NotReady (a fault held and released at
 	// run time).
 	NotReady func() bool
+	// Egress is the site's network (winsim.Faults.Egress: the registries
+	// reachable only through its proxy), asked at each pull; nil or a nil
+	// result: the registries are reached directly.
+	Egress func() *winsim.Egress
+	// RuntimeEnv is containerd's process environment while it runs
+	// (winsim.Host.RunningServiceEnv), from which its pulls take a proxy.
+	RuntimeEnv func() (map[string]string, bool)
 }
 
 // Kubelet is a running simulated kubelet.
