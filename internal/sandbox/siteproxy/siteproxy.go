@@ -54,7 +54,7 @@ func Start() (*Proxy, error) {
 	gp.OnRequest(goproxy.ReqHostIs(Registries...)).HijackConnect(func(r *http.Request, client net.Conn, _ *goproxy.ProxyCtx) {
 		p.record("CONNECT " + r.Host)
 		_, _ = client.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n")) // the client reads it or has gone
-		_ = client.Close()                                                            // the stand-in registry's tunnel ends here
+		_ = client.Close()                                                         // the stand-in registry's tunnel ends here
 	})
 	gp.OnRequest().HandleConnectFunc(func(host string, _ *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 		// Any other CONNECT is refused: the sandbox has no internet.

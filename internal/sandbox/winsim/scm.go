@@ -31,7 +31,7 @@ type svcRun struct {
 	stopping bool // a stop was requested: the process ending is not a failure
 	failures int  // for the recovery actions
 	lastFail time.Time
-	exits    int // ServiceExits faults fired
+	exits    int               // ServiceExits faults fired
 	env      map[string]string // the running process's environment
 }
 
