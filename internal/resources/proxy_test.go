@@ -30,7 +30,10 @@ func TestAccProxy_imageAndNode(t *testing.T) {
 	}
 	proxyURL := sb.SiteProxy.URL
 	proxy := fmt.Sprintf("{\n    http  = %q\n    https = %q\n  }", proxyURL, proxyURL)
-	imageWith := func(overrides map[string]string) string { return acctest.GoldenImageConfig(image, overrides) }
+	// The guests know the artifact server by its outside name, which only
+	// the proxy resolves.
+	outside := func(config string) string { return strings.ReplaceAll(config, sb.ArtifactsAddr(), sb.OutsideArtifacts()) }
+	imageWith := func(overrides map[string]string) string { return outside(acctest.GoldenImageConfig(image, overrides)) }
 	withNode := acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
 		imageWith(map[string]string{"proxy": proxy}) + fmt.Sprintf(`
 resource "windows_node" "n0" {
@@ -54,7 +57,7 @@ resource "windows_node" "n0" {
 				// No proxy: the first download is dropped, and the error
 				// says which and what to set.
 				Config: imageWith(nil),
-				ExpectError: regexp.MustCompile(`(?s)image step "install-containerd".*downloading\s+http://127\.0\.0\.1:[0-9]+/\S+\s+without\s+a\s+proxy\s+\(none\s+is\s+set.*proxy\.https` +
+				ExpectError: regexp.MustCompile(`(?s)image step "install-containerd".*downloading\s+http://artifacts\.outside\.test:[0-9]+/\S+\s+without\s+a\s+proxy\s+\(none\s+is\s+set.*proxy\.https` +
 					`.*Unable\s+to\s+connect\s+to\s+the\s+remote\s+server`),
 			},
 			{
@@ -62,7 +65,7 @@ resource "windows_node" "n0" {
 				Check: resource.ComposeTestCheckFunc(
 					resource.TestCheckResourceAttr("windows_node.n0", "ready", "true"),
 					func(*terraform.State) error {
-						for _, want := range []string{"GET " + strings.TrimSuffix(sb.Artifacts.BaseURL, "/release"), "CONNECT registry.k8s.io:443"} {
+						for _, want := range []string{"GET http://" + sb.OutsideArtifacts() + "/", "CONNECT registry.k8s.io:443"} {
 							if !sb.SiteProxy.Carried(want) {
 								return fmt.Errorf("the site proxy carried no %q; it carried %v", want, sb.SiteProxy.Requests())
 							}

@@ -269,7 +269,8 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if s.SiteProxy, err = siteproxy.Start(); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	logf("site proxy: %s", s.SiteProxy.URL)
+	s.SiteProxy.Name(s.OutsideArtifacts(), s.ArtifactsAddr())
+	logf("site proxy: %s (the artifact server outside: %s)", s.SiteProxy.URL, s.OutsideArtifacts())
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
@@ -278,12 +279,30 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 // ProxyOnlyFaults are the faults of a guest at a site that lets only its
 // proxy out: the artifact server and the registries answer it only through
 // SiteProxy (set them with Hosts.SetFaults before the VM powers on).
+// Such a guest knows the artifact server as OutsideArtifacts (its port the
+// server's), a name only the proxy resolves.
 func (s *Sandbox) ProxyOnlyFaults() winsim.Faults {
+	return winsim.Faults{Egress: s.SiteProxy.Egress(s.OutsideArtifacts())}
+}
+
+// OutsideArtifactsName is the artifact server's name outside the site.
+const OutsideArtifactsName = "artifacts.outside.test"
+
+// OutsideArtifacts is the artifact server's host:port by its outside name,
+// which SiteProxy resolves; ArtifactsAddr is its loopback host:port, which a
+// test replaces by it in a configuration.
+func (s *Sandbox) OutsideArtifacts() string {
+	_, port, _ := net.SplitHostPort(s.ArtifactsAddr())
+	return net.JoinHostPort(OutsideArtifactsName, port)
+}
+
+// ArtifactsAddr is the artifact server's host:port.
+func (s *Sandbox) ArtifactsAddr() string {
 	u, err := url.Parse(s.Artifacts.BaseURL)
 	if err != nil {
 		panic(err) // the artifact server's own URL
 	}
-	return winsim.Faults{Egress: s.SiteProxy.Egress(u.Host)}
+	return u.Host
 }
 
 // KubeletChecker is the kubeletcheck helper the simulated kubelets judge

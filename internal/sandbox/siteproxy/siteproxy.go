@@ -9,7 +9,9 @@
 package siteproxy
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -36,6 +38,18 @@ type Proxy struct {
 
 	mu       sync.Mutex
 	requests []string
+	names    map[string]string // host:port the proxy resolves -> the address it dials
+}
+
+// Name makes the proxy (and only the proxy) resolve name, a host:port, to
+// addr: a server outside the site that the guests know by a name their own
+// DNS does not answer, as a split-horizon site's downloads are. Go's proxy
+// rules (and .NET's) never send a loopback address through a proxy, so the
+// sandbox's servers on 127.0.0.1 need a name to be reached through it.
+func (p *Proxy) Name(name, addr string) {
+	p.mu.Lock()
+	p.names[strings.ToLower(name)] = addr
+	p.mu.Unlock()
 }
 
 // Start listens on a free loopback port.
@@ -44,9 +58,19 @@ func Start() (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{Addr: ln.Addr().String(), ln: ln}
+	p := &Proxy{Addr: ln.Addr().String(), ln: ln, names: map[string]string{}}
 	p.URL = "http://" + p.Addr
 	gp := goproxy.NewProxyHttpServer()
+	var d net.Dialer
+	gp.Tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		p.mu.Lock()
+		to, ok := p.names[strings.ToLower(addr)]
+		p.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("siteproxy: %s is not a server of the sandbox (it has no internet)", addr)
+		}
+		return d.DialContext(ctx, network, to)
+	}
 	gp.OnRequest().DoFunc(func(r *http.Request, _ *goproxy.ProxyCtx) (*http.Request, *http.Response) {
 		p.record(r.Method + " " + r.URL.String())
 		return r, nil
