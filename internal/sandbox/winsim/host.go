@@ -21,7 +21,6 @@ import (
 
 // Host is one simulated Windows Server host.
 type Host struct {
-	winhttp  WinHTTPProxy // netsh winhttp set proxy (programs_netsh.go)
 	cfg      HostConfig
 	fs       *vfs
 	svcs     *serviceTable

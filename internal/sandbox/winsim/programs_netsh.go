@@ -21,11 +21,19 @@ func init() { registerProgram("netsh.exe", SubsystemConsole, runNetsh) }
 // proxy-server and bypass-list ("" for direct access).
 type WinHTTPProxy struct{ Server, Bypass string }
 
+// winHTTPKey holds WinHTTP's settings (the WinHttpSettings value), in the
+// machine's registry, so a clone of the disk keeps them. Windows stores a
+// REG_BINARY structure there whose layout is not modelled: the sandbox keeps
+// the two strings as a REG_MULTI_SZ of its own under the same name.
+const winHTTPKey = `HKLM\SOFTWARE\Microsoft\Windows\CurrentVersion\Internet Settings\Connections`
+
 // WinHTTPProxy returns the WinHTTP proxy the host's netsh set.
 func (h *Host) WinHTTPProxy() WinHTTPProxy {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.winhttp
+	v, ok := h.reg.get(winHTTPKey, "WinHttpSettings")
+	if !ok || len(v.Multi) != 2 {
+		return WinHTTPProxy{}
+	}
+	return WinHTTPProxy{Server: v.Multi[0], Bypass: v.Multi[1]}
 }
 
 func runNetsh(_ context.Context, p *Process) int {
@@ -73,9 +81,10 @@ func runNetsh(_ context.Context, p *Process) int {
 		fmt.Fprint(p.Stdout, "The syntax supplied for this command is not valid. Check help for the correct syntax.\r\n\r\n")
 		return 1
 	}
-	p.Host.mu.Lock()
-	p.Host.winhttp = w
-	p.Host.mu.Unlock()
+	if err := p.Host.reg.set(winHTTPKey, "WinHttpSettings", RegValue{Type: RegMultiSZ, Multi: []string{w.Server, w.Bypass}}); err != nil {
+		fmt.Fprintf(p.Stderr, "Error: %v\r\n", err)
+		return 1
+	}
 	show(w)
 	return 0
 }
