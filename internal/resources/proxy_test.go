@@ -32,7 +32,9 @@ func TestAccProxy_imageAndNode(t *testing.T) {
 	proxy := fmt.Sprintf("{\n    http  = %q\n    https = %q\n  }", proxyURL, proxyURL)
 	// The guests know the artifact server by its outside name, which only
 	// the proxy resolves.
-	outside := func(config string) string { return strings.ReplaceAll(config, sb.ArtifactsAddr(), sb.OutsideArtifacts()) }
+	outside := func(config string) string {
+		return strings.ReplaceAll(config, sb.ArtifactsAddr(), sb.OutsideArtifacts())
+	}
 	imageWith := func(overrides map[string]string) string { return outside(acctest.GoldenImageConfig(image, overrides)) }
 	withNode := acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
 		imageWith(map[string]string{"proxy": proxy}) + fmt.Sprintf(`
