@@ -40,6 +40,7 @@ type nodeModel struct {
 	Ready            types.Bool     `tfsdk:"ready"`
 	Joined           types.Bool     `tfsdk:"joined"`
 	Health           types.Object   `tfsdk:"health"`
+	EffectiveNoProxy types.List     `tfsdk:"effective_no_proxy"`
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -282,6 +283,9 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 			*s = types.StringValue("")
 		}
 	}
+	if m.EffectiveNoProxy.IsUnknown() {
+		m.EffectiveNoProxy = types.ListNull(types.StringType) // the join sets it
+	}
 	for _, b := range []*types.Bool{&m.Ready, &m.Joined} {
 		if b.IsUnknown() || b.IsNull() {
 			*b = types.BoolValue(false)
@@ -313,6 +317,13 @@ func (m *nodeModel) setJoined(res winnode.Result) {
 		m.CNI = types.StringValue(res.CNI)
 	}
 	m.settleCNI()
+	if res.NoProxy != nil {
+		elems := make([]attr.Value, 0, len(res.NoProxy))
+		for _, e := range res.NoProxy {
+			elems = append(elems, types.StringValue(e))
+		}
+		m.EffectiveNoProxy = types.ListValueMust(types.StringType, elems)
+	}
 	if res.Node != nil {
 		m.fromNode(res.Node, false)
 	}

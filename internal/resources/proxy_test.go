@@ -66,6 +66,10 @@ resource "windows_node" "n0" {
 				Config: withNode,
 				Check: resource.ComposeTestCheckFunc(
 					resource.TestCheckResourceAttr("windows_node.n0", "ready", "true"),
+					// The user's entry first, then what it missed.
+					resource.TestCheckResourceAttr("windows_node.n0", "effective_no_proxy.0", ".corp.example"),
+					resource.TestCheckTypeSetElemAttr("windows_node.n0", "effective_no_proxy.*", "10.96.0.0/12"),
+					resource.TestCheckTypeSetElemAttr("windows_node.n0", "effective_no_proxy.*", "10.244.0.0/16"),
 					func(*terraform.State) error {
 						for _, want := range []string{"GET http://" + sb.OutsideArtifacts() + "/", "CONNECT registry.k8s.io:443"} {
 							if !sb.SiteProxy.Carried(want) {

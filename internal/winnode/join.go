@@ -102,6 +102,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	}
 	build := winversion.TrimUBR(res.WindowsBuildFull)
 	res.CNI = join.CNI
+	res.NoProxy = join.Proxy.NoProxy
 	join.Labels = map[string]string{LabelWindowsBuild: build}
 	join.Taints = spec.Taints
 

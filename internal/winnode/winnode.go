@@ -112,6 +112,9 @@ type Result struct {
 	WindowsBuildFull string
 	// CNI is the networking mode the node joined with.
 	CNI string
+	// NoProxy is the NO_PROXY the join gave containerd and the kubelet
+	// (nil without a proxy).
+	NoProxy []string
 	// SSHHostKey is the SSH host key the guest presented and the transport
 	// trusted (authorized_keys format); "" over WinRM.
 	SSHHostKey string
