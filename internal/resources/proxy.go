@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -44,7 +45,12 @@ func proxyAttribute(use, onChange string, mods []planmodifier.Object) schema.Sin
 		MarkdownDescription: "The site's HTTP proxy, for guests that reach the internet (or the mirror) only through one. " + use +
 			" Changing it " + onChange + ".",
 		Attributes: map[string]schema.Attribute{
-			"http":  url("http"),
+			"http": func() schema.StringAttribute {
+				a := url("http")
+				// A proxy block names a proxy: at least one of the two.
+				a.Validators = append(a.Validators, stringvalidator.AtLeastOneOf(path.MatchRelative().AtParent().AtName("https")))
+				return a
+			}(),
 			"https": url("https"),
 			"no_proxy": schema.ListAttribute{Optional: true, ElementType: types.StringType,
 				Validators: []validator.List{listvalidator.ValueStringsAre(stringCheck{"no_proxy entry", func(s string) []string {
@@ -96,9 +102,7 @@ func warnNoProxy(ctx context.Context, cl *clients.Clients, what string, m machin
 	}
 	p := proxyConfig(ctx, m.Proxy, diags)
 	if !p.IsSet() {
-		diags.AddAttributeError(path.Root("proxy"), "proxy without a proxy",
-			"proxy: set proxy.https (and proxy.http) to the site's proxy, as http://host:port, or remove the proxy attribute.")
-		return
+		return // unknown until apply, or refused by the schema's validator
 	}
 	service, cluster, api := m.ServiceCIDR.ValueString(), m.ClusterCIDR.ValueString(), m.APIServer.ValueString()
 	if cl != nil && (service == "" || cluster == "" || api == "") {

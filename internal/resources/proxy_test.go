@@ -56,6 +56,17 @@ resource "windows_node" "n0" {
 		CheckDestroy:             acctest.CheckNodesDestroyed(t),
 		Steps: []resource.TestStep{
 			{
+				// Bad input is refused at plan, naming the attribute.
+				Config:      imageWith(map[string]string{"proxy": `{ https = "http://user:secret@proxy.corp.example:3128" }`}),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)proxy\.https.*carries\s+credentials`),
+			},
+			{
+				Config:      imageWith(map[string]string{"proxy": `{ no_proxy = [".corp.example"] }`}),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)At\s+least\s+one\s+attribute\s+out\s+of.*proxy\.https`),
+			},
+			{
 				// No proxy: the first download is dropped, and the error
 				// says which and what to set.
 				Config: imageWith(nil),
