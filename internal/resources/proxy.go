@@ -48,7 +48,7 @@ func proxyAttribute(use, onChange string, mods []planmodifier.Object) schema.Sin
 			"http": func() schema.StringAttribute {
 				a := url("http")
 				// A proxy block names a proxy: at least one of the two.
-				a.Validators = append(a.Validators, stringvalidator.AtLeastOneOf(path.MatchRelative().AtParent().AtName("https")))
+				a.Validators = append(a.Validators, stringvalidator.AtLeastOneOf(path.MatchRoot("proxy").AtName("https")))
 				return a
 			}(),
 			"https": url("https"),

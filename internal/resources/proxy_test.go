@@ -64,7 +64,7 @@ resource "windows_node" "n0" {
 			{
 				Config:      imageWith(map[string]string{"proxy": `{ no_proxy = [".corp.example"] }`}),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)At\s+least\s+one\s+attribute\s+out\s+of.*proxy\.https`),
+				ExpectError: regexp.MustCompile(`(?s)At\s+least\s+one\s+attribute\s+out\s+of\s+\[proxy\.https,proxy\.http\]`),
 			},
 			{
 				// No proxy: the first download is dropped, and the error
