@@ -54,6 +54,11 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"TF_VAR_network_artifacts", a.NetworkArtifactsHCL()},
 		)
 	}
+	if p := s.SiteProxy; p != nil {
+		// The site proxy, for a proxy attribute (guests reach the
+		// artifact server through it by SANDBOX_OUTSIDE_ARTIFACTS).
+		env = append(env, EnvVar{"SANDBOX_SITE_PROXY_URL", p.URL}, EnvVar{"SANDBOX_OUTSIDE_ARTIFACTS", s.OutsideArtifacts()})
+	}
 	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},
