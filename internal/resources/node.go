@@ -98,6 +98,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		warnUnproven(ctx, plan, &resp.Diagnostics)
 		warnNoProxy(ctx, r.clients, "windows_node "+plan.Name.ValueString(), plan.machineModel, plan.staticIPv4(ctx, &resp.Diagnostics), &resp.Diagnostics)
 	}
+	planActiveDirectory(ctx, r.clients, plan.machineModel, "windows_node "+plan.Name.ValueString(), &resp.Diagnostics)
 	if !req.State.Raw.IsNull() {
 		var state nodeModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -160,6 +161,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	timeout, diags := plan.Timeouts.Create(ctx, nodeCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	spec := plan.spec(ctx, password, sshKey, &resp.Diagnostics)
+	withJoinAccount(&spec, r.clients, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -278,6 +280,7 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	resp.Diagnostics.Append(diags...)
 	drain := state.drainOptions(ctx, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
+	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

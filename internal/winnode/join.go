@@ -103,6 +103,9 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	build := winversion.TrimUBR(res.WindowsBuildFull)
 	res.CNI = join.CNI
 	res.NoProxy = join.Proxy.NoProxy
+	if spec.Domain != nil {
+		join.ADDomain = spec.Domain.Domain
+	}
 	join.Labels = map[string]string{LabelWindowsBuild: build}
 	join.Taints = spec.Taints
 
