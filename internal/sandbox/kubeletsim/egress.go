@@ -33,6 +33,11 @@ func (k *Kubelet) reachRegistry(ctx context.Context, image string) error {
 	if e == nil {
 		return nil
 	}
+	if _, ok := mirrorPulled.Load(k.cfg.Host.Disk + "\x00" + image); ok {
+		// Pulled through a registry mirror of containerd's hosts.toml
+		// (registry_pull.go), a host inside the site, reached directly.
+		return nil
+	}
 	named, err := reference.ParseNormalizedNamed(image)
 	if err != nil {
 		return nil // pullImage refused it
