@@ -114,5 +114,7 @@ func HostConfigFor(h *winsim.Host) Config {
 		Latency:    hc.Latency,
 		NeverReady: h.Faults().KubeletNeverReady,
 		NotReady:   func() bool { return h.Faults().KubeletNotReady },
+		Egress:     func() *winsim.Egress { return h.Faults().Egress },
+		RuntimeEnv: func() (map[string]string, bool) { return h.RunningServiceEnv("containerd") },
 	}
 }
