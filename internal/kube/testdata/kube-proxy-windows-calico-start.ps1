@@ -19,7 +19,7 @@ New-Item -ItemType Directory -Force -Path 'C:\var\lib\calico' | Out-Null
 $watcher = [IO.FileSystemWatcher]::new('C:\var\lib\calico', 'nodename')
 for ($i = 0; ($i -lt 90) -and -not (Test-Path -Path 'C:\var\lib\calico\nodename'); $i++) {
   Write-Output ('waiting for calico-node to write ' + 'C:\var\lib\calico\nodename')
-  $null = $watcher.WaitForChanged('Created, Renamed, Changed', 2000)
+  $null = $watcher.WaitForChanged('Created, Renamed', 2000)
 }
 $watcher.Dispose()
 if (-not (Test-Path -Path 'C:\var\lib\calico\nodename')) {
