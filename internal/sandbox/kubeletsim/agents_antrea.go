@@ -234,7 +234,7 @@ func runAntreaAgent(ctx context.Context, p *winsim.Process) int {
 	ovs := winsim.ReadOVS(p.Host)
 	if !ovs.ExtensionInstalled {
 		return fatal("agent.go:280", "Error running agent: error initializing agent: failed to enable OVS Extension on HNS network %s: "+
-			"the Open vSwitch Extension is not installed on the host (install the OVS driver: Install-OVS.ps1; its installation is not modelled by the simulator)", antreaHNSNetwork)
+			"the Open vSwitch Extension is not installed on the host (install the OVS driver: Install-OVS.ps1)", antreaHNSNetwork)
 	}
 	if existing, ok := hnsNetworkByName(p.Host, antreaHNSNetwork); !ok || existing.AddressPrefix != node.Spec.PodCIDR {
 		log.Info("net_windows.go:239", "Creating HNSNetwork", "name", antreaHNSNetwork, "subnet", node.Spec.PodCIDR, "nodeIP", nodeIP)

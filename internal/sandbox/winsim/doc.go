@@ -214,8 +214,16 @@
 // their ports, AntreaProxy's Service groups and the node routes, written
 // by kubeletsim's antrea-agent and OVS programs), reg.exe (add <HKLM\key> /v <name> /t REG_SZ|REG_DWORD /d
 // <data> /f only, https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
-// "ERROR: Access is denied." to a filtered token; programs_reg.go), and the
-// servicing programs below (dism.exe, wusa.exe). sc.exe
+// "ERROR: Access is denied." to a filtered token; programs_reg.go),
+// bcdedit.exe (/set [{current}] testsigning on|off only, effective at the
+// next boot, which writes SystemStartOptions; learn.microsoft.com
+// windows-hardware/drivers/install/the-testsigning-boot-configuration-option;
+// programs_bcdedit.go), netcfg.exe (-q, -u, -l <inf> -c s -i OVSExt: the OVS
+// kernel driver as antrea-io/antrea hack/windows/Install-OVS.ps1 installs
+// it, refused from a HostProcess container's mount, without its package's
+// files, test-signed without TESTSIGNING, or unsigned; learn.microsoft.com
+// windows-server/administration/windows-commands/netcfg; programs_netcfg.go),
+// and the servicing programs below (dism.exe, wusa.exe). sc.exe
 // and nssm belong to the service control manager's files. Each refuses any
 // form it does not document.
 //
@@ -228,7 +236,8 @@
 // wusa page above) and sysprep.exe (the System Preparation Tool window;
 // Packer's Windows builders poll ImageState after `& sysprep.exe` because
 // it returns at once). Console: cmd.exe, powershell.exe, dism.exe, reg.exe,
-// sc.exe, tar.exe, icacls.exe, hostname.exe, shutdown.exe, hnsdiag.exe
+// sc.exe, tar.exe, icacls.exe, hostname.exe, shutdown.exe, hnsdiag.exe,
+// bcdedit.exe, netcfg.exe
 // (their Windows Commands pages describe console output), nssm, containerd,
 // ctr, host-local, kube-log-runner, sshd and the host's own programs
 // (HostConfig.Programs: Go programs, which `go build` links as console
