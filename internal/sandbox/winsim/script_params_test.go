@@ -26,6 +26,7 @@ func TestScriptFileParams(t *testing.T) {
 		{"& 'C:/x/s.ps1' -LocalFile 'C:/a/openvswitch' -InstallUserspace $false", `dir=C:\openvswitch lf=C:/a/openvswitch us=False`},
 		{"& 'C:/x/s.ps1' -localfile x", `dir=C:\openvswitch lf=x us=True`},
 		{"& 'C:/x/s.ps1' 'D:\\ovs' y", `dir=D:\ovs lf=y us=True`},
+		{"$s = 'C:/x/s.ps1'; & $s -LocalFile z", `dir=C:\openvswitch lf=z us=True`},
 		{"& 'C:/x/s.ps1' -Nope 1", "A parameter cannot be found that matches parameter name 'Nope'."},
 		{"& 'C:/x/s.ps1' -InstallUserspace 'false'", "Boolean parameters accept only Boolean values"},
 	} {
