@@ -164,6 +164,14 @@ func (antrea) Artifacts() []Artifact { return nil }
 // HostPrograms: none; the image's programs run from the container's mount.
 func (antrea) HostPrograms() []string { return nil }
 
+// HostSetup: the join's antrea-host-setup step, Antrea's host
+// prerequisites for its containerized OVS (antrea-host-setup.ps1.tmpl):
+// the Hyper-V PowerShell module and TESTSIGNING for the image's
+// test-signed OVS driver, with a restart when either was missing.
+func (antrea) HostSetup(rebootMarker string) (string, error) {
+	return renderScript("antrea-host-setup", map[string]any{"Marker": rebootMarker})
+}
+
 // Attributes: the traffic mode and tunnel the Windows agents run.
 func (antrea) Attributes(*Plugin) []Attribute {
 	return []Attribute{

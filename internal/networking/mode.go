@@ -84,6 +84,19 @@ type HostDirsMode interface {
 	HostDirs() []string
 }
 
+// HostSetupMode is a Mode whose nodes need host prerequisites the golden
+// image does not give every node (Windows features, boot options): the join
+// runs its script before the kubelet starts, and restarts the computer when
+// the script prints rebootMarker (the step may reboot). The script must be
+// idempotent: it runs at every join, and again after a cut connection.
+// Optional, so a mode without such prerequisites need not say so.
+type HostSetupMode interface {
+	Mode
+	// HostSetup renders the step's script; rebootMarker is what it prints
+	// right before it restarts the computer.
+	HostSetup(rebootMarker string) (string, error)
+}
+
 // HostDirs lists every registered mode's HostDirs, in the modes' order.
 func HostDirs() []string {
 	var out []string

@@ -231,6 +231,15 @@ func runAntreaAgent(ctx context.Context, p *winsim.Process) int {
 	// prepareHNSNetworkAndOVSExtension: an existing antrea-hnsnetwork is
 	// kept; else a Transparent one on the uplink with the pod CIDR; then the
 	// OVS extension is enabled on it.
+	// The extension is enabled through the Hyper-V module's cmdlets
+	// (pkg/agent/util/winnet/net_windows.go: Get-VMSwitch ... |
+	// Enable-VMSwitchExtension), which a host without the Hyper-V
+	// PowerShell module does not know.
+	if !p.Host.FeatureInstalled("Hyper-V-PowerShell") {
+		return fatal("agent.go:280", "Error running agent: error initializing agent: failed to enable OVS Extension on HNS network %s: "+
+			"The term 'Get-VMSwitch' is not recognized as the name of a cmdlet, function, script file, or operable program. "+
+			"(the Hyper-V PowerShell module, Windows feature Hyper-V-PowerShell, is not installed)", antreaHNSNetwork)
+	}
 	ovs := winsim.ReadOVS(p.Host)
 	if !ovs.ExtensionInstalled {
 		return fatal("agent.go:280", "Error running agent: error initializing agent: failed to enable OVS Extension on HNS network %s: "+

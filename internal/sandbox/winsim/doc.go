@@ -488,7 +488,7 @@
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>]
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
-//	    does: the values of a modelled registry key (HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion, HKLM:\SYSTEM\CurrentControlSet\Services\<name>); a missing key is PathNotFound
+//	    does: the values of a modelled registry key (HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion, HKLM:\SYSTEM\CurrentControlSet\Services\<name>, HKLM:\SYSTEM\CurrentControlSet\Control's SystemStartOptions); a missing key is PathNotFound
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itemproperty?view=powershell-5.1
 //	Get-ItemPropertyValue (aliases gpv)
 //	    parameter sets: Path (default), LiteralPath
@@ -789,7 +789,10 @@
 // <Dir>/registry.json: it survives reboots and clones copy it with the disk
 // (internal/sandbox/vmtools/disk.go). It holds
 // HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion (the configured build,
-// rewritten at every boot), HKLM\SYSTEM\CurrentControlSet\Control\Session
+// rewritten at every boot), HKLM\SYSTEM\CurrentControlSet\Control's
+// SystemStartOptions (the boot's loader options, rewritten at every boot
+// from the BCD store's TESTSIGNING that bcdedit.exe sets under
+// HKLM\BCD00000000), HKLM\SYSTEM\CurrentControlSet\Control\Session
 // Manager\Environment (the machine environment) and
 // HKLM\SYSTEM\CurrentControlSet\Services\<name> (ImagePath, Start 2/3/4,
 // DelayedAutostart, DisplayName, Description, DependOnService, Environment,

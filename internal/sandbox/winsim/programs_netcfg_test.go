@@ -2,6 +2,7 @@ package winsim
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,37 @@ func TestNetcfgInstallsOVSExt(t *testing.T) {
 	}
 	if _, out := run(`$(netcfg -q ovsext) -like '*is installed*'`, nil); !strings.Contains(out, "True") {
 		t.Errorf("netcfg -q after the install: %q", out)
+	}
+}
+
+// TestAntreaHostSetupStep runs the antrea mode's antrea-host-setup join
+// step (internal/bootstrap's golden file): on a fresh host it installs the
+// Hyper-V PowerShell module and sets TESTSIGNING and asks for a restart;
+// after the restart both are in effect and the step asks for none.
+func TestAntreaHostSetupStep(t *testing.T) {
+	b, err := os.ReadFile("../../bootstrap/testdata/join-steps-antrea-host-setup.ps1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := strings.ReplaceAll(string(b), "\r\n", "\n")
+	if !strings.HasPrefix(script, "########## antrea-host-setup\n") || !strings.Contains(script, "Restart-Computer -Force\n") {
+		t.Fatalf("unexpected golden file:\n%s", script)
+	}
+	// The restart is the test's: Restart-Computer's own is asynchronous.
+	script = strings.Replace(strings.TrimPrefix(script, "########## antrea-host-setup\n"), "Restart-Computer -Force\n", "", 1)
+	h := startTestHost(t, nil)
+	out, errOut, code := run(t, h, encoded(script))
+	if code != 0 || !strings.Contains(out, "BOOTSTRAP-REBOOT-REQUESTED") {
+		t.Fatalf("first run: exit %d, out %q, err %q", code, out, errOut)
+	}
+	if h.TestSigning() || h.FeatureInstalled("Hyper-V-PowerShell") {
+		t.Fatal("in effect before the restart")
+	}
+	h.Reboot()
+	if !h.TestSigning() || !h.FeatureInstalled("Hyper-V-PowerShell") {
+		t.Fatalf("after the restart: TESTSIGNING %v, Hyper-V-PowerShell %v", h.TestSigning(), h.FeatureInstalled("Hyper-V-PowerShell"))
+	}
+	if out, errOut, code := run(t, h, encoded(script)); code != 0 || strings.TrimSpace(out) != "" {
+		t.Errorf("second run: exit %d, out %q, err %q; want nothing to do", code, out, errOut)
 	}
 }
