@@ -193,6 +193,11 @@ type Spec struct {
 	// Labels mark every object as the provider's; each object adds
 	// LabelComponent with its agent's name.
 	Labels map[string]string
+	// ModeSettings are the mode's computed attributes (Attributes) as the
+	// resource holds them, string ones by name: what the plan read of the
+	// cluster's plugin (antrea's traffic_encap_mode), which the mode's
+	// objects follow. Empty when unknown; a mode then uses its defaults.
+	ModeSettings map[string]string
 }
 
 // Agent is a node agent a mode runs on every Windows node: one DaemonSet

@@ -85,53 +85,102 @@ func TestAccAntrea_nodeJoins(t *testing.T) {
 				statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("antrea").AtMapKey("version"), knownvalue.StringExact(linuxnode.AntreaVersion)),
 			},
 			Check: func(*terraform.State) error {
-				if err := acctest.CheckNodeReady(t, node); err != nil {
-					return err
-				}
-				k := acctest.Kube(t)
-				pods, err := k.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+				return checkAntreaNode(t, ns, node, func(route string) bool { return route == "antrea-tun0" })
+			},
+		}},
+	})
+}
+
+// checkAntreaNode: the node is Ready with its antrea agents Running and
+// Ready, its host has what antrea-host-setup gives it, the image's OVS
+// driver is installed and enabled on the agent's Transparent HNS network
+// over the node's pod CIDR, with the bridge, and the route to the Linux
+// node's pod CIDR is one route accepts (the tunnel in encap, the Linux
+// node's MAC in noEncap).
+func checkAntreaNode(t *testing.T, ns, node string, route func(string) bool) error {
+	if err := acctest.CheckNodeReady(t, node); err != nil {
+		return err
+	}
+	k := acctest.Kube(t)
+	pods, err := k.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return err
+	}
+	mode, _ := networking.Lookup("antrea")
+	for _, a := range mode.Agents() {
+		var ok bool
+		for i := range pods.Items {
+			ok = ok || (strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") && kube.PodRunningAndReady(&pods.Items[i]))
+		}
+		if !ok {
+			return fmt.Errorf("no Running and Ready %s pod on %s", a.DaemonSet, node)
+		}
+	}
+	n, err := k.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	h := acctest.Sandbox.Hosts.ByName(acctest.ComputerNameOf(node))
+	if h == nil {
+		return fmt.Errorf("no simulated host for %s", node)
+	}
+	if !h.TestSigning() || !h.FeatureInstalled("Hyper-V-PowerShell") {
+		return fmt.Errorf("host setup: TESTSIGNING %v, Hyper-V-PowerShell %v", h.TestSigning(), h.FeatureInstalled("Hyper-V-PowerShell"))
+	}
+	ovs := winsim.ReadOVS(h)
+	if !ovs.ExtensionInstalled || ovs.ExtensionEnabledOn != networking.AntreaNetworkName || !ovs.HasBridge(networking.AntreaBridge) {
+		return fmt.Errorf("Open vSwitch on %s: %+v", node, ovs)
+	}
+	if got := ovs.Routes[linuxnode.PodCIDR]; !route(got) {
+		return fmt.Errorf("route to the Linux node's pod CIDR %s is %q: %+v", linuxnode.PodCIDR, got, ovs.Routes)
+	}
+	for _, net := range winsim.HNSNetworks(h) {
+		if net.Name == networking.AntreaNetworkName {
+			if net.Type != "Transparent" || net.AddressPrefix != n.Spec.PodCIDR {
+				return fmt.Errorf("HNS network %+v, want Transparent over %s", net, n.Spec.PodCIDR)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no HNS network %s on %s: %+v", networking.AntreaNetworkName, node, winsim.HNSNetworks(h))
+}
+
+// TestAccAntrea_noEncap: with the cluster's Antrea switched to noEncap (the
+// Linux agents restarted, so the Linux node reports its MAC), the
+// antrea mode follows it: traffic_encap_mode is noEncap, the Windows
+// agents' antrea-agent.conf says so, the node's route to the Linux node's
+// pod CIDR goes to that node's MAC instead of the tunnel, and the probe
+// passes.
+func TestAccAntrea_noEncap(t *testing.T) {
+	acctest.RequireSandbox(t, "a cluster running Antrea")
+	ns := createNamespace(t, "antnoe")
+	node := acctest.NodeName("wnoe")
+	config := acctest.NetworkingConfig(ns, "antrea", "  allow_destroy_with_nodes = true\n") +
+		acctest.NodeConfigWithout(acctest.Name("antnimg"), []string{node}, "  networking_id = windows_node_networking.test.id\n")
+	restart := func() {
+		if err := acctest.Sandbox.LinuxNode.RestartAntreaAgent(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { setAgentConf(t, linuxnode.Antrea{}); restart() })
+	resource.Test(t, resource.TestCase{
+		PreCheck:                 func() { acctest.PreCheck(t) },
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			PreConfig: func() { setAgentConf(t, linuxnode.Antrea{TrafficEncapMode: "noEncap"}); restart() },
+			Config:    config,
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(networkingAddress, tfjsonpath.New("antrea").AtMapKey("traffic_encap_mode"), knownvalue.StringExact("noEncap")),
+			},
+			Check: func(*terraform.State) error {
+				cm, err := acctest.Kube(t).CoreV1().ConfigMaps(ns).Get(context.Background(), "antrea-agent-windows", metav1.GetOptions{})
 				if err != nil {
 					return err
 				}
-				mode, _ := networking.Lookup("antrea")
-				for _, a := range mode.Agents() {
-					var ok bool
-					for i := range pods.Items {
-						ok = ok || (strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") && kube.PodRunningAndReady(&pods.Items[i]))
-					}
-					if !ok {
-						return fmt.Errorf("no Running and Ready %s pod on %s", a.DaemonSet, node)
-					}
+				if !strings.Contains(cm.Data["antrea-agent.conf"], "trafficEncapMode: noEncap\n") {
+					return fmt.Errorf("the Windows agents' antrea-agent.conf:\n%s", cm.Data["antrea-agent.conf"])
 				}
-				n, err := k.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				h := acctest.Sandbox.Hosts.ByName(acctest.ComputerNameOf(node))
-				if h == nil {
-					return fmt.Errorf("no simulated host for %s", node)
-				}
-				// The host's prerequisites, from the join's antrea-host-setup.
-				if !h.TestSigning() || !h.FeatureInstalled("Hyper-V-PowerShell") {
-					return fmt.Errorf("host setup: TESTSIGNING %v, Hyper-V-PowerShell %v", h.TestSigning(), h.FeatureInstalled("Hyper-V-PowerShell"))
-				}
-				// The driver from the image, the network and bridge from the agent.
-				ovs := winsim.ReadOVS(h)
-				if !ovs.ExtensionInstalled || ovs.ExtensionEnabledOn != networking.AntreaNetworkName || !ovs.HasBridge(networking.AntreaBridge) {
-					return fmt.Errorf("Open vSwitch on %s: %+v", node, ovs)
-				}
-				if ovs.Routes[linuxnode.PodCIDR] == "" {
-					return fmt.Errorf("no route to the Linux node's pod CIDR %s: %+v", linuxnode.PodCIDR, ovs.Routes)
-				}
-				for _, net := range winsim.HNSNetworks(h) {
-					if net.Name == networking.AntreaNetworkName {
-						if net.Type != "Transparent" || net.AddressPrefix != n.Spec.PodCIDR {
-							return fmt.Errorf("HNS network %+v, want Transparent over %s", net, n.Spec.PodCIDR)
-						}
-						return nil
-					}
-				}
-				return fmt.Errorf("no HNS network %s on %s: %+v", networking.AntreaNetworkName, node, winsim.HNSNetworks(h))
+				return checkAntreaNode(t, ns, node, func(route string) bool { return route != "" && route != "antrea-tun0" })
 			},
 		}},
 	})
