@@ -48,8 +48,8 @@ func TestAntreaImageInstallsOVSDriver(t *testing.T) {
 		defer cancel()
 		code := h.Run(ctx, &winsim.Process{Path: `C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`,
 			Args: []string{"-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command", "& (Join-Path $env:CONTAINER_SANDBOX_MOUNT_POINT '/var/lib/antrea-windows/Install-OVSDriver.ps1')"},
-			Env: map[string]string{"CONTAINER_SANDBOX_MOUNT_POINT": mount + `\`, "PATH": `C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\`},
-			Dir: mount, Stdout: &out, Stderr: &out})
+			Env:  map[string]string{"CONTAINER_SANDBOX_MOUNT_POINT": mount + `\`, "PATH": `C:\Windows\system32;C:\Windows;C:\Windows\System32\WindowsPowerShell\v1.0\`},
+			Dir:  mount, Stdout: &out, Stderr: &out})
 		return code, out.String()
 	}
 	if code, out := run(); code == 0 || !strings.Contains(out, "Failed to install OVSExt driver") || !strings.Contains(out, "0x800b0109") {
