@@ -108,3 +108,7 @@ func (m replaceUnlessImported) PlanModifyList(ctx context.Context, req planmodif
 func (m replaceUnlessImported) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
 	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
 }
+
+func (m replaceUnlessImported) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -52,6 +53,37 @@ func (s *Sandbox) Env() []EnvVar {
 			// Every networking mode's downloads, as the HCL value of
 			// windows_golden_image's network_artifacts.
 			EnvVar{"TF_VAR_network_artifacts", a.NetworkArtifactsHCL()},
+		)
+		// Each mode's programs one by one, as examples/quickstart takes
+		// them: TF_VAR_<mode>_<program>_url and _sha256
+		// (TF_VAR_calico_windows_archive_url).
+		for _, mode := range sortedKeys(a.Network) {
+			for _, name := range sortedKeys(a.Network[mode]) {
+				art := a.Network[mode][name]
+				env = append(env, EnvVar{"TF_VAR_" + mode + "_" + name + "_url", art.URL}, EnvVar{"TF_VAR_" + mode + "_" + name + "_sha256", art.SHA256})
+			}
+		}
+	}
+	if d := s.Domain; d != nil {
+		// The lab's Active Directory domain: the OU for the nodes and the
+		// join account delegated on it; its Administrator for the tests'
+		// own checks; its controller's LDAP address.
+		env = append(env,
+			EnvVar{"SANDBOX_AD_DOMAIN", d.Domain()},
+			EnvVar{"SANDBOX_AD_OU", ADOU()},
+			EnvVar{"SANDBOX_AD_JOIN_USER", d.JoinUser},
+			EnvVar{"SANDBOX_AD_JOIN_PASSWORD", d.JoinPassword},
+			EnvVar{"SANDBOX_AD_ADMIN_PASSWORD", d.AdminPassword},
+			EnvVar{"SANDBOX_AD_LDAP_ADDR", d.Addr()},
+		)
+	}
+	if r := s.Registry; r != nil {
+		// The private registry mirror: windows_golden_image's
+		// registry_mirrors endpoint and registry_credentials_wo.
+		env = append(env,
+			EnvVar{"SANDBOX_REGISTRY_MIRROR", "http://" + r.Addr},
+			EnvVar{"SANDBOX_REGISTRY_USERNAME", r.Username},
+			EnvVar{"TF_VAR_registry_password", r.Password()},
 		)
 	}
 	return append([]EnvVar{
@@ -154,4 +186,13 @@ func (s *Sandbox) Setenv() error {
 		}
 	}
 	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

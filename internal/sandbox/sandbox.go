@@ -24,12 +24,14 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/registry"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
@@ -114,9 +116,20 @@ type Sandbox struct {
 	// LinuxNode is the cluster's Linux control-plane node, with the cluster
 	// DNS (real CoreDNS) as its pod behind the kube-dns Service.
 	LinuxNode *linuxnode.Node
+	// Domain is the lab's Active Directory domain (internal/sandbox/addomain):
+	// its controller, which the guests' customizations join, and the join
+	// account's credentials.
+	Domain *Domain
+	// WindowsPods are the simulated Windows nodes' pod networks, where the
+	// overlay delivers a packet for a Windows pod's address.
+	WindowsPods *kubeletsim.Dataplanes
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
+	// Registry is the site's private registry mirror (basic auth), holding
+	// the pause image and the HostProcess base image under their upstream
+	// repositories (RegistryImages).
+	Registry *registry.Mirror
 
 	// ReadyIn is how long Start took.
 	ReadyIn time.Duration
@@ -231,6 +244,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err := s.issueProviderKubeconfig(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
+	s.WindowsPods = kubeletsim.NewDataplanes()
 	if !opts.NoLinuxNode {
 		coredns, err := linuxnode.ResolveCoreDNS(ctx, logf)
 		if err != nil {
@@ -243,15 +257,20 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
 			Client: s.ControlPlane.Client, Dynamic: dyn, CNI: opts.CNI, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
 			CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
-			Version: controlplane.KubernetesVersion, Logf: logf,
+			Version: controlplane.KubernetesVersion, Overlay: s.Overlay, Logf: logf,
 		}); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	if s.Domain, err = startDomain(); err != nil {
+		return nil, fmt.Errorf("sandbox: the domain controller: %w", err)
+	}
+	logf("domain: %s's controller at ldap://%s", s.Domain.Domain(), s.Domain.Addr())
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
+		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay, Dataplanes: s.WindowsPods}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -260,6 +279,10 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	logf("artifacts: serving image downloads at %s", s.Artifacts.BaseURL)
+	if s.Registry, err = startRegistry(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	logf("registry: a private mirror at %s", s.Registry.Addr)
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
@@ -272,12 +295,17 @@ func (s *Sandbox) KubeletChecker() string {
 	return filepath.Join(s.ControlPlane.BinDir, kubeletsim.CheckerName)
 }
 
-// Overlay is flannel's VXLAN overlay between the nodes as the sandbox has it:
-// a Windows pod's connection to the Linux node's pod CIDR reaches that node's
-// dataplane; Windows pods serve nothing, so other pod CIDRs are unreachable.
+// Overlay is the VXLAN overlay between the nodes as the sandbox has it: a
+// connection to the Linux node's pod addresses reaches that node's
+// dataplane, one to a Windows node's pod network that node's (where only IIS
+// containers serve); the sender's own routes were judged before (a Windows
+// host's HNS policies, the Linux node's plugin routes).
 func (s *Sandbox) Overlay(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
 	if s.LinuxNode != nil && s.LinuxNode.HasPodAddress(dst.Addr()) {
 		return s.LinuxNode.Dial(ctx, network, dst)
+	}
+	if s.WindowsPods != nil {
+		return s.WindowsPods.Dial(ctx, network, dst)
 	}
 	return nil, fmt.Errorf("overlay: no route to %s: not a pod address of the Linux node", dst.Addr())
 }
@@ -300,6 +328,12 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.Domain != nil {
+			errs = append(errs, s.Domain.Stop())
+		}
+		if s.Registry != nil {
+			errs = append(errs, s.Registry.Close())
 		}
 		if s.LinuxNode != nil {
 			errs = append(errs, s.LinuxNode.Stop())

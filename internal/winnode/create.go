@@ -85,7 +85,7 @@ func cloneRequest(spec Spec) CloneRequest {
 		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
 		Annotation:  "Kubernetes Windows node " + spec.Name + " (terraform-provider-windows)",
 		ExtraConfig: cloneMarks(spec),
-		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.GuestPassword(), TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4},
+		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.GuestPassword(), TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4, Domain: spec.Domain},
 	}
 }
 
