@@ -185,3 +185,10 @@ func TestAccAntrea_noEncap(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccAntrea_quickstart: examples/quickstart with cni = "antrea" joins
+// its two nodes, seed 000's IIS workload is reached through its Service
+// from a Linux pod and a Windows pod, destroy leaves nothing
+// (acctest.Quickstart; antrea's agents run the antrea-windows image, so
+// there is no host_process_image to roll).
+func TestAccAntrea_quickstart(t *testing.T) { acctest.Quickstart(t, "antrea") }
