@@ -2,11 +2,12 @@
 // Windows Server templates and a real Kubernetes control plane, all on
 // 127.0.0.1) in the foreground until interrupted.
 //
-//	go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [--runner-outside-subnet] [--cni flannel|calico] [-- COMMAND ARGS...]
+//	go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [--runner-outside-subnet] [--cni flannel|calico|antrea] [-- COMMAND ARGS...]
 //
 // --cni (or SANDBOX_CNI) is the cluster's network plugin on its Linux node:
-// flannel (the default) or calico (Calico's CRDs and configuration, which
-// windows_node_networking's calico mode joins).
+// flannel (the default), calico (Calico's CRDs and configuration, which
+// windows_node_networking's calico mode joins) or antrea (antrea.yml's
+// ConfigMap, agent identity and DaemonSet, which its antrea mode joins).
 //
 // --runner-outside-subnet (or SANDBOX_RUNNER_OUTSIDE_SUBNET=1) puts this
 // machine outside the guests' subnet, as a CI runner or Terraform Cloud
@@ -45,10 +46,10 @@ func main() {
 	noAllocate := flag.Bool("no-allocate-node-cidrs", false, "do not let the controller manager assign pod CIDRs to Nodes")
 	outside := flag.Bool("runner-outside-subnet", os.Getenv("SANDBOX_RUNNER_OUTSIDE_SUBNET") == "1",
 		"put this machine outside the guests' subnet (a CI runner): their WinRM HTTP port refuses it (default from SANDBOX_RUNNER_OUTSIDE_SUBNET=1)")
-	cni := flag.String("cni", os.Getenv("SANDBOX_CNI"), "the cluster's network plugin on its Linux node: flannel (default) or calico (default from SANDBOX_CNI)")
+	cni := flag.String("cni", os.Getenv("SANDBOX_CNI"), "the cluster's network plugin on its Linux node: flannel (default), calico or antrea (default from SANDBOX_CNI)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(),
-			"Usage: go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [--runner-outside-subnet] [--cni flannel|calico] [-- COMMAND ARGS...]\n\n")
+			"Usage: go run ./cmd/sandbox --env-file PATH [--dir DIR] [--no-allocate-node-cidrs] [--runner-outside-subnet] [--cni flannel|calico|antrea] [-- COMMAND ARGS...]\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -97,17 +97,19 @@ variable "kube_log_runner_sha256" {
   type        = string
 }
 
-# The cluster's network plugin, which the Windows nodes join: "flannel" or
-# "calico" (the cluster's own Calico, VXLAN with Calico IPAM). Only the
-# chosen mode's programs below are needed.
+# The cluster's network plugin, which the Windows nodes join: "flannel",
+# "calico" (the cluster's own Calico, VXLAN with Calico IPAM) or "antrea"
+# (the cluster's own Antrea; its Windows image carries its programs, so the
+# golden image downloads none for it). Only the chosen mode's programs below
+# are needed.
 variable "cni" {
-  description = "The networking mode of windows_node_networking: `flannel` or `calico`."
+  description = "The networking mode of windows_node_networking: `flannel`, `calico` or `antrea`."
   type        = string
   default     = "flannel"
 
   validation {
-    condition     = contains(["flannel", "calico"], var.cni)
-    error_message = "cni must be \"flannel\" or \"calico\"."
+    condition     = contains(["flannel", "calico", "antrea"], var.cni)
+    error_message = "cni must be \"flannel\", \"calico\" or \"antrea\"."
   }
 }
 

@@ -29,10 +29,8 @@ import (
 
 // QuickstartModes are the networking modes the quickstart's acceptance
 // test (Quickstart) runs with: each runs in the package whose sandbox runs
-// that mode's Linux side. Antrea's row comes with its Windows join
-// (h36-antrea): its package calls Quickstart(t, "antrea") and adds "antrea"
-// to the quickstart's var.cni.
-var QuickstartModes = []string{"flannel", "calico"}
+// that mode's Linux side (antrea's in internal/resources/antreaacc).
+var QuickstartModes = []string{"flannel", "calico", "antrea"}
 
 // quickstartNodes are examples/quickstart's two windows_node names.
 var quickstartNodes = []string{"win-0", "win-1"}
@@ -93,32 +91,57 @@ func Quickstart(t *testing.T, cni string) {
 	if rolled == config {
 		t.Fatal("examples/quickstart's windows_node_networking no longer says `cni = var.cni`: update Quickstart")
 	}
+	steps := []resource.TestStep{{
+		Config: config,
+		Check: resource.ComposeAggregateTestCheckFunc(
+			resource.TestCheckResourceAttr("windows_node_networking.this", "cni", cni),
+			CheckNodesReady(t, quickstartNodes...),
+			func(*terraform.State) error { return checkAgents(t, mode) },
+			func(*terraform.State) error { return checkIISWorkload(t) },
+		),
+	}, {
+		// Documented (host_process_image): the DaemonSets change in
+		// place and roll their pods node by node; no node is replaced,
+		// drained or joined again.
+		Config: rolled,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectResourceAction("windows_node_networking.this", plancheck.ResourceActionUpdate),
+			plancheck.ExpectResourceAction("windows_node.worker[0]", plancheck.ResourceActionNoop),
+			plancheck.ExpectResourceAction("windows_node.worker[1]", plancheck.ResourceActionNoop),
+			plancheck.ExpectResourceAction("windows_golden_image.ltsc2022", plancheck.ResourceActionNoop),
+		}},
+		Check: func(*terraform.State) error { return checkAgentsRolled(t, mode, rolledHostProcessImage) },
+	}}
+	if !runsHostProcessImage(t, mode) {
+		// A mode whose agents run their own image (antrea: antrea-windows)
+		// has no host_process_image to roll: documented on the attribute.
+		steps = steps[:1]
+	}
 	resource.Test(t, resource.TestCase{
 		PreCheck:                 func() { PreCheck(t) },
 		ProtoV6ProviderFactories: ProviderFactories,
-		Steps: []resource.TestStep{{
-			Config: config,
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("windows_node_networking.this", "cni", cni),
-				CheckNodesReady(t, quickstartNodes...),
-				func(*terraform.State) error { return checkAgents(t, mode) },
-				func(*terraform.State) error { return checkIISWorkload(t) },
-			),
-		}, {
-			// Documented (host_process_image): the DaemonSets change in
-			// place and roll their pods node by node; no node is replaced,
-			// drained or joined again.
-			Config: rolled,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				plancheck.ExpectResourceAction("windows_node_networking.this", plancheck.ResourceActionUpdate),
-				plancheck.ExpectResourceAction("windows_node.worker[0]", plancheck.ResourceActionNoop),
-				plancheck.ExpectResourceAction("windows_node.worker[1]", plancheck.ResourceActionNoop),
-				plancheck.ExpectResourceAction("windows_golden_image.ltsc2022", plancheck.ResourceActionNoop),
-			}},
-			Check: func(*terraform.State) error { return checkAgentsRolled(t, mode, rolledHostProcessImage) },
-		}},
-		CheckDestroy: resource.ComposeAggregateTestCheckFunc(CheckNodesDestroyed(t), func(*terraform.State) error { return checkClusterLeftClean(t, mode) }),
+		Steps:                    steps,
+		CheckDestroy:             resource.ComposeAggregateTestCheckFunc(CheckNodesDestroyed(t), func(*terraform.State) error { return checkClusterLeftClean(t, mode) }),
 	})
+}
+
+// runsHostProcessImage reports whether the mode's DaemonSets run
+// windows_node_networking's host_process_image.
+func runsHostProcessImage(t *testing.T, mode networking.Mode) bool {
+	const probe = "registry.example/host-process:probe"
+	objs, err := mode.Objects(networking.Spec{Namespace: "kube-system", HostProcessImage: probe, APIServer: "https://127.0.0.1:6443",
+		ClusterCIDR: "10.244.0.0/16", ServiceCIDR: "10.96.0.0/12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		for _, c := range o.DaemonSet.Spec.Template.Spec.Containers {
+			if c.Image != nil && *c.Image == probe {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // rolledHostProcessImage is networking.DefaultHostProcessImage by its tag.

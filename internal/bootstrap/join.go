@@ -238,6 +238,15 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	if err := add("legacy-services", "legacy-services", map[string]any{"Services": LegacyServices}); err != nil {
 		return nil, err
 	}
+	// The mode's host prerequisites (networking.HostSetupMode), before the
+	// kubelet starts: the step may restart the computer.
+	if setup, ok := mode.(networking.HostSetupMode); ok {
+		script, err := setup.HostSetup(RebootMarker)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, Step{Name: mode.Name() + "-host-setup", Script: script, MayReboot: true, Rerunnable: true})
+	}
 	if cfg.Proxy.IsSet() {
 		// containerd pulls the images (the pause and HostProcess images,
 		// the pods'): it restarts with the node's proxy before the kubelet

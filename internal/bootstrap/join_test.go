@@ -69,6 +69,37 @@ func TestJoinStepsGolden(t *testing.T) {
 	}
 }
 
+// TestJoinStepsAntreaHostSetup: the antrea mode's host prerequisites run as
+// a join step of their own before the kubelet's, which may restart the
+// computer (the Hyper-V PowerShell module, TESTSIGNING); held as a golden
+// file so winsim's walk test binds it.
+func TestJoinStepsAntreaHostSetup(t *testing.T) {
+	cfg := testJoinConfig()
+	cfg.CNI = "antrea"
+	steps, err := JoinSteps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var setup Step
+	for _, s := range steps {
+		names = append(names, s.Name)
+		if s.Name == "antrea-host-setup" {
+			setup = s
+		}
+	}
+	if got := strings.Join(names, " "); !strings.HasSuffix(got, "antrea-host-setup kubelet-service") {
+		t.Errorf("antrea join steps = %s, want antrea-host-setup right before kubelet-service", got)
+	}
+	if !setup.MayReboot || !setup.Rerunnable || setup.Sensitive() {
+		t.Errorf("antrea-host-setup: MayReboot %v Rerunnable %v secrets %d, want a rerunnable step that may reboot, without secrets", setup.MayReboot, setup.Rerunnable, len(setup.Secrets))
+	}
+	if !strings.Contains(setup.Script, RebootMarker) || !strings.Contains(setup.Script, "bcdedit.exe /set testsigning on") {
+		t.Errorf("antrea-host-setup does not set TESTSIGNING and ask for a restart:\n%s", setup.Script)
+	}
+	golden(t, "join-steps-antrea-host-setup.ps1", joinSteps([]Step{setup}))
+}
+
 func TestKubeletCommandUsesCurrentFlagsOnly(t *testing.T) {
 	cmd := testJoinConfig().KubeletCommand()
 	for _, removed := range []string{"--network-plugin", "--cni-bin-dir", "--cni-conf-dir", "--image-pull-progress-deadline",

@@ -280,10 +280,12 @@ func TestDetectCNIReadsAntrea(t *testing.T) {
 		status string
 		says   string
 	}{
-		"encap, geneve":     {"trafficEncapMode: \"encap\"\ntunnelType: \"geneve\"\n", networking.VerdictPass, "Release v2.2.0"},
-		"defaults":          {"featureGates:\n", networking.VerdictPass, "trafficEncapMode encap with tunnelType geneve"},
-		"noEncap":           {"trafficEncapMode: noEncap\n", networking.VerdictFail, "the antrea mode's Windows agents run trafficEncapMode encap with tunnelType geneve"},
-		"vxlan":             {"tunnelType: vxlan\n", networking.VerdictFail, "tunnelType vxlan"},
+		"encap, geneve": {"trafficEncapMode: \"encap\"\ntunnelType: \"geneve\"\n", networking.VerdictPass, "Release v2.2.0"},
+		"defaults":      {"featureGates:\n", networking.VerdictPass, "trafficEncapMode encap with tunnelType geneve"},
+		"noEncap":       {"trafficEncapMode: noEncap\n", networking.VerdictPass, "trafficEncapMode noEncap"},
+		"noEncap without AntreaProxy": {"trafficEncapMode: noEncap\nantreaProxy:\n  enable: false\n", networking.VerdictFail,
+			"noEncap with antreaProxy.enable: false"},
+		"vxlan":             {"tunnelType: vxlan\n", networking.VerdictPass, "tunnelType vxlan"},
 		"wireguard":         {"trafficEncapMode: encap\ntrafficEncryptionMode: wireguard\n", networking.VerdictFail, "trafficEncryptionMode: wireguard"},
 		"networkPolicyOnly": {"trafficEncapMode: networkPolicyOnly\n", networking.VerdictFail, "{TrafficEncapMode: networkPolicyOnly}"},
 		"gre":               {"tunnelType: gre\n", networking.VerdictFail, "tunnelType: gre"},

@@ -27,6 +27,8 @@ type NetworkingSpec struct {
 	APIServer   string
 	ClusterCIDR string // the pod network the mode hands out subnets from
 	ServiceCIDR string
+	// ModeSettings: networking.Spec.ModeSettings.
+	ModeSettings map[string]string
 }
 
 // Agent is a node agent a mode runs on every Windows node (the mode's
@@ -86,7 +88,7 @@ func (s NetworkingSpec) Render() (*NetworkingObjects, error) {
 	mode, _ := networking.Lookup(s.Mode)
 	agents, err := mode.Objects(networking.Spec{
 		Namespace: s.Namespace, HostProcessImage: s.HostProcessImage, APIServer: s.APIServer,
-		ClusterCIDR: s.ClusterCIDR, ServiceCIDR: s.ServiceCIDR,
+		ClusterCIDR: s.ClusterCIDR, ServiceCIDR: s.ServiceCIDR, ModeSettings: s.ModeSettings,
 		Labels: map[string]string{LabelManagedBy: FieldManager, LabelPartOf: NetworkingPartOf},
 	})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,8 +48,10 @@ const (
 	AntreaNetworkName = "antrea-hnsnetwork"
 	AntreaBridge      = "br-int"
 	antreaCNIConf     = CNIConfDir + `\10-antrea.conflist`
-	// The Windows agents' traffic settings: what antrea-agent.conf of the
-	// mode says (Antrea's defaults). CheckPlugin holds the cluster's to them.
+	// The Windows agents' traffic settings when the cluster's are not known
+	// (Antrea's defaults); otherwise the cluster's, carried through the
+	// mode's attributes (Attributes, Spec.ModeSettings): every node's agent
+	// must agree on them.
 	antreaWindowsEncap  = "encap"
 	antreaWindowsTunnel = "geneve"
 )
@@ -126,9 +129,10 @@ func (p Plugin) Antrea() *AntreaConfig {
 	return a
 }
 
-// CheckPlugin: what Antrea's Windows agent refuses (checkAntreaPlugin),
-// then what the mode's Windows agents are set to: the cluster's traffic
-// mode and tunnel, and its release.
+// CheckPlugin: what Antrea's Windows agent refuses (checkAntreaPlugin: the
+// traffic modes it runs, encap and noEncap), the release the mode's Windows
+// agents run, and AntreaProxy for noEncap. The traffic mode and tunnel are
+// the cluster's: the Windows agents follow them (Attributes).
 func (antrea) CheckPlugin(p Plugin, _ func(namespace string) []string) Verdict {
 	c := p.Antrea()
 	if c == nil {
@@ -140,19 +144,19 @@ func (antrea) CheckPlugin(p Plugin, _ func(namespace string) []string) Verdict {
 	if v.Status == VerdictFail {
 		return v
 	}
-	where := fmt.Sprintf("ConfigMap %s, key %s", c.ConfigMap, AntreaAgentConf)
 	switch {
-	case c.TrafficEncapMode != antreaWindowsEncap || c.TunnelType != antreaWindowsTunnel:
-		return Verdict{Status: VerdictFail,
-			Message: fmt.Sprintf("Antrea (%s) sets trafficEncapMode %s with tunnelType %s; the antrea mode's Windows agents run trafficEncapMode %s "+
-				"with tunnelType %s, and every node's agent must agree.", where, c.TrafficEncapMode, c.TunnelType, antreaWindowsEncap, antreaWindowsTunnel),
-			Remedy: fmt.Sprintf("Use cni = %q and install Antrea's Windows DaemonSet yourself with the cluster's settings, or set trafficEncapMode: %s "+
-				"and tunnelType: %s in %s.", Default().Name(), antreaWindowsEncap, antreaWindowsTunnel, where)}
 	case c.Version != "" && c.Version != AntreaWindowsVersion:
 		return Verdict{Status: VerdictFail,
 			Message: fmt.Sprintf("Antrea's Linux agents run %s (%s); the antrea mode's Windows agents run %s, and Antrea's agents must run one release.",
 				c.Version, c.Image, AntreaWindowsVersion),
 			Remedy: fmt.Sprintf("Run Antrea %s on the cluster, or use cni = %q and install Antrea's Windows DaemonSet of your release.", AntreaWindowsVersion, Default().Name())}
+	case strings.EqualFold(c.TrafficEncapMode, "noEncap") && !c.AntreaProxy:
+		// docs/noencap-hybrid-modes.md: "The NoEncap and Hybrid traffic
+		// modes require Antrea Proxy".
+		return Verdict{Status: VerdictFail,
+			Message: fmt.Sprintf("Antrea (ConfigMap %s, key %s) sets trafficEncapMode: noEncap with antreaProxy.enable: false; Antrea's noEncap mode requires "+
+				"AntreaProxy (antrea-io/antrea docs/noencap-hybrid-modes.md), and its Windows agents run it in kube-proxy's place.", c.ConfigMap, AntreaAgentConf),
+			Remedy: fmt.Sprintf("In ConfigMap %s, key %s, set antreaProxy.enable: true, then restart Antrea's agents.", c.ConfigMap, AntreaAgentConf)}
 	}
 	return v
 }
@@ -164,20 +168,47 @@ func (antrea) Artifacts() []Artifact { return nil }
 // HostPrograms: none; the image's programs run from the container's mount.
 func (antrea) HostPrograms() []string { return nil }
 
-// Attributes: the traffic mode and tunnel the Windows agents run.
-func (antrea) Attributes(*Plugin) []Attribute {
+// HostSetup: the join's antrea-host-setup step, Antrea's host
+// prerequisites for its containerized OVS (antrea-host-setup.ps1.tmpl):
+// the Hyper-V PowerShell module and TESTSIGNING for the image's
+// test-signed OVS driver, with a restart when either was missing.
+func (antrea) HostSetup(rebootMarker string) (string, error) {
+	return renderScript("antrea-host-setup", map[string]any{"Marker": rebootMarker})
+}
+
+// Attributes: the traffic mode and tunnel the Windows agents run, the
+// cluster's when its antrea-config was read (CheckPlugin refused what they
+// cannot run), else Antrea's defaults.
+func (antrea) Attributes(p *Plugin) []Attribute {
+	mode, tunnel := antreaWindowsEncap, antreaWindowsTunnel
+	if p != nil {
+		if c := p.Antrea(); c != nil && antreaTrafficModeSupported(c.TrafficEncapMode) && len(antreaWindowsRefusal(c)) == 0 {
+			mode, tunnel = antreaTrafficMode(c.TrafficEncapMode), c.TunnelType
+		}
+	}
 	return []Attribute{
-		{Name: "traffic_encap_mode", Kind: AttributeString, String: antreaWindowsEncap,
-			Description: "Antrea's `trafficEncapMode` on the Windows nodes (`encap`); the cluster's `antrea-config` must say the same."},
-		{Name: "tunnel_type", Kind: AttributeString, String: antreaWindowsTunnel,
-			Description: "Antrea's `tunnelType` on the Windows nodes (`geneve`); the cluster's `antrea-config` must say the same."},
+		{Name: "traffic_encap_mode", Kind: AttributeString, String: mode,
+			Description: "Antrea's `trafficEncapMode` on the Windows nodes (`encap` or `noEncap`): the cluster's `antrea-config`'s, read when the resource is created."},
+		{Name: "tunnel_type", Kind: AttributeString, String: tunnel,
+			Description: "Antrea's `tunnelType` on the Windows nodes (`geneve`, `vxlan` or `stt`; unused in `noEncap`): the cluster's `antrea-config`'s, read when the resource is created."},
 		{Name: "version", Kind: AttributeString, String: AntreaWindowsVersion,
 			Description: "The Antrea release the Windows agents run (image `antrea/antrea-windows`); the cluster's Linux agents must run the same."},
 	}
 }
 
+// antreaTrafficMode spells a supported traffic mode as Antrea's
+// configuration does (encap, noEncap).
+func antreaTrafficMode(m string) string {
+	for _, known := range AntreaTrafficModes {
+		if strings.EqualFold(known, m) {
+			return known
+		}
+	}
+	return m
+}
+
 func (antrea) Probe() Probe {
-	return Probe{PodNetwork: "Antrea's " + antreaWindowsEncap + " network (OVS bridge " + AntreaBridge + " on HNS network " + AntreaNetworkName + ")"}
+	return Probe{PodNetwork: "Antrea's network (OVS bridge " + AntreaBridge + " on HNS network " + AntreaNetworkName + ")"}
 }
 
 // CNIConfPath: the agent's install-cni init container writes the node's
@@ -205,14 +236,14 @@ const antreaCNIConfList = `{
 // antreaAgentConf is the Windows agents' antrea-agent.conf: upstream's
 // antrea-windows-config with kubeAPIServerOverride set (docs/windows.md:
 // required, as proxyAll replaces kube-proxy) and AntreaProxy with proxyAll.
-func antreaAgentConf(apiServer string) (string, error) {
+func antreaAgentConf(apiServer, mode, tunnel string) (string, error) {
 	server, err := json.Marshal(apiServer)
 	if err != nil {
 		return "", err
 	}
 	return "featureGates:\n" +
-		"trafficEncapMode: " + antreaWindowsEncap + "\n" +
-		"tunnelType: " + antreaWindowsTunnel + "\n" +
+		"trafficEncapMode: " + mode + "\n" +
+		"tunnelType: " + tunnel + "\n" +
 		"kubeAPIServerOverride: " + string(server) + "\n" +
 		"antreaProxy:\n  enable: true\n  proxyAll: true\n  serviceProxyName: \"\"\n", nil
 }
@@ -223,7 +254,14 @@ func antreaAgentConf(apiServer string) (string, error) {
 func (m antrea) Objects(s Spec) ([]AgentObjects, error) {
 	a := m.Agents()[0]
 	const mount = "/var/lib/antrea-windows"
-	conf, err := antreaAgentConf(s.APIServer)
+	mode, tunnel := antreaWindowsEncap, antreaWindowsTunnel
+	if v := s.ModeSettings["traffic_encap_mode"]; antreaTrafficModeSupported(v) {
+		mode = antreaTrafficMode(v)
+	}
+	if v := s.ModeSettings["tunnel_type"]; v == "geneve" || v == "vxlan" || v == "stt" {
+		tunnel = v
+	}
+	conf, err := antreaAgentConf(s.APIServer, mode, tunnel)
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,19 @@ type HostDirsMode interface {
 	HostDirs() []string
 }
 
+// HostSetupMode is a Mode whose nodes need host prerequisites the golden
+// image does not give every node (Windows features, boot options): the join
+// runs its script before the kubelet starts, and restarts the computer when
+// the script prints rebootMarker (the step may reboot). The script must be
+// idempotent: it runs at every join, and again after a cut connection.
+// Optional, so a mode without such prerequisites need not say so.
+type HostSetupMode interface {
+	Mode
+	// HostSetup renders the step's script; rebootMarker is what it prints
+	// right before it restarts the computer.
+	HostSetup(rebootMarker string) (string, error)
+}
+
 // HostDirs lists every registered mode's HostDirs, in the modes' order.
 func HostDirs() []string {
 	var out []string
@@ -180,6 +193,11 @@ type Spec struct {
 	// Labels mark every object as the provider's; each object adds
 	// LabelComponent with its agent's name.
 	Labels map[string]string
+	// ModeSettings are the mode's computed attributes (Attributes) as the
+	// resource holds them, string ones by name: what the plan read of the
+	// cluster's plugin (antrea's traffic_encap_mode), which the mode's
+	// objects follow. Empty when unknown; a mode then uses its defaults.
+	ModeSettings map[string]string
 }
 
 // Agent is a node agent a mode runs on every Windows node: one DaemonSet

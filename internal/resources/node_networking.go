@@ -170,6 +170,13 @@ func (r *nodeNetworkingResource) apply(ctx context.Context, plan *nodeNetworking
 		return
 	}
 	plan.ID = plan.Namespace
+	// The mode's attributes follow the cluster's plugin (antrea's traffic
+	// mode): read it now when the plan could not.
+	if mode, ok := networking.Lookup(plan.CNI.ValueString()); ok && mode.Plugin() != "" && plan.modeSettings() == nil {
+		if cluster, err := r.clients.Cluster(ctx); err == nil {
+			diags.Append(plan.setModeAttributes(&cluster.CNI)...)
+		}
+	}
 	res, err := k.InstallNetworking(ctx, r.spec(plan))
 	if err != nil {
 		diags.AddError(summary, err.Error())

@@ -32,7 +32,24 @@ func (r *nodeNetworkingResource) spec(m *nodeNetworkingModel) kube.NetworkingSpe
 	return kube.NetworkingSpec{
 		Namespace: m.Namespace.ValueString(), Mode: m.CNI.ValueString(), HostProcessImage: m.HostProcessImage.ValueString(),
 		APIServer: m.APIServer.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
+		ModeSettings: m.modeSettings(),
 	}
+}
+
+// modeSettings are the known string attributes of the resource's mode
+// (networking.Spec.ModeSettings).
+func (m *nodeNetworkingModel) modeSettings() map[string]string {
+	obj, ok := m.Modes[m.CNI.ValueString()].(types.Object)
+	if !ok || obj.IsNull() || obj.IsUnknown() {
+		return nil
+	}
+	out := map[string]string{}
+	for name, v := range obj.Attributes() {
+		if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+			out[name] = s.ValueString()
+		}
+	}
+	return out
 }
 
 // setResult records what the cluster holds: the owned objects, their drift

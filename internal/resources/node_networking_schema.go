@@ -48,7 +48,7 @@ func nodeNetworkingSchema(ctx context.Context) schema.Schema {
 					"checksum-verified programs). Defaults to `" + networking.DefaultHostProcessImage + "`, which `windows_golden_image` " +
 					"prepulls; set a mirror's copy for air-gapped sites (and `prepull_images` on the image). Changing it updates the " +
 					"agents' DaemonSets in place: their controller replaces the agents' pods node by node (RollingUpdate); no node is " +
-					"replaced, drained or joined again."},
+					"replaced, drained or joined again. Not used by `antrea`, whose agents run Antrea's own `antrea/antrea-windows` image."},
 			"api_server": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: discovered, Validators: []validator.String{httpsURL()},
 				MarkdownDescription: "API server URL the agents connect to; defaults to the provider's. Never the `kubernetes` Service's " +
 					"ClusterIP: that address works on a node only once kube-proxy runs there."},

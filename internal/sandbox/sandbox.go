@@ -76,8 +76,9 @@ type Options struct {
 	// at all, as a test of a fresh control plane needs.
 	NoLinuxNode bool
 	// CNI is the cluster's network plugin on the Linux node:
-	// linuxnode.CNIFlannel ("", the default) or linuxnode.CNICalico
-	// (Calico's CRDs and configuration for Windows nodes to join).
+	// linuxnode.CNIFlannel ("", the default), linuxnode.CNICalico
+	// (Calico's CRDs and configuration for Windows nodes to join) or
+	// linuxnode.CNIAntrea (antrea.yml's ConfigMap, identity and agents).
 	// cmd/sandbox: --cni or SANDBOX_CNI.
 	CNI string
 	// Latency plays real durations (clones, boots, customization, pulls),

@@ -151,8 +151,15 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	}
 	for _, step := range steps {
 		m.progress(ctx, "step "+step.Name, nil)
-		if _, err := g.Run(ctx, step); err != nil {
+		out, err := g.Run(ctx, step)
+		if err != nil {
 			return res, err
+		}
+		// A mode's host setup may restart the guest (HostSetupMode).
+		if guest.RebootRequested(step, out) {
+			if err := g.Reboot(ctx, func(ctx context.Context) error { return m.VSphere.WaitForGuestRestart(ctx, id.VMID) }); err != nil {
+				return res, err
+			}
 		}
 	}
 

@@ -231,10 +231,19 @@ func runAntreaAgent(ctx context.Context, p *winsim.Process) int {
 	// prepareHNSNetworkAndOVSExtension: an existing antrea-hnsnetwork is
 	// kept; else a Transparent one on the uplink with the pod CIDR; then the
 	// OVS extension is enabled on it.
+	// The extension is enabled through the Hyper-V module's cmdlets
+	// (pkg/agent/util/winnet/net_windows.go: Get-VMSwitch ... |
+	// Enable-VMSwitchExtension), which a host without the Hyper-V
+	// PowerShell module does not know.
+	if !p.Host.FeatureInstalled("Hyper-V-PowerShell") {
+		return fatal("agent.go:280", "Error running agent: error initializing agent: failed to enable OVS Extension on HNS network %s: "+
+			"The term 'Get-VMSwitch' is not recognized as the name of a cmdlet, function, script file, or operable program. "+
+			"(the Hyper-V PowerShell module, Windows feature Hyper-V-PowerShell, is not installed)", antreaHNSNetwork)
+	}
 	ovs := winsim.ReadOVS(p.Host)
 	if !ovs.ExtensionInstalled {
 		return fatal("agent.go:280", "Error running agent: error initializing agent: failed to enable OVS Extension on HNS network %s: "+
-			"the Open vSwitch Extension is not installed on the host (install the OVS driver: Install-OVS.ps1; its installation is not modelled by the simulator)", antreaHNSNetwork)
+			"the Open vSwitch Extension is not installed on the host (install the OVS driver: Install-OVS.ps1)", antreaHNSNetwork)
 	}
 	if existing, ok := hnsNetworkByName(p.Host, antreaHNSNetwork); !ok || existing.AddressPrefix != node.Spec.PodCIDR {
 		log.Info("net_windows.go:239", "Creating HNSNetwork", "name", antreaHNSNetwork, "subnet", node.Spec.PodCIDR, "nodeIP", nodeIP)

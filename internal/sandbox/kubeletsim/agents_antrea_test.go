@@ -106,21 +106,39 @@ func TestAntreaAgent(t *testing.T) {
 	if code, out := runAgent(t, n.Host, ovsVsctlExe, []string{"--no-wait", "init"}, nil, 10*time.Second); code != 1 || !strings.Contains(out, "database connection failed") {
 		t.Errorf("ovs-vsctl without ovsdb-server: %d %s", code, out)
 	}
-	ovsCtx, stopOVS := context.WithCancel(ctx)
-	defer stopOVS()
-	var dbOut, vsOut syncBuffer
-	dbDone, vsDone := make(chan int, 1), make(chan int, 1)
-	go func() {
-		dbDone <- n.Host.Run(ovsCtx, &winsim.Process{Path: ovsdbServerExe, Args: []string{ovsDB, "-vfile:info", "--remote=punix:db.sock", "--log-file=/var/log/antrea/openvswitch/ovsdb-server.log", "--pidfile"}, Stderr: &dbOut})
-	}()
-	waitFor(t, "ovsdb-server serving", func() bool { return n.Host.FileExists(`C:\openvswitch\var\run\openvswitch\db.sock`) }, dbDone, &dbOut)
-	if code, out := runAgent(t, n.Host, ovsVsctlExe, []string{"--no-wait", "init"}, nil, 10*time.Second); code != 0 {
-		t.Errorf("ovs-vsctl init: %d %s", code, out)
+	// startOVS runs ovsdb-server and ovs-vswitchd in the foreground until
+	// the returned stop, which waits for both to exit.
+	startOVS := func() (stop func()) {
+		ovsCtx, cancel := context.WithCancel(ctx)
+		var dbOut, vsOut syncBuffer
+		dbDone, vsDone := make(chan int, 1), make(chan int, 1)
+		go func() {
+			dbDone <- n.Host.Run(ovsCtx, &winsim.Process{Path: ovsdbServerExe, Args: []string{ovsDB, "-vfile:info", "--remote=punix:db.sock", "--log-file=/var/log/antrea/openvswitch/ovsdb-server.log", "--pidfile"}, Stderr: &dbOut})
+		}()
+		waitFor(t, "ovsdb-server serving", func() bool { return n.Host.FileExists(`C:\openvswitch\var\run\openvswitch\db.sock`) }, dbDone, &dbOut)
+		if code, out := runAgent(t, n.Host, ovsVsctlExe, []string{"--no-wait", "init"}, nil, 10*time.Second); code != 0 {
+			t.Errorf("ovs-vsctl init: %d %s", code, out)
+		}
+		go func() {
+			vsDone <- n.Host.Run(ovsCtx, &winsim.Process{Path: ovsVswitchdExe, Args: []string{"--log-file=/var/log/antrea/openvswitch/ovs-vswitchd.log", "--pidfile", "-vfile:info"}, Stderr: &vsOut})
+		}()
+		waitFor(t, "ovs-vswitchd running", func() bool { return n.Host.FileExists(`C:\openvswitch\var\run\openvswitch\ovs-vswitchd.pid`) }, vsDone, &vsOut)
+		return func() { cancel(); <-dbDone; <-vsDone }
 	}
-	go func() {
-		vsDone <- n.Host.Run(ovsCtx, &winsim.Process{Path: ovsVswitchdExe, Args: []string{"--log-file=/var/log/antrea/openvswitch/ovs-vswitchd.log", "--pidfile", "-vfile:info"}, Stderr: &vsOut})
-	}()
-	waitFor(t, "ovs-vswitchd running", func() bool { return n.Host.FileExists(`C:\openvswitch\var\run\openvswitch\ovs-vswitchd.pid`) }, vsDone, &vsOut)
+	stopOVS := startOVS()
+	t.Run("without the Hyper-V PowerShell module", func(t *testing.T) {
+		code, out := runAgent(t, n.Host, antreaAgentExe, agentArgs, env, 30*time.Second)
+		if code != 255 || !strings.Contains(out, "The term 'Get-VMSwitch' is not recognized") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+	// The module, as the mode's antrea-host-setup join step installs it
+	// (the feature takes effect at the next boot).
+	stopOVS()
+	n.run(t, "Install-WindowsFeature -Name 'Hyper-V-PowerShell' | Out-Null")
+	n.Host.Reboot()
+	stopOVS = startOVS()
+	defer stopOVS()
 
 	t.Run("without the OVS extension", func(t *testing.T) {
 		code, out := runAgent(t, n.Host, antreaAgentExe, agentArgs, env, 30*time.Second)

@@ -51,7 +51,11 @@
 //     through winsim's Host.Run with the container's env, downward API,
 //     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and
 //     projected volumes (TokenRequest bound to the pod, with the node's
-//     credentials) under it; exits restart with CrashLoopBackOff
+//     credentials) under it, over the files of its image where the
+//     simulator models the image (images_content.go: "the container image
+//     contents ... are available at $CONTAINER_SANDBOX_MOUNT_POINT",
+//     kubernetes.io "Create a Windows HostProcess Pod"; antrea-windows
+//     v2.2.0 as its Dockerfile.build.windows lays it out); exits restart with CrashLoopBackOff
 //     (CrashLoopBackOff knob), logs go to C:\var\log\pods. Init containers
 //     run first, one after another, each to a successful exit (the pod
 //     Pending, not Initialized, meanwhile; kuberuntime_manager.go

@@ -452,6 +452,12 @@ func (hp *hostProcessPod) prepare(ctx context.Context, n *nodeAgent, c corev1.Co
 			env[strings.ToUpper(e.Name)] = cm.Data[e.ValueFrom.ConfigMapKeyRef.Key]
 		}
 	}
+	// The image's files first, then the volumes mounted over them.
+	for name, data := range imageFiles(c.Image) {
+		if err := n.k.cfg.Files.WriteFile(mount+`\`+name, data); err != nil {
+			return nil, err
+		}
+	}
 	vols := map[string]corev1.Volume{}
 	for _, v := range pod.Spec.Volumes {
 		vols[v.Name] = v

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
 )
 
 // Antrea is the Linux side of Antrea the sandbox can run on its control-plane
@@ -275,4 +276,29 @@ func (n *Node) reportRunning(ctx context.Context, pod *corev1.Pod) error {
 		_, err = pods.UpdateStatus(ctx, cur, metav1.UpdateOptions{})
 		return err
 	})
+}
+
+// RestartAntreaAgent is `kubectl -n kube-system rollout restart daemonset
+// antrea-agent` for this node's Linux agent: it starts again with
+// antrea-config as it is now, and writes or removes the node's
+// node.antrea.io/mac-address annotation for the traffic mode it reads
+// (pkg/agent/agent.go: the MAC is reported in the modes that support
+// noEncap). Antrea's documentation asks for this restart after a change of
+// the traffic mode (docs/noencap-hybrid-modes.md).
+func (n *Node) RestartAntreaAgent(ctx context.Context) error {
+	cm, err := n.client.CoreV1().ConfigMaps(AntreaNamespace).Get(ctx, AntreaConfigMap, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("linuxnode: Antrea's agent reads %s/%s: %w", AntreaNamespace, AntreaConfigMap, err)
+	}
+	var conf struct {
+		TrafficEncapMode string `json:"trafficEncapMode"`
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data["antrea-agent.conf"]), &conf); err != nil {
+		return fmt.Errorf("linuxnode: Antrea's agent cannot parse antrea-agent.conf: %w", err)
+	}
+	if (Antrea{TrafficEncapMode: conf.TrafficEncapMode}).supportsNoEncap() {
+		mac := antreaLinuxMAC
+		return n.annotate(ctx, &mac)
+	}
+	return n.annotate(ctx, nil)
 }

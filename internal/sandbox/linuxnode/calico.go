@@ -31,7 +31,15 @@ const (
 	// configuration, the calico-node DaemonSet, and this node's IPAM block
 	// and VXLAN tunnel as calico-node's startup claims them.
 	CNICalico = "calico"
+	// CNIAntrea is Antrea's Linux side as its release manifest installs it
+	// (Antrea, InstallAntrea) with antrea-agent.conf's defaults (encap,
+	// geneve, no encryption) and release AntreaVersion; the node's pod CIDR
+	// is its spec.podCIDR, as for flannel (Antrea's default IPAM).
+	CNIAntrea = "antrea"
 )
+
+// AntreaVersion is the release the sandbox's Antrea runs with CNIAntrea.
+const AntreaVersion = "v2.2.0"
 
 // Calico's objects as the sandbox installs them.
 const (

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,7 +79,7 @@ type Options struct {
 	// (Calico's CRDs and objects); needed only with CNI CNICalico.
 	Dynamic dynamic.Interface
 	// CNI is the cluster's network plugin on the Linux side: CNIFlannel
-	// ("" too) or CNICalico.
+	// ("" too), CNICalico or CNIAntrea.
 	CNI string
 	// Kubeconfig is the admin kubeconfig file CoreDNS's kubernetes plugin
 	// reads (its kubeconfig option), with its context.
@@ -140,8 +141,9 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 		if opts.Dynamic == nil {
 			return nil, errors.New("linuxnode: Calico needs Options.Dynamic")
 		}
+	case CNIAntrea:
 	default:
-		return nil, fmt.Errorf("linuxnode: the network plugin %q is not modelled (%s or %s)", opts.CNI, CNIFlannel, CNICalico)
+		return nil, fmt.Errorf("linuxnode: the network plugin %q is not modelled (%s, %s or %s)", opts.CNI, CNIFlannel, CNICalico, CNIAntrea)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
@@ -157,6 +159,12 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 	if n.cni == CNICalico {
 		if err := n.installCalico(ctx, opts.Dynamic); err != nil {
 			return nil, fmt.Errorf("linuxnode: Calico: %w", err)
+		}
+	}
+	if n.cni == CNIAntrea {
+		// Removed with the sandbox: the node's objects go with its API server.
+		if _, err := n.InstallAntrea(ctx, Antrea{Version: AntreaVersion}); err != nil {
+			return nil, fmt.Errorf("linuxnode: Antrea: %w", err)
 		}
 	}
 	if err := n.startCoreDNS(ctx, opts); err != nil {
@@ -235,6 +243,11 @@ func (n *Node) register(ctx context.Context, version string) error {
 // AcquireLease), or calico-node's startup in the Kubernetes datastore (its
 // address and its VXLAN tunnel: libcalico-go/lib/backend/k8s/resources/node.go).
 func (n *Node) pluginAnnotations(flannelBackendData []byte) map[string]string {
+	if n.cni == CNIAntrea {
+		// Antrea's agent annotates its Node only outside encap
+		// (node.antrea.io/mac-address for noEncap and hybrid).
+		return nil
+	}
 	if n.cni == CNICalico {
 		return map[string]string{
 			CalicoIPv4AddressAnnotation:     "127.0.0.1/8",
@@ -269,6 +282,11 @@ func (n *Node) reportReady(ctx context.Context, version string) error {
 		// node/pkg/lifecycle/utils/utils.go).
 		cond(corev1.NodeNetworkUnavailable, corev1.ConditionFalse, map[string]string{CNIFlannel: "FlannelIsUp", CNICalico: "CalicoIsUp"}[n.cni]),
 		cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady"),
+	}
+	if n.cni == CNIAntrea {
+		// Antrea's agent does not manage NetworkUnavailable (no
+		// NodeNetworkUnavailable in antrea-io/antrea's pkg or cmd).
+		node.Status.Conditions = slices.DeleteFunc(node.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeNetworkUnavailable })
 	}
 	node.Status.Addresses = []corev1.NodeAddress{
 		{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: NodeName},

@@ -393,6 +393,7 @@ func (n *Node) serviceDNAT(ctx context.Context, network string, dst netip.AddrPo
 // node has a VXLAN tunnel address and MAC (felix/calc/vxlan_resolver.go).
 // flannel: flanneld's route to each Node's pod CIDR that carries its
 // VXLAN lease annotations (pkg/subnet/kube/kube.go; backend/vxlan).
+// Antrea: a route to each Node's pod CIDR with a transport address.
 func (n *Node) routed(ctx context.Context, addr netip.Addr) error {
 	nodes, err := n.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -426,6 +427,18 @@ func (n *Node) routed(ctx context.Context, addr netip.Addr) error {
 		p, err := netip.ParsePrefix(nd.Spec.PodCIDR)
 		if err != nil || nd.Name == NodeName || !p.Contains(addr) {
 			continue
+		}
+		if n.cni == CNIAntrea {
+			// Antrea's node route controller (pkg/agent/controller/noderoute):
+			// a route to every other Node's pod CIDR through the tunnel to
+			// its transport address (encap), or to that address directly
+			// (noEncap): its InternalIP.
+			for _, a := range nd.Status.Addresses {
+				if a.Type == corev1.NodeInternalIP && a.Address != "" {
+					return nil
+				}
+			}
+			return fmt.Errorf("no route: Antrea has no transport address for node %s (no InternalIP): %w", nd.Name, syscall.EHOSTUNREACH)
 		}
 		if nd.Annotations["flannel.alpha.coreos.com/backend-data"] != "" && nd.Annotations["flannel.alpha.coreos.com/public-ip"] != "" {
 			return nil

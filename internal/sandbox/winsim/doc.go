@@ -228,7 +228,16 @@
 // which Windows Update's agent uses, kept in the registry so clones have it;
 // https://learn.microsoft.com/en-us/windows/win32/winhttp/netsh-exe-commands#set-proxy,
 // https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/windows-update-client-determines-proxy-server-connect;
-// programs_netsh.go), and the
+// programs_netsh.go),
+// bcdedit.exe (/set [{current}] testsigning on|off only, effective at the
+// next boot, which writes SystemStartOptions; learn.microsoft.com
+// windows-hardware/drivers/install/the-testsigning-boot-configuration-option;
+// programs_bcdedit.go), netcfg.exe (-q, -u, -l <inf> -c s -i OVSExt: the OVS
+// kernel driver as antrea-io/antrea hack/windows/Install-OVS.ps1 installs
+// it, refused from a HostProcess container's mount, without its package's
+// files, test-signed without TESTSIGNING, or unsigned; learn.microsoft.com
+// windows-server/administration/windows-commands/netcfg; programs_netcfg.go),
+// and the
 // servicing programs below (dism.exe, wusa.exe). sc.exe
 // and nssm belong to the service control manager's files. Each refuses any
 // form it does not document.
@@ -255,7 +264,8 @@
 // wusa page above) and sysprep.exe (the System Preparation Tool window;
 // Packer's Windows builders poll ImageState after `& sysprep.exe` because
 // it returns at once). Console: cmd.exe, powershell.exe, dism.exe, reg.exe, netsh.exe,
-// sc.exe, tar.exe, icacls.exe, hostname.exe, shutdown.exe, hnsdiag.exe
+// sc.exe, tar.exe, icacls.exe, hostname.exe, shutdown.exe, hnsdiag.exe,
+// bcdedit.exe, netcfg.exe
 // (their Windows Commands pages describe console output), nssm, containerd,
 // ctr, host-local, kube-log-runner, sshd and the host's own programs
 // (HostConfig.Programs: Go programs, which `go build` links as console
@@ -506,7 +516,7 @@
 //	    parameter sets: Path (default), LiteralPath
 //	    parameters: [-Path <String[]>] (set Path) (mandatory), -LiteralPath <String[]> (set LiteralPath) (mandatory), [-Name <String[]>]
 //	    refused (real, not modelled): -Filter, -Include, -Exclude, -Credential
-//	    does: the values of a modelled registry key (HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion, HKLM:\SYSTEM\CurrentControlSet\Services\<name>); a missing key is PathNotFound
+//	    does: the values of a modelled registry key (HKLM:\SOFTWARE\Microsoft\Windows NT\CurrentVersion, HKLM:\SYSTEM\CurrentControlSet\Services\<name>, HKLM:\SYSTEM\CurrentControlSet\Control's SystemStartOptions); a missing key is PathNotFound
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.management/get-itemproperty?view=powershell-5.1
 //	Get-ItemPropertyValue (aliases gpv)
 //	    parameter sets: Path (default), LiteralPath
@@ -807,7 +817,10 @@
 // <Dir>/registry.json: it survives reboots and clones copy it with the disk
 // (internal/sandbox/vmtools/disk.go). It holds
 // HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion (the configured build,
-// rewritten at every boot), HKLM\SYSTEM\CurrentControlSet\Control\Session
+// rewritten at every boot), HKLM\SYSTEM\CurrentControlSet\Control's
+// SystemStartOptions (the boot's loader options, rewritten at every boot
+// from the BCD store's TESTSIGNING that bcdedit.exe sets under
+// HKLM\BCD00000000), HKLM\SYSTEM\CurrentControlSet\Control\Session
 // Manager\Environment (the machine environment) and
 // HKLM\SYSTEM\CurrentControlSet\Services\<name> (ImagePath, Start 2/3/4,
 // DelayedAutostart, DisplayName, Description, DependOnService, Environment,

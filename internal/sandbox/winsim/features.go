@@ -82,3 +82,8 @@ func (t *featureTable) saveLocked() error {
 	}
 	return os.WriteFile(t.path, b, 0o644)
 }
+
+// FeatureInstalled reports whether a Windows feature is installed and in
+// effect (Get-WindowsFeature's Installed; an install pending a restart is
+// not).
+func (h *Host) FeatureInstalled(name string) bool { return h.features.get(name) == FeatureInstalled }

@@ -16,16 +16,16 @@ import (
 // AntreaProxy turns Services into OpenFlow groups on it.
 //
 // The state lives in one file on the host's disk, written by the simulated
-// OVS programs and antrea-agent (internal/sandbox/kubeletsim). The driver's
-// installation itself is not modelled: a host has the extension only when a
-// test or the image gives it (OVSState.ExtensionInstalled), and antrea-agent
-// refuses to start without it.
+// OVS programs and antrea-agent (internal/sandbox/kubeletsim). The driver
+// is installed by netcfg (programs_netcfg.go), as the antrea-windows image's
+// Install-OVS.ps1 runs it; antrea-agent refuses to start without it.
 const OVSStateFile = `C:\ProgramData\winsim\ovs.json`
 
 // OVSState is a host's Open vSwitch.
 type OVSState struct {
 	// ExtensionInstalled: the OVS kernel driver is installed as the Hyper-V
-	// switch extension "Open vSwitch Extension".
+	// switch extension "Open vSwitch Extension" (netcfg -l ovsext.inf -c s
+	// -i OVSExt).
 	ExtensionInstalled bool `json:"extensionInstalled"`
 	// ExtensionEnabledOn names the HNS network the extension is enabled on
 	// (Enable-VMSwitchExtension; antrea-agent's EnableHNSNetworkExtension).

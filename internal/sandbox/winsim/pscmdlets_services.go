@@ -291,7 +291,7 @@ func registryCmdlets() []*Cmdlet {
 	}
 	return []*Cmdlet{
 		{Name: "Get-ItemProperty", Class: "Microsoft.PowerShell.Commands.GetItemPropertyCommand", Aliases: []string{"gp"},
-			Source: mgmt + "get-itemproperty?view=powershell-5.1", Behaviour: "the values of a modelled registry key (" + CurrentVersionKey + `, HKLM:\SYSTEM\CurrentControlSet\Services\<name>); a missing key is PathNotFound`,
+			Source: mgmt + "get-itemproperty?view=powershell-5.1", Behaviour: "the values of a modelled registry key (" + CurrentVersionKey + `, HKLM:\SYSTEM\CurrentControlSet\Services\<name>, HKLM:\SYSTEM\CurrentControlSet\Control's SystemStartOptions); a missing key is PathNotFound`,
 			Params: append(pathParams(0), P("Name", "System.String[]", 1, Alias("PSProperty"))), DefaultSet: "Path",
 			Run: func(c *Call) error {
 				vals, p, err := get(c, "Get-ItemProperty")

@@ -139,7 +139,7 @@ var system32Programs = map[string]bool{
 	"curl.exe": true, "certutil.exe": true, "net.exe": true, "netstat.exe": true, "schtasks.exe": true,
 	"findstr.exe": true, "where.exe": true, "takeown.exe": true, "bcdedit.exe": true, "wevtutil.exe": true, "robocopy.exe": true,
 	"xcopy.exe": true, "timeout.exe": true, "tasklist.exe": true, "taskkill.exe": true, "fsutil.exe": true, "route.exe": true,
-	"hnsdiag.exe": true, "svchost.exe": true,
+	"hnsdiag.exe": true, "svchost.exe": true, "netcfg.exe": true,
 }
 
 const (

@@ -460,6 +460,7 @@ func (h *Host) stopAllServices() {
 // ones last (https://learn.microsoft.com/windows/win32/services/automatically-starting-services).
 func (h *Host) bootServices() {
 	h.features.boot()
+	h.bootStartOptions()
 	h.captureEnvironment()
 	var delayed []string
 	for _, s := range h.svcs.list() {

@@ -310,6 +310,11 @@ func (r *Runtime) command(n *Node, input []any, hasInput bool) ([]any, error) {
 		if nameNode.Kind == "command_name_expr" && len(nameNode.Kids) == 1 {
 			target = nameNode.Kids[0]
 		}
+		// & $script: the grammar reads a lone variable after & as a path
+		// command name; PowerShell invokes the variable's value.
+		if target.Kind == "path_command_name" && len(target.Kids) == 1 && target.Kids[0].Kind == "variable" {
+			target = target.Kids[0]
+		}
 		var v any
 		var err error
 		if target.Kind == "command_name" || target.Kind == "path_command_name" {

@@ -38,6 +38,11 @@ func (r *Runtime) runScriptFile(n *Node, path string, args []any, stream bool) (
 	if v := r.lookup("lastexitcode"); v != nil {
 		child.vars["lastexitcode"] = v
 	}
+	if block := s.Root.child("param_block"); block != nil {
+		if err := r.bindScriptParams(child, block, args); err != nil {
+			return nil, err
+		}
+	}
 	var out []any
 	var result error
 	if list := s.Root.child("statement_list"); list != nil {
