@@ -80,6 +80,8 @@ type Server struct {
 	Templates map[string]string
 	// Managed object ids (e.g. "resgroup-22") of the placement defaults.
 	ResourcePoolID, DatastoreID, NetworkID string
+	// Site: the datastore cluster, tags and custom attribute (site.go).
+	Site Site
 
 	// Model and HTTP expose the simulator itself, for hooks (power-on
 	// handlers, fault rules) that later sandbox parts install.
