@@ -74,6 +74,14 @@ type machineModel struct {
 	RebootAfterJoin        types.Bool   `tfsdk:"reboot_after_join"`
 	ProbeOnRefresh         types.Bool   `tfsdk:"probe_on_refresh"`
 	Drain                  types.Object `tfsdk:"drain"`
+	// The datacenter's settings (machine_site.go).
+	DatastoreClusterID types.String `tfsdk:"datastore_cluster_id"`
+	StoragePolicyID    types.String `tfsdk:"storage_policy_id"`
+	Tags               types.Set    `tfsdk:"tags"`
+	CustomAttributes   types.Map    `tfsdk:"custom_attributes"`
+	Annotation         types.String `tfsdk:"annotation"`
+	Disks              types.List   `tfsdk:"disk"`
+	NetworkInterfaces  types.List   `tfsdk:"network_interface"`
 }
 
 type taintModel struct {
@@ -107,7 +115,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		TimeZone: m.TimeZone.ValueString(), CNI: m.CNI.ValueString(), Networking: m.NetworkingID.ValueString(),
 		APIServer: m.APIServer.ValueString(), ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(),
 		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
-		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags),
+		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags), Site: m.site(ctx, diags),
 	}
 	if !m.IPv4.IsNull() && !m.IPv4.IsUnknown() {
 		var ip ipv4Model
@@ -218,6 +226,7 @@ func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private 
 		AdoptNetworkingMode: m.adoptsNetworkingMode(),
 		Repair:              state.Joined.ValueBool() && !state.Ready.ValueBool() && m.Ready.ValueBool(),
 		RepairAgents:        m.repairsAgents(ctx, state),
+		Site:                winnode.SiteChange{Had: state.site(ctx, diags), Want: m.site(ctx, diags)},
 	}
 }
 

@@ -256,6 +256,9 @@ func revisionAttributes(a, b nodePoolModel) []revisionAttribute {
 		{"cluster_dns", a.ClusterDNS, b.ClusterDNS}, {"cluster_domain", a.ClusterDomain, b.ClusterDomain},
 		{"service_cidr", a.ServiceCIDR, b.ServiceCIDR}, {"cluster_cidr", a.ClusterCIDR, b.ClusterCIDR},
 		{"failure_domains", a.FailureDomains, b.FailureDomains},
+		{"datastore_cluster_id", a.DatastoreClusterID, b.DatastoreClusterID}, {"storage_policy_id", a.StoragePolicyID, b.StoragePolicyID},
+		{"tags", a.Tags, b.Tags}, {"custom_attributes", a.CustomAttributes, b.CustomAttributes}, {"annotation", a.Annotation, b.Annotation},
+		{"disk", a.Disks, b.Disks}, {"network_interface", a.NetworkInterfaces, b.NetworkInterfaces},
 	}
 }
 
