@@ -98,7 +98,7 @@ func TestAccNode_site(t *testing.T) {
 			{
 				Config:      acctest.NodeConfig(image, []string{node}, first+fmt.Sprintf("  datastore_id = %q\n", sb.VSphere.DatastoreID)),
 				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Attribute "datastore_id" cannot be specified when "datastore_cluster_id" is specified`),
+				ExpectError: regexp.MustCompile(`Attribute "datastore_id" cannot be specified when "datastore_cluster_id" is\s+specified`),
 			},
 			{
 				Config: acctest.NodeConfig(image, []string{node},

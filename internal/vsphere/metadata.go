@@ -30,8 +30,9 @@ import (
 var TagIDPattern = regexp.MustCompile(`^urn:vmomi:InventoryServiceTag:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}:GLOBAL$`)
 
 // CustomAttributeKeyPattern is a custom attribute's id, its custom field
-// key (vsphere_custom_attribute.id): a positive decimal integer.
-var CustomAttributeKeyPattern = regexp.MustCompile(`^[1-9][0-9]{0,9}$`)
+// key (vsphere_custom_attribute.id): a decimal integer, 0 or more (vcsim
+// numbers them from 0).
+var CustomAttributeKeyPattern = regexp.MustCompile(`^(0|[1-9][0-9]{0,8})$`)
 
 // Metadata is what a VM carries for the site's automation.
 type Metadata struct {

@@ -95,7 +95,7 @@ func TestCloneOnADatacentersVSphere(t *testing.T) {
 	spec := vsphere.CloneSpec{
 		Source: source, Name: "site-node", Folder: folder, ResourcePool: ref("ResourcePool", srv.ResourcePoolID),
 		DatastoreCluster: ref("StoragePod", srv.Site.DatastoreClusterID), StoragePolicyID: vcsim.StoragePolicyID,
-		ExtraDisks: []vsphere.ExtraDisk{{SizeGB: 20}}, ExtraNetworks: []mo.Reference{second},
+		ExtraDisks: []vsphere.ExtraDisk{{SizeGB: 20}}, ExtraNetworks: []mo.Reference{second}, Annotation: "first notes",
 	}
 	vm, err := c.Clone(ctx, spec)
 	if err != nil {
@@ -125,6 +125,9 @@ func TestCloneOnADatacentersVSphere(t *testing.T) {
 	info, err := c.ReadVM(ctx, vm.Ref)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if info.Annotation != "first notes" {
+		t.Errorf("the clone's notes are %q, want the clone spec's (the sandbox plays vCenter there: vcsim drops them)", info.Annotation)
 	}
 	if added := vsphere.AddedDisks(info); len(added) != 0 {
 		t.Errorf("the clone's own extra disk counts as added later (it would be detached and kept at destroy): %v", added)

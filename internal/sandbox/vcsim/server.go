@@ -94,6 +94,7 @@ type Server struct {
 	waits    waits
 	timing   *timing        // timing.go; nil without Options.Latency
 	guest    guestOps       // guestops.go
+	notes    cloneNotes     // notes.go
 	authz    *authz         // authz.go
 	roots    *x509.CertPool // that verify the server's certificate
 	logf     func(format string, args ...any)
