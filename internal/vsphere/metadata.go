@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"sort"
@@ -82,16 +83,25 @@ func (c *Client) SetMetadata(ctx context.Context, vm mo.Reference, had, want Met
 		}
 		for _, id := range detach {
 			if err := tm.DetachTag(ctx, id, ref); err != nil {
-				errs = append(errs, fmt.Errorf("detaching tag %s from %s: %w", id, ref.Value, err))
+				errs = append(errs, fmt.Errorf("detaching tag %s from %s: %w%s", id, ref.Value, err, taggingHint(err)))
 			}
 		}
 		for _, id := range attach {
 			if err := tm.AttachTag(ctx, id, ref); err != nil {
-				errs = append(errs, fmt.Errorf("attaching tag %s to %s: %w", id, ref.Value, err))
+				errs = append(errs, fmt.Errorf("attaching tag %s to %s: %w%s", id, ref.Value, err, taggingHint(err)))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// taggingHint names the privileges a refused tagging call needs: the REST
+// API's 403 reaches govmomi's client as its status alone.
+func taggingHint(err error) string {
+	if rest.IsStatusError(err, http.StatusForbidden) {
+		return " (a tag is attached or detached with InventoryService.Tagging.AttachTag and InventoryService.Tagging.ObjectAttachable on the VM: the least-privilege guide's windows-nodes role)"
+	}
+	return ""
 }
 
 // SetAnnotation sets the VM's notes (ReconfigVM_Task with only the

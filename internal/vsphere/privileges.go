@@ -116,6 +116,12 @@ var MethodPrivileges = map[string]Privilege{
 	// datastore recommended. Modelled as System.View on the storage
 	// resource manager, which is no entity.
 	"RecommendDatastores": {Privileges: []string{"System.View"}, On: "the storage resource manager", Resources: machines},
+	// tags: the tagging API (REST, not SOAP: vCenter's tag-association
+	// attach and detach), "Assign or Unassign vSphere Tag" and "Assign or
+	// Unassign vSphere Tag on Object" (vSphere Security, "vSphere Tagging
+	// Privileges"), on the VM.
+	"tag-association attach": {Privileges: []string{"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable"}, On: "the VM", Resources: machines},
+	"tag-association detach": {Privileges: []string{"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable"}, On: "the VM", Resources: machines},
 	// custom_attributes: CustomFieldsManager.SetField's "Required
 	// Privileges" (Global.SetCustomField), on the VM.
 	"SetField": {Privileges: []string{"Global.SetCustomField"}, On: "the VM", Resources: machines},
@@ -173,6 +179,7 @@ var (
 	nodeLifecycle = []string{
 		"Folder.Create",
 		"Global.SetCustomField", "StorageProfile.Apply",
+		"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable",
 		"VirtualMachine.Config.AddNewDisk", "VirtualMachine.Config.AddRemoveDevice",
 		"VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.Annotation", "VirtualMachine.Config.CPUCount",
 		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Memory", "VirtualMachine.Config.RemoveDisk",

@@ -178,7 +178,8 @@ func TestCloneOnADatacentersVSphere(t *testing.T) {
 
 // The sandbox refuses what the features need without the guide's
 // privileges: an extra disk without VirtualMachine.Config.AddNewDisk, a
-// custom attribute without Global.SetCustomField.
+// custom attribute without Global.SetCustomField, a tag without
+// InventoryService.Tagging.AttachTag.
 func TestSiteFeaturesNeedTheirPrivileges(t *testing.T) {
 	srv, c, admin := startSite(t)
 	ctx := t.Context()
@@ -189,7 +190,8 @@ func TestSiteFeaturesNeedTheirPrivileges(t *testing.T) {
 	}
 	role := roles.ByName("windows-nodes")
 	without := slices.DeleteFunc(slices.Clone(role.Privilege), func(p string) bool {
-		return p == "VirtualMachine.Config.AddNewDisk" || p == "Global.SetCustomField" || strings.HasPrefix(p, "System.")
+		return p == "VirtualMachine.Config.AddNewDisk" || p == "Global.SetCustomField" || p == "InventoryService.Tagging.AttachTag" ||
+			strings.HasPrefix(p, "System.")
 	})
 	l := c.Lookups()
 	source, err := l.FindVM(ctx, srv.Templates["2022"])
@@ -215,6 +217,13 @@ func TestSiteFeaturesNeedTheirPrivileges(t *testing.T) {
 	err = c.SetMetadata(ctx, vm.Ref, vsphere.Metadata{}, vsphere.Metadata{CustomAttributes: map[string]string{srv.Site.CustomAttributeKey: "x"}})
 	if err == nil || !strings.Contains(err.Error(), "Global.SetCustomField") {
 		t.Errorf("a custom attribute without Global.SetCustomField: %v, want refused naming it", err)
+	}
+	err = c.SetMetadata(ctx, vm.Ref, vsphere.Metadata{}, vsphere.Metadata{Tags: srv.Site.TagIDs[:1]})
+	if err == nil || !strings.Contains(err.Error(), "InventoryService.Tagging.AttachTag") {
+		t.Errorf("a tag without InventoryService.Tagging.AttachTag: %v, want refused naming it", err)
+	}
+	if tags, err := admin.AttachedTags(ctx, vm.Ref); err != nil || len(tags) != 0 {
+		t.Errorf("tags after the refusal: %v, %v; want none", tags, err)
 	}
 }
 

@@ -108,6 +108,7 @@ var ProviderRoles = []Role{
 
 var nodePrivileges = []string{
 	"Folder.Create", "Global.SetCustomField", "StorageProfile.Apply",
+	"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable",
 	"VirtualMachine.Config.AddNewDisk", "VirtualMachine.Config.AddRemoveDevice",
 	"VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.Annotation", "VirtualMachine.Config.CPUCount",
 	"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Memory", "VirtualMachine.Config.RemoveDisk",
@@ -211,6 +212,8 @@ func Modelled(method string) bool {
 	switch method {
 	case "CloneVM_Task", "ReconfigVM_Task", "Destroy_Task":
 		return true
+	case "tag-association attach", "tag-association detach":
+		return true // the tagging API's, tagging.go
 	}
 	_, this := onThis[method]
 	_, guest := guestMethods[method]
