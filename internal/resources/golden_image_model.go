@@ -12,6 +12,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/timezone"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -24,6 +25,10 @@ type goldenImageModel struct {
 	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
 	DatastoreID            types.String   `tfsdk:"datastore_id"`
 	NetworkID              types.String   `tfsdk:"network_id"`
+	DatastoreClusterID     types.String   `tfsdk:"datastore_cluster_id"`
+	StoragePolicyID        types.String   `tfsdk:"storage_policy_id"`
+	Tags                   types.Set      `tfsdk:"tags"`
+	CustomAttributes       types.Map      `tfsdk:"custom_attributes"`
 	HostID                 types.String   `tfsdk:"host_id"`
 	AdminUser              types.String   `tfsdk:"admin_user"`
 	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
@@ -124,6 +129,8 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 			Source: m.SourceTemplate.ValueString(), Name: m.Name.ValueString(), Folder: m.Folder.ValueString(),
 			ResourcePoolID: m.ResourcePoolID.ValueString(), DatastoreID: m.DatastoreID.ValueString(),
 			NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
+			DatastoreClusterID: m.DatastoreClusterID.ValueString(), StoragePolicyID: m.StoragePolicyID.ValueString(),
+			Metadata: vsphere.Metadata{Tags: knownStrings(ctx, m.Tags), CustomAttributes: knownStringMap(ctx, m.CustomAttributes)},
 		},
 		Transport:            transport,
 		Image:                image,
@@ -238,3 +245,22 @@ var executableObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 
 // timeoutsAttrTypes is the timeouts block of the golden image (create, delete).
 var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType, "delete": types.StringType}
+
+// knownStrings and knownStringMap read a known set or map of strings; null or
+// unknown reads as none.
+func knownStrings(ctx context.Context, v types.Set) []string {
+	var out []string
+	if !v.IsNull() && !v.IsUnknown() {
+		_ = v.ElementsAs(ctx, &out, false)
+	}
+	return out
+}
+
+func knownStringMap(ctx context.Context, v types.Map) map[string]string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := map[string]string{}
+	_ = v.ElementsAs(ctx, &out, false)
+	return out
+}

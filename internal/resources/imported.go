@@ -72,6 +72,8 @@ var (
 	_ planmodifier.Int64  = replaceUnlessImported{}
 	_ planmodifier.Bool   = replaceUnlessImported{}
 	_ planmodifier.List   = replaceUnlessImported{}
+	_ planmodifier.Set    = replaceUnlessImported{}
+	_ planmodifier.Map    = replaceUnlessImported{}
 	_ planmodifier.Object = replaceUnlessImported{}
 )
 
@@ -102,6 +104,14 @@ func (m replaceUnlessImported) PlanModifyBool(ctx context.Context, req planmodif
 }
 
 func (m replaceUnlessImported) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
+}
+
+func (m replaceUnlessImported) PlanModifySet(ctx context.Context, req planmodifier.SetRequest, resp *planmodifier.SetResponse) {
+	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
+}
+
+func (m replaceUnlessImported) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
 	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
 }
 

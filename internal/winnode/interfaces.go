@@ -90,8 +90,8 @@ type CloneRequest struct {
 	ExtraConfig                                    map[string]string
 	// Site: its datastore cluster, storage policy, extra disks and NICs,
 	// set by the clone; its tags and custom attributes, right after.
-	Site SiteVM
-	Sysprep                                        vsphere.Sysprep
+	Site    SiteVM
+	Sysprep vsphere.Sysprep
 }
 
 // Kube is what a node needs of its Kubernetes cluster; *kube.Client is it.
