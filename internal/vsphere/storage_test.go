@@ -3,6 +3,7 @@ package vsphere_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -229,12 +230,9 @@ func TestSiteFeaturesNeedTheirPrivileges(t *testing.T) {
 
 func mustAtoi(t *testing.T, s string) int32 {
 	t.Helper()
-	var n int32
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			t.Fatalf("%q is not a number", s)
-		}
-		n = n*10 + int32(r-'0')
+	n, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		t.Fatalf("%q is not a custom attribute key: %v", s, err)
 	}
-	return n
+	return int32(n)
 }
