@@ -219,9 +219,12 @@ func importedImage(info goldenimage.TemplateInfo) goldenImageModel {
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
 		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256, &m.KubeLogRunnerSHA256,
-		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey} {
+		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey,
+		&m.DatastoreClusterID, &m.StoragePolicyID} {
 		*s = types.StringNull()
 	}
+	m.Tags = types.SetNull(types.StringType)
+	m.CustomAttributes = types.MapNull(types.StringType)
 	m.AdminUser = types.StringValue(bootstrap.DefaultAdminUser)
 	m.ArtifactsBaseURL = types.StringValue(bootstrap.DefaultBaseURL)
 	m.PauseImage = types.StringValue(bootstrap.DefaultPause)

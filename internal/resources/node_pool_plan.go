@@ -221,7 +221,9 @@ func describeRollout(p winpool.Pool, r winpool.Rollout, changed []string, revs u
 func changedInputs(state, plan nodePoolModel) []string {
 	var out []string
 	for _, in := range revisionAttributes(state, plan) {
-		if !in.state.Equal(in.plan) {
+		// Both null is no change, whatever element types a model made in
+		// Go (not read from Terraform) leaves its collections without.
+		if !in.state.Equal(in.plan) && !(in.state.IsNull() && in.plan.IsNull()) {
 			out = append(out, in.name)
 		}
 	}
