@@ -90,6 +90,10 @@ type ImageConfig struct {
 	// Online, when set, installs updates through the Windows Update Agent
 	// after the packages (online_updates.go).
 	Online *OnlineUpdates
+	// Registry, when not empty, sends containerd's pulls to mirrors with
+	// their credentials (registry.go); the image build's own pulls go
+	// through them too.
+	Registry Registry
 }
 
 var (
@@ -191,6 +195,10 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 		}
 	}
 
+	if err := cfg.Registry.Validate(); err != nil {
+		return nil, err
+	}
+
 	var steps []Step
 	add := func(name, tmpl string, data any, mayReboot bool) error {
 		script, err := render(name, tmpl, data)
@@ -239,15 +247,24 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 			return nil, err
 		}
 	}
+	if !cfg.Registry.Empty() {
+		step, err := RegistryStep(cfg.Registry)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, step)
+	}
 	if err := add("containerd-service", "containerd-service", map[string]any{
-		"Exe": ContainerdExe, "Conf": ContainerdConf, "Config": ContainerdConfig(cfg.PauseImage, ContainerdVersion(cfg.Containerd.URL)),
+		"Exe": ContainerdExe, "Conf": ContainerdConf, "Config": containerdConfig(cfg.PauseImage, ContainerdVersion(cfg.Containerd.URL), cfg.Registry),
 	}, false); err != nil {
 		return nil, err
 	}
+	steps[len(steps)-1].Secrets = registrySecrets(cfg.Registry)
 	if len(cfg.PrepullImages) > 0 {
-		if err := add("prepull-images", "prepull-images", map[string]any{"Images": cfg.PrepullImages, "Ctr": ContainerdDir + `\bin\ctr.exe`}, false); err != nil {
+		if err := add("prepull-images", "prepull-images", prepullData(cfg), false); err != nil {
 			return nil, err
 		}
+		steps[len(steps)-1].Secrets = registrySecrets(cfg.Registry)
 	}
 	if err := add("vmware-tools", "vmware-tools", map[string]any{"Path": ToolsConf, "Dir": ToolsConf[:strings.LastIndexByte(ToolsConf, '\\')]}, false); err != nil {
 		return nil, err
@@ -279,8 +296,14 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 // refuses version 3, gets version 2. The default runtime on Windows is
 // runhcs-wcow-process in both.
 func ContainerdConfig(pause, containerdVersion string) string {
+	return containerdConfig(pause, containerdVersion, Registry{})
+}
+
+// containerdConfig is ContainerdConfig with the registry section
+// (registryConfig).
+func containerdConfig(pause, containerdVersion string, reg Registry) string {
 	if strings.HasPrefix(containerdVersion, "1.") {
-		return strings.Join([]string{
+		return strings.Join(append([]string{
 			`version = 2`,
 			`[plugins."io.containerd.grpc.v1.cri"]`,
 			`  sandbox_image = ` + tomlString(pause),
@@ -291,18 +314,16 @@ func ContainerdConfig(pause, containerdVersion string) string {
 			`  [plugins."io.containerd.grpc.v1.cri".cni]`,
 			`    bin_dir = "C:\\opt\\cni\\bin"`,
 			`    conf_dir = "C:\\etc\\cni\\net.d"`,
-			``,
-		}, "\r\n")
+		}, append(registryConfig(reg, true), ``)...), "\r\n")
 	}
-	return strings.Join([]string{
+	return strings.Join(append([]string{
 		`version = 3`,
 		`[plugins.'io.containerd.cri.v1.images'.pinned_images]`,
 		`  sandbox = ` + tomlString(pause),
 		`[plugins.'io.containerd.cri.v1.runtime'.cni]`,
 		`  bin_dirs = ['` + CNIBinDir + `']`,
 		`  conf_dir = '` + CNIConfDir + `'`,
-		``,
-	}, "\r\n")
+	}, append(registryConfig(reg, false), ``)...), "\r\n")
 }
 
 // tomlString is s as a TOML string, quoted and escaped by a TOML encoder

@@ -79,6 +79,10 @@ type JoinConfig struct {
 	Taints []corev1.Taint
 
 	CNI string // the networking mode's name (networking.Names)
+	// ADDomain is the Active Directory domain the node's customization
+	// joined, "" for none: the domain-joined step checks the join right
+	// after join-files has deleted the answer files that held its password.
+	ADDomain string
 	// CNIConfList is the node's CNI configuration list, for a mode whose
 	// join writes one (networking.Mode.CNIConfig).
 	CNIConfList []byte
@@ -209,6 +213,13 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 		return nil, err
 	}
 	steps[len(steps)-1].Files = []File{{Path: BootstrapKubeconfig, Content: bootstrapKubeconfig}}
+	if cfg.ADDomain != "" {
+		step, err := DomainJoinedStep(cfg.ADDomain)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, step)
+	}
 	if err := add("kubelet-firewall", "kubelet-firewall", map[string]any{"Rule": KubeletFirewall, "Admit": cfg.KubeletAdmit}); err != nil {
 		return nil, err
 	}

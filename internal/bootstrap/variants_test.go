@@ -27,6 +27,20 @@ func TestOptionSetsGolden(t *testing.T) {
 	}
 	golden(t, "image-steps-minimal.ps1", joinSteps(steps))
 
+	mirrored := testImageConfig()
+	mirrored.Registry = testRegistry()
+	steps, err = ImageSteps(mirrored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var registrySteps []Step
+	for _, s := range steps {
+		if s.Name == "registry-hosts" || s.Name == "containerd-service" || s.Name == "prepull-images" {
+			registrySteps = append(registrySteps, s)
+		}
+	}
+	golden(t, "image-steps-registry.ps1", redactedSteps(registrySteps))
+
 	online, err := onlineUpdateSteps(&OnlineUpdates{Categories: []string{"Updates"}, IncludeKBs: []string{"KB5070020", "KB5070021"}})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +79,11 @@ func TestOptionSetsGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	single = append(single, sysprep, listener, reboot, build, evidence)
+	domain, err := DomainJoinedStep("corp.example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	single = append(single, sysprep, listener, reboot, build, evidence, domain)
 	golden(t, "single-steps.ps1", joinSteps(single))
 	if slices.ContainsFunc(single, func(s Step) bool { return s.Script == "" }) {
 		t.Error("a single step rendered empty")

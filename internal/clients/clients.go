@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/wincluster/terraform-provider-windows/internal/addirectory"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
@@ -18,6 +19,9 @@ import (
 type Clients struct {
 	KubeConfig    kube.Config
 	VSphereConfig vsphere.Config
+	// ADConfig is the provider's active_directory block: the join account
+	// and where to remove computer accounts.
+	ADConfig addirectory.Config
 
 	// KubeConfigUnknown and VSphereConfigUnknown name the attributes of each
 	// block that are unknown at plan (for example "kubernetes.host" set from a

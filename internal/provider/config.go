@@ -18,14 +18,55 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/wincluster/terraform-provider-windows/internal/addirectory"
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
 type providerModel struct {
-	VSphere    *vsphereModel    `tfsdk:"vsphere"`
-	Kubernetes *kubernetesModel `tfsdk:"kubernetes"`
+	VSphere         *vsphereModel         `tfsdk:"vsphere"`
+	Kubernetes      *kubernetesModel      `tfsdk:"kubernetes"`
+	ActiveDirectory *activeDirectoryModel `tfsdk:"active_directory"`
+}
+
+type activeDirectoryModel struct {
+	JoinUser     types.String `tfsdk:"join_user"`
+	JoinPassword types.String `tfsdk:"join_password"`
+	LDAPURL      types.String `tfsdk:"ldap_url"`
+	CAFile       types.String `tfsdk:"ca_file"`
+}
+
+// activeDirectoryBlock is the join account nodes with active_directory join
+// their domain with, and where the provider removes their computer accounts
+// on destroy (internal/addirectory says why the provider does).
+func activeDirectoryBlock() schema.SingleNestedBlock {
+	return schema.SingleNestedBlock{
+		MarkdownDescription: "The Active Directory join account of `windows_node` and `windows_node_pool` members that set `active_directory`: " +
+			"vCenter's guest customization joins them with it, and the provider deletes their computer accounts with it on destroy. " +
+			"It lives here, not in the resources, so that it is never stored in a state and still reaches a destroy (a write-only attribute would not). " +
+			"The account needs Create and Delete Computer objects on the nodes' OU (the Delegation of Control wizard), nothing more.",
+		Attributes: map[string]schema.Attribute{
+			"join_user": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "The join account: `user`, `DOMAIN\\user` or `user@domain`. Environment: `WINDOWS_AD_JOIN_USER`.",
+			},
+			"join_password": schema.StringAttribute{
+				Optional:            true,
+				Sensitive:           true,
+				MarkdownDescription: "The join account's password. It travels to vCenter in the clone's customization spec (as the Administrator password does) and into the guest's `C:\\sysprep\\sysprep.xml`, which the node's first step deletes; Windows Setup scrubs it from its own cached answer file. Environment: `WINDOWS_AD_JOIN_PASSWORD`.",
+			},
+			"ldap_url": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "A domain controller the provider reaches to delete a destroyed node's computer account, such as `ldaps://dc1.corp.example.com`. " +
+					"Unset, accounts stay in the domain on destroy (a plan warning says so) and must be removed by hand (`Remove-ADComputer`). Environment: `WINDOWS_AD_LDAP_URL`.",
+			},
+			"ca_file": schema.StringAttribute{
+				Optional:            true,
+				MarkdownDescription: "PEM file that verifies the controller's LDAPS certificate; unset, the system's roots. Environment: `WINDOWS_AD_CA_FILE`.",
+			},
+		},
+	}
 }
 
 type vsphereModel struct {
@@ -236,6 +277,16 @@ func (m providerModel) clients(ctx context.Context, unknown []string, diags *dia
 		// Refused here, at plan, not at the first login in the apply.
 		if _, err := c.VSphereConfig.SDKURL(); errors.Is(err, vsphere.ErrUnencryptedHTTP) {
 			diags.AddAttributeError(path.Root("vsphere").AtName("server"), "Unencrypted vCenter URL", err.Error())
+		}
+	}
+	if len(inBlock(unknown, "active_directory")) == 0 {
+		ad := m.ActiveDirectory
+		if ad == nil {
+			ad = &activeDirectoryModel{}
+		}
+		c.ADConfig = addirectory.Config{
+			JoinUser: stringOr(ad.JoinUser, "WINDOWS_AD_JOIN_USER"), JoinPassword: stringOr(ad.JoinPassword, "WINDOWS_AD_JOIN_PASSWORD"),
+			LDAPURL: stringOr(ad.LDAPURL, "WINDOWS_AD_LDAP_URL"), CAFile: stringOr(ad.CAFile, "WINDOWS_AD_CA_FILE"),
 		}
 	}
 	if len(c.KubeConfigUnknown) == 0 {

@@ -51,6 +51,8 @@ func (p *windowsProvider) Schema(_ context.Context, _ provider.SchemaRequest, re
 		Blocks: map[string]schema.Block{
 			"vsphere":    vsphereBlock(),
 			"kubernetes": kubernetesBlock(),
+			// Active Directory: the join account (addirectory).
+			"active_directory": activeDirectoryBlock(),
 		},
 	}
 }

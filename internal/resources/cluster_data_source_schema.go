@@ -17,11 +17,9 @@ import (
 
 func (d *clusterDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Reads the Kubernetes cluster (through the provider's `kubernetes` settings) and reports what a Windows node needs " +
-			"to join it, plus readiness `checks` for the settings that otherwise only show up after a Windows node fails: node pod CIDR " +
-			"allocation, the network plugin's Windows compatibility (flannel VXLAN VNI 4096 / port 4789), Linux DaemonSets that would " +
-			"land on Windows nodes, room on the Linux nodes, kubelet version skew and Windows builds. Put `ready` in a `precondition` " +
-			"to stop a plan before anything is built; `windows_node` runs the same checks at plan time.",
+		MarkdownDescription: "Reads the Kubernetes cluster (through the provider's `kubernetes` settings) and reports what a Windows node " +
+			"needs to join it, with readiness `checks` of what would otherwise show only when a Windows node fails. Put `ready` in a " +
+			"`precondition` to stop a plan before anything is built.",
 		Attributes: map[string]schema.Attribute{
 			"kubernetes_version": schema.StringAttribute{
 				Optional: true,

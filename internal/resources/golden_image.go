@@ -56,6 +56,9 @@ func (r *goldenImageResource) Configure(_ context.Context, req resource.Configur
 // cluster accepts the kubelet version (golden_image_checks.go).
 func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	ctx = vsphereOperation(ctx, "windows_golden_image", "plan")
+	if !req.Plan.Raw.IsNull() && registryInputsChanged(ctx, req.State, req.Plan, &resp.Diagnostics) {
+		planRegistry(ctx, req.Plan, req.Config, &resp.Diagnostics)
+	}
 	if req.Plan.Raw.IsNull() || !req.State.Raw.IsNull() {
 		return // destroy, or an existing image (inputs force replacement anyway)
 	}
@@ -113,7 +116,12 @@ func (r *goldenImageResource) Create(ctx context.Context, req resource.CreateReq
 	if plan.Name.IsUnknown() || plan.Name.IsNull() {
 		plan.Name = types.StringValue(plan.NamePrefix.ValueString() + time.Now().UTC().Format("20060102150405"))
 	}
-	buildReq, err := plan.buildRequest(ctx, password, sshKey)
+	reg, err := plan.registry(ctx, req.Config)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("creating Windows golden image (%s)", plan.Name.ValueString()), err.Error())
+		return
+	}
+	buildReq, err := plan.buildRequest(ctx, password, sshKey, reg)
 	if err != nil {
 		resp.Diagnostics.AddError(fmt.Sprintf("creating Windows golden image (%s)", plan.Name.ValueString()), err.Error())
 		return

@@ -17,52 +17,55 @@ import (
 )
 
 type goldenImageModel struct {
-	ID                     types.String   `tfsdk:"id"`
-	Name                   types.String   `tfsdk:"name"`
-	NamePrefix             types.String   `tfsdk:"name_prefix"`
-	Folder                 types.String   `tfsdk:"folder"`
-	SourceTemplate         types.String   `tfsdk:"source_template"`
-	ResourcePoolID         types.String   `tfsdk:"resource_pool_id"`
-	DatastoreID            types.String   `tfsdk:"datastore_id"`
-	NetworkID              types.String   `tfsdk:"network_id"`
-	DatastoreClusterID     types.String   `tfsdk:"datastore_cluster_id"`
-	StoragePolicyID        types.String   `tfsdk:"storage_policy_id"`
-	Tags                   types.Set      `tfsdk:"tags"`
-	CustomAttributes       types.Map      `tfsdk:"custom_attributes"`
-	HostID                 types.String   `tfsdk:"host_id"`
-	AdminUser              types.String   `tfsdk:"admin_user"`
-	AdminPasswordWO        types.String   `tfsdk:"admin_password_wo"`
-	AdminPasswordWOVersion types.Int64    `tfsdk:"admin_password_wo_version"`
-	Transport              types.Object   `tfsdk:"transport"`
-	KubernetesVersion      types.String   `tfsdk:"kubernetes_version"`
-	ArtifactsBaseURL       types.String   `tfsdk:"artifacts_base_url"`
-	KubeletSHA256          types.String   `tfsdk:"kubelet_sha256"`
-	KubeProxySHA256        types.String   `tfsdk:"kube_proxy_sha256"`
-	ContainerdURL          types.String   `tfsdk:"containerd_url"`
-	ContainerdSHA256       types.String   `tfsdk:"containerd_sha256"`
-	CNIPluginsURL          types.String   `tfsdk:"cni_plugins_url"`
-	CNIPluginsSHA256       types.String   `tfsdk:"cni_plugins_sha256"`
-	NetworkArtifacts       types.Object   `tfsdk:"network_artifacts"`
-	KubeLogRunnerSHA256    types.String   `tfsdk:"kube_log_runner_sha256"`
-	PauseImage             types.String   `tfsdk:"pause_image"`
-	PrepullImages          types.List     `tfsdk:"prepull_images"`
-	AdditionalExecutables  types.List     `tfsdk:"additional_executables"`
-	WindowsUpdates         types.List     `tfsdk:"windows_updates"`
-	OnlineUpdates          types.Object   `tfsdk:"online_updates"`
-	InstalledUpdates       types.List     `tfsdk:"installed_updates"`
-	SSHAuthorizedKey       types.String   `tfsdk:"ssh_authorized_key"`
-	TimeZone               types.String   `tfsdk:"time_zone"`
-	KeepBuildVMOnFailure   types.Bool     `tfsdk:"keep_build_vm_on_failure"`
-	SkipChecks             types.List     `tfsdk:"skip_checks"`
-	TemplateID             types.String   `tfsdk:"template_id"`
-	TemplatePath           types.String   `tfsdk:"template_path"`
-	BuildVMID              types.String   `tfsdk:"build_vm_id"`
-	WindowsBuild           types.String   `tfsdk:"windows_build"`
-	WindowsBuildFull       types.String   `tfsdk:"windows_build_full"`
-	WindowsVersion         types.String   `tfsdk:"windows_version"`
-	ContainerdVersion      types.String   `tfsdk:"containerd_version"`
-	Manifest               types.String   `tfsdk:"manifest"`
-	Timeouts               timeouts.Value `tfsdk:"timeouts"`
+	ID                           types.String   `tfsdk:"id"`
+	Name                         types.String   `tfsdk:"name"`
+	NamePrefix                   types.String   `tfsdk:"name_prefix"`
+	Folder                       types.String   `tfsdk:"folder"`
+	SourceTemplate               types.String   `tfsdk:"source_template"`
+	ResourcePoolID               types.String   `tfsdk:"resource_pool_id"`
+	DatastoreID                  types.String   `tfsdk:"datastore_id"`
+	NetworkID                    types.String   `tfsdk:"network_id"`
+	DatastoreClusterID           types.String   `tfsdk:"datastore_cluster_id"`
+	StoragePolicyID              types.String   `tfsdk:"storage_policy_id"`
+	Tags                         types.Set      `tfsdk:"tags"`
+	CustomAttributes             types.Map      `tfsdk:"custom_attributes"`
+	HostID                       types.String   `tfsdk:"host_id"`
+	AdminUser                    types.String   `tfsdk:"admin_user"`
+	AdminPasswordWO              types.String   `tfsdk:"admin_password_wo"`
+	AdminPasswordWOVersion       types.Int64    `tfsdk:"admin_password_wo_version"`
+	Transport                    types.Object   `tfsdk:"transport"`
+	KubernetesVersion            types.String   `tfsdk:"kubernetes_version"`
+	ArtifactsBaseURL             types.String   `tfsdk:"artifacts_base_url"`
+	KubeletSHA256                types.String   `tfsdk:"kubelet_sha256"`
+	KubeProxySHA256              types.String   `tfsdk:"kube_proxy_sha256"`
+	ContainerdURL                types.String   `tfsdk:"containerd_url"`
+	ContainerdSHA256             types.String   `tfsdk:"containerd_sha256"`
+	CNIPluginsURL                types.String   `tfsdk:"cni_plugins_url"`
+	CNIPluginsSHA256             types.String   `tfsdk:"cni_plugins_sha256"`
+	NetworkArtifacts             types.Object   `tfsdk:"network_artifacts"`
+	KubeLogRunnerSHA256          types.String   `tfsdk:"kube_log_runner_sha256"`
+	PauseImage                   types.String   `tfsdk:"pause_image"`
+	PrepullImages                types.List     `tfsdk:"prepull_images"`
+	RegistryMirrors              types.Map      `tfsdk:"registry_mirrors"`
+	RegistryCredentialsWO        types.Map      `tfsdk:"registry_credentials_wo"`
+	RegistryCredentialsWOVersion types.Int64    `tfsdk:"registry_credentials_wo_version"`
+	AdditionalExecutables        types.List     `tfsdk:"additional_executables"`
+	WindowsUpdates               types.List     `tfsdk:"windows_updates"`
+	OnlineUpdates                types.Object   `tfsdk:"online_updates"`
+	InstalledUpdates             types.List     `tfsdk:"installed_updates"`
+	SSHAuthorizedKey             types.String   `tfsdk:"ssh_authorized_key"`
+	TimeZone                     types.String   `tfsdk:"time_zone"`
+	KeepBuildVMOnFailure         types.Bool     `tfsdk:"keep_build_vm_on_failure"`
+	SkipChecks                   types.List     `tfsdk:"skip_checks"`
+	TemplateID                   types.String   `tfsdk:"template_id"`
+	TemplatePath                 types.String   `tfsdk:"template_path"`
+	BuildVMID                    types.String   `tfsdk:"build_vm_id"`
+	WindowsBuild                 types.String   `tfsdk:"windows_build"`
+	WindowsBuildFull             types.String   `tfsdk:"windows_build_full"`
+	WindowsVersion               types.String   `tfsdk:"windows_version"`
+	ContainerdVersion            types.String   `tfsdk:"containerd_version"`
+	Manifest                     types.String   `tfsdk:"manifest"`
+	Timeouts                     timeouts.Value `tfsdk:"timeouts"`
 }
 
 type executableModel struct {
@@ -72,7 +75,7 @@ type executableModel struct {
 }
 
 // buildRequest converts the plan into the build's plain request.
-func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey string) (goldenimage.Request, error) {
+func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey string, reg bootstrap.Registry) (goldenimage.Request, error) {
 	transport, diags := transportConfig(ctx, m.Transport, m.AdminUser.ValueString(), password, sshKey)
 	if diags.HasError() {
 		return goldenimage.Request{}, fmt.Errorf("reading transport: %v", diags)
@@ -106,10 +109,9 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 			SHA256: m.KubeLogRunnerSHA256.ValueString(), Path: bootstrap.KubeLogRunnerExe},
 		CNIPlugins: bootstrap.Artifact{Name: "cni-plugins", URL: m.CNIPluginsURL.ValueString(), SHA256: m.CNIPluginsSHA256.ValueString(),
 			Path: bootstrap.DownloadPath(m.CNIPluginsURL.ValueString()), ExtractTo: bootstrap.CNIBinDir},
-		PauseImage: m.PauseImage.ValueString(),
-		// The node agents' HostProcess base image first (air-gapped sites
-		// list their mirror's copy too).
-		PrepullImages:    append([]string{networking.DefaultHostProcessImage}, prepull...),
+		PauseImage:       m.PauseImage.ValueString(),
+		PrepullImages:    prepullWithHostProcess(prepull, reg),
+		Registry:         reg,
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
 		Updates:          updates,
 		Online:           online,
@@ -233,6 +235,9 @@ func (m *goldenImageModel) nullInputs() {
 	m.AdminPasswordWOVersion = types.Int64Null()
 	m.Transport = types.ObjectNull(transportAttrTypes)
 	m.PrepullImages = types.ListNull(types.StringType)
+	m.RegistryMirrors = types.MapNull(registryMirrorType)
+	m.RegistryCredentialsWO = types.MapNull(registryCredentialType)
+	m.RegistryCredentialsWOVersion = types.Int64Null()
 	m.AdditionalExecutables = types.ListNull(executableObjectType)
 	m.NetworkArtifacts = types.ObjectNull(networkArtifactsType().AttrTypes)
 	m.WindowsUpdates = types.ListNull(windowsUpdateObjectType)
@@ -248,6 +253,19 @@ var executableObjectType = types.ObjectType{AttrTypes: map[string]attr.Type{
 
 // timeoutsAttrTypes is the timeouts block of the golden image (create, delete).
 var timeoutsAttrTypes = map[string]attr.Type{"create": types.StringType, "delete": types.StringType}
+
+// prepullWithHostProcess is the images the build pulls: the node agents'
+// HostProcess base image first, then prepull_images. With registry mirrors
+// only prepull_images: the build pulls through the mirrors, which carry the
+// site's copy of the HostProcess image under the reference its
+// windows_node_networking names (host_process_image), not necessarily the
+// default one.
+func prepullWithHostProcess(prepull []string, reg bootstrap.Registry) []string {
+	if len(reg.Mirrors) > 0 {
+		return prepull
+	}
+	return append([]string{networking.DefaultHostProcessImage}, prepull...)
+}
 
 // knownStrings and knownStringMap read a known set or map of strings; null or
 // unknown reads as none.

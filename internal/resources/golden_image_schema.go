@@ -208,6 +208,12 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 					"of the node agents (`" + networking.DefaultHostProcessImage + "`, see `windows_node_networking.host_process_image`) is always pulled " +
 					"first; for an air-gapped site, list your mirror's copy here too.",
 			},
+			"registry_mirrors":        registryMirrorsAttribute(),
+			"registry_credentials_wo": registryCredentialsAttribute(),
+			"registry_credentials_wo_version": schema.Int64Attribute{
+				Optional: true, PlanModifiers: imageInt64,
+				MarkdownDescription: "Any number; changing it rebuilds the image with the current `registry_credentials_wo`.",
+			},
 			"additional_executables": schema.ListNestedAttribute{
 				Optional: true, PlanModifiers: imageList,
 				MarkdownDescription: "Further files to install, each verified by SHA-256.",

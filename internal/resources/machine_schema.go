@@ -31,6 +31,7 @@ type machineSchema struct {
 	replaceString, nodeReplaceString []planmodifier.String
 	replaceBool                      []planmodifier.Bool
 	replaceInt64, nodeReplaceInt64   []planmodifier.Int64
+	nodeReplaceObject                []planmodifier.Object
 	nodeReplaceList                  []planmodifier.List
 	// onChange says what changing a create-only input does.
 	onChange string
@@ -40,7 +41,7 @@ type machineSchema struct {
 
 var (
 	nodeMachine = machineSchema{replaceString: replaceString, nodeReplaceString: nodeReplaceString, replaceBool: replaceBool,
-		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, nodeReplaceList: []planmodifier.List{nodeReplace}, onChange: "replaces the node"}
+		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, nodeReplaceObject: nodeReplaceObject, nodeReplaceList: []planmodifier.List{nodeReplace}, onChange: "replaces the node"}
 	poolMachine = machineSchema{onChange: "rolls new members in (max_surge, max_unavailable)",
 		noHTTPSBootstrap: "a pool's members would each need their own pinned certificate, which members do not record yet; give windows_node resources https_bootstrap, or let the pool use the default transport (vmtools)"}
 )
@@ -103,6 +104,23 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 				"resource; one whose state has a zone keeps it while the argument is unset (resources made when the default was " +
 				"`GMT Standard Time` keep that). Changing it " + s.onChange + "."},
 		"transport": transportSchema(s.noHTTPSBootstrap),
+		"active_directory": schema.SingleNestedAttribute{
+			Optional: true, PlanModifiers: s.nodeReplaceObject,
+			MarkdownDescription: "Join the node to an Active Directory domain in its guest customization, as `vsphere_virtual_machine`'s " +
+				"`windows_options` `join_domain`, `domain_ou`, `domain_admin_user` and `domain_admin_password` do (vSphere's CustomizationIdentification), " +
+				"with the provider's `active_directory` join account. Windows' unattended join does not fail the customization when it fails, so the " +
+				"node's first step reads its outcome (`C:\\Windows\\debug\\NetSetup.LOG`) and a failed join fails the create with Windows' message " +
+				"and the setting to fix. A node created again under the same name (a replace, a reset VM) reuses its computer account, which Windows " +
+				"allows the account's creator (KB5020276); an account of the same name that another account created fails the join " +
+				"(`NERR_AccountReuseBlockedByPolicy`). On destroy the provider deletes the computer account through the provider's `active_directory.ldap_url`; " +
+				"without one it stays in the domain, and the plan warns. Changing it " + s.onChange + ".",
+			Attributes: map[string]schema.Attribute{
+				"domain": schema.StringAttribute{Required: true, MarkdownDescription: "The domain's DNS name, for example `corp.example.com`."},
+				"ou": schema.StringAttribute{Optional: true, MarkdownDescription: "The OU the computer account is created in, as a distinguished name " +
+					"(`OU=Kubernetes Nodes,DC=corp,DC=example,DC=com`); defaults to the domain's Computers container. Needs vCenter 8.0 Update 2 or later " +
+					"(the customization's `domainOU`)."},
+			},
+		},
 		"labels": schema.MapAttribute{
 			ElementType: types.StringType, Optional: true,
 			MarkdownDescription: "Node labels this resource owns (others' labels are left alone); `node.kubernetes.io/windows-build` is always set from the guest. " +

@@ -97,6 +97,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
 		warnUnproven(ctx, plan, &resp.Diagnostics)
 	}
+	planActiveDirectory(ctx, r.clients, plan.machineModel, "windows_node "+plan.Name.ValueString(), &resp.Diagnostics)
 	if !req.State.Raw.IsNull() {
 		var state nodeModel
 		resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
@@ -159,6 +160,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 	timeout, diags := plan.Timeouts.Create(ctx, nodeCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	spec := plan.spec(ctx, password, sshKey, &resp.Diagnostics)
+	withJoinAccount(&spec, r.clients, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
@@ -277,6 +279,7 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	resp.Diagnostics.Append(diags...)
 	drain := state.drainOptions(ctx, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
+	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -11,12 +11,8 @@ import (
 
 func (r *nodeListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
-		MarkdownDescription: "Finds the Windows nodes of the cluster among the vSphere VMs, to import them as `windows_node`: " +
-			"every VM (never a template) that backs a Node labelled `kubernetes.io/os=windows` — the Node's `spec.providerID` is " +
-			"`vsphere://<the VM's BIOS UUID>` (set by this provider or by the vSphere cloud provider), or, for a Node without a " +
-			"providerID (joined by hand), the Node is named like the VM or like its guest's host name. With `include_unjoined`, " +
-			"also the clones of a `windows_golden_image` that back no Node. Each result's identity is the VM's instance UUID; " +
-			"its resource is the state an import yields (the node is named after its Node). Needs Terraform 1.14 or later.",
+		MarkdownDescription: "Finds the Windows nodes of the cluster among the vSphere VMs, to import them as `windows_node`. " +
+			"Needs Terraform 1.14 or later.",
 		Attributes: map[string]listschema.Attribute{
 			"folder": listschema.StringAttribute{
 				Optional: true,

@@ -62,6 +62,7 @@ type machineModel struct {
 	AdminPasswordWOVersion types.Int64  `tfsdk:"admin_password_wo_version"`
 	TimeZone               types.String `tfsdk:"time_zone"`
 	Transport              types.Object `tfsdk:"transport"`
+	ActiveDirectory        types.Object `tfsdk:"active_directory"`
 	Labels                 types.Map    `tfsdk:"labels"`
 	Taints                 types.List   `tfsdk:"taints"`
 	NetworkingID           types.String `tfsdk:"networking_id"`
@@ -88,6 +89,21 @@ type taintModel struct {
 	Key    types.String `tfsdk:"key"`
 	Value  types.String `tfsdk:"value"`
 	Effect types.String `tfsdk:"effect"`
+}
+
+type activeDirectoryModel struct {
+	Domain types.String `tfsdk:"domain"`
+	OU     types.String `tfsdk:"ou"`
+}
+
+// activeDirectory reads active_directory: nil when unset (or unknown).
+func (m *machineModel) activeDirectory(ctx context.Context, diags *diag.Diagnostics) *activeDirectoryModel {
+	if m.ActiveDirectory.IsNull() || m.ActiveDirectory.IsUnknown() {
+		return nil
+	}
+	var ad activeDirectoryModel
+	diags.Append(m.ActiveDirectory.As(ctx, &ad, basetypes.ObjectAsOptions{})...)
+	return &ad
 }
 
 type ipv4Model struct {
@@ -124,6 +140,10 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		diags.Append(ip.DNSServers.ElementsAs(ctx, &dns, false)...)
 		s.IPv4 = &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
 			Gateway: ip.Gateway.ValueString(), DNSServers: dns}
+	}
+	if ad := m.activeDirectory(ctx, diags); ad != nil {
+		// The join account is the provider's (withJoinAccount).
+		s.Domain = &vsphere.DomainJoin{Domain: ad.Domain.ValueString(), OU: ad.OU.ValueString()}
 	}
 	var d diag.Diagnostics
 	s.Transport, d = transportConfig(ctx, m.Transport, s.AdminUser, password, sshKey)

@@ -14,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 )
 
@@ -28,22 +27,8 @@ func nodeNetworkingSchema(ctx context.Context) schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	discovered := []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	s := schema.Schema{
-		MarkdownDescription: "The cluster-level pieces Windows nodes need for their Services and pod network, one per cluster: the node " +
-			"agents' DaemonSets, ServiceAccounts, RBAC and ConfigMaps. Every agent runs with an identity of its own, never the node's: " +
-			"on a v1.36 API server the Node authorizer lets `system:node:<name>` read only its own Node and no EndpointSlices, so " +
-			"kube-proxy and flannel cannot work with the kubelet's credentials.\n\n" +
-			"With `cni = \"flannel\"` it installs two HostProcess DaemonSets (stable since Kubernetes v1.26) for the nodes labelled " +
-			"`kubernetes.io/os=windows`: `kube-proxy-windows` (ServiceAccount bound to `system:node-proxier`, as kubeadm binds the " +
-			"Linux kube-proxy; winkernel proxier on the `flannel.4096` overlay with a source VIP reserved per node) and " +
-			"`kube-flannel-ds-windows` (flannel's own ClusterRole). Both run the programs the golden image installed and verified " +
-			"(`C:\\k\\kube-proxy.exe`, `C:\\k\\flanneld.exe`) from the HostProcess base image, so credentials rotate, the pods restart " +
-			"on failure and `kubectl logs` works. With `cni = \"none\"` it installs nothing: the cluster's own CNI (Calico, Antrea) " +
-			"brings its Windows agent and kube-proxy (or its replacement).\n\n" +
-			"Objects are written by server-side apply under the field manager `" + kube.FieldManager + "`; a change made outside " +
-			"Terraform to a field it owns, or a deleted object, shows in `drift` at the next plan and is put back by the apply.\n\n" +
-			"`windows_node` references it through `networking_id`, so Terraform creates it before the nodes and destroys the nodes " +
-			"first. Destroying it while Windows nodes still exist is refused, naming them (their Services and DNS would stop " +
-			"working), unless `allow_destroy_with_nodes` is set. Import takes the namespace.",
+		MarkdownDescription: "The cluster-level pieces Windows nodes need for their Services and pod network, one per cluster: " +
+			"the node agents' DaemonSets, ServiceAccounts, RBAC and ConfigMaps for the network plugin `cni` names.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{Computed: true, PlanModifiers: discovered,
 				MarkdownDescription: "The namespace: the import ID, and what `windows_node.networking_id` takes."},

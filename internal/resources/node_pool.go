@@ -68,7 +68,10 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	timeout, diags := plan.Timeouts.Create(ctx, poolCreateTimeout)
 	resp.Diagnostics.Append(diags...)
 	pool := plan.pool(ctx, password, sshKey, &resp.Diagnostics)
+	withJoinAccount(&pool.Template, r.clients, &resp.Diagnostics)
 	m, hosts := r.manager(ctx, &resp.Diagnostics)
+	// A member a failed create leaves is removed with its account.
+	removeComputerAccounts(ctx, m, r.clients, plan.machineModel, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -171,8 +174,11 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	timeout, diags := plan.Timeouts.Update(ctx, poolUpdateTimeout)
 	resp.Diagnostics.Append(diags...)
 	pool := plan.pool(ctx, password, sshKey, &resp.Diagnostics)
+	withJoinAccount(&pool.Template, r.clients, &resp.Diagnostics)
 	members := state.members(ctx, &resp.Diagnostics)
 	m, hosts := r.manager(ctx, &resp.Diagnostics)
+	// The members a roll removes joined the domain the state records.
+	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -223,6 +229,7 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	members := state.members(ctx, &resp.Diagnostics)
 	pool := state.emptied(ctx, len(members), &resp.Diagnostics)
 	m, hosts := r.manager(ctx, &resp.Diagnostics)
+	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

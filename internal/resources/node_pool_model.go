@@ -116,6 +116,9 @@ type revisionInputs struct {
 	NetworkingID, APIServer, ClusterDNS, ClusterDomain               string
 	ServiceCIDR, ClusterCIDR                                         string
 	Domains                                                          []winpool.FailureDomain
+	// ActiveDirectory: empty for none, so a pool without it keeps its
+	// revision (and its members) from before the attribute existed.
+	ActiveDirectory string `json:",omitempty"`
 	// Site: nil when none is set, so a revision made before it existed
 	// stays the same.
 	Site *siteRevision `json:",omitempty"`
@@ -126,7 +129,7 @@ type revisionInputs struct {
 func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (rev string, ok bool) {
 	values := []attr.Value{m.Template, m.Folder, m.ResourcePoolID, m.DatastoreID, m.NetworkID, m.HostID, m.NumCPUs,
 		m.MemoryMB, m.DiskSizeGB, m.LinkedClone, m.AdminUser, m.AdminPasswordWOVersion, m.TimeZone, m.NetworkingID,
-		m.APIServer, m.ClusterDNS, m.ClusterDomain, m.ServiceCIDR, m.ClusterCIDR, m.FailureDomains}
+		m.APIServer, m.ClusterDNS, m.ClusterDomain, m.ServiceCIDR, m.ClusterCIDR, m.FailureDomains, m.ActiveDirectory}
 	values = append(values, m.siteValues()...)
 	if slices.ContainsFunc(values, func(v attr.Value) bool { return v.IsUnknown() }) {
 		return "", false
@@ -139,6 +142,9 @@ func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (
 		TimeZone: m.TimeZone.ValueString(), NetworkingID: m.NetworkingID.ValueString(), APIServer: m.APIServer.ValueString(),
 		ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
 		ClusterCIDR: m.ClusterCIDR.ValueString(), Domains: m.domains(ctx, diags), Site: m.siteRevision(ctx, diags),
+	}
+	if ad := m.activeDirectory(ctx, diags); ad != nil {
+		in.ActiveDirectory = ad.Domain.ValueString() + "|" + ad.OU.ValueString()
 	}
 	rev, err := winpool.Revision(in)
 	if err != nil {

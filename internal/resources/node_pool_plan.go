@@ -40,6 +40,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
 	}
+	planActiveDirectory(ctx, r.clients, plan.machineModel, "windows_node_pool "+plan.NamePrefix.ValueString(), &resp.Diagnostics)
 	rev, known := plan.revision(ctx, &resp.Diagnostics)
 	plan.ID = plan.NamePrefix
 	plan.Transport = withHostKey(plan.Transport, "")
@@ -60,6 +61,9 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if !imported(ctx, req.Private) {
+		warnPoolWinRMHTTPAfterVMTools(ctx, state.Transport, plan.Transport, &resp.Diagnostics)
 	}
 	prefix := state.NamePrefix.ValueString()
 	members := state.members(ctx, &resp.Diagnostics)

@@ -3,8 +3,11 @@ package resources_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,7 +20,8 @@ import (
 // CLI: a roll names every member it replaces and why, with the bounds it
 // keeps; a label change rolls nothing; a smaller pool names the members
 // that go; a member whose VM is gone is replaced, and the plan says so; a
-// destroy says every member is drained.
+// destroy says every member is drained; a move to WinRM over HTTP is a
+// warning, and the member made after it joins over HTTP.
 func TestAccNodePool_plan(t *testing.T) {
 	acctest.PreCheck(t)
 	image := acctest.Name("img")
@@ -79,4 +83,60 @@ func TestAccNodePool_plan(t *testing.T) {
 	out, plan = planOK(t, cli, config(2, ""))
 	expectOutput(t, out, `Warning: Windows node pool `+prefix+` replaces 1 member\(s\)`, `1. `+members[0]+` \(its VM is gone\)`)
 	expectUnknown(t, plan, poolAddr, map[string]bool{"members": true})
+
+	// The members were joined through VMware Tools (the default transport),
+	// which closed their WinRM HTTP listener. Moving the pool to WinRM over
+	// HTTP is warned of, not refused as windows_node refuses it: a pool
+	// never dials a joined member again, and the member this apply makes
+	// (for the one whose VM is gone) is a new clone joined over HTTP, whose
+	// 5985 stays open while the kept member's stays closed.
+	overHTTP := config(2, "  transport = "+acctest.WinRMOverHTTP()+"\n")
+	out, _ = planOK(t, cli, overHTTP)
+	expectOutput(t, out, `Warning: New pool members will keep WinRM over HTTP open`, `transport: the members joined with type = "vmtools"`)
+	if out, err := cli.Apply(overHTTP); err != nil {
+		t.Fatalf("the pool's apply over WinRM HTTP: %v\n%s", err, out)
+	}
+	ips := poolMemberIPs(t, cli)
+	if len(ips) != 2 || ips[members[1]] == "" {
+		t.Fatalf("the pool's members after the apply: %v (want %s and a new one)", ips, members[1])
+	}
+	for name, ip := range ips {
+		addr := net.JoinHostPort(ip, os.Getenv("SANDBOX_WINRM_PORT"))
+		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+		if err == nil {
+			_ = c.Close()
+		}
+		switch open := err == nil; {
+		case name == members[1] && open:
+			t.Errorf("member %s, joined through VMware Tools, accepts WinRM HTTP at %s", name, addr)
+		case name != members[1] && !open:
+			t.Errorf("member %s, joined over WinRM HTTP, does not accept it at %s: %v", name, addr, err)
+		}
+	}
+}
+
+// poolMemberIPs are the pool's members in the state, name -> ip_address.
+func poolMemberIPs(t *testing.T, cli *acctest.CLI) map[string]string {
+	t.Helper()
+	st, err := cli.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ips := map[string]string{}
+	if st.Values == nil || st.Values.RootModule == nil {
+		return ips
+	}
+	for _, r := range st.Values.RootModule.Resources {
+		if r.Address != poolAddr {
+			continue
+		}
+		list, _ := r.AttributeValues["members"].([]any)
+		for _, m := range list {
+			member, _ := m.(map[string]any)
+			name, _ := member["name"].(string)
+			ip, _ := member["ip_address"].(string)
+			ips[name] = ip
+		}
+	}
+	return ips
 }

@@ -410,3 +410,31 @@ func refuseWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, 
 			`Keep type = "vmtools", use WinRM over HTTPS with https_bootstrap (its listener is made over vCenter), or replace the node `+
 			`(terraform apply -replace) to join a new clone over HTTP.`)
 }
+
+// warnPoolWinRMHTTPAfterVMTools is windows_node_pool's counterpart of
+// refuseWinRMHTTPAfterVMTools, and a warning rather than a refusal: a pool
+// reaches a member over its transport only while the member joins
+// (winpool.Nodes: Create clones and joins; Delete, ForgetNode and
+// SetNodeSettings go through vCenter and the Kubernetes API), so the
+// members joined through VMware Tools are never dialled over WinRM again,
+// and every member made after the change (a scale-up, a roll, a
+// replacement) is a new clone with the template's WinRM HTTP listener,
+// which its join uses and leaves open. The change works; what it changes is
+// what the new members expose, which the plan says.
+func warnPoolWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, diags *diag.Diagnostics) {
+	if plan.IsUnknown() {
+		return
+	}
+	was, d := transportConfig(ctx, state, "", "", "")
+	diags.Append(d...)
+	now, d := transportConfig(ctx, plan, "", "", "")
+	diags.Append(d...)
+	if was.Protocol != remote.ProtocolVMTools || now.Protocol != remote.ProtocolWinRM || now.HTTPS {
+		return
+	}
+	diags.AddAttributeWarning(path.Root("transport"), "New pool members will keep WinRM over HTTP open",
+		`transport: the members joined with type = "vmtools" had their WinRM HTTP listener removed and stay so (the pool does not `+
+			`reach them over its transport again). Members made from now on (more replicas, a roll, a replacement) are joined over `+
+			`WinRM over HTTP (https = false) and keep its listener on port 5985. Keep type = "vmtools" to keep remote logins off on every `+
+			`member, or use WinRM over HTTPS.`)
+}

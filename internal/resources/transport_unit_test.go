@@ -199,7 +199,8 @@ func TestManagementCIDRs(t *testing.T) {
 
 // A node joined through VMware Tools lost its WinRM HTTP listener: a plan
 // that reaches it over WinRM HTTP is refused naming transport; HTTPS, SSH,
-// vmtools again and a node joined over WinRM are not.
+// vmtools again and a node joined over WinRM are not. A pool never dials a
+// joined member again, so the same change is a warning there, not an error.
 func TestRefuseWinRMHTTPAfterVMTools(t *testing.T) {
 	ctx := context.Background()
 	obj := func(typ string, https attr.Value) types.Object {
@@ -233,6 +234,15 @@ func TestRefuseWinRMHTTPAfterVMTools(t *testing.T) {
 		}
 		if tc.wantRefusal && !strings.Contains(diags[0].Detail(), "transport:") {
 			t.Errorf("%s: the error does not name the attribute: %s", tc.name, diags[0].Detail())
+		}
+		var pool diag.Diagnostics
+		warnPoolWinRMHTTPAfterVMTools(ctx, tc.state, tc.plan, &pool)
+		if pool.HasError() || (pool.WarningsCount() == 1) != tc.wantRefusal || len(pool) > 1 {
+			t.Errorf("%s: the pool's plan says %v, want one warning: %v", tc.name, pool, tc.wantRefusal)
+			continue
+		}
+		if tc.wantRefusal && !strings.Contains(pool[0].Detail(), "transport:") || tc.wantRefusal && !strings.Contains(pool[0].Detail(), "5985") {
+			t.Errorf("%s: the pool's warning does not name the attribute and the port: %s", tc.name, pool[0].Detail())
 		}
 	}
 }

@@ -23,12 +23,7 @@ func (d *updateStatusDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "How far the cluster's Windows nodes run behind a golden image: per node, its Windows build with its update " +
 			"revision (UBR) and the updates the image installed that the node's own image did not. Reads only vCenter and the Kubernetes " +
-			"API, never a guest, so it works from a runner with no path to the nodes (Terraform Cloud). A node's revision is the one its " +
-			"kubelet reports (the Node's `status.nodeInfo.kernelVersion`, which on Windows is `major.minor.build.UBR` read at the kubelet's " +
-			"start), so a node patched in place shows its new revision after the restart its update needs; its updates are those its VM's " +
-			"golden image recorded (clones carry the image's record). Nodes are found as the `windows_node` list resource finds them: every VM " +
-			"that backs a Node labelled `kubernetes.io/os=windows`. Put `behind_nodes` in a `check` block to be told at every plan when a " +
-			"month's image has not reached every node.",
+			"API, never a guest.",
 		Attributes: map[string]schema.Attribute{
 			"image": schema.StringAttribute{
 				Required: true,

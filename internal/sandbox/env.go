@@ -54,6 +54,28 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"TF_VAR_network_artifacts", a.NetworkArtifactsHCL()},
 		)
 	}
+	if d := s.Domain; d != nil {
+		// The lab's Active Directory domain: the OU for the nodes and the
+		// join account delegated on it; its Administrator for the tests'
+		// own checks; its controller's LDAP address.
+		env = append(env,
+			EnvVar{"SANDBOX_AD_DOMAIN", d.Domain()},
+			EnvVar{"SANDBOX_AD_OU", ADOU()},
+			EnvVar{"SANDBOX_AD_JOIN_USER", d.JoinUser},
+			EnvVar{"SANDBOX_AD_JOIN_PASSWORD", d.JoinPassword},
+			EnvVar{"SANDBOX_AD_ADMIN_PASSWORD", d.AdminPassword},
+			EnvVar{"SANDBOX_AD_LDAP_ADDR", d.Addr()},
+		)
+	}
+	if r := s.Registry; r != nil {
+		// The private registry mirror: windows_golden_image's
+		// registry_mirrors endpoint and registry_credentials_wo.
+		env = append(env,
+			EnvVar{"SANDBOX_REGISTRY_MIRROR", "http://" + r.Addr},
+			EnvVar{"SANDBOX_REGISTRY_USERNAME", r.Username},
+			EnvVar{"TF_VAR_registry_password", r.Password()},
+		)
+	}
 	return append([]EnvVar{
 		// The provider.
 		{"VSPHERE_SERVER", vc.Server},

@@ -24,12 +24,14 @@ import (
 
 	"k8s.io/client-go/dynamic"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/artifacts"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/controlplane"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/kubeletsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/registry"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 )
@@ -113,9 +115,17 @@ type Sandbox struct {
 	// LinuxNode is the cluster's Linux control-plane node, with the cluster
 	// DNS (real CoreDNS) as its pod behind the kube-dns Service.
 	LinuxNode *linuxnode.Node
+	// Domain is the lab's Active Directory domain (internal/sandbox/addomain):
+	// its controller, which the guests' customizations join, and the join
+	// account's credentials.
+	Domain *Domain
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
+	// Registry is the site's private registry mirror (basic auth), holding
+	// the pause image and the HostProcess base image under their upstream
+	// repositories (RegistryImages).
+	Registry *registry.Mirror
 
 	// ReadyIn is how long Start took.
 	ReadyIn time.Duration
@@ -247,7 +257,12 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
+	if s.Domain, err = startDomain(); err != nil {
+		return nil, fmt.Errorf("sandbox: the domain controller: %w", err)
+	}
+	logf("domain: %s's controller at ldap://%s", s.Domain.Domain(), s.Domain.Addr())
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
+		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
 		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
@@ -259,6 +274,10 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	logf("artifacts: serving image downloads at %s", s.Artifacts.BaseURL)
+	if s.Registry, err = startRegistry(ctx); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	logf("registry: a private mirror at %s", s.Registry.Addr)
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
@@ -299,6 +318,12 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.Domain != nil {
+			errs = append(errs, s.Domain.Stop())
+		}
+		if s.Registry != nil {
+			errs = append(errs, s.Registry.Close())
 		}
 		if s.LinuxNode != nil {
 			errs = append(errs, s.LinuxNode.Stop())

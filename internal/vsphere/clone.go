@@ -78,6 +78,23 @@ type Sysprep struct {
 	IPv4 *StaticIPv4
 	// DNSSuffixes is the global DNS suffix search list.
 	DNSSuffixes []string
+	// Domain, when set, joins the guest to an Active Directory domain in
+	// the specialize pass instead of a workgroup.
+	Domain *DomainJoin
+}
+
+// DomainJoin is the Identification of a Windows customization that joins a
+// domain (vSphere API CustomizationIdentification: joinDomain, domainAdmin,
+// domainAdminPassword, domainOU; vmware/terraform-provider-vsphere's
+// windows_options join_domain, domain_admin_user, domain_admin_password,
+// domain_ou). vCenter writes them into the sysprep.xml it leaves on the
+// guest (Microsoft-Windows-UnattendedJoin | Identification | JoinDomain,
+// Credentials, MachineObjectOU); Windows Setup joins in the specialize pass.
+type DomainJoin struct {
+	Domain   string // the domain's DNS name
+	OU       string // the OU's DN; empty: the domain's Computers container
+	User     string // the join account
+	Password string // sent as plain text in the clone spec, as AdminPassword is
 }
 
 // StaticIPv4 is a static NIC configuration.
@@ -260,6 +277,9 @@ func (s CloneSpec) validate() error {
 		if p.ComputerName == "" || len(p.ComputerName) > 15 {
 			errs = append(errs, fmt.Errorf("computer name %q must have 1 to 15 characters (NetBIOS)", p.ComputerName))
 		}
+		if d := p.Domain; d != nil && (d.Domain == "" || d.User == "" || d.Password == "") {
+			errs = append(errs, errors.New("a domain join needs the domain, the join account and its password (CustomizationIdentification)"))
+		}
 		if p.IPv4 != nil {
 			if ip := net.ParseIP(p.IPv4.Address); ip == nil || ip.To4() == nil {
 				errs = append(errs, fmt.Errorf("static address %q is not an IPv4 address", p.IPv4.Address))
@@ -440,6 +460,16 @@ func (p *Sysprep) customizationSpec(nics int) *types.CustomizationSpec {
 			ComputerName: &types.CustomizationFixedName{Name: p.ComputerName},
 		},
 		Identification: types.CustomizationIdentification{JoinWorkgroup: workgroup},
+	}
+	if d := p.Domain; d != nil {
+		// The API takes a workgroup or a domain, never both.
+		sysprep.Identification = types.CustomizationIdentification{
+			JoinDomain: d.Domain, DomainAdmin: d.User,
+			DomainAdminPassword: &types.CustomizationPassword{Value: d.Password, PlainText: true},
+			// domainOU is vSphere API 8.0.2.0's (vCenter 8.0 Update 2); an
+			// older vCenter ignores what it does not know.
+			DomainOU: d.OU,
+		}
 	}
 	if len(p.RunOnce) > 0 {
 		sysprep.GuiRunOnce = &types.CustomizationGuiRunOnce{CommandList: p.RunOnce}

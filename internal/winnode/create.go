@@ -86,7 +86,7 @@ func cloneRequest(spec Spec) CloneRequest {
 		Annotation:  nodeAnnotation(spec.Name, spec.Site.Annotation),
 		Site:        spec.Site,
 		ExtraConfig: cloneMarks(spec),
-		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.GuestPassword(), TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4},
+		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.GuestPassword(), TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4, Domain: spec.Domain},
 	}
 }
 

@@ -102,6 +102,9 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	}
 	build := winversion.TrimUBR(res.WindowsBuildFull)
 	res.CNI = join.CNI
+	if spec.Domain != nil {
+		join.ADDomain = spec.Domain.Domain
+	}
 	join.Labels = map[string]string{LabelWindowsBuild: build}
 	join.Taints = spec.Taints
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,6 +157,15 @@ func (m *Manager) Delete(ctx context.Context, nodeName, vmID string, drain kube.
 		m.progress(ctx, "destroy VM", map[string]any{"vm": vmID})
 		if err := m.VSphere.Destroy(ctx, vmID); err != nil && !vsphere.IsNotFound(err) {
 			return guest.Stage("destroying the VM", err)
+		}
+	}
+	// The computer account last: nothing can join with it again once the
+	// VM is gone, and a destroy that fails before leaves the account a
+	// retry still finds (removing a missing account is no error).
+	if m.RemoveComputerAccount != nil {
+		m.progress(ctx, "remove computer account", map[string]any{"computer": strings.ToUpper(nodeName)})
+		if _, err := m.RemoveComputerAccount(ctx, nodeName); err != nil {
+			return guest.Stage("removing the computer account "+strings.ToUpper(nodeName)+" from its domain", err)
 		}
 	}
 	return nil

@@ -57,6 +57,10 @@ type Spec struct {
 	// TimeZone is the Windows time zone ID the join sets (timezone.IDs).
 	TimeZone string
 	IPv4     *vsphere.StaticIPv4 // nil: DHCP
+	// Domain joins the node to an Active Directory domain in its
+	// customization (nil: the workgroup); the join's outcome is checked on
+	// the guest (bootstrap.DomainJoinedStep).
+	Domain *vsphere.DomainJoin
 
 	Transport remote.Config // Host, User and Password are filled in
 	// HTTPSListener: the provider creates the guest's WinRM HTTPS listener
@@ -143,6 +147,10 @@ type Manager struct {
 	// reads it on every refresh (Kube.ReadHealthSnapshot).
 	HealthSnapshot func(ctx context.Context, namespace string, agents []kube.Agent) (*kube.HealthSnapshot, error)
 	Progress       func(stage string, fields map[string]any)
+	// RemoveComputerAccount, when set, deletes a destroyed node's computer
+	// account from its Active Directory domain (internal/addirectory), once
+	// its VM is gone; it reports whether there was one.
+	RemoveComputerAccount func(ctx context.Context, computerName string) (bool, error)
 }
 
 // progress reports a stage: through the keeper of the operation under way

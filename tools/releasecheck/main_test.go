@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,4 +105,48 @@ func sumLine(t *testing.T, path, as string) string {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]) + "  " + as + "\n"
+}
+
+// TestPlatformsAreTheConfigs: the list `make release-platforms` and
+// `make release-typecheck` go through is .goreleaser.yml's goos × goarch
+// less its ignores, so a platform added there is checked in CI too.
+func TestPlatformsAreTheConfigs(t *testing.T) {
+	raw, err := os.ReadFile("../../.goreleaser.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var config struct {
+		Builds []struct {
+			Goos   []string `json:"goos"`
+			Goarch []string `json:"goarch"`
+			Ignore []struct {
+				Goos   string `json:"goos"`
+				Goarch string `json:"goarch"`
+			} `json:"ignore"`
+		} `json:"builds"`
+	}
+	if err := yaml.Unmarshal(raw, &config); err != nil {
+		t.Fatal(err)
+	}
+	if len(config.Builds) != 1 {
+		t.Fatalf(".goreleaser.yml has %d builds, this test reads one", len(config.Builds))
+	}
+	build := config.Builds[0]
+	ignored := map[string]bool{}
+	for _, i := range build.Ignore {
+		ignored[i.Goos+"_"+i.Goarch] = true
+	}
+	var want []string
+	for _, goos := range build.Goos {
+		for _, goarch := range build.Goarch {
+			if p := goos + "_" + goarch; !ignored[p] {
+				want = append(want, p)
+			}
+		}
+	}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(platforms))
+	if !slices.Equal(got, want) {
+		t.Errorf("releasecheck's platforms %v, .goreleaser.yml builds %v", got, want)
+	}
 }

@@ -637,7 +637,9 @@ Write-Output ('containerd ' + (Get-Service -Name 'containerd').Status)
 $ErrorActionPreference = 'Stop'
 # Pull the images every node needs (the pause image, the HostProcess base
 # image of the node agents), so the first pods start without waiting and
-# air-gapped sites need only a registry mirror at build time.
+# air-gapped sites need only a registry mirror at build time. With mirrors,
+# ctr reads their hosts.toml (--hosts-dir) and takes the mirror's
+# credential on its command line (--user), never from a file.
 $out = & 'C:\Program Files\containerd\bin\ctr.exe' -n k8s.io images pull 'mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0'
 if ($LASTEXITCODE) { throw ('ctr.exe could not pull ' + 'mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0' + ' (exit code ' + $LASTEXITCODE + '): ' + $out) }
 Write-Output 'images pulled'

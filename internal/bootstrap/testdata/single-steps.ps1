@@ -102,3 +102,39 @@ Get-HnsPolicyList
 Write-Output '--- hnsdiag list all'
 hnsdiag.exe list all
 
+########## domain-joined
+# step: domain-joined
+$ErrorActionPreference = 'Stop'
+# The node's customization joined corp.example.test in Windows Setup's specialize
+# pass (the vSphere API's CustomizationIdentification, sysprep.xml's
+# Microsoft-Windows-UnattendedJoin). A join that fails does not fail Setup:
+# vCenter reports the customization succeeded and the computer stays in its
+# workgroup (vmware/terraform-provider-vsphere#1350). Windows writes the
+# join's outcome to NetSetup.LOG, its last "NetpDoDomainJoin: status:" line
+# the Win32 error (0x0 when joined).
+$log = 'C:\Windows\debug\NetSetup.LOG'
+if (-not (Test-Path -LiteralPath $log -PathType Leaf)) { throw 'no domain join ran on this computer (C:\Windows\debug\NetSetup.LOG is missing): the customization did not ask to join corp.example.test; is vCenter older than the domain join the clone asked for?' }
+$status = $null
+foreach ($line in (Get-Content -LiteralPath $log)) {
+    if ($line -match 'NetpDoDomainJoin: status: (0x[0-9a-fA-F]+)') { $status = $Matches[1] }
+}
+if ($status -eq '0x0') {
+    Write-Output 'joined corp.example.test'
+    exit 0
+}
+# The Win32 errors a join fails with, as Windows words them (Microsoft
+# Learn, System Error Codes; lmerr.h for 2224 and 2732), and the setting
+# that fixes each.
+$why = @{
+    '0x52e' = 'The user name or password is incorrect. (ERROR_LOGON_FAILURE, 1326): check the provider''s active_directory.join_user and active_directory.join_password'
+    '0x54b' = 'The specified domain either does not exist or could not be contacted. (ERROR_NO_SUCH_DOMAIN, 1355): check active_directory.domain and that the node''s DNS servers resolve the domain''s controllers'
+    '0x2' = 'The system cannot find the file specified. (ERROR_FILE_NOT_FOUND, 2: the OU does not exist): check active_directory.ou'
+    '0x5' = 'Access is denied. (ERROR_ACCESS_DENIED, 5): the provider''s active_directory.join_user may not create computer objects in the node''s active_directory.ou; delegate it Create Computer objects there'
+    '0x8b0' = 'The account already exists. (NERR_UserExists, 2224): a computer account of this node''s name is in another OU than active_directory.ou; move or delete it'
+    '0xaac' = 'An account with the same name exists in Active Directory. Re-using the account was blocked by security policy. (NERR_AccountReuseBlockedByPolicy, 2732, KB5020276): another account created this node''s computer account; delete it, or join with the account that created it'
+    '0x216d' = 'Your computer could not be joined to the domain. You have exceeded the maximum number of computer accounts you are allowed to create in this domain. (8557): delegate the provider''s active_directory.join_user Create Computer objects on active_directory.ou'
+}
+$text = $why[$status]
+if (-not $text) { $text = "Win32 error $status (net helpmsg explains it)" }
+throw ('joining the domain corp.example.test failed: ' + $text + ' (' + $status + ', C:\Windows\debug\NetSetup.LOG)')
+

@@ -139,6 +139,17 @@
 //     has one, else by tag, from what the sandbox serves (agnhost 2.53 and
 //     its index digest); anything else leaves the container in ErrImagePull
 //     with containerd's "not found", and the pod Pending.
+//   - Registry mirrors (registry_pull.go): when containerd's config.toml has
+//     a registry config_path, every pod's sandbox (pause) image, which
+//     containerd pulls itself at RunPodSandbox, and its containers' images
+//     are pulled first through the hosts.toml of their registry, with
+//     registry.configs."<host>".auth's credential (containerd
+//     internal/cri/server/images/image_pull.go, docs/hosts.md; the resolver
+//     is winsim.PullThroughHosts), once per host and image; the image's own
+//     registry serves only what images.go has it serve. A refused pull is
+//     the kubelet's FailedCreatePodSandBox or Failed event, the pod Pending,
+//     tried again after the image back-off's first period (10 s,
+//     pkg/kubelet/kubelet.go imageBackOff).
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)

@@ -141,13 +141,18 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 	if pod.Spec.OS != nil && pod.Spec.OS.Name != corev1.Windows {
 		return w.reject(ctx, pod, "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS")
 	}
+	if isRunning(pod) && !isHostProcess(pod) {
+		return nil
+	}
+	// The sandbox image and the containers' images, through containerd's
+	// registry mirrors when it has any (registry_pull.go).
+	if ok, err := w.ensureImages(ctx, pod); !ok || err != nil {
+		return err
+	}
 	if isHostProcess(pod) {
 		// Its containers are processes on the host, run with the
 		// container's command (pods_hostprocess.go).
 		return w.startHostProcess(pod)
-	}
-	if isRunning(pod) {
-		return nil
 	}
 	var ip string
 	if pod.Spec.HostNetwork {

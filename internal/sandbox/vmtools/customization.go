@@ -103,10 +103,21 @@ func customizationAnswerFile(s *types.CustomizationSysprep) ([]byte, error) {
 		Value     string `xml:"Value"`
 		PlainText bool   `xml:"PlainText"`
 	}
+	type credentials struct {
+		Domain   string `xml:"Domain"`
+		Username string `xml:"Username"`
+		Password string `xml:"Password"`
+	}
+	type identification struct {
+		Credentials     credentials `xml:"Credentials"`
+		JoinDomain      string      `xml:"JoinDomain"`
+		MachineObjectOU string      `xml:"MachineObjectOU,omitempty"`
+	}
 	type component struct {
-		Name          string    `xml:"name,attr"`
-		ComputerName  string    `xml:"ComputerName,omitempty"`
-		AdminPassword *password `xml:"UserAccounts>AdministratorPassword,omitempty"`
+		Name           string          `xml:"name,attr"`
+		ComputerName   string          `xml:"ComputerName,omitempty"`
+		Identification *identification `xml:"Identification,omitempty"`
+		AdminPassword  *password       `xml:"UserAccounts>AdministratorPassword,omitempty"`
 	}
 	type settings struct {
 		Pass      string    `xml:"pass,attr"`
@@ -119,6 +130,14 @@ func customizationAnswerFile(s *types.CustomizationSysprep) ([]byte, error) {
 	u := unattend{}
 	if n, ok := s.UserData.ComputerName.(*types.CustomizationFixedName); ok {
 		u.Settings = append(u.Settings, settings{Pass: "specialize", Component: component{Name: "Microsoft-Windows-Shell-Setup", ComputerName: n.Name}})
+	}
+	if id := s.Identification; id.JoinDomain != "" {
+		join := &identification{JoinDomain: id.JoinDomain, MachineObjectOU: id.DomainOU,
+			Credentials: credentials{Domain: id.JoinDomain, Username: id.DomainAdmin}}
+		if p := id.DomainAdminPassword; p != nil {
+			join.Credentials.Password = p.Value
+		}
+		u.Settings = append(u.Settings, settings{Pass: "specialize", Component: component{Name: "Microsoft-Windows-UnattendedJoin", Identification: join}})
 	}
 	oobe := component{Name: "Microsoft-Windows-Shell-Setup"}
 	if p := s.GuiUnattended.Password; p != nil {
@@ -218,7 +237,7 @@ func (h *Hosts) customizeWindows(ctx context.Context, st *vmState, ev powerEvent
 	h.postCustomizationEvent(st, ev, &types.CustomizationStartedEvent{})
 	h.guestLog(st, DeployPkgLog, "Reading cabinet file and extracting it to "+CustomizationLogDir,
 		"Executing traditional GOSC workflow", "Ran DeployPkg_DeployPackageFromFile successfully")
-	if p := s.GuiUnattended.Password; p != nil && !p.PlainText && p.Value != "" {
+	if p, d := s.GuiUnattended.Password, s.Identification.DomainAdminPassword; (p != nil && !p.PlainText && p.Value != "") || (d != nil && !d.PlainText && d.Value != "") {
 		msg := "sandbox: an encrypted CustomizationPassword (plainText false) is not modelled; give it as plain text"
 		h.guestLog(st, CustomizationLog, "Error: "+msg)
 		h.failCustomization(st, ev, start, msg)
@@ -250,6 +269,9 @@ func (h *Hosts) customizeWindows(ctx context.Context, st *vmState, ev powerEvent
 	h.guestLog(st, CustomizationLog, "Specialize: computer name "+st.computer)
 	h.emit(Event{ComputerName: st.computer, Customization: PhaseSpecialize})
 	if err := h.play(ctx, latency.SysprepSpecialize); err != nil {
+		return false, err
+	}
+	if err := h.unattendedJoin(ctx, st, s); err != nil {
 		return false, err
 	}
 	if p := s.GuiUnattended.Password; p == nil || p.Value == "" {

@@ -67,6 +67,7 @@ import (
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/hooks"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/latency"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
@@ -117,7 +118,12 @@ type Options struct {
 	// Programs are the native programs every host runs besides winsim's
 	// own (the simulated kubelet: kubeletsim.Programs).
 	Programs map[string]winsim.Program
-	Logf     func(format string, args ...any)
+	// Domains find the Active Directory domains' controllers a
+	// customization's domain join reaches (internal/sandbox/addomain); nil
+	// knows none, so every join fails as for a domain that cannot be
+	// contacted.
+	Domains addomain.Locator
+	Logf    func(format string, args ...any)
 }
 
 // Hosts are the simulated Windows hosts of the sandbox's VMs.

@@ -201,9 +201,17 @@
 // write on a disk while no host runs on it, as vCenter's customization and
 // VMware Tools' deployPkg do between a clone's boots: the boots themselves,
 // generalize, specialize and OOBE are internal/sandbox/vmtools'
-// customization.go),
-// ctr (-n <namespace> images pull <ref>: recorded in <Dir>/images.json,
-// Host.Images), hnsdiag.exe (list all|networks|endpoints|loadbalancers, from
+// customization.go; a customization's domain join, NetSetup.LOG at
+// C:\Windows\debug\NetSetup.LOG and Setup's *SENSITIVE*DATA*DELETED* in its
+// cached copy are vmtools' domainjoin.go, against internal/sandbox/addomain's
+// domain controller, with their sources there),
+// ctr (-n <namespace> images pull [--hosts-dir <dir>] [--user <user:password>]
+// <ref>: recorded in <Dir>/images.json, Host.Images; with --hosts-dir the
+// pull goes through that directory's hosts.toml as containerd's resolver
+// makes it, registry_pull.go's PullThroughHosts: containerd docs/hosts.md,
+// core/remotes/docker/config/hosts.go and resolver.go; --user is sent to
+// any host that asks, cmd/ctr/commands/resolver.go; only loopback hosts are
+// reached, the others fail their lookup), hnsdiag.exe (list all|networks|endpoints|loadbalancers, from
 // the host's HNS state in the form microsoft/SDN's
 // Kubernetes/windows/kubeadm/Kubecluster.md shows; its other verbs and the
 // -d detail flags refused; hns.go, where the HostNetworkingService module's
@@ -824,6 +832,13 @@
 //	  --run-service / console; config version rules of 1.7   services/server/config (1.7.24), cmd/containerd/
 //	  and 2.x; CRI sandbox image and CNI dirs (ContainerdConfig) server/config (2.2.7), plugins/cri/*/plugin.go,
 //	  with each release's default pause image                internal/cri/config/config.go (v2.0.0 to v2.3.4)
+//	containerd's registry: config_path and hosts.toml (hosts  containerd docs/hosts.md, docs/cri/registry.md;
+//	  in file order, then server or the upstream; ?ns=; 404,  core/remotes/docker/config/hosts.go,
+//	  4xx and failed requests try the next host; Basic         resolver.go, authorizer.go; internal/cri/config/
+//	  challenge answered once with registry.configs.<host>.   config.go (configs deprecated), internal/cri/
+//	  auth, deprecated with its warning; loopback hosts only; server/images/image_pull.go (v2.3.4);
+//	  kubeletsim's upstream fallback serves images.go's only)
+//	  for ctr --hosts-dir and kubeletsim's CRI pulls          registry_pull.go, kubeletsim/registry_pull.go
 //	config.toml's bytes judged by the real TOML library: 1.7  pelletier/go-toml v1.9.5 LoadBytes (drops a BOM),
 //	  accepts a UTF-8 BOM; UTF-16 and (2.x) a UTF-8 BOM fail  go-toml/v2 v2.4.3 Unmarshal (drops none)
 //	sshd service program; creates missing host keys in      PowerShell/openssh-portable (install-sshd.ps1,

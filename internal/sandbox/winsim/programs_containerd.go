@@ -335,6 +335,11 @@ func loadContainerdConfig(p *Process, path string) (ContainerdConfig, error) {
 	for _, k := range unknown {
 		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("Ignoring unknown key in TOML for plugin (plugin=io.containerd.grpc.v1.cri key=%s)", k))
 	}
+	// internal/cri/config/config.go ValidateImageConfig: registry.configs
+	// (the credentials hosts.toml has no place for) is deprecated.
+	if c, ok := section(section(plugins, "io.containerd.cri.v1.images"), "registry")["configs"].(map[string]any); ok && len(c) > 0 {
+		cfg.Warnings = append(cfg.Warnings, "`configs` is deprecated, please use `config_path` instead")
+	}
 	if s := str(section(section(plugins, "io.containerd.cri.v1.images"), "pinned_images"), "sandbox"); s != "" {
 		cfg.SandboxImage = s
 	}

@@ -193,12 +193,48 @@ func runSysprep(ctx context.Context, p *Process) int {
 	return 0
 }
 
-// runCtr: ctr -n k8s.io images pull <ref> records the image in the host's
-// image store (<Dir>/images.json). Source: https://github.com/containerd/containerd/blob/main/docs/getting-started.md
+// runCtr: ctr -n k8s.io images pull [--hosts-dir <dir>] [--user <user:password>] <ref>
+// records the image in the host's image store (<Dir>/images.json). Source:
+// https://github.com/containerd/containerd/blob/main/docs/getting-started.md.
+// With --hosts-dir the pull goes through that directory's hosts.toml
+// (PullThroughHosts; containerd docs/hosts.md "Using Host Namespace Configs
+// with CTR"), sending --user's credential to any host that asks
+// (cmd/ctr/commands/resolver.go: its Credentials function answers every
+// host); ctr's error is then "ctr: <containerd's error>". Without it the
+// image is taken as the upstream registry serving it.
 func runCtr(ctx context.Context, p *Process) int {
 	a := p.Args
-	if len(a) == 5 && (a[0] == "-n" || a[0] == "--namespace") && a[2] == "images" && a[3] == "pull" {
-		ref := a[4]
+	if len(a) >= 5 && (a[0] == "-n" || a[0] == "--namespace") && a[2] == "images" && a[3] == "pull" {
+		hostsDir, user := "", ""
+		rest := a[4:]
+		for len(rest) > 1 {
+			switch rest[0] {
+			case "--hosts-dir":
+				hostsDir = rest[1]
+			case "--user", "-u":
+				user = rest[1]
+			default:
+				return refuse(p, "ctr "+strings.Join(a, " ")+" (only --hosts-dir and --user of images pull)")
+			}
+			rest = rest[2:]
+		}
+		if len(rest) != 1 || strings.HasPrefix(rest[0], "-") {
+			return refuse(p, "ctr "+strings.Join(a, " ")+" (one reference after images pull's options)")
+		}
+		ref := rest[0]
+		if user != "" && !strings.Contains(user, ":") {
+			return refuse(p, "ctr --user without :password (ctr would prompt for it)")
+		}
+		if hostsDir != "" {
+			name, secret, _ := strings.Cut(user, ":")
+			err := PullThroughHosts(ctx, p.Host.fs.ReadFile, hostsDir, func(string) [2]string { return [2]string{name, secret} }, nil, ref)
+			if err != nil {
+				fmt.Fprintf(p.Stderr, "ctr: %v\r\n", err)
+				return 1
+			}
+		} else if user != "" {
+			return refuse(p, "ctr images pull --user without --hosts-dir")
+		}
 		if err := p.Host.images.add(a[1], ref); err != nil {
 			fmt.Fprintf(p.Stderr, "ctr: %v\r\n", err)
 			return 1

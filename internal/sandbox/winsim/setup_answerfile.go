@@ -22,9 +22,12 @@ import (
 //     computer is handed over: what Setup scrubs is what a pass it has run
 //     consumed (a specialize pass's domain join credentials are the usual
 //     *SENSITIVE*DATA*DELETED*), while oobeSystem's UserAccounts
-//     (AdministratorPassword) are read when OOBE runs, and stay. The simulator
-//     keeps the cached copy as it was written: no answer file it sees has a
-//     secret in a pass before oobeSystem, so a scrub would change nothing.
+//     (AdministratorPassword) are read when OOBE runs, and stay. This package
+//     keeps the cached copy as it was written; the one secret of a pass
+//     before oobeSystem the sandbox writes, a customization's domain join
+//     password (specialize), is scrubbed by the platform that runs the pass
+//     (internal/sandbox/vmtools, domainjoin.go), which rewrites the cached
+//     copy with PlaceFile.
 //   - Hide sensitive data in an answer file
 //     (https://learn.microsoft.com/en-us/windows-hardware/customize/desktop/wsim/hide-sensitive-data-in-an-answer-file):
 //     a hidden password is base64 of its UTF-16LE text with the element name

@@ -1,0 +1,70 @@
+package resources
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+
+	"github.com/wincluster/terraform-provider-windows/internal/addirectory"
+	"github.com/wincluster/terraform-provider-windows/internal/clients"
+	"github.com/wincluster/terraform-provider-windows/internal/winnode"
+)
+
+// A node's active_directory: the domain and OU are the resource's, the join
+// account the provider's (internal/addirectory says why).
+
+// planActiveDirectory refuses, at plan, a domain or an OU that cannot be
+// right and a join without the provider's join account, and warns when
+// destroyed nodes' accounts would stay in the domain.
+func planActiveDirectory(ctx context.Context, c *clients.Clients, m machineModel, what string, diags *diag.Diagnostics) {
+	ad := m.activeDirectory(ctx, diags)
+	if ad == nil || ad.Domain.IsUnknown() || ad.OU.IsUnknown() {
+		return
+	}
+	if field, msg := addirectory.ValidateDomain(ad.Domain.ValueString(), ad.OU.ValueString()); field != "" {
+		diags.AddAttributeError(path.Root("active_directory").AtName(field), "Invalid active_directory."+field, msg)
+		return
+	}
+	if c == nil {
+		return
+	}
+	if c.ADConfig.JoinUser == "" || c.ADConfig.JoinPassword == "" {
+		diags.AddAttributeError(path.Root("active_directory"), "No Active Directory join account",
+			fmt.Sprintf("%s joins %s, but %v.", what, ad.Domain.ValueString(), addirectory.ErrNoJoinAccount))
+		return
+	}
+	if c.ADConfig.LDAPURL == "" {
+		diags.AddAttributeWarning(path.Root("active_directory"), "Computer accounts stay in the domain on destroy",
+			fmt.Sprintf("The provider has no active_directory.ldap_url, so destroying %s leaves its computer accounts in %s. "+
+				"Set ldap_url (WINDOWS_AD_LDAP_URL) to a domain controller, or remove them by hand (Remove-ADComputer).", what, ad.Domain.ValueString()))
+	}
+}
+
+// withJoinAccount gives a spec that joins a domain the provider's join
+// account.
+func withJoinAccount(spec *winnode.Spec, c *clients.Clients, diags *diag.Diagnostics) {
+	if spec.Domain == nil || c == nil {
+		return
+	}
+	if c.ADConfig.JoinUser == "" || c.ADConfig.JoinPassword == "" {
+		diags.AddAttributeError(path.Root("active_directory"), "No Active Directory join account", addirectory.ErrNoJoinAccount.Error())
+		return
+	}
+	spec.Domain.User, spec.Domain.Password = c.ADConfig.JoinUser, c.ADConfig.JoinPassword
+}
+
+// removeComputerAccounts makes the manager delete destroyed nodes' computer
+// accounts from the domain the state says they joined, when the provider
+// can reach a domain controller.
+func removeComputerAccounts(ctx context.Context, m *winnode.Manager, c *clients.Clients, state machineModel, diags *diag.Diagnostics) {
+	ad := state.activeDirectory(ctx, diags)
+	if m == nil || c == nil || ad == nil || c.ADConfig.LDAPURL == "" {
+		return
+	}
+	cfg, domain := c.ADConfig, ad.Domain.ValueString()
+	m.RemoveComputerAccount = func(ctx context.Context, name string) (bool, error) {
+		return addirectory.DeleteComputer(ctx, cfg, domain, name)
+	}
+}
