@@ -67,13 +67,19 @@ step "kubectl get nodes (the simulated kubelets joined the real control plane)"
 kubectl get nodes -o wide
 kubectl get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,BUILD:.metadata.labels.node\.kubernetes\.io/windows-build,TAINTS:.spec.taints[*].key'
 
-step "the node agents: kube-proxy and flannel Running on every Windows node, with identities of their own"
+# The quickstart's networking mode (var.cni; make demo CNI=calico) and its
+# agents' DaemonSets.
+case "${TF_VAR_cni:-flannel}" in
+  calico) agents="kube-proxy-windows-calico calico-node-windows" ;;
+  *) agents="kube-proxy-windows kube-flannel-ds-windows" ;;
+esac
+step "the node agents ($agents) Running on every Windows node, with identities of their own"
 "$terraform" output node_networking
 kubectl -n kube-system get daemonsets -l app.kubernetes.io/part-of=windows-node-networking -o wide
 kubectl -n kube-system get pods -l app.kubernetes.io/part-of=windows-node-networking \
   -o custom-columns='POD:.metadata.name,NODE:.spec.nodeName,STATUS:.status.phase,READY:.status.containerStatuses[*].ready,SERVICEACCOUNT:.spec.serviceAccountName'
 for node in $(kubectl get nodes -l kubernetes.io/os=windows -o jsonpath='{.items[*].metadata.name}'); do
-  for ds in kube-proxy-windows kube-flannel-ds-windows; do
+  for ds in $agents; do
     ready=$(kubectl -n kube-system get pods -l windows.wincluster.io/agent=$ds --field-selector spec.nodeName="$node" \
       -o jsonpath='{.items[*].status.conditions[?(@.type=="Ready")].status}')
     if [ "$ready" != True ]; then
@@ -82,7 +88,7 @@ for node in $(kubectl get nodes -l kubernetes.io/os=windows -o jsonpath='{.items
     fi
   done
 done
-echo "kube-proxy-windows and kube-flannel-ds-windows are Running and Ready on every Windows node."
+echo "$agents are Running and Ready on every Windows node."
 
 step "deploy the sample Windows web server with runtimeClassName: windows-2022"
 kubectl apply -f "$examples/win-webserver.yaml"

@@ -56,10 +56,14 @@ resource "windows_golden_image" "ltsc2022" {
   cni_plugins_sha256 = var.cni_plugins_sha256
 
   kube_log_runner_sha256 = var.kube_log_runner_sha256
+  # The programs of the networking mode var.cni selects (the others null).
   network_artifacts = {
-    flannel = {
+    flannel = var.cni != "flannel" ? null : {
       flanneld   = { url = var.flanneld_url, sha256 = var.flanneld_sha256 }
       cni_plugin = { url = var.flannel_cni_plugin_url, sha256 = var.flannel_cni_plugin_sha256 }
+    }
+    calico = var.cni != "calico" ? null : {
+      windows_archive = { url = var.calico_windows_archive_url, sha256 = var.calico_windows_archive_sha256 }
     }
   }
 
@@ -88,14 +92,17 @@ resource "windows_runtime_class" "ltsc2022" {
   windows_build = windows_golden_image.ltsc2022.windows_build # what the image's nodes will report
 }
 
-# The cluster-level pieces the Windows nodes need, once per cluster: kube-proxy
-# and flanneld as HostProcess DaemonSets, each with a ServiceAccount of its own
-# (never the node's credentials), on flannel's VXLAN overlay (VNI 4096, port
-# 4789; the plan checks that the cluster's flannel uses them).
+# The cluster-level pieces the Windows nodes need, once per cluster. With
+# flannel (the default): kube-proxy and flanneld as HostProcess DaemonSets,
+# each with a ServiceAccount of its own (never the node's credentials), on
+# flannel's VXLAN overlay (VNI 4096, port 4789; the plan checks that the
+# cluster's flannel uses them). With calico: calico-node-windows and
+# kube-proxy, joining the cluster's own Calico (VXLAN, Calico IPAM with strict
+# affinity; the plan checks them).
 resource "windows_node_networking" "this" {
   provider = windows.admin
 
-  cni = "flannel"
+  cni = var.cni
 }
 
 # Two Windows workers cloned from the image. Each joins with a short-lived

@@ -97,22 +97,52 @@ variable "kube_log_runner_sha256" {
   type        = string
 }
 
+# The cluster's network plugin, which the Windows nodes join: "flannel" or
+# "calico" (the cluster's own Calico, VXLAN with Calico IPAM). Only the
+# chosen mode's programs below are needed.
+variable "cni" {
+  description = "The networking mode of windows_node_networking: `flannel` or `calico`."
+  type        = string
+  default     = "flannel"
+
+  validation {
+    condition     = contains(["flannel", "calico"], var.cni)
+    error_message = "cni must be \"flannel\" or \"calico\"."
+  }
+}
+
+variable "calico_windows_archive_url" {
+  description = "URL of calico-windows-<tag>.zip (projectcalico/calico release asset); needed with cni = \"calico\"."
+  type        = string
+  default     = null
+}
+
+variable "calico_windows_archive_sha256" {
+  description = "SHA-256 of the Calico Windows archive; needed with cni = \"calico\"."
+  type        = string
+  default     = null
+}
+
 variable "flanneld_url" {
   description = "URL of flanneld.exe (flannel-io/flannel release asset)."
   type        = string
+  default     = null # needed with cni = "flannel"
 }
 
 variable "flanneld_sha256" {
   description = "SHA-256 of flanneld.exe."
   type        = string
+  default     = null # needed with cni = "flannel"
 }
 
 variable "flannel_cni_plugin_url" {
   description = "URL of cni-plugin-flannel-windows-amd64-<tag>.tgz (flannel-io/cni-plugin)."
   type        = string
+  default     = null # needed with cni = "flannel"
 }
 
 variable "flannel_cni_plugin_sha256" {
   description = "SHA-256 of the flannel CNI plugin archive."
   type        = string
+  default     = null # needed with cni = "flannel"
 }

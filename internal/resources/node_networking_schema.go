@@ -46,7 +46,9 @@ func nodeNetworkingSchema(ctx context.Context) schema.Schema {
 				Validators: []validator.String{imageReference()},
 				MarkdownDescription: "Image of the agents' HostProcess containers: an empty base layer (the agents run the host's own, " +
 					"checksum-verified programs). Defaults to `" + networking.DefaultHostProcessImage + "`, which `windows_golden_image` " +
-					"prepulls; set a mirror's copy for air-gapped sites (and `prepull_images` on the image)."},
+					"prepulls; set a mirror's copy for air-gapped sites (and `prepull_images` on the image). Changing it updates the " +
+					"agents' DaemonSets in place: their controller replaces the agents' pods node by node (RollingUpdate); no node is " +
+					"replaced, drained or joined again."},
 			"api_server": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: discovered, Validators: []validator.String{httpsURL()},
 				MarkdownDescription: "API server URL the agents connect to; defaults to the provider's. Never the `kubernetes` Service's " +
 					"ClusterIP: that address works on a node only once kube-proxy runs there."},

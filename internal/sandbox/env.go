@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -53,6 +54,15 @@ func (s *Sandbox) Env() []EnvVar {
 			// windows_golden_image's network_artifacts.
 			EnvVar{"TF_VAR_network_artifacts", a.NetworkArtifactsHCL()},
 		)
+		// Each mode's programs one by one, as examples/quickstart takes
+		// them: TF_VAR_<mode>_<program>_url and _sha256
+		// (TF_VAR_calico_windows_archive_url).
+		for _, mode := range sortedKeys(a.Network) {
+			for _, name := range sortedKeys(a.Network[mode]) {
+				art := a.Network[mode][name]
+				env = append(env, EnvVar{"TF_VAR_" + mode + "_" + name + "_url", art.URL}, EnvVar{"TF_VAR_" + mode + "_" + name + "_sha256", art.SHA256})
+			}
+		}
 	}
 	if d := s.Domain; d != nil {
 		// The lab's Active Directory domain: the OU for the nodes and the
@@ -182,4 +192,13 @@ func (s *Sandbox) Setenv() error {
 		}
 	}
 	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -119,6 +119,9 @@ type Sandbox struct {
 	// its controller, which the guests' customizations join, and the join
 	// account's credentials.
 	Domain *Domain
+	// WindowsPods are the simulated Windows nodes' pod networks, where the
+	// overlay delivers a packet for a Windows pod's address.
+	WindowsPods *kubeletsim.Dataplanes
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
@@ -240,6 +243,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	if err := s.issueProviderKubeconfig(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: the provider's ServiceAccount: %w", err)
 	}
+	s.WindowsPods = kubeletsim.NewDataplanes()
 	if !opts.NoLinuxNode {
 		coredns, err := linuxnode.ResolveCoreDNS(ctx, logf)
 		if err != nil {
@@ -252,7 +256,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		if s.LinuxNode, err = linuxnode.Start(ctx, linuxnode.Options{
 			Client: s.ControlPlane.Client, Dynamic: dyn, CNI: opts.CNI, Kubeconfig: s.Kubeconfig, Context: controlplane.ContextName,
 			CoreDNS: coredns, Dir: filepath.Join(s.Dir, "linuxnode"), Domain: controlplane.DNSDomain,
-			Version: controlplane.KubernetesVersion, Logf: logf,
+			Version: controlplane.KubernetesVersion, Overlay: s.Overlay, Logf: logf,
 		}); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
@@ -265,7 +269,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay, Dataplanes: s.WindowsPods}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -290,12 +294,17 @@ func (s *Sandbox) KubeletChecker() string {
 	return filepath.Join(s.ControlPlane.BinDir, kubeletsim.CheckerName)
 }
 
-// Overlay is flannel's VXLAN overlay between the nodes as the sandbox has it:
-// a Windows pod's connection to the Linux node's pod CIDR reaches that node's
-// dataplane; Windows pods serve nothing, so other pod CIDRs are unreachable.
+// Overlay is the VXLAN overlay between the nodes as the sandbox has it: a
+// connection to the Linux node's pod addresses reaches that node's
+// dataplane, one to a Windows node's pod network that node's (where only IIS
+// containers serve); the sender's own routes were judged before (a Windows
+// host's HNS policies, the Linux node's plugin routes).
 func (s *Sandbox) Overlay(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
 	if s.LinuxNode != nil && s.LinuxNode.HasPodAddress(dst.Addr()) {
 		return s.LinuxNode.Dial(ctx, network, dst)
+	}
+	if s.WindowsPods != nil {
+		return s.WindowsPods.Dial(ctx, network, dst)
 	}
 	return nil, fmt.Errorf("overlay: no route to %s: not a pod address of the Linux node", dst.Addr())
 }

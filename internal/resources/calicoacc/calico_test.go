@@ -149,3 +149,9 @@ func TestAccCalico_nodeJoins(t *testing.T) {
 		}},
 	})
 }
+
+// TestAccCalico_quickstart: examples/quickstart with cni = "calico" joins
+// its two nodes, seed 000's IIS workload is reached through its Service
+// from a Linux pod and a Windows pod, destroy leaves nothing
+// (acctest.Quickstart).
+func TestAccCalico_quickstart(t *testing.T) { acctest.Quickstart(t, "calico") }

@@ -233,5 +233,5 @@ func (n *nodeAgent) useCalicoBlock(block netip.Prefix) {
 	if n.podNetwork != nil && n.podNetwork.podCIDR == block {
 		return
 	}
-	n.podNetwork = &podNet{files: n.k.cfg.Files, overlay: n.k.cfg.Overlay, nodeIP: n.nodeIP(), podCIDR: block}
+	n.podNetwork = &podNet{files: n.k.cfg.Files, overlay: n.k.cfg.Overlay, nodeIP: n.nodeIP(), podCIDR: block, host: n.k.cfg.Host.Disk}
 }

@@ -131,7 +131,7 @@
 //     exist, a ClusterIP or NodePort goes through the HNS load balancers
 //     kube-proxy programmed to one of their endpoints, another node's pod
 //     address over the Overlay (the sandbox's Linux node, where real CoreDNS
-//     answers); names resolve through the kubelet's clusterDNS with the
+//     answers, or another Windows node's IIS pod); names resolve through the kubelet's clusterDNS with the
 //     pod's search list, each query a real one. A failed container's output
 //     is its termination message under FallbackToLogsOnError. Any other
 //     agnhost subcommand is refused. The images are pulled first as
@@ -150,6 +150,18 @@
 //     the kubelet's FailedCreatePodSandBox or Failed event, the pod Pending,
 //     tried again after the image back-off's first period (10 s,
 //     pkg/kubelet/kubelet.go imageBackOff).
+//   - Pods of mcr.microsoft.com/windows/servercore/iis whose containers keep
+//     the image's entrypoint (pods_iis.go; microsoft/iis-docker
+//     windowsservercore-ltsc2022/Dockerfile: the Web-Server feature,
+//     EXPOSE 80, ServiceMonitor.exe w3svc): pulled as above (latest and
+//     windowsservercore-ltsc2022, with the sandbox registry's own digest),
+//     then Running and Ready with IIS's Default Web Site on the pod's port
+//     80 (iisstart.htm at /, "Server: Microsoft-IIS/10.0"), a real HTTP
+//     server behind the pod's address, ended with the pod. A packet for one
+//     of the host's pod addresses (from its own pods, or from the overlay
+//     through Dataplanes) is delivered only while the host's HNS network
+//     exists, and reaches only those servers: anything else is refused.
+//     An IIS pod that sets command or args runs as other pods do.
 //   - TLS bootstrap (pkg/kubelet/certificate/bootstrap): a --kubeconfig with an
 //     unexpired client certificate is used as is; otherwise
 //     --bootstrap-kubeconfig (server, CA data or CA file on the host, token)

@@ -173,6 +173,11 @@ type hnsProxier struct {
 	log       *logger
 	applied   map[string]appliedPolicy
 	refused   map[string]string
+	// created are the remote endpoints this proxier made (by upper-case
+	// ID): winkernel reference-counts and deletes only the endpoints of its
+	// own Services' backends, never another agent's (Calico_ep, made by
+	// calico-node, which its kube-proxy takes the source VIP of).
+	created map[string]bool
 }
 
 type appliedPolicy struct {
@@ -181,8 +186,8 @@ type appliedPolicy struct {
 }
 
 // sync applies the rules of every changed Service port, removes those of
-// ports that went away, and deletes the remote endpoints no load balancer
-// references any more (winkernel's endpoint reference counts).
+// ports that went away, and deletes the remote endpoints it made that no
+// load balancer references any more (winkernel's endpoint reference counts).
 func (px *hnsProxier) sync(rules map[string][]lbSpec, refused map[string]string) {
 	for key, why := range refused {
 		if px.refused[key] != why {
@@ -254,6 +259,10 @@ func (px *hnsProxier) program(spec lbSpec) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("remote endpoint creation failed: %w", err)
 		}
+		if px.created == nil {
+			px.created = map[string]bool{}
+		}
+		px.created[strings.ToUpper(ep.ID)] = true
 		eps = append(eps, ep)
 		ids = append(ids, ep.ID)
 	}
@@ -283,8 +292,9 @@ func (px *hnsProxier) dropUnreferencedRemoteEndpoints() {
 	}
 	var drop []string
 	for _, ep := range winsim.HNSEndpoints(px.files) {
-		if ep.Remote && !used[strings.ToUpper(ep.ID)] {
+		if id := strings.ToUpper(ep.ID); ep.Remote && px.created[id] && !used[id] {
 			drop = append(drop, ep.ID)
+			delete(px.created, id)
 		}
 	}
 	if len(drop) > 0 {

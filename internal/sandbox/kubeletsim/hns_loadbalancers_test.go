@@ -167,4 +167,14 @@ func TestHNSProxier(t *testing.T) {
 	if findEndpoint(eps, "10.244.0.9") != nil || findEndpoint(eps, "10.244.0.3") == nil || len(lbs) != 2 {
 		t.Errorf("after web went: endpoints %+v, load balancers %+v (web's remote endpoint must go with it)", eps, lbs)
 	}
+	// Another agent's remote endpoint (calico-node's Calico_ep, whose
+	// address kube-proxy takes as its source VIP) is not kube-proxy's to
+	// delete: it survives every sync.
+	if _, err := winsim.CreateHNSEndpoint(files, HNSEndpoint{Name: "Calico_ep", Network: "flannel.4096", IP: "10.244.3.250", Remote: true}); err != nil {
+		t.Fatal(err)
+	}
+	px.sync(map[string][]lbSpec{"kube-system/kube-dns:dns": dns}, nil)
+	if findEndpoint(winsim.HNSEndpoints(files), "10.244.3.250") == nil {
+		t.Error("kube-proxy's sync deleted another agent's remote endpoint (Calico_ep)")
+	}
 }

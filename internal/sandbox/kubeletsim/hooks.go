@@ -20,6 +20,9 @@ type HookOptions struct {
 	Checker string
 	// Overlay carries pods' connections to other nodes' pods (Config.Overlay).
 	Overlay Overlay
+	// Dataplanes holds every kubelet's pod network for the overlay's
+	// deliveries to Windows pods (Config.Dataplanes).
+	Dataplanes *Dataplanes
 }
 
 // Programs returns the native programs this package provides, for
@@ -57,7 +60,7 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 			logf("kubeletsim: %s: HNS state: %v", h.ComputerName(), err)
 		}
 		cfg := HostConfigFor(h)
-		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker, cfg.Overlay = p.Path, p.Args, p.Stderr, opts.Checker, opts.Overlay
+		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker, cfg.Overlay, cfg.Dataplanes = p.Path, p.Args, p.Stderr, opts.Checker, opts.Overlay, opts.Dataplanes
 		k, err := Start(ctx, cfg)
 		if err != nil {
 			logf("kubeletsim: %s: kubelet failed to start: %v", h.ComputerName(), err)

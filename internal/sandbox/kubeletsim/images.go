@@ -16,8 +16,17 @@ import (
 // registry.k8s.io serves (containerd reports it as the ImageID of pods that
 // pulled registry.k8s.io/e2e-test-images/agnhost:2.53). Nothing else of
 // agnhost is served: a pod naming another tag or digest does not start.
+//
+// IIS (pods_iis.go) is served for latest and the Windows Server 2022 tag
+// with one index of the sandbox's own: MCR moves both tags with every
+// monthly update, so the digest is the sandbox registry's, not MCR's
+// (sha256 of "terraform-provider-windows sandbox registry: <repository>").
 var servedImages = map[string]map[string]string{
 	agnhostRepository: {"2.53": "sha256:99c6b4bb4a1e1df3f0b3752168c89358794d02258ebebc26bf21c29399011a85"},
+	iisRepository: {
+		"latest":                     "sha256:86c96c8ee07fbaa67b24ece3ef0a2fa5f18deb864dac28e20405a46065ebb0b8",
+		"windowsservercore-ltsc2022": "sha256:86c96c8ee07fbaa67b24ece3ef0a2fa5f18deb864dac28e20405a46065ebb0b8",
+	},
 }
 
 // servedImageBytes are the compressed sizes of the served images, which
@@ -25,7 +34,10 @@ var servedImages = map[string]map[string]string{
 // 2.53's Windows image: estimate, 150 MB (a nanoserver base of about 120 MB
 // compressed, mcr.microsoft.com/windows/nanoserver, and agnhost's own
 // binaries).
-var servedImageBytes = map[string]int64{agnhostRepository: 150e6}
+// IIS: estimate, 2.3 GB (the Server Core base of
+// mcr.microsoft.com/windows/servercore:ltsc2022, about 2.2 GB compressed, and
+// the Web-Server feature's layer); seed 000 saw its first pull take 6 minutes.
+var servedImageBytes = map[string]int64{agnhostRepository: 150e6, iisRepository: 2300e6}
 
 // pulled records the images each host's containerd holds (by the host's
 // disk directory): a second pod of the image starts without a pull, as

@@ -59,6 +59,9 @@ type Config struct {
 	// Overlay carries its pods' connections to other nodes' pods; nil:
 	// none (podnet.go).
 	Overlay Overlay
+	// Dataplanes, when set, is where the node's pod network is found by
+	// the overlay's other ends (pods_iis.go).
+	Dataplanes *Dataplanes
 	// Latency times the kubelet's registration, its status syncs and its
 	// image pulls (internal/sandbox/latency); nil takes no time.
 	Latency *latency.Model

@@ -82,6 +82,8 @@ func (n *nodeAgent) run(ctx context.Context) error {
 	} else if err := n.registerWithAPIServer(ctx); err != nil {
 		return err
 	}
+	n.k.cfg.Dataplanes.add(n)
+	defer n.k.cfg.Dataplanes.remove(n)
 	var wg sync.WaitGroup
 	wg.Go(func() { n.watchNode(ctx) })
 	wg.Go(func() { n.leaseLoop(ctx) })

@@ -43,7 +43,7 @@ func (n *nodeAgent) notePodCIDR(cidr string) {
 		return
 	}
 	n.podCIDR, n.ipam = cidr, p
-	pn := &podNet{files: n.k.cfg.Files, overlay: n.k.cfg.Overlay, nodeIP: n.nodeIP()}
+	pn := &podNet{files: n.k.cfg.Files, overlay: n.k.cfg.Overlay, nodeIP: n.nodeIP(), host: n.k.cfg.Host.Disk}
 	pn.podCIDR, _ = netip.ParsePrefix(cidr)
 	n.podNetwork = pn
 	close(n.podCIDRSet)

@@ -21,13 +21,14 @@ type Overlay func(ctx context.Context, network string, dst netip.AddrPort) (net.
 // pod has a network), the load balancers kube-proxy programmed (a ClusterIP
 // or this node's NodePort is rewritten to one of their endpoints: winkernel's
 // ILB policies), then the route to the endpoint: the overlay for another
-// node's pod CIDR. Pods on this host answer nothing: the sandbox runs no
-// server in a Windows pod.
+// node's pod CIDR, this host's own pods delivered on it (of which only IIS
+// containers serve: pods_iis.go).
 type podNet struct {
 	files   FileSystem
 	overlay Overlay
 	nodeIP  string
 	podCIDR netip.Prefix
+	host    string        // the host's disk directory (Config.Host.Disk): its containers
 	next    atomic.Uint32 // round robin over a load balancer's endpoints
 }
 
@@ -90,7 +91,11 @@ func (pn *podNet) dial(ctx context.Context, network string, dst netip.AddrPort) 
 	case target == dst && isServiceVIP(dst.Addr()):
 		return nil, fmt.Errorf("dial %s %s: no HNS load balancer for %s/%d on the host (%d load balancers): the Service has no ready endpoints, or kube-proxy has not programmed it", network, dst, proto, dst.Port(), len(lbs))
 	case pn.podCIDR.IsValid() && pn.podCIDR.Contains(target.Addr()):
-		return nil, fmt.Errorf("dial %s %s (endpoint %s): connection refused: a pod on this node, and no Windows pod of the sandbox serves", network, dst, target)
+		c, err := pn.deliver(ctx, network, target)
+		if err != nil {
+			return nil, fmt.Errorf("dial %s %s (endpoint %s, a pod on this node): %w", network, dst, target, err)
+		}
+		return c, nil
 	case antrea && !antreaRouted(ovs.Routes, target.Addr()):
 		return nil, fmt.Errorf("dial %s %s (endpoint %s): no route: antrea-agent installed no route to the pod CIDR of %s's Node (routes %v)", network, dst, target, target.Addr(), ovs.Routes)
 	case pn.overlay == nil:

@@ -118,6 +118,7 @@ func (w *podWorker) cleanUpOrphans(shims *shimTable) {
 }
 
 func (w *podWorker) release(p *corev1.Pod) {
+	w.stopIIS(p)
 	w.n.mu.Lock()
 	ip := w.n.ipam
 	w.n.mu.Unlock()
@@ -205,6 +206,9 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 	}
 	if isAgnhostPod(pod) && !pod.Spec.HostNetwork {
 		return w.runAgnhost(ctx, pod, ip)
+	}
+	if isIISPod(pod) {
+		return w.runIIS(ctx, pod, ip)
 	}
 	status := runningStatus(pod, w.n.nodeIP(), ip)
 	updated := pod.DeepCopy()

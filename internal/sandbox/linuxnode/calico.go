@@ -40,7 +40,12 @@ const (
 	// "calico-system", pkg/render/node.go "calico-node").
 	CalicoNamespace     = "calico-system"
 	CalicoNodeDaemonSet = "calico-node"
-	CalicoNodeImage     = "quay.io/calico/node:v3.32.1"
+	// CalicoNodeImage is pinned by its digest, as a cluster that pins its
+	// images runs it: quay.io/calico/node v3.32.1's multi-architecture
+	// index (the digest public pinned installs of Calico v3.32.1's
+	// manifests/calico.yaml resolve the tag to; not re-resolved against
+	// quay.io from the sandbox, which runs no registry client).
+	CalicoNodeImage = "quay.io/calico/node:v3.32.1@sha256:7f874b3f0b540c2b523aea9961ef5e2f43b0af9056a47874c916d6cf348168d3"
 	// CalicoPoolName is the operator's default pool name
 	// (pkg/controller/ippool: "default-ipv4-ippool").
 	CalicoPoolName = "default-ipv4-ippool"

@@ -12,6 +12,9 @@
 // The node's dataplane is Dial: a packet the simulated overlay delivers to one
 // of this node's pod addresses ends on the real socket of the program behind
 // it (a DNS query to the CoreDNS pod's 53/UDP is a real UDP query to CoreDNS).
+// Users' agnhost pods bound to the node run their connect subcommand through
+// the node's kube-proxy rules and routes, and the Overlay for another node's
+// pod address (pods.go).
 package linuxnode
 
 import (
@@ -88,6 +91,9 @@ type Options struct {
 	Domain string
 	// Version is the kubelet version the node reports.
 	Version string
+	// Overlay carries its pods' connections to other nodes' pod addresses
+	// (the Windows nodes'); nil: none (pods.go).
+	Overlay Overlay
 	Logf    func(string, ...any)
 }
 
@@ -109,6 +115,12 @@ type Node struct {
 	version  string
 	cni      string
 	podReady atomic.Bool // the DNS pod was created and reported Ready once
+
+	dyn     dynamic.Interface
+	domain  string
+	overlay Overlay
+	mu      sync.Mutex
+	rr      int // kube-proxy's pick among a Service's endpoints
 }
 
 // Start registers the node, starts CoreDNS and creates its pod. It returns
@@ -119,7 +131,8 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	n := &Node{Name: NodeName, client: opts.Client, logf: logf, exited: make(chan struct{}), version: opts.Version, cni: opts.CNI}
+	n := &Node{Name: NodeName, client: opts.Client, logf: logf, exited: make(chan struct{}), version: opts.Version, cni: opts.CNI,
+		dyn: opts.Dynamic, domain: opts.Domain, overlay: opts.Overlay}
 	switch opts.CNI {
 	case "", CNIFlannel:
 		n.cni = CNIFlannel
@@ -153,6 +166,7 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 		return nil, fmt.Errorf("linuxnode: the CoreDNS pod: %w", err)
 	}
 	n.podReady.Store(true)
+	n.wg.Go(func() { n.runUserPods(runCtx) })
 	logf("linuxnode: %s Ready, CoreDNS serving %s as pod %s", NodeName, n.DNSAddr, DNSPodIP)
 	return n, nil
 }
