@@ -10,6 +10,7 @@ require (
 	github.com/agext/levenshtein v1.2.3
 	github.com/bodgit/ntlmssp v0.0.0-20240506230425-31973bb52d9b
 	github.com/distribution/reference v0.6.0
+	github.com/elazarl/goproxy v1.9.4
 	github.com/go-asn1-ber/asn1-ber v1.5.8
 	github.com/go-ldap/ldap/v3 v3.4.15
 	github.com/google/go-containerregistry v0.21.6

@@ -7,7 +7,7 @@
 // The manifest binds the everyday identity only (windows_golden_image,
 // windows_node, windows_node_pool, windows_cluster). What a cluster installs
 // once (windows_node_networking, windows_runtime_class,
-// windows_linux_daemonset_guard) is applied with a cluster administrator's
+// windows_linux_daemonset_guard, windows_gmsa_credential_spec) is applied with a cluster administrator's
 // identity, through a second provider configuration: no role here grants
 // it, as kubeadm applies its add-ons with admin.conf.
 package rbac
@@ -43,4 +43,4 @@ const (
 // InstallOnceResources are the resources applied with an administrator's
 // identity (a provider configuration of their own, by alias): the
 // everyday role grants none of their writes.
-var InstallOnceResources = []string{"windows_node_networking", "windows_runtime_class", "windows_linux_daemonset_guard"}
+var InstallOnceResources = []string{"windows_node_networking", "windows_runtime_class", "windows_linux_daemonset_guard", "windows_gmsa_credential_spec"}

@@ -90,6 +90,9 @@ type ImageConfig struct {
 	// Online, when set, installs updates through the Windows Update Agent
 	// after the packages (online_updates.go).
 	Online *OnlineUpdates
+	// Proxy, when set, carries the build's downloads, WinHTTP's (Windows
+	// Update's) traffic and containerd's (the prepulls'): proxy.go.
+	Proxy Proxy
 	// Registry, when not empty, sends containerd's pulls to mirrors with
 	// their credentials (registry.go); the image build's own pulls go
 	// through them too.
@@ -217,7 +220,14 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 		return nil, err
 	}
 	steps = append(steps, agentDirs)
-	updates, err := updateSteps(cfg.Updates)
+	if cfg.Proxy.IsSet() {
+		winhttp, err := WinHTTPProxyStep(cfg.Proxy)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, winhttp)
+	}
+	updates, err := updateSteps(cfg.Updates, cfg.Proxy)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +248,7 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 	for _, a := range artifacts {
 		data := map[string]any{
 			"A": a, "Hash": strings.ToUpper(a.SHA256), "Download": a.Path + ".download",
-			"Kind": archiveKind(a.URL),
+			"Kind": archiveKind(a.URL), "Proxy": cfg.Proxy.For(a.URL), "ProxySet": cfg.Proxy.IsSet(),
 		}
 		if a.ExtractTo != "" {
 			data["Download"] = DownloadPath(a.URL) + ".download"
@@ -260,6 +270,11 @@ func ImageSteps(cfg ImageConfig) ([]Step, error) {
 		return nil, err
 	}
 	steps[len(steps)-1].Secrets = registrySecrets(cfg.Registry)
+	if cfg.Proxy.IsSet() {
+		if err := add("containerd-proxy", "service-proxy", map[string]any{"Service": "containerd", "Environment": cfg.Proxy.Environment()}, false); err != nil {
+			return nil, err
+		}
+	}
 	if len(cfg.PrepullImages) > 0 {
 		if err := add("prepull-images", "prepull-images", prepullData(cfg), false); err != nil {
 			return nil, err

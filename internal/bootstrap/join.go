@@ -99,6 +99,10 @@ type JoinConfig struct {
 	// TimeZone is the node's Windows time zone ID (timezone.IDs);
 	// timezone.Default when empty.
 	TimeZone string
+
+	// Proxy, when set, is containerd's and the kubelet's service
+	// environment; its NoProxy is already complete (CompleteNoProxy).
+	Proxy Proxy
 }
 
 var nodeNamePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
@@ -234,8 +238,17 @@ func JoinSteps(cfg JoinConfig) ([]Step, error) {
 	if err := add("legacy-services", "legacy-services", map[string]any{"Services": LegacyServices}); err != nil {
 		return nil, err
 	}
+	if cfg.Proxy.IsSet() {
+		// containerd pulls the images (the pause and HostProcess images,
+		// the pods'): it restarts with the node's proxy before the kubelet
+		// asks it for any.
+		if err := add("containerd-proxy", "service-proxy", map[string]any{"Service": "containerd", "Environment": cfg.Proxy.Environment()}); err != nil {
+			return nil, err
+		}
+	}
 	if err := add("kubelet-service", "kubelet-service", map[string]any{
-		"Name": "kubelet", "Display": "Kubernetes kubelet", "Command": cfg.KubeletServiceCommand(), "DependOn": "containerd",
+		"Environment": cfg.Proxy.Environment(),
+		"Name":        "kubelet", "Display": "Kubernetes kubelet", "Command": cfg.KubeletServiceCommand(), "DependOn": "containerd",
 		// Upstream's kubelet scripts set no recovery actions (image-builder
 		// sc.yml, sig-windows-tools PrepareNode.ps1); these mirror
 		// containerd's own registration (restart, restart, reset after a day)

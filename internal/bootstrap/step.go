@@ -74,7 +74,17 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"ps":    psquote.Single,
 	"join":  strings.Join,
 	"upper": strings.ToUpper,
+	"dict":  dict,
 }).ParseFS(templateFS, "templates/*.ps1.tmpl"))
+
+// dict pairs a sub-template's arguments (key, value, ...) into its data.
+func dict(kv ...any) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i].(string)] = kv[i+1]
+	}
+	return m
+}
 
 // render executes the named template into a step script headed by its step
 // comment.

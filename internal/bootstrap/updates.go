@@ -102,8 +102,8 @@ func UpdateStepName(kb string) string { return "windows-update-" + kb }
 
 // updateSteps renders one step per update, in order: download into
 // DownloadDir, verify the SHA-256, install, and restart when the package
-// asks for it (3010).
-func updateSteps(updates []WindowsUpdate) ([]Step, error) {
+// asks for it (3010). The downloads go through the proxy, if any.
+func updateSteps(updates []WindowsUpdate, proxy Proxy) ([]Step, error) {
 	if err := ValidateUpdates(updates); err != nil {
 		return nil, err
 	}
@@ -116,6 +116,7 @@ func updateSteps(updates []WindowsUpdate) ([]Step, error) {
 			"Cab": UpdatePackageKind(u.URL) == "cab", "Marker": RebootMarker, "CBSLog": CBSLog,
 			"RebootRequired": UpdateExitRebootRequired, "RebootInitiated": UpdateExitRebootInitiated,
 			"AlreadyInstalled": UpdateExitAlreadyInstalled,
+			"Proxy":            proxy.For(u.URL), "ProxySet": proxy.IsSet(),
 		})
 		if err != nil {
 			return nil, err

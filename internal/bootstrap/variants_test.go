@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -57,6 +58,29 @@ func TestOptionSetsGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "join-steps-none.ps1", joinSteps(join))
+
+	// Behind a proxy: the downloads through it (the update's host is in
+	// no_proxy, so it goes direct), WinHTTP's, containerd's and the
+	// kubelet's service environment.
+	proxy := Proxy{HTTP: "http://proxy.example.com:3128", HTTPS: "http://proxy.example.com:3128",
+		NoProxy: []string{"wsus.example.com", ".corp.example.com", "10.96.0.0/12"}}
+	behind := testImageConfig()
+	behind.Online, behind.SSHAuthorizedKey, behind.PrepullImages, behind.Additional = nil, "", nil, nil
+	behind.Updates = behind.Updates[:1]
+	behind.Updates[0].URL = "https://wsus.example.com/" + behind.Updates[0].URL[strings.LastIndexByte(behind.Updates[0].URL, '/')+1:]
+	behind.Proxy = proxy
+	steps, err = ImageSteps(behind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "image-steps-proxy.ps1", joinSteps(steps))
+	proxied := testJoinConfig()
+	proxied.Proxy = proxy
+	join, err = JoinSteps(proxied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "join-steps-proxy.ps1", joinSteps(join))
 
 	var single []Step
 	sysprep, err := SysprepStep(UnattendConfig{TimeZone: "W. Europe Standard Time"})

@@ -59,7 +59,8 @@ const policyHint = ". An admission policy refused it: the provider's policies in
 // grants none of them by design, so binding more roles to it is the wrong
 // fix; an administrator's identity applies those resources.
 const adminHint = ". This object is installed once per cluster, with an administrator's identity, as kubeadm installs its " +
-	"add-ons with admin.conf: apply windows_node_networking, windows_runtime_class and windows_linux_daemonset_guard " +
+	"add-ons with admin.conf: apply windows_node_networking, windows_runtime_class, windows_linux_daemonset_guard and " +
+	"windows_gmsa_credential_spec " +
 	"through a provider configuration of their own (`provider \"windows\" { alias = \"admin\" ... }` with a cluster " +
 	"administrator's kubeconfig, and `provider = windows.admin` in the resource); the everyday role of " + RBACManifest +
 	" grants no write on them (guide \"Least privilege\")"
@@ -67,10 +68,12 @@ const adminHint = ". This object is installed once per cluster, with an administ
 // installOnceResources are the API resources (the path segment after the
 // group and version, or the namespace) that only the install-once
 // resources write: the networking agents' DaemonSets, ConfigMaps,
-// ServiceAccounts and RBAC, RuntimeClasses, and a guarded DaemonSet.
+// ServiceAccounts and RBAC, RuntimeClasses, a guarded DaemonSet, and a
+// GMSACredentialSpec with its role and bindings.
 var installOnceResources = map[string]bool{
 	"daemonsets": true, "configmaps": true, "serviceaccounts": true, "runtimeclasses": true,
 	"clusterroles": true, "clusterrolebindings": true, "roles": true, "rolebindings": true,
+	"gmsacredentialspecs": true,
 }
 
 // installOnceWrite reports whether req writes (anything but GET, HEAD) an

@@ -38,6 +38,7 @@ func TestIdentitySchemas(t *testing.T) {
 	}
 	want := map[string]struct{ required, optional []string }{
 		"windows_runtime_class":         {required: []string{"name"}},
+		"windows_gmsa_credential_spec":  {required: []string{"name"}},
 		"windows_node":                  {required: []string{"instance_uuid"}},
 		"windows_node_pool":             {required: []string{"name_prefix"}},
 		"windows_golden_image":          {required: []string{"id"}},

@@ -106,6 +106,7 @@ func (p *windowsProvider) ValidateConfig(ctx context.Context, req provider.Valid
 func (p *windowsProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		resources.NewRuntimeClass,
+		resources.NewGMSACredentialSpec,
 		resources.NewGoldenImage,
 		resources.NewNode,
 		resources.NewNodePool,

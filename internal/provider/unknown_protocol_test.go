@@ -187,6 +187,26 @@ func (s *protocolServer) readCluster(t *testing.T, deferralAllowed bool) *tfprot
 	return resp
 }
 
+// gmsaCredentialSpecAttrs is New-CredentialSpec's document for the gMSA
+// WebApp01 of contoso.com.
+func gmsaCredentialSpecAttrs() map[string]tftypes.Value {
+	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
+	dj := map[string]tftypes.Type{"sid": tftypes.String, "machine_account_name": tftypes.String, "guid": tftypes.String,
+		"dns_tree_name": tftypes.String, "dns_name": tftypes.String, "netbios_name": tftypes.String}
+	scope := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"name": tftypes.String, "scope": tftypes.String}}
+	return map[string]tftypes.Value{
+		"name": knownString("webapp01"),
+		"domain_join_config": tftypes.NewValue(tftypes.Object{AttributeTypes: dj}, map[string]tftypes.Value{
+			"sid": str("S-1-5-21-702590844-1001920913-2680819671"), "machine_account_name": str("WebApp01"),
+			"guid": str("56d9b66c-d746-4f87-bd26-26760cfdca2e"), "dns_tree_name": str("contoso.com"),
+			"dns_name": str("contoso.com"), "netbios_name": str("CONTOSO"),
+		}),
+		"group_managed_service_accounts": tftypes.NewValue(tftypes.List{ElementType: scope}, []tftypes.Value{
+			tftypes.NewValue(scope, map[string]tftypes.Value{"name": str("WebApp01"), "scope": str("contoso.com")}),
+		}),
+	}
+}
+
 var runtimeClassAttrs = map[string]tftypes.Value{"name": knownString("windows-2022"), "windows_version": knownString("2022")}
 
 // readRuntimeClass refreshes an existing windows_runtime_class.
@@ -278,6 +298,7 @@ func TestProtocol_unknownProviderConfigEveryResourcePlans(t *testing.T) {
 	sha := knownString(strings.Repeat("ab", 32))
 	resources := map[string]map[string]tftypes.Value{
 		"windows_runtime_class":         runtimeClassAttrs,
+		"windows_gmsa_credential_spec":  gmsaCredentialSpecAttrs(),
 		"windows_node_networking":       {"cni": knownString("flannel")},
 		"windows_linux_daemonset_guard": {"namespace": knownString("kube-system")},
 		"windows_golden_image": {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
@@ -65,6 +66,7 @@ type goldenImageModel struct {
 	WindowsVersion               types.String   `tfsdk:"windows_version"`
 	ContainerdVersion            types.String   `tfsdk:"containerd_version"`
 	Manifest                     types.String   `tfsdk:"manifest"`
+	Proxy                        types.Object   `tfsdk:"proxy"`
 	Timeouts                     timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -115,6 +117,10 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 		SSHAuthorizedKey: m.SSHAuthorizedKey.ValueString(),
 		Updates:          updates,
 		Online:           online,
+	}
+	var pd diag.Diagnostics
+	if image.Proxy = proxyConfig(ctx, m.Proxy, &pd); pd.HasError() {
+		return goldenimage.Request{}, fmt.Errorf("reading proxy: %v", pd)
 	}
 	network, diags := networkArtifacts(ctx, m.NetworkArtifacts)
 	if diags.HasError() {
@@ -242,6 +248,7 @@ func (m *goldenImageModel) nullInputs() {
 	m.NetworkArtifacts = types.ObjectNull(networkArtifactsType().AttrTypes)
 	m.WindowsUpdates = types.ListNull(windowsUpdateObjectType)
 	m.OnlineUpdates = types.ObjectNull(onlineUpdatesAttrTypes)
+	m.Proxy = types.ObjectNull(proxyAttrTypes)
 	m.SkipChecks = types.ListNull(types.StringType)
 	m.Timeouts = timeouts.Value{Object: types.ObjectNull(timeoutsAttrTypes)}
 	m.clearOutputs()

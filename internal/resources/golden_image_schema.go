@@ -225,6 +225,9 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"windows_updates": windowsUpdatesAttribute(),
 			"online_updates":  onlineUpdatesAttribute(),
+			"proxy": proxyAttribute("The build's downloads (Invoke-WebRequest `-Proxy`), WinHTTP's proxy (`netsh winhttp set proxy`, which Windows Update uses) "+
+				"and containerd's service environment (its prepulls) take it; the template keeps WinHTTP's and containerd's settings until a node's own replace them.",
+				"builds a new template", []planmodifier.Object{imageReplace}),
 			"ssh_authorized_key": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "OpenSSH public key: when set, the template runs the OpenSSH server with this key for the Administrators group.",

@@ -166,6 +166,8 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 				"the cluster's version (the API server's, read by discovery) or past Microsoft's extended support: a warning, never an error, silenced by listing it.",
 			Validators: []validator.List{listvalidator.ValueStringsAre(checkID())},
 		},
+		"proxy": proxyAttribute("The join writes it into containerd's and the kubelet's service environment (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), "+
+			"from which containerd's image pulls take it.", s.onChange, s.nodeReplaceObject),
 		"drain": schema.SingleNestedAttribute{
 			Optional: true, Computed: true,
 			Default:             objectdefault.StaticValue(drainObject(drainDefault)),

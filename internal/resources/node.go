@@ -96,6 +96,7 @@ func (r *nodeResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
 		warnUnproven(ctx, plan, &resp.Diagnostics)
+		warnNoProxy(ctx, r.clients, "windows_node "+plan.Name.ValueString(), plan.machineModel, plan.staticIPv4(ctx, &resp.Diagnostics), &resp.Diagnostics)
 	}
 	planActiveDirectory(ctx, r.clients, plan.machineModel, "windows_node "+plan.Name.ValueString(), &resp.Diagnostics)
 	if !req.State.Raw.IsNull() {

@@ -40,6 +40,7 @@ type nodeModel struct {
 	Ready            types.Bool     `tfsdk:"ready"`
 	Joined           types.Bool     `tfsdk:"joined"`
 	Health           types.Object   `tfsdk:"health"`
+	EffectiveNoProxy types.List     `tfsdk:"effective_no_proxy"`
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 }
 
@@ -75,6 +76,7 @@ type machineModel struct {
 	RebootAfterJoin        types.Bool   `tfsdk:"reboot_after_join"`
 	ProbeOnRefresh         types.Bool   `tfsdk:"probe_on_refresh"`
 	Drain                  types.Object `tfsdk:"drain"`
+	Proxy                  types.Object `tfsdk:"proxy"`
 	// The datacenter's settings (machine_site.go).
 	DatastoreClusterID types.String `tfsdk:"datastore_cluster_id"`
 	StoragePolicyID    types.String `tfsdk:"storage_policy_id"`
@@ -133,14 +135,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
 		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags), Site: m.site(ctx, diags),
 	}
-	if !m.IPv4.IsNull() && !m.IPv4.IsUnknown() {
-		var ip ipv4Model
-		diags.Append(m.IPv4.As(ctx, &ip, basetypes.ObjectAsOptions{})...)
-		var dns []string
-		diags.Append(ip.DNSServers.ElementsAs(ctx, &dns, false)...)
-		s.IPv4 = &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
-			Gateway: ip.Gateway.ValueString(), DNSServers: dns}
-	}
+	s.IPv4 = m.staticIPv4(ctx, diags)
 	if ad := m.activeDirectory(ctx, diags); ad != nil {
 		// The join account is the provider's (withJoinAccount).
 		s.Domain = &vsphere.DomainJoin{Domain: ad.Domain.ValueString(), OU: ad.OU.ValueString()}
@@ -152,7 +147,21 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 	s.HTTPSListenerAdmit = managementCIDRs(ctx, m.Transport)
 	s.SkipNetworkProbe = skipsNetworkProbe(ctx, m.SkipChecks, diags)
 	s.RebootAfterJoin = m.RebootAfterJoin.ValueBool()
+	s.Proxy = proxyConfig(ctx, m.Proxy, diags)
 	return s
+}
+
+// staticIPv4 is the ipv4 block's settings, nil for DHCP.
+func (m *nodeModel) staticIPv4(ctx context.Context, diags *diag.Diagnostics) *vsphere.StaticIPv4 {
+	if m.IPv4.IsNull() || m.IPv4.IsUnknown() {
+		return nil
+	}
+	var ip ipv4Model
+	diags.Append(m.IPv4.As(ctx, &ip, basetypes.ObjectAsOptions{})...)
+	var dns []string
+	diags.Append(ip.DNSServers.ElementsAs(ctx, &dns, false)...)
+	return &vsphere.StaticIPv4{Address: ip.Address.ValueString(), PrefixLength: int(ip.PrefixLength.ValueInt64()),
+		Gateway: ip.Gateway.ValueString(), DNSServers: dns}
 }
 
 // skipsNetworkProbe: skip_checks lists "network-probe".
@@ -303,6 +312,9 @@ func (m *nodeModel) setIdentity(id winnode.Identity) {
 			*s = types.StringValue("")
 		}
 	}
+	if m.EffectiveNoProxy.IsUnknown() {
+		m.EffectiveNoProxy = types.ListNull(types.StringType) // the join sets it
+	}
 	for _, b := range []*types.Bool{&m.Ready, &m.Joined} {
 		if b.IsUnknown() || b.IsNull() {
 			*b = types.BoolValue(false)
@@ -334,6 +346,13 @@ func (m *nodeModel) setJoined(res winnode.Result) {
 		m.CNI = types.StringValue(res.CNI)
 	}
 	m.settleCNI()
+	if res.NoProxy != nil {
+		elems := make([]attr.Value, 0, len(res.NoProxy))
+		for _, e := range res.NoProxy {
+			elems = append(elems, types.StringValue(e))
+		}
+		m.EffectiveNoProxy = types.ListValueMust(types.StringType, elems)
+	}
 	if res.Node != nil {
 		m.fromNode(res.Node, false)
 	}

@@ -69,6 +69,9 @@ func TestAccNodePool_memberPasswords(t *testing.T) {
 		}
 	}
 
+	// gMSA pods on the domain-joined members (gmsa_pool_test.go).
+	checkGMSAOnMembers(t, cli, config, names)
+
 	// The pool destroyed (the image and the networking stay): no account left.
 	imageOnly := acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") + acctest.GoldenImageConfig(image, nil)
 	if out, err := cli.Apply(imageOnly); err != nil {

@@ -39,6 +39,7 @@ func (r *nodePoolResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	if req.State.Raw.IsNull() {
 		warnAdminUser(ctx, req.Plan, &resp.Diagnostics)
+		warnNoProxy(ctx, r.clients, "windows_node_pool "+plan.NamePrefix.ValueString(), plan.machineModel, nil, &resp.Diagnostics)
 	}
 	planActiveDirectory(ctx, r.clients, plan.machineModel, "windows_node_pool "+plan.NamePrefix.ValueString(), &resp.Diagnostics)
 	rev, known := plan.revision(ctx, &resp.Diagnostics)
@@ -261,7 +262,7 @@ func revisionAttributes(a, b nodePoolModel) []revisionAttribute {
 		{"networking_id", a.NetworkingID, b.NetworkingID}, {"api_server", a.APIServer, b.APIServer},
 		{"cluster_dns", a.ClusterDNS, b.ClusterDNS}, {"cluster_domain", a.ClusterDomain, b.ClusterDomain},
 		{"service_cidr", a.ServiceCIDR, b.ServiceCIDR}, {"cluster_cidr", a.ClusterCIDR, b.ClusterCIDR},
-		{"failure_domains", a.FailureDomains, b.FailureDomains},
+		{"failure_domains", a.FailureDomains, b.FailureDomains}, {"proxy", a.Proxy, b.Proxy},
 		{"datastore_cluster_id", a.DatastoreClusterID, b.DatastoreClusterID}, {"storage_policy_id", a.StoragePolicyID, b.StoragePolicyID},
 		{"tags", a.Tags, b.Tags}, {"custom_attributes", a.CustomAttributes, b.CustomAttributes}, {"annotation", a.Annotation, b.Annotation},
 		{"disk", a.Disks, b.Disks}, {"network_interface", a.NetworkInterfaces, b.NetworkInterfaces},

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -137,6 +138,10 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 				MarkdownDescription: "Whether the Node exists in the cluster. A Node deleted outside Terraform while the VM lives " +
 					"shows up as `joined = false`, and the next apply joins it again."},
 			"health": nodeHealthSchema(),
+			"effective_no_proxy": schema.ListAttribute{Computed: true, ElementType: types.StringType,
+				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "The `NO_PROXY` the join gave containerd and the kubelet: `proxy.no_proxy` and what it missed of `localhost`, `127.0.0.1`, " +
+					"the cluster's Service and pod CIDRs, the API server's host and the node's subnet (its static `ipv4` network, else its address). Null without `proxy`."},
 		}),
 		Blocks: map[string]schema.Block{
 			"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),

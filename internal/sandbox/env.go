@@ -64,6 +64,11 @@ func (s *Sandbox) Env() []EnvVar {
 			}
 		}
 	}
+	if p := s.SiteProxy; p != nil {
+		// The site proxy, for a proxy attribute (guests reach the
+		// artifact server through it by SANDBOX_OUTSIDE_ARTIFACTS).
+		env = append(env, EnvVar{"SANDBOX_SITE_PROXY_URL", p.URL}, EnvVar{"SANDBOX_OUTSIDE_ARTIFACTS", s.OutsideArtifacts()})
+	}
 	if d := s.Domain; d != nil {
 		// The lab's Active Directory domain: the OU for the nodes and the
 		// join account delegated on it; its Administrator for the tests'

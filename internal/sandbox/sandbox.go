@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -32,8 +33,10 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/pki"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/registry"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/siteproxy"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vcsim"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 // VSphereUser is the simulator's administrator (the sandbox's own calls:
@@ -125,6 +128,10 @@ type Sandbox struct {
 	// Artifacts serves what golden image builds download (kubelet,
 	// kube-proxy, containerd, CNI plugins, flanneld), with real checksums.
 	Artifacts *artifacts.Server
+	// SiteProxy is the site's HTTP forward proxy: guests given
+	// ProxyOnlyFaults reach the artifact server and the registries only
+	// through it (siteproxy, winsim.Egress).
+	SiteProxy *siteproxy.Proxy
 	// Registry is the site's private registry mirror (basic auth), holding
 	// the pause image and the HostProcess base image under their upstream
 	// repositories (RegistryImages).
@@ -269,7 +276,7 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,
 		BootDelay: opts.HostBootDelay, RebootDelay: opts.HostRebootDelay, RunnerOutsideSubnet: opts.RunnerOutsideSubnet,
-		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay, Dataplanes: s.WindowsPods}), Logf: logf,
+		Programs: kubeletsim.Programs(kubeletsim.HookOptions{Logf: logf, Checker: s.KubeletChecker(), Overlay: s.Overlay, Dataplanes: s.WindowsPods, GMSA: s.GMSADomain()}), Logf: logf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -278,6 +285,11 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	logf("artifacts: serving image downloads at %s", s.Artifacts.BaseURL)
+	if s.SiteProxy, err = siteproxy.Start(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	s.SiteProxy.Name(s.OutsideArtifacts(), s.ArtifactsAddr())
+	logf("site proxy: %s (the artifact server outside: %s)", s.SiteProxy.URL, s.OutsideArtifacts())
 	if s.Registry, err = startRegistry(ctx); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -285,6 +297,35 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 	s.ReadyIn = time.Since(begin)
 	logf("sandbox: ready in %s", s.ReadyIn.Round(time.Millisecond))
 	return s, nil
+}
+
+// ProxyOnlyFaults are the faults of a guest at a site that lets only its
+// proxy out: the artifact server and the registries answer it only through
+// SiteProxy (set them with Hosts.SetFaults before the VM powers on).
+// Such a guest knows the artifact server as OutsideArtifacts (its port the
+// server's), a name only the proxy resolves.
+func (s *Sandbox) ProxyOnlyFaults() winsim.Faults {
+	return winsim.Faults{Egress: s.SiteProxy.Egress(s.OutsideArtifacts())}
+}
+
+// OutsideArtifactsName is the artifact server's name outside the site.
+const OutsideArtifactsName = "artifacts.outside.test"
+
+// OutsideArtifacts is the artifact server's host:port by its outside name,
+// which SiteProxy resolves; ArtifactsAddr is its loopback host:port, which a
+// test replaces by it in a configuration.
+func (s *Sandbox) OutsideArtifacts() string {
+	_, port, _ := net.SplitHostPort(s.ArtifactsAddr())
+	return net.JoinHostPort(OutsideArtifactsName, port)
+}
+
+// ArtifactsAddr is the artifact server's host:port.
+func (s *Sandbox) ArtifactsAddr() string {
+	u, err := url.Parse(s.Artifacts.BaseURL)
+	if err != nil {
+		panic(err) // the artifact server's own URL
+	}
+	return u.Host
 }
 
 // KubeletChecker is the kubeletcheck helper the simulated kubelets judge
@@ -327,6 +368,9 @@ func (s *Sandbox) Stop() error {
 		}
 		if s.Artifacts != nil {
 			errs = append(errs, s.Artifacts.Close())
+		}
+		if s.SiteProxy != nil {
+			errs = append(errs, s.SiteProxy.Close())
 		}
 		if s.Domain != nil {
 			errs = append(errs, s.Domain.Stop())

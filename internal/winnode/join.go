@@ -102,6 +102,7 @@ func (m *Manager) join(ctx context.Context, spec Spec, id Identity, agentsRunOn 
 	}
 	build := winversion.TrimUBR(res.WindowsBuildFull)
 	res.CNI = join.CNI
+	res.NoProxy = join.Proxy.NoProxy
 	if spec.Domain != nil {
 		join.ADDomain = spec.Domain.Domain
 	}
@@ -384,6 +385,7 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 	if mode.NeedsClusterCIDR() && cfg.ClusterCIDR == "" {
 		return cfg, fmt.Errorf("%s needs the cluster (pod) CIDR and no source names it (kubeadm-config networking.podSubnet, flannel net-conf.json, --cluster-cidr): set cluster_cidr", mode.Name())
 	}
+	cfg.Proxy = proxyFor(spec, cfg)
 	if cfg.KubeletAdmit, err = kubeletAdmit(net, cfg); err != nil {
 		return cfg, err
 	}
@@ -393,6 +395,32 @@ func (m *Manager) joinConfig(ctx context.Context, spec Spec, ip string) (bootstr
 		return cfg, err
 	}
 	return cfg, nil
+}
+
+// proxyFor is the node's proxy with NO_PROXY completed: the user's list
+// and whatever it misses of the cluster's Service and pod networks, the API
+// server and the node's subnet (its static IPv4 network, else its address),
+// so the kubelet and containerd never send cluster traffic to the proxy.
+func proxyFor(spec Spec, cfg bootstrap.JoinConfig) bootstrap.Proxy {
+	p := spec.Proxy
+	if !p.IsSet() {
+		return bootstrap.Proxy{}
+	}
+	p.NoProxy, _ = bootstrap.CompleteNoProxy(p.NoProxy, NoProxyFacts(spec, cfg.ServiceCIDR, cfg.ClusterCIDR, cfg.APIServer, cfg.NodeIP))
+	return p
+}
+
+// NoProxyFacts are the addresses a node's NO_PROXY must hold, from what is
+// known of it: the plan's check (with what discovery knows at plan) and
+// the join use the same.
+func NoProxyFacts(spec Spec, serviceCIDR, clusterCIDR, apiServer, nodeIP string) bootstrap.NoProxyFacts {
+	subnet := nodeIP
+	if spec.IPv4 != nil && spec.IPv4.PrefixLength > 0 {
+		if _, n, err := net.ParseCIDR(fmt.Sprintf("%s/%d", spec.IPv4.Address, spec.IPv4.PrefixLength)); err == nil {
+			subnet = n.String()
+		}
+	}
+	return bootstrap.NoProxyFacts{ServiceCIDR: serviceCIDR, ClusterCIDR: clusterCIDR, APIServer: apiServer, NodeSubnet: subnet}
 }
 
 // networkingMode is the node's CNI mode: that of the networking resource

@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
@@ -96,6 +97,9 @@ type Spec struct {
 	RebootAfterJoin bool
 	// Overrides of discovered cluster facts ("" = discover).
 	APIServer, ClusterDNS, ClusterDomain, ServiceCIDR, ClusterCIDR string
+	// Proxy is the site's proxy for containerd and the kubelet, its NoProxy
+	// as the user listed it (the join completes it: proxyFor).
+	Proxy bootstrap.Proxy
 }
 
 // Identity is the VM, saved to state the moment it exists.
@@ -114,6 +118,9 @@ type Result struct {
 	WindowsBuildFull string
 	// CNI is the networking mode the node joined with.
 	CNI string
+	// NoProxy is the NO_PROXY the join gave containerd and the kubelet
+	// (nil without a proxy).
+	NoProxy []string
 	// SSHHostKey is the SSH host key the guest presented and the transport
 	// trusted (authorized_keys format); "" over WinRM.
 	SSHHostKey string

@@ -103,7 +103,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\containerd-1.7.30-windows-amd64.tar.gz.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -131,7 +139,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kubelet.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -155,7 +171,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kube-proxy.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -179,7 +203,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kube-log-runner.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -203,7 +235,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force

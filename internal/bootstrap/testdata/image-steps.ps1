@@ -98,7 +98,15 @@ $kb = 'KB5070010'
 $url = 'http://mirror.internal/updates/windows10.0-kb5070010-x64.cab'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $file = 'C:\k\downloads\windows10.0-kb5070010-x64.cab'
-Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $file
+# Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $file
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
 $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $file).Hash
 if ($got -ne $want) {
   Remove-Item -LiteralPath $file -Force
@@ -144,7 +152,15 @@ $kb = 'KB5070011'
 $url = 'http://mirror.internal/updates/windows10.0-kb5070011-x64.msu'
 $want = 'ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB'
 $file = 'C:\k\downloads\windows10.0-kb5070011-x64.msu'
-Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $file
+# Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
+  Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $file
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
 $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $file).Hash
 if ($got -ne $want) {
   Remove-Item -LiteralPath $file -Force
@@ -417,7 +433,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\containerd-2.2.7-windows-amd64.tar.gz.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -445,7 +469,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kubelet.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -469,7 +501,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kube-proxy.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -493,7 +533,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\kube-log-runner.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -517,7 +565,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\cni-plugins-windows-amd64-v1.9.1.tgz.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -545,7 +601,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\flanneld.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -569,7 +633,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\downloads\cni-plugin-flannel-windows-amd64-v1.9.1-flannel1.tgz.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force
@@ -598,7 +670,15 @@ if ((Test-Path -LiteralPath $target) -and ((Get-FileHash -Algorithm SHA256 -Lite
   Write-Output ($name + ' already installed: ' + $target)
 } else {
   $download = 'C:\k\wins.exe.download'
+  # Windows PowerShell 5.1's Invoke-WebRequest goes through the proxy it is
+# given (-Proxy), never through HTTP_PROXY; a failed download names its URL
+# and how it went, so a site reachable only through a proxy says so.
+$via = 'without a proxy (none is set: where the guests reach it only through one, set proxy.https and proxy.http)'
+try {
   Invoke-WebRequest -UseBasicParsing -Uri $url -OutFile $download
+} catch {
+  throw ('downloading ' + $url + ' ' + $via + ' failed: ' + $_.Exception.Message)
+}
   $got = (Get-FileHash -Algorithm SHA256 -LiteralPath $download).Hash
   if ($got -ne $want) {
     Remove-Item -LiteralPath $download -Force

@@ -37,6 +37,16 @@
 //     Network plugin returns error: cni plugin not initialized") and pods off
 //     the host network wait (event NetworkNotReady); delegate and IPAM
 //     plugins are needed at the first sandbox (FailedCreatePodSandBox).
+//   - gMSA (pods_gmsa.go): a container whose windowsOptions hold a credential
+//     spec starts only when the host retrieves the gMSA's password from its
+//     domain (Config.GMSA: a member of the spec's domain, its account granted
+//     by the gMSA's msDS-GroupMSAMembership); otherwise RunContainerError
+//     "failed to create containerd task: failed to create shim task:
+//     hcs::CreateComputeSystem <id>: <Win32 text>: unknown" and a Failed
+//     event, retried after the kubelet's 10 s back-off: 1355 outside the
+//     domain, 5 "Access is denied." outside the hosts group (sources in
+//     pods_gmsa.go). HostAccountConfig and gMSA in HostProcess containers
+//     are refused (CreateContainerError), not modelled.
 //   - HostProcess pods (pods_hostprocess.go) run their command on the host
 //     through winsim's Host.Run with the container's env, downward API,
 //     CONTAINER_SANDBOX_MOUNT_POINT=C:\C\<id>\ and their configMap and

@@ -23,6 +23,9 @@ type HookOptions struct {
 	// Dataplanes holds every kubelet's pod network for the overlay's
 	// deliveries to Windows pods (Config.Dataplanes).
 	Dataplanes *Dataplanes
+	// GMSA is the domain the hosts' containers retrieve gMSA passwords
+	// from (Config.GMSA); nil: none reachable.
+	GMSA GMSADomain
 }
 
 // Programs returns the native programs this package provides, for
@@ -61,6 +64,7 @@ func Programs(opts HookOptions) map[string]winsim.Program {
 		}
 		cfg := HostConfigFor(h)
 		cfg.Executable, cfg.Args, cfg.Log, cfg.Checker, cfg.Overlay, cfg.Dataplanes = p.Path, p.Args, p.Stderr, opts.Checker, opts.Overlay, opts.Dataplanes
+		cfg.GMSA = opts.GMSA
 		k, err := Start(ctx, cfg)
 		if err != nil {
 			logf("kubeletsim: %s: kubelet failed to start: %v", h.ComputerName(), err)
@@ -110,5 +114,7 @@ func HostConfigFor(h *winsim.Host) Config {
 		Latency:    hc.Latency,
 		NeverReady: h.Faults().KubeletNeverReady,
 		NotReady:   func() bool { return h.Faults().KubeletNotReady },
+		Egress:     func() *winsim.Egress { return h.Faults().Egress },
+		RuntimeEnv: func() (map[string]string, bool) { return h.RunningServiceEnv("containerd") },
 	}
 }

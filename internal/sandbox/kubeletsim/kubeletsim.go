@@ -71,6 +71,17 @@ type Config struct {
 	// returns true the Node reports NotReady (a fault held and released at
 	// run time).
 	NotReady func() bool
+	// GMSA is the Active Directory domain the host's containers retrieve
+	// gMSA passwords from (pods_gmsa.go); nil: no domain is reachable, and
+	// every container with a credential spec fails to start.
+	GMSA GMSADomain
+	// Egress is the site's network (winsim.Faults.Egress: the registries
+	// reachable only through its proxy), asked at each pull; nil or a nil
+	// result: the registries are reached directly.
+	Egress func() *winsim.Egress
+	// RuntimeEnv is containerd's process environment while it runs
+	// (winsim.Host.RunningServiceEnv), from which its pulls take a proxy.
+	RuntimeEnv func() (map[string]string, bool)
 }
 
 // Kubelet is a running simulated kubelet.

@@ -151,6 +151,14 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 		return err
 	}
 	if isHostProcess(pod) {
+		if specs := gmsaSpecs(pod); len(specs) > 0 {
+			// Not modelled (pods_gmsa.go): refused, not run without it.
+			failed := map[string]corev1.ContainerStateWaiting{}
+			for name := range specs {
+				failed[name] = corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: "gMSA in HostProcess containers is not modelled by the simulator"}
+			}
+			return w.failStart(ctx, key, pod, w.n.nodeIP(), failed)
+		}
 		// Its containers are processes on the host, run with the
 		// container's command (pods_hostprocess.go).
 		return w.startHostProcess(pod)
@@ -203,6 +211,10 @@ func (w *podWorker) sync(ctx context.Context, key string) error {
 				return err
 			}
 		}
+	}
+	if failed := w.gmsaStartErrors(ctx, pod); len(failed) > 0 {
+		// HCS could not give a container its gMSA (pods_gmsa.go).
+		return w.failStart(ctx, key, pod, ip, failed)
 	}
 	if isAgnhostPod(pod) && !pod.Spec.HostNetwork {
 		return w.runAgnhost(ctx, pod, ip)

@@ -62,6 +62,9 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 	ids := map[string]string{}
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		id, err := pullImage(c.Image)
+		if err == nil {
+			err = w.n.k.reachRegistry(ctx, c.Image)
+		}
 		if err != nil {
 			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
 			return w.imagePullFailed(ctx, pod, c.Name, err)

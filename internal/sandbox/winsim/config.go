@@ -181,6 +181,9 @@ type Faults struct {
 	// the HNS state at its first start in a new boot, its flanneld fails to
 	// create the network and kube-proxy waits for it.
 	HNSLostOnReboot bool
+	// Egress, when set, is a site whose guests reach the outside only
+	// through its HTTP proxy (egress.go).
+	Egress *Egress
 	// ServiceExits makes a service's process exit on its own some time
 	// after it reported Running, as a crashing service does: the SCM sees
 	// the process end without a stop request (recovery actions apply).

@@ -220,12 +220,31 @@
 // antrea-io/antrea docs/design/windows-design.md: whether the Open vSwitch
 // Extension is installed, the HNS network it is enabled on, the bridges and
 // their ports, AntreaProxy's Service groups and the node routes, written
-// by kubeletsim's antrea-agent and OVS programs), reg.exe (add <HKLM\key> /v <name> /t REG_SZ|REG_DWORD /d
-// <data> /f only, https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
-// "ERROR: Access is denied." to a filtered token; programs_reg.go), and the
+// by kubeletsim's antrea-agent and OVS programs), reg.exe (add <HKLM\key> /v <name> /t REG_SZ|REG_DWORD|REG_MULTI_SZ /d
+// <data> /f only, REG_MULTI_SZ's strings separated by \0,
+// https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
+// "ERROR: Access is denied." to a filtered token; programs_reg.go), netsh.exe
+// (winhttp set proxy and winhttp show proxy only: the machine's WinHTTP proxy,
+// which Windows Update's agent uses, kept in the registry so clones have it;
+// https://learn.microsoft.com/en-us/windows/win32/winhttp/netsh-exe-commands#set-proxy,
+// https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/windows-update-client-determines-proxy-server-connect;
+// programs_netsh.go), and the
 // servicing programs below (dism.exe, wusa.exe). sc.exe
 // and nssm belong to the service control manager's files. Each refuses any
 // form it does not document.
+//
+// A site behind a proxy (egress.go, Faults.Egress): the hosts outside (the
+// download server, the registries) answer a guest only through the site's
+// proxy. Invoke-WebRequest goes through -Proxy when given and never through
+// HTTP_PROXY (Windows PowerShell 5.1 takes a proxy from -Proxy or Internet
+// Options: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/invoke-webrequest?view=powershell-5.1),
+// and a direct connection out fails with "Unable to connect to the remote
+// server". A service's process keeps the environment it started with, its
+// Environment value included (RunningServiceEnv); kubeletsim's pulls take
+// containerd's proxy from there only, as containerd on Windows does
+// (kubernetes-sigs/sig-windows-tools#339, containerd/containerd#8846), and
+// open a CONNECT tunnel through the sandbox's site proxy
+// (internal/sandbox/siteproxy, github.com/elazarl/goproxy).
 //
 // Programs and their subsystem (process.go, background.go, pwsh/native.go,
 // cmdline.go). Every program is registered with the subsystem its real PE
@@ -235,7 +254,7 @@
 // unless /quiet, and scripts wait for it with Start-Process -Wait; the
 // wusa page above) and sysprep.exe (the System Preparation Tool window;
 // Packer's Windows builders poll ImageState after `& sysprep.exe` because
-// it returns at once). Console: cmd.exe, powershell.exe, dism.exe, reg.exe,
+// it returns at once). Console: cmd.exe, powershell.exe, dism.exe, reg.exe, netsh.exe,
 // sc.exe, tar.exe, icacls.exe, hostname.exe, shutdown.exe, hnsdiag.exe
 // (their Windows Commands pages describe console output), nssm, containerd,
 // ctr, host-local, kube-log-runner, sshd and the host's own programs
@@ -532,9 +551,9 @@
 //	    does: installs a known feature; RestartNeeded is Yes until the next boot completes it; an unknown name is an error
 //	    source: https://learn.microsoft.com/en-us/powershell/module/servermanager/install-windowsfeature
 //	Invoke-WebRequest (aliases iwr, wget, curl)
-//	    parameters: [-Uri <Uri>] (mandatory), -OutFile <String>, -UseBasicParsing <SwitchParameter>, -Method <WebRequestMethod> {Default|Get|Head|Post|Put|Delete|Trace|Options|Merge|Patch}, -TimeoutSec <Int32>
-//	    refused (real, not modelled): -Headers, -Body, -UserAgent, -Credential, -Proxy, -PassThru, -InFile, -ContentType, -MaximumRedirection
-//	    does: a real HTTP GET from this machine; -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException
+//	    parameters: [-Uri <Uri>] (mandatory), -OutFile <String>, -UseBasicParsing <SwitchParameter>, -Method <WebRequestMethod> {Default|Get|Head|Post|Put|Delete|Trace|Options|Merge|Patch}, -TimeoutSec <Int32>, -Proxy <Uri>
+//	    refused (real, not modelled): -Headers, -Body, -UserAgent, -Credential, -PassThru, -InFile, -ContentType, -MaximumRedirection
+//	    does: a real HTTP GET from this machine, through -Proxy when given (never HTTP_PROXY: Windows PowerShell 5.1 takes the proxy from -Proxy or Internet Options); -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException; at a site reachable only through its proxy (Faults.Egress) a direct connection out fails
 //	    source: https://learn.microsoft.com/en-us/powershell/module/microsoft.powershell.utility/invoke-webrequest?view=powershell-5.1
 //	Join-Path
 //	    parameters: [-Path <String[]>] (mandatory), [-ChildPath <String>] (mandatory)

@@ -8,7 +8,7 @@ import (
 )
 
 // reg.exe, its add subcommand only: reg add <HKLM\key> /v <name> /t
-// REG_SZ|REG_DWORD /d <data> /f writes one value under HKEY_LOCAL_MACHINE,
+// REG_SZ|REG_DWORD|REG_MULTI_SZ /d <data> /f writes one value under HKEY_LOCAL_MACHINE,
 // creating the key ("The operation completed successfully.", exit code 0).
 // A filtered token is refused before it runs (uac.go: "ERROR: Access is
 // denied."). Every other subcommand (query, delete, import, export, ...),
@@ -80,6 +80,14 @@ func runReg(ctx context.Context, p *Process) int {
 			return 1
 		}
 		v = RegValue{Type: RegDWord, DWord: uint32(n)}
+	case "REG_MULTI_SZ":
+		// /d's strings are separated by \0 (reg add's default separator,
+		// /s not modelled); an empty /d is an empty list.
+		var multi []string
+		if data != "" {
+			multi = strings.Split(data, `\0`)
+		}
+		v = RegValue{Type: RegMultiSZ, Multi: multi}
 	default:
 		return refuse("the value type " + typ)
 	}

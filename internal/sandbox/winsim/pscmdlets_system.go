@@ -35,12 +35,12 @@ var knownCapabilities = []string{"OpenSSH.Server~~~~0.0.1.0", "OpenSSH.Client~~~
 func systemCmdlets() []*Cmdlet {
 	return []*Cmdlet{
 		{Name: "Invoke-WebRequest", Class: "Microsoft.PowerShell.Commands.InvokeWebRequestCommand", Aliases: []string{"iwr", "wget", "curl"},
-			Source: util + "invoke-webrequest?view=powershell-5.1", Behaviour: "a real HTTP GET from this machine; -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException",
+			Source: util + "invoke-webrequest?view=powershell-5.1", Behaviour: "a real HTTP GET from this machine, through -Proxy when given (never HTTP_PROXY: Windows PowerShell 5.1 takes the proxy from -Proxy or Internet Options); -OutFile saves the body, else an object with StatusCode and Content; HTTP errors are WebException; at a site reachable only through its proxy (Faults.Egress) a direct connection out fails",
 			Params: []*Param{P("Uri", "System.Uri", 0, Mandatory), P("OutFile", "System.String", -1), P("UseBasicParsing", "SwitchParameter", -1),
 				P("Method", "Microsoft.PowerShell.Commands.WebRequestMethod", -1, Enum("Default", "Get", "Head", "Post", "Put", "Delete", "Trace", "Options", "Merge", "Patch")),
 				P("TimeoutSec", "System.Int32", -1), P("Headers", "System.Collections.IDictionary", -1, Unmodelled), P("Body", "System.Object", -1, Unmodelled),
 				P("UserAgent", "System.String", -1, Unmodelled), P("Credential", "System.Management.Automation.PSCredential", -1, Unmodelled),
-				P("Proxy", "System.Uri", -1, Unmodelled), P("PassThru", "SwitchParameter", -1, Unmodelled), P("InFile", "System.String", -1, Unmodelled),
+				P("Proxy", "System.Uri", -1), P("PassThru", "SwitchParameter", -1, Unmodelled), P("InFile", "System.String", -1, Unmodelled),
 				P("ContentType", "System.String", -1, Unmodelled), P("MaximumRedirection", "System.Int32", -1, Unmodelled)},
 			Run: runInvokeWebRequest},
 		{Name: "Expand-Archive", Class: "Expand-Archive", ShouldProcess: true,
@@ -305,7 +305,11 @@ func runInvokeWebRequest(c *Call) error {
 		return c.Throw(c.Fail(fmt.Sprintf("Cannot bind parameter 'Uri'. Cannot convert value \"%s\" to type \"System.Uri\". Error: \"Invalid URI: The format of the URI could not be determined.\"", uri),
 			"InvalidArgument", "", "ParameterBindingException", "CannotConvertArgumentNoMessage", "System.Management.Automation.ParameterBindingException"))
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client, err := ps(c).h.EgressClient(req.URL, c.Str("Proxy"))
+	if err != nil {
+		return webErr("Unable to connect to the remote server")
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return webErr("Unable to connect to the remote server")
 	}

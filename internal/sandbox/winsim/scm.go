@@ -31,7 +31,8 @@ type svcRun struct {
 	stopping bool // a stop was requested: the process ending is not a failure
 	failures int  // for the recovery actions
 	lastFail time.Time
-	exits    int // ServiceExits faults fired
+	exits    int               // ServiceExits faults fired
+	env      map[string]string // the running process's environment
 }
 
 func (c *scm) run(name string) *svcRun {
@@ -88,6 +89,23 @@ func (h *Host) ServiceEnvironment() map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// RunningServiceEnv is the environment the service's process started with
+// (the SCM's block and the service's Environment value, as it was at that
+// start: a change takes effect at the next start), while it runs.
+func (h *Host) RunningServiceEnv(name string) (map[string]string, bool) {
+	h.scm.mu.Lock()
+	defer h.scm.mu.Unlock()
+	r := h.scm.runs[strings.ToLower(name)]
+	if r == nil || r.status != StatusRunning || r.env == nil {
+		return nil, false
+	}
+	out := make(map[string]string, len(r.env))
+	for k, v := range r.env {
+		out[k] = v
+	}
+	return out, true
 }
 
 // startService starts a service and waits until it reports Running, as
@@ -197,7 +215,7 @@ func (h *Host) spawnService(s Service, r *svcRun, atBoot bool) error {
 		})
 	}
 	h.scm.mu.Lock()
-	r.status, r.cancel, r.done, r.stopping = StatusStartPending, cancel, done, false
+	r.status, r.cancel, r.done, r.stopping, r.env = StatusStartPending, cancel, done, false, env
 	h.scm.mu.Unlock()
 	if !atBoot {
 		// START_PENDING for the start's time (the latency model's

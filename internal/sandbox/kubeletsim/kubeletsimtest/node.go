@@ -69,6 +69,9 @@ type Options struct {
 	// Overlay carries the node's pods' connections to other nodes' pods
 	// (kubeletsim.Config.Overlay): the sandbox's Overlay.
 	Overlay kubeletsim.Overlay
+	// GMSA is the domain the node's containers retrieve gMSA passwords
+	// from (kubeletsim.Config.GMSA); nil: none.
+	GMSA kubeletsim.GMSADomain
 }
 
 // CNI layout of the golden image: containerd's config names these
@@ -135,7 +138,7 @@ func NewNode(t testing.TB, name string, o Options) *Node {
 		c.NumCPU, c.MemoryMB = 4, 8192
 		c.Faults = o.Faults
 		c.LocalAccounts = o.LocalAccounts
-		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker, Overlay: o.Overlay})
+		c.Programs = kubeletsim.Programs(kubeletsim.HookOptions{Logf: t.Logf, Checker: o.Checker, Overlay: o.Overlay, GMSA: o.GMSA})
 	})
 	files := map[string]string{
 		ContainerdExe:    Executable("containerd", "v"+ContainerdVersion),
