@@ -17,6 +17,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/bootstrap"
 	"github.com/wincluster/terraform-provider-windows/internal/guest"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 )
 
 // VM identifies a virtual machine.
@@ -55,6 +56,11 @@ type CloneRequest struct {
 	DatastoreID    string
 	NetworkID      string
 	HostID         string
+	// DatastoreClusterID and StoragePolicyID: Storage DRS placement and a
+	// storage policy (vsphere.CloneSpec); Metadata is set right after the
+	// clone, and the template keeps it.
+	DatastoreClusterID, StoragePolicyID string
+	Metadata                            vsphere.Metadata
 }
 
 // Request is one image build.

@@ -64,9 +64,25 @@ func (a *VSphereAdapter) CloneBuildVM(ctx context.Context, req CloneRequest) (VM
 			return VM{}, err
 		}
 	}
+	if req.DatastoreClusterID != "" {
+		if spec.DatastoreCluster, err = a.c.FindDatastoreClusterByID(ctx, req.DatastoreClusterID); err != nil {
+			return VM{}, err
+		}
+	}
+	if req.StoragePolicyID != "" {
+		if _, err := a.c.CheckStoragePolicy(ctx, req.StoragePolicyID); err != nil {
+			return VM{}, fmt.Errorf("storage_policy_id %s: %w", req.StoragePolicyID, err)
+		}
+		spec.StoragePolicyID = req.StoragePolicyID
+	}
 	vm, err := a.c.Clone(ctx, spec)
 	if vm == nil {
 		return VM{}, err
+	}
+	if err == nil {
+		if err = a.c.SetMetadata(ctx, vm.Ref, vsphere.Metadata{}, req.Metadata); err != nil {
+			err = fmt.Errorf("cloned the build VM %s, then: %w", vm.Name, err)
+		}
 	}
 	// With an error too: the VM exists (the clone was interrupted after
 	// vCenter made it, or its identity could not be read in full), and

@@ -13,6 +13,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/goldenimage"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/timezone"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winversion"
 )
 
@@ -25,6 +26,10 @@ type goldenImageModel struct {
 	ResourcePoolID               types.String   `tfsdk:"resource_pool_id"`
 	DatastoreID                  types.String   `tfsdk:"datastore_id"`
 	NetworkID                    types.String   `tfsdk:"network_id"`
+	DatastoreClusterID           types.String   `tfsdk:"datastore_cluster_id"`
+	StoragePolicyID              types.String   `tfsdk:"storage_policy_id"`
+	Tags                         types.Set      `tfsdk:"tags"`
+	CustomAttributes             types.Map      `tfsdk:"custom_attributes"`
 	HostID                       types.String   `tfsdk:"host_id"`
 	AdminUser                    types.String   `tfsdk:"admin_user"`
 	AdminPasswordWO              types.String   `tfsdk:"admin_password_wo"`
@@ -132,6 +137,8 @@ func (m *goldenImageModel) buildRequest(ctx context.Context, password, sshKey st
 			Source: m.SourceTemplate.ValueString(), Name: m.Name.ValueString(), Folder: m.Folder.ValueString(),
 			ResourcePoolID: m.ResourcePoolID.ValueString(), DatastoreID: m.DatastoreID.ValueString(),
 			NetworkID: m.NetworkID.ValueString(), HostID: m.HostID.ValueString(),
+			DatastoreClusterID: m.DatastoreClusterID.ValueString(), StoragePolicyID: m.StoragePolicyID.ValueString(),
+			Metadata: vsphere.Metadata{Tags: knownStrings(ctx, m.Tags), CustomAttributes: knownStringMap(ctx, m.CustomAttributes)},
 		},
 		Transport:            transport,
 		Image:                image,
@@ -220,9 +227,12 @@ func importedImage(info goldenimage.TemplateInfo) goldenImageModel {
 func (m *goldenImageModel) nullInputs() {
 	for _, s := range []*types.String{&m.NamePrefix, &m.Folder, &m.SourceTemplate, &m.ResourcePoolID, &m.DatastoreID,
 		&m.NetworkID, &m.HostID, &m.AdminPasswordWO, &m.KubernetesVersion, &m.KubeletSHA256, &m.KubeProxySHA256, &m.KubeLogRunnerSHA256,
-		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey} {
+		&m.ContainerdURL, &m.ContainerdSHA256, &m.CNIPluginsURL, &m.CNIPluginsSHA256, &m.SSHAuthorizedKey,
+		&m.DatastoreClusterID, &m.StoragePolicyID} {
 		*s = types.StringNull()
 	}
+	m.Tags = types.SetNull(types.StringType)
+	m.CustomAttributes = types.MapNull(types.StringType)
 	m.AdminUser = types.StringValue(bootstrap.DefaultAdminUser)
 	m.ArtifactsBaseURL = types.StringValue(bootstrap.DefaultBaseURL)
 	m.PauseImage = types.StringValue(bootstrap.DefaultPause)
@@ -262,4 +272,23 @@ func prepullWithHostProcess(prepull []string, reg bootstrap.Registry) []string {
 		return prepull
 	}
 	return append([]string{networking.DefaultHostProcessImage}, prepull...)
+}
+
+// knownStrings and knownStringMap read a known set or map of strings; null or
+// unknown reads as none.
+func knownStrings(ctx context.Context, v types.Set) []string {
+	var out []string
+	if !v.IsNull() && !v.IsUnknown() {
+		_ = v.ElementsAs(ctx, &out, false)
+	}
+	return out
+}
+
+func knownStringMap(ctx context.Context, v types.Map) map[string]string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	out := map[string]string{}
+	_ = v.ElementsAs(ctx, &out, false)
+	return out
 }

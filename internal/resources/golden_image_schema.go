@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/setvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -45,6 +47,8 @@ var (
 	imageBool    = []planmodifier.Bool{imageReplace}
 	imageInt64   = []planmodifier.Int64{imageReplace}
 	imageList    = []planmodifier.List{imageReplace}
+	imageSet     = []planmodifier.Set{imageReplace}
+	imageMap     = []planmodifier.Map{imageReplace}
 	// imageTransport rebuilds the image when the transport changes, but not
 	// for the SSH host key recorded at the build.
 	imageTransport = []planmodifier.Object{replaceUnlessImported{description: imageReplace.description,
@@ -101,6 +105,29 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "Datastore for the build VM and the template; defaults to the source's." + accepts(vsphere.DatastoreKind),
 				Validators:          []validator.String{vsphereObject(vsphere.DatastoreKind)},
+			},
+			"datastore_cluster_id": schema.StringAttribute{
+				Optional: true, PlanModifiers: imageString,
+				MarkdownDescription: "Datastore cluster whose Storage DRS places the build VM and so the template (in place of `datastore_id`)." +
+					accepts(vsphere.DatastoreClusterKind),
+				Validators: []validator.String{vsphereObject(vsphere.DatastoreClusterKind), stringvalidator.ConflictsWith(path.MatchRoot("datastore_id"))},
+			},
+			"storage_policy_id": schema.StringAttribute{
+				Optional: true, PlanModifiers: imageString,
+				MarkdownDescription: "Storage policy (`data.vsphere_storage_policy.<name>.id`) of the build VM's home and disks, and so the template's; " +
+					"checked against vCenter's policies before the clone. A node's own `storage_policy_id` applies to its clone.",
+				Validators: []validator.String{stringvalidator.RegexMatches(storagePolicyIDPattern, "must be a storage policy id, a UUID (data.vsphere_storage_policy.<name>.id)")},
+			},
+			"tags": schema.SetAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: imageSet,
+				MarkdownDescription: "vSphere tag ids (`vsphere_tag.<name>.id`) attached to the build VM right after its clone, which the template keeps " +
+					"(a clone of it does not: vCenter copies no tags).",
+				Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.RegexMatches(vsphere.TagIDPattern,
+					"must be a vSphere tag id, urn:vmomi:InventoryServiceTag:<uuid>:GLOBAL (vsphere_tag.<name>.id)"))},
+			},
+			"custom_attributes": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: imageMap,
+				MarkdownDescription: "Custom attribute values of the build VM, and so the template, by custom attribute id (`vsphere_custom_attribute.<name>.id`).",
+				Validators: []validator.Map{mapvalidator.KeysAre(stringvalidator.RegexMatches(vsphere.CustomAttributeKeyPattern,
+					"must be a custom attribute's id (vsphere_custom_attribute.<name>.id), a number"))},
 			},
 			"network_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,

@@ -72,6 +72,8 @@ var (
 	_ planmodifier.Int64  = replaceUnlessImported{}
 	_ planmodifier.Bool   = replaceUnlessImported{}
 	_ planmodifier.List   = replaceUnlessImported{}
+	_ planmodifier.Set    = replaceUnlessImported{}
+	_ planmodifier.Map    = replaceUnlessImported{}
 	_ planmodifier.Object = replaceUnlessImported{}
 )
 
@@ -105,10 +107,14 @@ func (m replaceUnlessImported) PlanModifyList(ctx context.Context, req planmodif
 	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
 }
 
-func (m replaceUnlessImported) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
+func (m replaceUnlessImported) PlanModifySet(ctx context.Context, req planmodifier.SetRequest, resp *planmodifier.SetResponse) {
 	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
 }
 
 func (m replaceUnlessImported) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
+}
+
+func (m replaceUnlessImported) PlanModifyObject(ctx context.Context, req planmodifier.ObjectRequest, resp *planmodifier.ObjectResponse) {
 	resp.RequiresReplace = m.requiresReplace(ctx, req.State, req.Plan, req.StateValue, req.PlanValue, req.Private)
 }

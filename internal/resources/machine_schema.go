@@ -32,6 +32,7 @@ type machineSchema struct {
 	replaceBool                      []planmodifier.Bool
 	replaceInt64, nodeReplaceInt64   []planmodifier.Int64
 	nodeReplaceObject                []planmodifier.Object
+	nodeReplaceList                  []planmodifier.List
 	// onChange says what changing a create-only input does.
 	onChange string
 	// noHTTPSBootstrap is why the resource refuses transport.https_bootstrap.
@@ -40,7 +41,7 @@ type machineSchema struct {
 
 var (
 	nodeMachine = machineSchema{replaceString: replaceString, nodeReplaceString: nodeReplaceString, replaceBool: replaceBool,
-		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, nodeReplaceObject: nodeReplaceObject, onChange: "replaces the node"}
+		replaceInt64: replaceInt64, nodeReplaceInt64: nodeReplaceInt64, nodeReplaceObject: nodeReplaceObject, nodeReplaceList: []planmodifier.List{nodeReplace}, onChange: "replaces the node"}
 	poolMachine = machineSchema{onChange: "rolls new members in (max_surge, max_unavailable)",
 		noHTTPSBootstrap: "a pool's members would each need their own pinned certificate, which members do not record yet; give windows_node resources https_bootstrap, or let the pool use the default transport (vmtools)"}
 )
@@ -48,6 +49,7 @@ var (
 // withMachine adds the machine's attributes to a resource's own.
 func withMachine(s machineSchema, own map[string]schema.Attribute) map[string]schema.Attribute {
 	all := s.attributes()
+	maps.Copy(all, s.siteAttributes())
 	maps.Copy(all, own)
 	return all
 }

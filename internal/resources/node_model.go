@@ -77,6 +77,14 @@ type machineModel struct {
 	ProbeOnRefresh         types.Bool   `tfsdk:"probe_on_refresh"`
 	Drain                  types.Object `tfsdk:"drain"`
 	Proxy                  types.Object `tfsdk:"proxy"`
+	// The datacenter's settings (machine_site.go).
+	DatastoreClusterID types.String `tfsdk:"datastore_cluster_id"`
+	StoragePolicyID    types.String `tfsdk:"storage_policy_id"`
+	Tags               types.Set    `tfsdk:"tags"`
+	CustomAttributes   types.Map    `tfsdk:"custom_attributes"`
+	Annotation         types.String `tfsdk:"annotation"`
+	Disks              types.List   `tfsdk:"disk"`
+	NetworkInterfaces  types.List   `tfsdk:"network_interface"`
 }
 
 type taintModel struct {
@@ -125,7 +133,7 @@ func (m *nodeModel) spec(ctx context.Context, password, sshKey string, diags *di
 		TimeZone: m.TimeZone.ValueString(), CNI: m.CNI.ValueString(), Networking: m.NetworkingID.ValueString(),
 		APIServer: m.APIServer.ValueString(), ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(),
 		ServiceCIDR: m.ServiceCIDR.ValueString(), ClusterCIDR: m.ClusterCIDR.ValueString(),
-		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags),
+		Labels: m.labels(ctx, diags), Taints: m.taints(ctx, diags), Site: m.site(ctx, diags),
 	}
 	s.IPv4 = m.staticIPv4(ctx, diags)
 	if ad := m.activeDirectory(ctx, diags); ad != nil {
@@ -247,6 +255,7 @@ func (m *nodeModel) updateRequest(ctx context.Context, state nodeModel, private 
 		AdoptNetworkingMode: m.adoptsNetworkingMode(),
 		Repair:              state.Joined.ValueBool() && !state.Ready.ValueBool() && m.Ready.ValueBool(),
 		RepairAgents:        m.repairsAgents(ctx, state),
+		Site:                winnode.SiteChange{Had: state.site(ctx, diags), Want: m.site(ctx, diags)},
 	}
 }
 

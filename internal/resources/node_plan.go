@@ -307,6 +307,13 @@ func requiresReplace(ctx context.Context, req resource.ModifyPlanRequest, p path
 				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
 			return resp.RequiresReplace
 		})
+	case schema.ListNestedAttribute:
+		return anyReplaces(ctx, req, p, a.PlanModifiers, func(m planmodifier.List, config, plan, state types.List) bool {
+			resp := &planmodifier.ListResponse{PlanValue: plan}
+			m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, PathExpression: p.Expression(), Config: req.Config, ConfigValue: config,
+				Plan: req.Plan, PlanValue: plan, State: req.State, StateValue: state, Private: req.Private}, resp)
+			return resp.RequiresReplace
+		})
 	case schema.SingleNestedAttribute:
 		return anyReplaces(ctx, req, p, a.PlanModifiers, func(m planmodifier.Object, config, plan, state types.Object) bool {
 			resp := &planmodifier.ObjectResponse{PlanValue: plan}

@@ -13,7 +13,7 @@ import (
 
 // replacePaths asks the node schema's own plan modifiers, of every attribute
 // type that has them: the framework's RequiresReplace (string, int64, bool)
-// and replaceUnlessImported (string, int64, object). Changes whose modifiers
+// and replaceUnlessImported (string, int64, list, object). Changes whose modifiers
 // keep the node (num_cpus) are not listed.
 func TestReplacePaths(t *testing.T) {
 	ctx := context.Background()
@@ -26,7 +26,32 @@ func TestReplacePaths(t *testing.T) {
 			map[string]attr.Value{"address": types.StringValue(address), "prefix_length": types.Int64Value(24),
 				"gateway": types.StringNull(), "dns_servers": types.ListNull(types.StringType)})
 	}
+	disks := func(sizes ...int64) types.List {
+		var v []attr.Value
+		for _, n := range sizes {
+			v = append(v, types.ObjectValueMust(diskAttrTypes, map[string]attr.Value{"size_gb": types.Int64Value(n)}))
+		}
+		return types.ListValueMust(types.ObjectType{AttrTypes: diskAttrTypes}, v)
+	}
+	nics := func(ids ...string) types.List {
+		var v []attr.Value
+		for _, id := range ids {
+			v = append(v, types.ObjectValueMust(nicAttrTypes, map[string]attr.Value{"network_id": types.StringValue(id)}))
+		}
+		return types.ListValueMust(types.ObjectType{AttrTypes: nicAttrTypes}, v)
+	}
+	tags := func(ids ...string) types.Set {
+		var v []attr.Value
+		for _, id := range ids {
+			v = append(v, types.StringValue(id))
+		}
+		return types.SetValueMust(types.StringType, v)
+	}
+	const tag1, tag2 = "urn:vmomi:InventoryServiceTag:11111111-1111-1111-1111-111111111111:GLOBAL", "urn:vmomi:InventoryServiceTag:22222222-2222-2222-2222-222222222222:GLOBAL"
 	base := map[string]attr.Value{
+		"datastore_cluster_id": types.StringValue("group-p5"), "storage_policy_id": types.StringValue("aa6d5a82-1c88-45da-85d3-3d74b91a5bad"),
+		"tags": tags(tag1), "custom_attributes": types.MapValueMust(types.StringType, map[string]attr.Value{"101": types.StringValue("worker")}),
+		"annotation": types.StringValue("a node"), "disk": disks(40), "network_interface": nics("dvportgroup-9"),
 		"name": types.StringValue("win-1"), "template": types.StringValue("/DC0/vm/t"), "num_cpus": types.Int64Value(2),
 		"time_zone": types.StringValue("GMT Standard Time"), "linked_clone": types.BoolValue(false), "ipv4": ipv4("10.0.0.21"),
 		"admin_password_wo_version": types.Int64Value(1), "network_id": types.StringValue("network-7"),
@@ -62,6 +87,16 @@ func TestReplacePaths(t *testing.T) {
 		{"int64, replaced unless imported", map[string]attr.Value{"admin_password_wo_version": types.Int64Value(2)}, "admin_password_wo_version"},
 		{"bool", map[string]attr.Value{"linked_clone": types.BoolValue(true)}, "linked_clone"},
 		{"object, sorted", map[string]attr.Value{"ipv4": ipv4("10.0.0.22"), "linked_clone": types.BoolValue(true)}, "ipv4, linked_clone"},
+		// The datacenter's settings (machine_site.go): what the VM is made
+		// of replaces it, what vCenter changes on a VM in place does not.
+		{"datastore cluster", map[string]attr.Value{"datastore_cluster_id": types.StringValue("group-p6")}, "datastore_cluster_id"},
+		{"storage policy", map[string]attr.Value{"storage_policy_id": types.StringValue("4d5f673c-536f-11e6-beb8-9e71128cae77")}, "storage_policy_id"},
+		{"a disk added", map[string]attr.Value{"disk": disks(40, 20)}, "disk"},
+		{"a disk grown", map[string]attr.Value{"disk": disks(50)}, "disk"},
+		{"a NIC added", map[string]attr.Value{"network_interface": nics("dvportgroup-9", "network-7")}, "network_interface"},
+		{"tags, in place", map[string]attr.Value{"tags": tags(tag1, tag2)}, ""},
+		{"custom attributes, in place", map[string]attr.Value{"custom_attributes": types.MapNull(types.StringType)}, ""},
+		{"annotation, in place", map[string]attr.Value{"annotation": types.StringValue("another")}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := pathList(replacePaths(ctx, request(c.changes))); got != c.want {

@@ -119,6 +119,9 @@ type revisionInputs struct {
 	// ActiveDirectory: empty for none, so a pool without it keeps its
 	// revision (and its members) from before the attribute existed.
 	ActiveDirectory string `json:",omitempty"`
+	// Site: nil when none is set, so a revision made before it existed
+	// stays the same.
+	Site *siteRevision `json:",omitempty"`
 }
 
 // revision computes the revision of the model's inputs; ok is false while
@@ -127,6 +130,7 @@ func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (
 	values := []attr.Value{m.Template, m.Folder, m.ResourcePoolID, m.DatastoreID, m.NetworkID, m.HostID, m.NumCPUs,
 		m.MemoryMB, m.DiskSizeGB, m.LinkedClone, m.AdminUser, m.AdminPasswordWOVersion, m.TimeZone, m.NetworkingID,
 		m.APIServer, m.ClusterDNS, m.ClusterDomain, m.ServiceCIDR, m.ClusterCIDR, m.FailureDomains, m.ActiveDirectory}
+	values = append(values, m.siteValues()...)
 	if slices.ContainsFunc(values, func(v attr.Value) bool { return v.IsUnknown() }) {
 		return "", false
 	}
@@ -137,7 +141,7 @@ func (m *nodePoolModel) revision(ctx context.Context, diags *diag.Diagnostics) (
 		LinkedClone: m.LinkedClone.ValueBool(), AdminUser: m.AdminUser.ValueString(), PasswordVersion: m.AdminPasswordWOVersion.ValueInt64Pointer(),
 		TimeZone: m.TimeZone.ValueString(), NetworkingID: m.NetworkingID.ValueString(), APIServer: m.APIServer.ValueString(),
 		ClusterDNS: m.ClusterDNS.ValueString(), ClusterDomain: m.ClusterDomain.ValueString(), ServiceCIDR: m.ServiceCIDR.ValueString(),
-		ClusterCIDR: m.ClusterCIDR.ValueString(), Domains: m.domains(ctx, diags),
+		ClusterCIDR: m.ClusterCIDR.ValueString(), Domains: m.domains(ctx, diags), Site: m.siteRevision(ctx, diags),
 	}
 	if ad := m.activeDirectory(ctx, diags); ad != nil {
 		in.ActiveDirectory = ad.Domain.ValueString() + "|" + ad.OU.ValueString()

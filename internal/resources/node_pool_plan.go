@@ -226,7 +226,9 @@ func describeRollout(p winpool.Pool, r winpool.Rollout, changed []string, revs u
 func changedInputs(state, plan nodePoolModel) []string {
 	var out []string
 	for _, in := range revisionAttributes(state, plan) {
-		if !in.state.Equal(in.plan) {
+		// Both null is no change, whatever element types a model made in
+		// Go (not read from Terraform) leaves its collections without.
+		if !in.state.Equal(in.plan) && !(in.state.IsNull() && in.plan.IsNull()) {
 			out = append(out, in.name)
 		}
 	}
@@ -261,6 +263,9 @@ func revisionAttributes(a, b nodePoolModel) []revisionAttribute {
 		{"cluster_dns", a.ClusterDNS, b.ClusterDNS}, {"cluster_domain", a.ClusterDomain, b.ClusterDomain},
 		{"service_cidr", a.ServiceCIDR, b.ServiceCIDR}, {"cluster_cidr", a.ClusterCIDR, b.ClusterCIDR},
 		{"failure_domains", a.FailureDomains, b.FailureDomains}, {"proxy", a.Proxy, b.Proxy},
+		{"datastore_cluster_id", a.DatastoreClusterID, b.DatastoreClusterID}, {"storage_policy_id", a.StoragePolicyID, b.StoragePolicyID},
+		{"tags", a.Tags, b.Tags}, {"custom_attributes", a.CustomAttributes, b.CustomAttributes}, {"annotation", a.Annotation, b.Annotation},
+		{"disk", a.Disks, b.Disks}, {"network_interface", a.NetworkInterfaces, b.NetworkInterfaces},
 	}
 }
 

@@ -125,6 +125,12 @@ func (s *Sandbox) Env() []EnvVar {
 		{"SANDBOX_DATASTORE_ID", vc.DatastoreID},
 		{"SANDBOX_NETWORK_ID", vc.NetworkID},
 		{"SANDBOX_FOLDER", vc.Folder},
+		// A datacenter's objects (vcsim/site.go), for datastore_cluster_id,
+		// storage_policy_id, tags and custom_attributes.
+		{"SANDBOX_DATASTORE_CLUSTER_ID", vc.Site.DatastoreClusterID},
+		{"SANDBOX_STORAGE_POLICY_ID", vcsim.StoragePolicyID},
+		{"SANDBOX_TAG_IDS", strings.Join(vc.Site.TagIDs, ",")},
+		{"SANDBOX_CUSTOM_ATTRIBUTE_ID", vc.Site.CustomAttributeKey},
 		// examples/quickstart's variables; Terraform ignores undeclared ones.
 		{"TF_VAR_resource_pool_id", vc.ResourcePoolID},
 		{"TF_VAR_datastore_id", vc.DatastoreID},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/vmware/govmomi/object"
@@ -28,6 +29,16 @@ type CloneSpec struct {
 	Datastore    mo.Reference
 	Host         mo.Reference
 	Network      mo.Reference
+	// DatastoreCluster, in place of Datastore, lets Storage DRS choose the
+	// datastore among the cluster's (storage.go).
+	DatastoreCluster mo.Reference
+	// StoragePolicyID is a storage policy (PBM profile) id for the VM's
+	// home and all its disks; "" keeps the datastore's default.
+	StoragePolicyID string
+	// ExtraDisks are empty disks the clone gets beside its source's;
+	// ExtraNetworks one more NIC each, after the source's.
+	ExtraDisks    []ExtraDisk
+	ExtraNetworks []mo.Reference
 
 	// Hardware; zero keeps the source's value. DiskSizeGB grows the first
 	// disk (never shrinks it: a smaller value is an error).
@@ -254,6 +265,14 @@ func (s CloneSpec) validate() error {
 	if s.NumCPUs < 0 || s.MemoryMB < 0 || s.DiskSizeGB < 0 {
 		errs = append(errs, errors.New("CPU, memory and disk sizes cannot be negative"))
 	}
+	if s.Datastore != nil && s.DatastoreCluster != nil {
+		errs = append(errs, errors.New("a datastore and a datastore cluster: give one"))
+	}
+	for i, d := range s.ExtraDisks {
+		if d.SizeGB < 1 {
+			errs = append(errs, fmt.Errorf("extra disk %d: size %d GiB is not at least 1", i+1, d.SizeGB))
+		}
+	}
 	if p := s.Sysprep; p != nil {
 		if p.ComputerName == "" || len(p.ComputerName) > 15 {
 			errs = append(errs, fmt.Errorf("computer name %q must have 1 to 15 characters (NetBIOS)", p.ComputerName))
@@ -334,8 +353,28 @@ func (c *Client) cloneSpec(ctx context.Context, spec CloneSpec, source *mo.Virtu
 			cs.Config.DeviceChange = append(cs.Config.DeviceChange, change)
 		}
 	}
+	profile := storageProfile(spec.StoragePolicyID)
+	changes, slots, err := extraDiskChanges(devices, spec.ExtraDisks, profile, source.Name)
+	if err != nil {
+		return nil, err
+	}
+	cs.Config.DeviceChange = append(cs.Config.DeviceChange, changes...)
+	if len(slots) > 0 {
+		cs.Config.ExtraConfig = append(cs.Config.ExtraConfig, &types.OptionValue{Key: CloneDisksKey, Value: strings.Join(slots, ",")})
+	}
+	nicChanges, err := c.extraNICChanges(ctx, devices, spec.ExtraNetworks, source.Name)
+	if err != nil {
+		return nil, err
+	}
+	cs.Config.DeviceChange = append(cs.Config.DeviceChange, nicChanges...)
+	if spec.DatastoreCluster != nil {
+		if err := c.recommendDatastore(ctx, spec, cs, source); err != nil {
+			return nil, err
+		}
+	}
+	applyStoragePolicy(cs, devices, spec.StoragePolicyID)
 	if spec.Sysprep != nil {
-		nics := len(devices.SelectByType((*types.VirtualEthernetCard)(nil)))
+		nics := len(devices.SelectByType((*types.VirtualEthernetCard)(nil))) + len(spec.ExtraNetworks)
 		if nics == 0 {
 			return nil, fmt.Errorf("customizing a clone of %s: the source has no network adapter", source.Name)
 		}

@@ -23,6 +23,7 @@ const (
 	TypeOpaqueNetwork  = "OpaqueNetwork"
 	TypeHostSystem     = "HostSystem"
 	TypeFolder         = "Folder"
+	TypeStoragePod     = "StoragePod"
 )
 
 // kindNames name managed object types in messages.
@@ -36,6 +37,7 @@ var kindNames = map[string]string{
 	TypeOpaqueNetwork:  "opaque network",
 	TypeHostSystem:     "host",
 	TypeFolder:         "folder",
+	TypeStoragePod:     "datastore cluster",
 }
 
 func kindName(typ string) string {
@@ -98,6 +100,12 @@ func (c *Client) FindResourcePoolByID(ctx context.Context, id string) (types.Man
 // FindDatastoreByID returns the datastore with managed object id id.
 func (c *Client) FindDatastoreByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
 	return c.FindByID(ctx, TypeDatastore, id)
+}
+
+// FindDatastoreClusterByID returns the datastore cluster (a StoragePod)
+// with managed object id id ("group-p12").
+func (c *Client) FindDatastoreClusterByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	return c.FindByID(ctx, TypeStoragePod, id)
 }
 
 // FindHostByID returns the ESXi host with managed object id id.

@@ -50,6 +50,7 @@ var (
 	anyMOIDPattern = regexp.MustCompile(`^(vm|resgroup|datastore|network|dvportgroup|host|group|domain|datacenter|dvs|vapp)-[a-z]?[0-9]+$`)
 	poolIDPattern  = regexp.MustCompile(`^resgroup-v?[0-9]+$`)
 	dsIDPattern    = regexp.MustCompile(`^datastore-[0-9]+$`)
+	podIDPattern   = regexp.MustCompile(`^group-p[0-9]+$`)
 	netIDPattern   = regexp.MustCompile(`^(network-[a-z]?[0-9]+|dvportgroup-[0-9]+)$`)
 	hostIDPattern  = regexp.MustCompile(`^host-[0-9]+$`)
 	vmIDPattern    = regexp.MustCompile(`^vm-[0-9]+$`)
@@ -85,6 +86,10 @@ var (
 	DatastoreKind = Kind{Noun: "datastore", Forms: []Form{{
 		Name: "managed object id", Example: "datastore-12", From: []string{"data.vsphere_datastore.<name>.id"},
 		match: dsIDPattern.MatchString,
+	}}}
+	DatastoreClusterKind = Kind{Noun: "datastore cluster", Forms: []Form{{
+		Name: "managed object id", Example: "group-p12",
+		From: []string{"data.vsphere_datastore_cluster.<name>.id", "vsphere_datastore_cluster.<name>.id"}, match: podIDPattern.MatchString,
 	}}}
 	NetworkKind = Kind{Noun: "network", Forms: []Form{{
 		Name: "managed object id of a standard or distributed port group", Example: "network-12, dvportgroup-12",
@@ -129,7 +134,7 @@ var wrongKinds = []struct {
 	{regexp.MustCompile(`^host-[0-9]+$`), "an ESXi host's id (vsphere_host.id)", map[string]string{
 		"resource pool": "use the host's root pool, data.vsphere_host.<name>.resource_pool_id, or set host_id"}},
 	{regexp.MustCompile(`^group-p[0-9]+$`), "a datastore cluster's id (vsphere_datastore_cluster.id)", map[string]string{
-		"datastore": "give the id of one of its datastores (data.vsphere_datastore.<name>.id); Storage DRS placement is not supported"}},
+		"datastore": "set datastore_cluster_id to it for Storage DRS placement, or give one of its datastores (data.vsphere_datastore.<name>.id)"}},
 	{regexp.MustCompile(`^group-[dhns][0-9]+$`), "the id of a folder that holds no VMs (a datacenter, host, network or datastore folder)", nil},
 	{regexp.MustCompile(`^datacenter-[0-9]+$`), "a datacenter's id (vsphere_datacenter.id)", nil},
 	{regexp.MustCompile(`^dvs-[0-9]+$`), "a distributed switch's id", map[string]string{

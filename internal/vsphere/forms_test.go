@@ -23,9 +23,10 @@ func TestKindsAcceptTheFormsHashicorpVSphereHandsOut(t *testing.T) {
 			"42165c7e-0b5b-4a8e-9c41-4c3b": "names no resource pool",
 		}},
 		{DatastoreKind, []string{"datastore-12"}, map[string]string{
-			"group-p5":  "Storage DRS placement is not supported",
+			"group-p5":  "set datastore_cluster_id to it",
 			"LocalDS_0": "data.vsphere_datastore.<name>.id",
 		}},
+		{DatastoreClusterKind, []string{"group-p12"}, map[string]string{"datastore-3": "names no datastore cluster"}},
 		{NetworkKind, []string{"network-7", "dvportgroup-12", "network-o12"}, map[string]string{
 			"dvs-9":      "give one of its port groups",
 			"VM Network": "data.vsphere_network.<name>.id",

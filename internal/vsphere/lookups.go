@@ -89,6 +89,13 @@ func (l *Lookups) FindDatastoreByID(ctx context.Context, id string) (types.Manag
 	})
 }
 
+// FindDatastoreClusterByID is Client.FindDatastoreClusterByID, remembered.
+func (l *Lookups) FindDatastoreClusterByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
+	return l.byID(types.ManagedObjectReference{Type: TypeStoragePod, Value: id}, func() (types.ManagedObjectReference, error) {
+		return l.c.FindDatastoreClusterByID(ctx, id)
+	})
+}
+
 // FindNetworkByID is Client.FindNetworkByID, remembered.
 func (l *Lookups) FindNetworkByID(ctx context.Context, id string) (types.ManagedObjectReference, error) {
 	return l.byID(NetworkRef(id), func() (types.ManagedObjectReference, error) { return l.c.FindNetworkByID(ctx, id) })

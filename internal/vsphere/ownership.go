@@ -56,7 +56,8 @@ func sourceDiskKeys(devices []types.BaseVirtualDevice) string {
 }
 
 // AddedDisks are the disks of a VM that it did not get from its clone
-// source, as SourceDisksKey records them. A VM without the record (cloned
+// source, as SourceDisksKey records them, nor from its clone spec
+// (CloneDisksKey). A VM without the record (cloned
 // before it existed) has every disk but its first counted as added only
 // when the disk's file lies outside the VM's own directory: a clone's disks
 // are copied (or, linked, their child disks made) into that directory,
@@ -69,9 +70,10 @@ func AddedDisks(info *VMInfo) []Disk {
 				source = append(source, int32(k))
 			}
 		}
+		own := cloneDiskSlots(info.ExtraConfig[CloneDisksKey])
 		var added []Disk
 		for _, d := range info.Disks {
-			if !slices.Contains(source, d.Key) {
+			if !slices.Contains(source, d.Key) && !d.hasSlot(own) {
 				added = append(added, d)
 			}
 		}

@@ -105,13 +105,33 @@ var MethodPrivileges = map[string]Privilege{
 		"VirtualMachine.Inventory.CreateFromExisting", "Resource.AssignVMToPool", "Datastore.AllocateSpace", "Network.Assign",
 		"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig",
 		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Annotation",
+		// The extra disks ("Add new disk"), the extra NICs ("Add or remove
+		// device"), a storage_policy_id (vSphere Security, "VM Storage
+		// Policies Privileges": "Apply VM storage policy").
+		"VirtualMachine.Config.AddNewDisk", "VirtualMachine.Config.AddRemoveDevice", "StorageProfile.Apply",
 	}, On: "the source template (Clone, DeployTemplate, Customize); the destination folder (CreateFromExisting, and the Config privileges of the new VM); the resource pool; the datastore; the network", Resources: machines},
+	// Storage DRS's placement of a clone in a datastore cluster
+	// (datastore_cluster_id): a recommendation only, which allocates
+	// nothing; the clone then needs Datastore.AllocateSpace on the
+	// datastore recommended. Modelled as System.View on the storage
+	// resource manager, which is no entity.
+	"RecommendDatastores": {Privileges: []string{"System.View"}, On: "the storage resource manager", Resources: machines},
+	// tags: the tagging API (REST, not SOAP: vCenter's tag-association
+	// attach and detach), "Assign or Unassign vSphere Tag" and "Assign or
+	// Unassign vSphere Tag on Object" (vSphere Security, "vSphere Tagging
+	// Privileges"), on the VM.
+	"tag-association attach": {Privileges: []string{"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable"}, On: "the VM", Resources: machines},
+	"tag-association detach": {Privileges: []string{"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable"}, On: "the VM", Resources: machines},
+	// custom_attributes: CustomFieldsManager.SetField's "Required
+	// Privileges" (Global.SetCustomField), on the VM.
+	"SetField": {Privileges: []string{"Global.SetCustomField"}, On: "the VM", Resources: machines},
 	// ReconfigVM_Task: the VirtualMachine.Config privilege of each change
 	// the spec makes: CPUs and memory (hardware changes), extraConfig (the
 	// provider's markers), growing a disk (DiskExtend: "Extend virtual
 	// disk"), removing the disks a VM did not get from its template before
 	// it is destroyed (RemoveDisk: "Remove disk").
-	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.RemoveDisk"},
+	// And the annotation changed in place ("Set annotation").
+	"ReconfigVM_Task": {Privileges: []string{"VirtualMachine.Config.CPUCount", "VirtualMachine.Config.Memory", "VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.RemoveDisk", "VirtualMachine.Config.Annotation"},
 		On: "the VM", Resources: machines},
 	"PowerOnVM_Task":      {Privileges: []string{"VirtualMachine.Interact.PowerOn"}, On: "the VM", Resources: machines},
 	"PowerOffVM_Task":     {Privileges: []string{"VirtualMachine.Interact.PowerOff"}, On: "the VM", Resources: machines},
@@ -158,6 +178,9 @@ var (
 	cloneFromHere = []string{"VirtualMachine.Provisioning.Clone", "VirtualMachine.Provisioning.Customize", "VirtualMachine.Provisioning.DeployTemplate"}
 	nodeLifecycle = []string{
 		"Folder.Create",
+		"Global.SetCustomField", "StorageProfile.Apply",
+		"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable",
+		"VirtualMachine.Config.AddNewDisk", "VirtualMachine.Config.AddRemoveDevice",
 		"VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.Annotation", "VirtualMachine.Config.CPUCount",
 		"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Memory", "VirtualMachine.Config.RemoveDisk",
 		"VirtualMachine.GuestOperations.Execute", "VirtualMachine.GuestOperations.Modify", "VirtualMachine.GuestOperations.Query",
@@ -183,6 +206,8 @@ var Roles = []Role{
 		When: "with windows_golden_image"},
 	{Name: "windows-resource-pool", On: "each resource pool VMs are placed in", Privileges: []string{"Resource.AssignVMToPool"}},
 	{Name: "windows-datastore", On: "each datastore VMs are placed on", Privileges: []string{"Datastore.AllocateSpace"}},
+	{Name: "windows-datastore", On: "each datastore cluster of a `datastore_cluster_id`, propagated to its datastores (any of which Storage DRS may choose)", Propagate: true,
+		Privileges: []string{"Datastore.AllocateSpace"}, When: "with `datastore_cluster_id`"},
 	{Name: "windows-network", On: "each network (port group) a NIC is put on", Privileges: []string{"Network.Assign"}},
 	{Name: "windows-anti-affinity", On: "the DRS cluster of a pool's resource pool", Privileges: []string{"Host.Inventory.EditCluster"},
 		When: "only for a windows_node_pool with `anti_affinity = true` (its DRS rule); without it, grant nothing on the cluster"},

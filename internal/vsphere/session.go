@@ -13,6 +13,7 @@ import (
 
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/vapi/rest"
 	"github.com/vmware/govmomi/vim25"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
@@ -108,6 +109,8 @@ type Client struct {
 	look      *Lookups
 	relogin   *relogin   // nil for a Client not made by NewClient
 	slots     *hostSlots // the hosts' provisioning units its clones hold (slots.go); nil: no limit
+	restMu    sync.Mutex
+	rest      *rest.Client // vCenter's REST API, for tags (metadata.go); logged in on first use
 }
 
 func (c *Client) watcher() *watcher {
@@ -134,6 +137,13 @@ func (c *Client) Logout(ctx context.Context) error {
 	c.Close()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), logoutTimeout)
 	defer cancel()
+	c.restMu.Lock()
+	if c.rest != nil {
+		// The REST session (tags) is a session of its own.
+		_ = c.rest.Logout(ctx)
+		c.rest = nil
+	}
+	c.restMu.Unlock()
 	if err := c.SessionManager.Logout(ctx); err != nil {
 		return fmt.Errorf("logging out of vCenter %s: %w", c.URL.Host, err)
 	}

@@ -33,8 +33,11 @@ func (v *VM) Reference() types.ManagedObjectReference { return v.Ref }
 
 // Disk is one virtual disk.
 type Disk struct {
-	Key           int32
-	Label         string
+	Key   int32
+	Label string
+	// ControllerKey and UnitNumber are its slot (CloneDisksKey).
+	ControllerKey int32
+	UnitNumber    *int32
 	CapacityBytes int64
 	FileName      string
 	// ParentFileNames is the backing chain below FileName (delta disks of
@@ -211,7 +214,7 @@ func disks(devices []types.BaseVirtualDevice) []Disk {
 		if !ok {
 			continue
 		}
-		disk := Disk{Key: vd.Key, CapacityBytes: vd.CapacityInBytes}
+		disk := Disk{Key: vd.Key, CapacityBytes: vd.CapacityInBytes, ControllerKey: vd.ControllerKey, UnitNumber: vd.UnitNumber}
 		if disk.CapacityBytes == 0 {
 			disk.CapacityBytes = vd.CapacityInKB * 1024
 		}

@@ -2,6 +2,7 @@ package winnode
 
 import (
 	"context"
+	"fmt"
 
 	vimtypes "github.com/vmware/govmomi/vim25/types"
 
@@ -76,13 +77,62 @@ func (a vsphereAdapter) cloneNode(ctx context.Context, req CloneRequest) (Identi
 			return Identity{}, err
 		}
 	}
+	if err := a.siteSpec(ctx, req.Site, &cs); err != nil {
+		return Identity{}, err
+	}
 	vm, err := a.c.Clone(ctx, cs)
 	if vm == nil {
 		return Identity{}, err
 	}
+	if err == nil {
+		// Right after the clone: a failure leaves a tracked VM (the caller
+		// saves it), which the next apply replaces.
+		if err = a.c.SetMetadata(ctx, vm.Ref, vsphere.Metadata{}, req.Site.Metadata); err != nil {
+			err = fmt.Errorf("cloned %s, then: %w", vm.Name, err)
+		}
+	}
 	// With an error too: the VM exists (its identity could not be read in
 	// full), and the caller must track it.
 	return Identity{VMID: vm.ID(), InstanceUUID: vm.InstanceUUID, BIOSUUID: vm.BIOSUUID, InventoryPath: vm.InventoryPath}, err
+}
+
+// siteSpec resolves a node's datastore cluster and extra networks, and
+// checks its storage policy exists: a policy vCenter does not know fails
+// here, naming it, before any VM exists.
+func (a vsphereAdapter) siteSpec(ctx context.Context, site SiteVM, cs *vsphere.CloneSpec) error {
+	l := a.c.Lookups()
+	if site.DatastoreClusterID != "" {
+		pod, err := l.FindDatastoreClusterByID(ctx, site.DatastoreClusterID)
+		if err != nil {
+			return err
+		}
+		cs.DatastoreCluster = pod
+	}
+	if site.StoragePolicyID != "" {
+		if _, err := a.c.CheckStoragePolicy(ctx, site.StoragePolicyID); err != nil {
+			return fmt.Errorf("storage_policy_id %s: %w", site.StoragePolicyID, err)
+		}
+		cs.StoragePolicyID = site.StoragePolicyID
+	}
+	for _, size := range site.ExtraDiskSizesGB {
+		cs.ExtraDisks = append(cs.ExtraDisks, vsphere.ExtraDisk{SizeGB: size})
+	}
+	for _, id := range site.ExtraNetworkIDs {
+		n, err := l.FindNetworkByID(ctx, id)
+		if err != nil {
+			return err
+		}
+		cs.ExtraNetworks = append(cs.ExtraNetworks, n)
+	}
+	return nil
+}
+
+func (a vsphereAdapter) SetMetadata(ctx context.Context, vmID string, had, want vsphere.Metadata) error {
+	return a.c.SetMetadata(ctx, vsphere.VMRef(vmID), had, want)
+}
+
+func (a vsphereAdapter) SetAnnotation(ctx context.Context, vmID, text string) error {
+	return a.c.SetAnnotation(ctx, vsphere.VMRef(vmID), text)
 }
 
 func (a vsphereAdapter) PowerOn(ctx context.Context, vmID string) error {

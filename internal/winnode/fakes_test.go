@@ -292,6 +292,26 @@ func (f *fakeVSphere) GrowDisk(ctx context.Context, vmID string, sizeGB int64) e
 	return err
 }
 
+// SetMetadata records the call; SetAnnotation sets the VM's notes.
+func (f *fakeVSphere) SetMetadata(ctx context.Context, vmID string, had, want vsphere.Metadata) error {
+	if err := f.enter(ctx, "SetMetadata", vmID, want.Tags, want.CustomAttributes); err != nil {
+		return err
+	}
+	_, err := f.vm(vmID)
+	return err
+}
+
+func (f *fakeVSphere) SetAnnotation(ctx context.Context, vmID, text string) error {
+	if err := f.enter(ctx, "SetAnnotation", vmID, text); err != nil {
+		return err
+	}
+	vm, err := f.vm(vmID)
+	if err == nil {
+		vm.Annotation = text
+	}
+	return err
+}
+
 func (f *fakeVSphere) ShutdownGuest(ctx context.Context, vmID string) error {
 	if err := f.enter(ctx, "ShutdownGuest", vmID); err != nil {
 		return err

@@ -69,6 +69,10 @@ type VSphere interface {
 	// FindClone reads the VM named req.Name directly in req.Folder: where
 	// the clone goes. None is a *vsphere.NotFoundError.
 	FindClone(ctx context.Context, req CloneRequest) (*vsphere.VMInfo, error)
+	// SetMetadata makes the VM's tags and custom attributes want's, given
+	// had's (vsphere.Client.SetMetadata); SetAnnotation sets its notes.
+	SetMetadata(ctx context.Context, vmID string, had, want vsphere.Metadata) error
+	SetAnnotation(ctx context.Context, vmID, text string) error
 	// DetachDisks removes disks from the VM, keeping their files.
 	DetachDisks(ctx context.Context, vmID string, keys []int32) error
 }
@@ -84,7 +88,10 @@ type CloneRequest struct {
 	LinkedClone                                    bool
 	Annotation                                     string
 	ExtraConfig                                    map[string]string
-	Sysprep                                        vsphere.Sysprep
+	// Site: its datastore cluster, storage policy, extra disks and NICs,
+	// set by the clone; its tags and custom attributes, right after.
+	Site    SiteVM
+	Sysprep vsphere.Sysprep
 }
 
 // Kube is what a node needs of its Kubernetes cluster; *kube.Client is it.

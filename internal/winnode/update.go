@@ -39,6 +39,9 @@ type UpdateRequest struct {
 	// waits for them (RepairAgents): the refresh found them so on a Ready
 	// Node.
 	RepairAgents bool
+	// Site is the change of the VM's tags, custom attributes and notes
+	// (in place); Had is what the state recorded.
+	Site SiteChange
 }
 
 // UpdateResult is the node an update leaves.
@@ -78,6 +81,9 @@ func (m *Manager) Update(ctx context.Context, req UpdateRequest) (UpdateResult, 
 		if err := m.GrowDisk(ctx, id.VMID, grow.To.Value); err != nil {
 			return out, err
 		}
+	}
+	if err := m.applySite(ctx, spec.Name, id.VMID, req.Site); err != nil {
+		return out, err
 	}
 
 	// A power cycle of an earlier update that failed after its drain left

@@ -10,6 +10,7 @@ import (
 	vimtypes "github.com/vmware/govmomi/vim25/types"
 
 	"github.com/wincluster/terraform-provider-windows/internal/guest/guesttest"
+	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
 	"github.com/wincluster/terraform-provider-windows/internal/winnode"
 )
 
@@ -246,5 +247,39 @@ func TestUpdateRepair(t *testing.T) {
 	_, err := w.m.Update(t.Context(), req)
 	if err == nil || !strings.Contains(err.Error(), `repair step "repair-services" exited with code 1`) || !strings.Contains(err.Error(), "cannot be started") {
 		t.Errorf("a failing repair: %v", err)
+	}
+}
+
+// TestUpdateSite: tags, custom attributes and the annotation change in
+// place, on the recorded VM, and an update that changes none of them
+// touches none.
+func TestUpdateSite(t *testing.T) {
+	w, id := joined(t)
+	req := updateRequest(id)
+	if _, err := w.m.Update(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if w.vs.called("SetMetadata") || w.vs.called("SetAnnotation") {
+		t.Errorf("an update without a site change set the VM's metadata: %v", w.vs.Calls())
+	}
+	had := winnode.SiteVM{Metadata: vsphere.Metadata{Tags: []string{"t1"}}}
+	req.Site = winnode.SiteChange{Had: had, Want: winnode.SiteVM{Annotation: "storage node",
+		Metadata: vsphere.Metadata{Tags: []string{"t2"}, CustomAttributes: map[string]string{"101": "worker"}}}}
+	if _, err := w.m.Update(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	calls := strings.Join(w.vs.Calls(), "\n")
+	for _, want := range []string{"SetAnnotation " + id.VMID + " storage node", "SetMetadata " + id.VMID + " [t2] map[101:worker]"} {
+		if !strings.Contains(calls, want) {
+			t.Errorf("calls %s\nwant %q", calls, want)
+		}
+	}
+	// Unset: the provider's own note again.
+	req.Site = winnode.SiteChange{Had: winnode.SiteVM{Annotation: "storage node"}}
+	if _, err := w.m.Update(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(w.vs.Calls(), "\n"), "SetAnnotation "+id.VMID+" Kubernetes Windows node win-1 (terraform-provider-windows)") {
+		t.Errorf("an annotation unset: calls %v, want the provider's own note", w.vs.Calls())
 	}
 }

@@ -47,6 +47,8 @@ type Spec struct {
 	MemoryMB       int64
 	DiskSizeGB     int64
 	LinkedClone    bool
+	// Site is what a datacenter's vSphere adds (site.go).
+	Site SiteVM
 
 	// Guest customization.
 	AdminUser string

@@ -107,7 +107,9 @@ var ProviderRoles = []Role{
 }
 
 var nodePrivileges = []string{
-	"Folder.Create",
+	"Folder.Create", "Global.SetCustomField", "StorageProfile.Apply",
+	"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable",
+	"VirtualMachine.Config.AddNewDisk", "VirtualMachine.Config.AddRemoveDevice",
 	"VirtualMachine.Config.AdvancedConfig", "VirtualMachine.Config.Annotation", "VirtualMachine.Config.CPUCount",
 	"VirtualMachine.Config.DiskExtend", "VirtualMachine.Config.EditDevice", "VirtualMachine.Config.Memory", "VirtualMachine.Config.RemoveDisk",
 	"VirtualMachine.GuestOperations.Execute", "VirtualMachine.GuestOperations.Modify", "VirtualMachine.GuestOperations.Query",
@@ -137,6 +139,9 @@ func (s *Server) ProviderGrants() []Grant {
 		{Role: "windows-golden-images", Path: s.GoldenFolder, Propagate: true},
 		{Role: "windows-resource-pool", Path: clusterPoolPath},
 		{Role: "windows-datastore", Path: dc + "/datastore/" + datastoreName},
+		// The datastore cluster, propagated: Storage DRS may choose any of
+		// its datastores (site.go).
+		{Role: "windows-datastore", Path: dc + "/datastore/" + datastoreClusterName, Propagate: true},
 		{Role: "windows-network", Path: dc + "/network/" + networkName},
 		// The distributed port groups too: a configuration may put the
 		// NIC on one (hashicorp/vsphere's forms, TestAccCompose_*).
@@ -170,6 +175,9 @@ var (
 		"CreateContainerView": true, "CreateListView": true, "ModifyListView": true, "ResetListView": true, "DestroyView": true,
 		"FindByInventoryPath": true, "FindByUuid": true, "FindChild": true, "FindAllByUuid": true,
 		"CreateCollectorForEvents": true, "ReadNextEvents": true, "ReadPreviousEvents": true, "RewindCollector": true,
+		// A Storage DRS recommendation allocates nothing (the clone it
+		// leads to is checked for the datastore it names).
+		"RecommendDatastores": true,
 	}
 	// readMethods return properties, filtered by System.Read.
 	readMethods = map[string]bool{"RetrievePropertiesEx": true, "ContinueRetrievePropertiesEx": true}
@@ -186,6 +194,9 @@ var (
 	}
 	// guestMethods: the privilege on the VM the guest operation names
 	// (vim.vm.guest.ProcessManager, FileManager: "Required Privileges").
+	// onEntity: one privilege on the entity the request names
+	// (CustomFieldsManager.SetField: "Required Privileges" Global.SetCustomField).
+	onEntity     = map[string]string{"SetField": "Global.SetCustomField"}
 	guestMethods = map[string]string{
 		"StartProgramInGuest":           "VirtualMachine.GuestOperations.Execute",
 		"TerminateProcessInGuest":       "VirtualMachine.GuestOperations.Execute",
@@ -201,10 +212,13 @@ func Modelled(method string) bool {
 	switch method {
 	case "CloneVM_Task", "ReconfigVM_Task", "Destroy_Task":
 		return true
+	case "tag-association attach", "tag-association detach":
+		return true // the tagging API's, tagging.go
 	}
 	_, this := onThis[method]
 	_, guest := guestMethods[method]
-	return sessionMethods[method] || viewMethods[method] || readMethods[method] || this || guest
+	_, entity := onEntity[method]
+	return sessionMethods[method] || viewMethods[method] || readMethods[method] || this || guest || entity
 }
 
 // checks are the privileges method needs, on which objects; ok is false
@@ -221,6 +235,13 @@ func (a *authz) checks(ctx *simulator.Context, m *simulator.Method) (_ []check, 
 	}
 	if p, found := onThis[m.Name]; found {
 		return []check{{p, m.This}}, true
+	}
+	if p, found := onEntity[m.Name]; found {
+		req, isSet := m.Body.(*types.SetField)
+		if !isSet {
+			return nil, false
+		}
+		return []check{{p, req.Entity}}, true
 	}
 	if p, found := guestMethods[m.Name]; found {
 		vm, has := guestVM(m.Body)
@@ -319,6 +340,14 @@ func cloneChecks(ctx *simulator.Context, source types.ManagedObjectReference, re
 	case src != nil && len(src.Datastore) > 0:
 		cs = append(cs, check{"Datastore.AllocateSpace", src.Datastore[0]})
 	}
+	// A storage policy on the clone's home or disks: "Apply VM storage
+	// policy" (vSphere Security, "VM Storage Policies Privileges").
+	if len(req.Spec.Location.Profile) > 0 || slices.ContainsFunc(req.Spec.Location.Disk, func(d types.VirtualMachineRelocateSpecDiskLocator) bool { return len(d.Profile) > 0 }) {
+		cs = append(cs, check{"StorageProfile.Apply", req.Folder})
+	}
+	for _, d := range req.Spec.Location.Disk {
+		cs = append(cs, check{"Datastore.AllocateSpace", d.Datastore})
+	}
 	var changes []types.BaseVirtualDeviceConfigSpec
 	if req.Spec.Config != nil {
 		changes = req.Spec.Config.DeviceChange
@@ -380,8 +409,14 @@ func configPrivileges(spec *types.VirtualMachineConfigSpec) []string {
 	if spec.Name != "" {
 		set["VirtualMachine.Config.Rename"] = true
 	}
+	if len(spec.VmProfile) > 0 {
+		set["StorageProfile.Apply"] = true
+	}
 	for _, c := range spec.DeviceChange {
 		dc := c.GetVirtualDeviceConfigSpec()
+		if len(dc.Profile) > 0 {
+			set["StorageProfile.Apply"] = true
+		}
 		_, disk := dc.Device.(*types.VirtualDisk)
 		switch {
 		case disk && dc.Operation == types.VirtualDeviceConfigSpecOperationRemove:
@@ -401,6 +436,7 @@ func configPrivileges(spec *types.VirtualMachineConfigSpec) []string {
 	// DeviceChange are modelled; anything else needs Change Settings.
 	rest := *spec
 	rest.NumCPUs, rest.NumCoresPerSocket, rest.MemoryMB, rest.ExtraConfig, rest.Annotation, rest.Name = 0, nil, 0, nil, "", ""
+	rest.VmProfile = nil
 	rest.DeviceChange, rest.Uuid, rest.InstanceUuid = nil, "", ""
 	if !isZeroConfig(&rest) {
 		set["VirtualMachine.Config.Settings"] = true

@@ -226,7 +226,7 @@ func TestPropertyCollectorHidesUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The other datastore: No access for the provider's account.
-	ds, err := find.NewFinder(admin, true).Datastore(ctx, "/DC0/datastore/LocalDS_1")
+	ds, err := find.NewFinder(admin, true).Datastore(ctx, "/DC0/datastore/DC0_POD0/LocalDS_1")
 	if err != nil {
 		t.Fatal(err)
 	}

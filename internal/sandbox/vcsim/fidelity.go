@@ -103,6 +103,7 @@ func (s *Server) OnClone(h CloneHook) {
 // with a new providerID) and ignores linked clones (vCenter creates child
 // disks whose parent is the source's disk: LinkedClones relies on that).
 func (s *Server) installHandler() {
+	s.Model.Map().AddHandler(&s.notes) // notes.go
 	s.Model.Map().Handler = func(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
 		s.calls.add(ctx, m.Name)
 		s.observe(ctx, m)
@@ -141,6 +142,7 @@ func (s *Server) installHandler() {
 		var err error
 		ctx.WithLock(src, func() {
 			fixClone(ctx, src, req)
+			s.notes.expect(src, req)
 			s.hooks.mu.Lock()
 			hooks := s.hooks.clone
 			s.hooks.mu.Unlock()

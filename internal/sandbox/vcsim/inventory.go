@@ -130,7 +130,7 @@ func (s *Server) buildInventory(ctx context.Context, c *vim25.Client, logf func(
 		s.Templates[t.Version] = path.Join(s.TemplateFolder, t.Name)
 		logf("vcsim: created template %s (%s, %s)", s.Templates[t.Version], t.GuestID, t.Build)
 	}
-	return nil
+	return s.buildSite(ctx, c, finder, folders)
 }
 
 // createTemplate creates t's VM in folder and marks it as a template.

@@ -80,6 +80,8 @@ type Server struct {
 	Templates map[string]string
 	// Managed object ids (e.g. "resgroup-22") of the placement defaults.
 	ResourcePoolID, DatastoreID, NetworkID string
+	// Site: the datastore cluster, tags and custom attribute (site.go).
+	Site Site
 
 	// Model and HTTP expose the simulator itself, for hooks (power-on
 	// handlers, fault rules) that later sandbox parts install.
@@ -90,11 +92,14 @@ type Server struct {
 	requests *requestHooks
 	calls    calls
 	waits    waits
-	timing   *timing        // timing.go; nil without Options.Latency
-	guest    guestOps       // guestops.go
-	authz    *authz         // authz.go
-	roots    *x509.CertPool // that verify the server's certificate
-	logf     func(format string, args ...any)
+	timing   *timing    // timing.go; nil without Options.Latency
+	guest    guestOps   // guestops.go
+	notes    cloneNotes // notes.go
+	// restSessions: the vAPI sessions' users (tagging.go).
+	restSessions restSessions
+	authz        *authz         // authz.go
+	roots        *x509.CertPool // that verify the server's certificate
+	logf         func(format string, args ...any)
 
 	closeOnce sync.Once
 }
@@ -150,6 +155,8 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	// serves the "/guestFile/" subtree (its container VMs).
 	var s *Server
 	model.Service.ServeMux.HandleFunc(GuestFilePath, func(w http.ResponseWriter, r *http.Request) { s.serveGuestFile(w, r) })
+	s = &Server{authz: &authz{user: opts.ProviderUser}}
+	s.installTagging(model.Service)
 	httpSrv := model.Service.NewServer()
 	defer func() {
 		if err != nil {
@@ -159,7 +166,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 
 	u := *httpSrv.URL
 	u.User = nil
-	s = &Server{
+	*s = Server{
 		URL:          &u,
 		Server:       u.Host,
 		User:         opts.User,
