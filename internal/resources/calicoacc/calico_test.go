@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -26,23 +25,12 @@ import (
 
 const networkingAddress = "windows_node_networking.test"
 
-func createNamespace(t *testing.T, name string) string {
-	t.Helper()
-	ns := acctest.Name(name)
-	k := acctest.Kube(t)
-	if _, err := k.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	return ns
-}
-
 // TestAccCalico_ipipOnlyRefused: a plan of windows_node_networking with
 // cni = "calico" against a cluster whose only IP pool is IP-in-IP is
 // refused, naming ipipMode and what to set.
 func TestAccCalico_ipipOnlyRefused(t *testing.T) {
 	acctest.RequireSandbox(t, "a cluster running Calico whose IP pool is changed behind Terraform's back")
-	ns := createNamespace(t, "calipip")
+	ns := acctest.Namespace(t, "calipip")
 	dyn, err := dynamic.NewForConfig(acctest.Sandbox.ControlPlane.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +61,7 @@ func TestAccCalico_ipipOnlyRefused(t *testing.T) {
 // CoreDNS pod through Felix's route, a Service, its NodePort).
 func TestAccCalico_nodeJoins(t *testing.T) {
 	acctest.RequireSandbox(t, "a cluster running Calico")
-	ns := createNamespace(t, "calnet")
+	ns := acctest.Namespace(t, "calnet")
 	node := acctest.NodeName("wcal")
 	config := acctest.NetworkingConfig(ns, "calico", "  allow_destroy_with_nodes = true\n") +
 		acctest.NodeConfigWithout(acctest.Name("calimg"), []string{node}, "  networking_id = windows_node_networking.test.id\n")
