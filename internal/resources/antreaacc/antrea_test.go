@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
@@ -89,22 +88,11 @@ func checkAntreaNode(t *testing.T, ns, node string, route func(string) bool) err
 	if err := acctest.CheckNodeReady(t, node); err != nil {
 		return err
 	}
-	k := acctest.Kube(t)
-	pods, err := k.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-	if err != nil {
+	mode, _ := networking.Lookup("antrea")
+	if err := acctest.CheckAgentsReady(t, mode, ns, node); err != nil {
 		return err
 	}
-	mode, _ := networking.Lookup("antrea")
-	for _, a := range mode.Agents() {
-		var ok bool
-		for i := range pods.Items {
-			ok = ok || (strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") && kube.PodRunningAndReady(&pods.Items[i]))
-		}
-		if !ok {
-			return fmt.Errorf("no Running and Ready %s pod on %s", a.DaemonSet, node)
-		}
-	}
-	n, err := k.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	n, err := acctest.Kube(t).CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

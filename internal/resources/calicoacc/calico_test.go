@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
@@ -78,20 +76,9 @@ func TestAccCalico_nodeJoins(t *testing.T) {
 				if err := acctest.CheckNodeReady(t, node); err != nil {
 					return err
 				}
-				k := acctest.Kube(t)
-				pods, err := k.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-				if err != nil {
-					return err
-				}
 				mode, _ := networking.Lookup("calico")
-				for _, a := range mode.Agents() {
-					var ok bool
-					for i := range pods.Items {
-						ok = ok || (strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") && kube.PodRunningAndReady(&pods.Items[i]))
-					}
-					if !ok {
-						return fmt.Errorf("no Running and Ready %s pod on %s", a.DaemonSet, node)
-					}
+				if err := acctest.CheckAgentsReady(t, mode, ns, node); err != nil {
+					return err
 				}
 				// The node's block, claimed in Calico's datastore.
 				dyn, err := dynamic.NewForConfig(acctest.Sandbox.ControlPlane.Config)
