@@ -3,7 +3,6 @@ package kubeletsim
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -206,37 +205,5 @@ func lookup(ctx context.Context, pn *podNet, dnsServer string, search []string, 
 	if dnsServer == "" {
 		return netip.Addr{}, fmt.Errorf("lookup %s: no DNS servers (the kubelet has no clusterDNS)", host)
 	}
-	r := pn.resolver(dnsServer)
-	names := []string{host}
-	if !strings.HasSuffix(host, ".") {
-		names = nil
-		if strings.Count(host, ".") < 5 {
-			for _, s := range search {
-				names = append(names, host+"."+s+".")
-			}
-		}
-		names = append(names, host+".")
-	}
-	var lastErr error
-	for _, n := range names {
-		ips, err := r.LookupNetIP(ctx, "ip4", n)
-		if err == nil && len(ips) > 0 {
-			return ips[0].Unmap(), nil
-		}
-		// Go's resolver names the server of the machine it runs on in its
-		// error; the pod's is the clusterDNS.
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			lastErr = fmt.Errorf("lookup %s on %s:53: no such host", host, dnsServer)
-			continue
-		}
-		if errors.As(err, &dnsErr) {
-			return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: %s", strings.TrimSuffix(n, "."), dnsServer, dnsErr.Err)
-		}
-		if err == nil {
-			err = fmt.Errorf("lookup %s on %s:53: no addresses", host, dnsServer)
-		}
-		return netip.Addr{}, err
-	}
-	return netip.Addr{}, lastErr
+	return agnhost.Resolve(ctx, pn.resolver(dnsServer), dnsServer, search, host)
 }

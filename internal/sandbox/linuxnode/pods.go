@@ -233,31 +233,7 @@ func (n *Node) lookup(ctx context.Context, namespace, host string) (netip.Addr, 
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return n.podDial(ctx, network, netip.AddrPortFrom(dnsIP, 53))
 	}}
-	names := []string{host + "."}
-	if !strings.HasSuffix(host, ".") {
-		names = nil
-		if strings.Count(host, ".") < 5 {
-			for _, s := range []string{namespace + ".svc." + n.domain, "svc." + n.domain, n.domain} {
-				names = append(names, host+"."+s+".")
-			}
-		}
-		names = append(names, host+".")
-	}
-	for _, name := range names {
-		ips, err := r.LookupNetIP(ctx, "ip4", name)
-		if err == nil && len(ips) > 0 {
-			return ips[0].Unmap(), nil
-		}
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			continue
-		}
-		if err == nil {
-			err = errors.New("no addresses")
-		}
-		return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: %w", strings.TrimSuffix(name, "."), dnsIP, err)
-	}
-	return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: no such host", host, dnsIP)
+	return agnhost.Resolve(ctx, r, dnsIP.String(), []string{namespace + ".svc." + n.domain, "svc." + n.domain, n.domain}, host)
 }
 
 // podDial is a packet from one of this node's pods: kube-proxy's iptables
