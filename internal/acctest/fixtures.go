@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -26,6 +27,19 @@ import (
 
 // NodeName is a short unique node name (at most 15 characters).
 func NodeName(prefix string) string { return fmt.Sprintf("%s-%d", prefix, Seq()) }
+
+// Namespace creates a namespace named Name(prefix) in the sandbox cluster
+// for one test, deleted at cleanup, and returns its name.
+func Namespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := Name(prefix)
+	k := Kube(t)
+	if _, err := k.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	return ns
+}
 
 // Eventually polls cond until it holds or timeout passes. Tests may poll;
 // the provider may not.

@@ -96,7 +96,7 @@ func Quickstart(t *testing.T, cni string) {
 		Check: resource.ComposeAggregateTestCheckFunc(
 			resource.TestCheckResourceAttr("windows_node_networking.this", "cni", cni),
 			CheckNodesReady(t, quickstartNodes...),
-			func(*terraform.State) error { return checkAgents(t, mode) },
+			func(*terraform.State) error { return CheckAgentsReady(t, mode, "kube-system", quickstartNodes...) },
 			func(*terraform.State) error { return checkIISWorkload(t) },
 		),
 	}, {
@@ -197,13 +197,14 @@ func checkAgentsRolled(t *testing.T, mode networking.Mode, image string) error {
 	return nil
 }
 
-// checkAgents: every agent of the mode Running and Ready on both nodes.
-func checkAgents(t *testing.T, mode networking.Mode) error {
-	pods, err := Kube(t).CoreV1().Pods("kube-system").List(context.Background(), metav1.ListOptions{})
+// CheckAgentsReady: every agent of the mode (its DaemonSets' pods in
+// namespace) Running and Ready on each of nodes.
+func CheckAgentsReady(t *testing.T, mode networking.Mode, namespace string, nodes ...string) error {
+	pods, err := Kube(t).CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	for _, node := range quickstartNodes {
+	for _, node := range nodes {
 		for _, a := range mode.Agents() {
 			ok := false
 			for i := range pods.Items {

@@ -2,13 +2,12 @@ package addirectory_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/wincluster/terraform-provider-windows/internal/addirectory"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/localport"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain/addomaintest"
 )
 
 func TestValidateDomain(t *testing.T) {
@@ -31,25 +30,8 @@ func TestValidateDomain(t *testing.T) {
 // join account, over LDAP, against the sandbox's domain controller.
 func TestDeleteComputer(t *testing.T) {
 	ctx := context.Background()
-	ports, err := localport.Reserve(1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := addomain.Start(addomain.Options{Domain: "corp.example.test", Addr: fmt.Sprintf("127.0.0.1:%d", ports[0])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dc.Stop() })
-	ou := "OU=Nodes," + dc.BaseDN()
-	if err := dc.AddOU(ou); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dc.AddUser("CN=Users,"+dc.BaseDN(), "svc-join", "J0in!"); err != nil {
-		t.Fatal(err)
-	}
-	if err := dc.Delegate(ou, "svc-join"); err != nil {
-		t.Fatal(err)
-	}
+	dc := addomaintest.Start(t, addomain.Options{})
+	ou := addomaintest.DelegatedOU(t, dc, "Nodes", "svc-join", "J0in!")
 	if _, err := addomain.Join(ctx, addomain.Locators{dc.Domain(): dc}, addomain.JoinRequest{Domain: dc.Domain(), OU: ou, User: "svc-join", Password: "J0in!", ComputerName: "win-a"}); err != nil {
 		t.Fatal(err)
 	}

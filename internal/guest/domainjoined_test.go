@@ -2,7 +2,6 @@ package guest_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,7 @@ import (
 	"github.com/wincluster/terraform-provider-windows/internal/psquote"
 	"github.com/wincluster/terraform-provider-windows/internal/remote"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/localport"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain/addomaintest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim/winsimtest"
 )
 
@@ -22,15 +21,7 @@ import (
 func TestDomainJoinedStepReadsNetSetupLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ports, err := localport.Reserve(1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := addomain.Start(addomain.Options{Domain: "corp.example.test", AdminPassword: "Adm1n-Passw0rd!", Addr: fmt.Sprintf("127.0.0.1:%d", ports[0])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dc.Stop() })
+	dc := addomaintest.Start(t, addomain.Options{AdminPassword: "Adm1n-Passw0rd!"})
 	netsetup := func(password string) string {
 		var lines []string
 		_, _ = addomain.Join(ctx, addomain.Locators{dc.Domain(): dc}, addomain.JoinRequest{

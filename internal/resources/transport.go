@@ -394,14 +394,7 @@ func configuredHostKey(ctx context.Context, config tfsdk.Config) bool {
 // port 5985. A new VM (replace) has the template's listener again, and
 // https_bootstrap makes an HTTPS listener over vCenter.
 func refuseWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, diags *diag.Diagnostics) {
-	if plan.IsUnknown() {
-		return
-	}
-	was, d := transportConfig(ctx, state, "", "", "")
-	diags.Append(d...)
-	now, d := transportConfig(ctx, plan, "", "", "")
-	diags.Append(d...)
-	if was.Protocol != remote.ProtocolVMTools || now.Protocol != remote.ProtocolWinRM || now.HTTPS {
+	if !vmToolsToWinRMHTTP(ctx, state, plan, diags) {
 		return
 	}
 	diags.AddAttributeError(path.Root("transport"), "WinRM over HTTP after a join through VMware Tools",
@@ -409,6 +402,22 @@ func refuseWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, 
 			`its firewall rules (nothing reaches the node over WinRM then), so WinRM over HTTP (https = false) would find no listener. `+
 			`Keep type = "vmtools", use WinRM over HTTPS with https_bootstrap (its listener is made over vCenter), or replace the node `+
 			`(terraform apply -replace) to join a new clone over HTTP.`)
+}
+
+// vmToolsToWinRMHTTP tells whether a transport block changes from a join
+// through VMware Tools (state) to WinRM over HTTP (plan): the change
+// refuseWinRMHTTPAfterVMTools refuses on a node and
+// warnPoolWinRMHTTPAfterVMTools warns of on a pool. An unknown plan is no
+// change yet.
+func vmToolsToWinRMHTTP(ctx context.Context, state, plan types.Object, diags *diag.Diagnostics) bool {
+	if plan.IsUnknown() {
+		return false
+	}
+	was, d := transportConfig(ctx, state, "", "", "")
+	diags.Append(d...)
+	now, d := transportConfig(ctx, plan, "", "", "")
+	diags.Append(d...)
+	return was.Protocol == remote.ProtocolVMTools && now.Protocol == remote.ProtocolWinRM && !now.HTTPS
 }
 
 // warnPoolWinRMHTTPAfterVMTools is windows_node_pool's counterpart of
@@ -422,14 +431,7 @@ func refuseWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, 
 // which its join uses and leaves open. The change works; what it changes is
 // what the new members expose, which the plan says.
 func warnPoolWinRMHTTPAfterVMTools(ctx context.Context, state, plan types.Object, diags *diag.Diagnostics) {
-	if plan.IsUnknown() {
-		return
-	}
-	was, d := transportConfig(ctx, state, "", "", "")
-	diags.Append(d...)
-	now, d := transportConfig(ctx, plan, "", "", "")
-	diags.Append(d...)
-	if was.Protocol != remote.ProtocolVMTools || now.Protocol != remote.ProtocolWinRM || now.HTTPS {
+	if !vmToolsToWinRMHTTP(ctx, state, plan, diags) {
 		return
 	}
 	diags.AddAttributeWarning(path.Root("transport"), "New pool members will keep WinRM over HTTP open",

@@ -12,28 +12,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 )
 
 const networkingAddress = "windows_node_networking.test"
-
-func createNamespace(t *testing.T, name string) string {
-	t.Helper()
-	ns := acctest.Name(name)
-	k := acctest.Kube(t)
-	if _, err := k.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	return ns
-}
 
 // setAgentConf writes the cluster's antrea-agent.conf (ConfigMap
 // kube-system/antrea-config), as an administrator editing antrea.yml's
@@ -64,7 +51,7 @@ func setAgentConf(t *testing.T, a linuxnode.Antrea) {
 // pod through Antrea's tunnel route, a Service, its NodePort).
 func TestAccAntrea_nodeJoins(t *testing.T) {
 	acctest.RequireSandbox(t, "a cluster running Antrea")
-	ns := createNamespace(t, "antnet")
+	ns := acctest.Namespace(t, "antnet")
 	node := acctest.NodeName("want")
 	config := acctest.NetworkingConfig(ns, "antrea", "  allow_destroy_with_nodes = true\n") +
 		acctest.NodeConfigWithout(acctest.Name("antimg"), []string{node}, "  networking_id = windows_node_networking.test.id\n")
@@ -101,22 +88,11 @@ func checkAntreaNode(t *testing.T, ns, node string, route func(string) bool) err
 	if err := acctest.CheckNodeReady(t, node); err != nil {
 		return err
 	}
-	k := acctest.Kube(t)
-	pods, err := k.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-	if err != nil {
+	mode, _ := networking.Lookup("antrea")
+	if err := acctest.CheckAgentsReady(t, mode, ns, node); err != nil {
 		return err
 	}
-	mode, _ := networking.Lookup("antrea")
-	for _, a := range mode.Agents() {
-		var ok bool
-		for i := range pods.Items {
-			ok = ok || (strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") && kube.PodRunningAndReady(&pods.Items[i]))
-		}
-		if !ok {
-			return fmt.Errorf("no Running and Ready %s pod on %s", a.DaemonSet, node)
-		}
-	}
-	n, err := k.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+	n, err := acctest.Kube(t).CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -153,7 +129,7 @@ func checkAntreaNode(t *testing.T, ns, node string, route func(string) bool) err
 // passes.
 func TestAccAntrea_noEncap(t *testing.T) {
 	acctest.RequireSandbox(t, "a cluster running Antrea")
-	ns := createNamespace(t, "antnoe")
+	ns := acctest.Namespace(t, "antnoe")
 	node := acctest.NodeName("wnoe")
 	config := acctest.NetworkingConfig(ns, "antrea", "  allow_destroy_with_nodes = true\n") +
 		acctest.NodeConfigWithout(acctest.Name("antnimg"), []string{node}, "  networking_id = windows_node_networking.test.id\n")

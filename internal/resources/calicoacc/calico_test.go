@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -12,13 +11,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
-	"github.com/wincluster/terraform-provider-windows/internal/kube"
 	"github.com/wincluster/terraform-provider-windows/internal/networking"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/linuxnode"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
@@ -26,23 +23,12 @@ import (
 
 const networkingAddress = "windows_node_networking.test"
 
-func createNamespace(t *testing.T, name string) string {
-	t.Helper()
-	ns := acctest.Name(name)
-	k := acctest.Kube(t)
-	if _, err := k.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	return ns
-}
-
 // TestAccCalico_ipipOnlyRefused: a plan of windows_node_networking with
 // cni = "calico" against a cluster whose only IP pool is IP-in-IP is
 // refused, naming ipipMode and what to set.
 func TestAccCalico_ipipOnlyRefused(t *testing.T) {
 	acctest.RequireSandbox(t, "a cluster running Calico whose IP pool is changed behind Terraform's back")
-	ns := createNamespace(t, "calipip")
+	ns := acctest.Namespace(t, "calipip")
 	dyn, err := dynamic.NewForConfig(acctest.Sandbox.ControlPlane.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +59,7 @@ func TestAccCalico_ipipOnlyRefused(t *testing.T) {
 // CoreDNS pod through Felix's route, a Service, its NodePort).
 func TestAccCalico_nodeJoins(t *testing.T) {
 	acctest.RequireSandbox(t, "a cluster running Calico")
-	ns := createNamespace(t, "calnet")
+	ns := acctest.Namespace(t, "calnet")
 	node := acctest.NodeName("wcal")
 	config := acctest.NetworkingConfig(ns, "calico", "  allow_destroy_with_nodes = true\n") +
 		acctest.NodeConfigWithout(acctest.Name("calimg"), []string{node}, "  networking_id = windows_node_networking.test.id\n")
@@ -90,20 +76,9 @@ func TestAccCalico_nodeJoins(t *testing.T) {
 				if err := acctest.CheckNodeReady(t, node); err != nil {
 					return err
 				}
-				k := acctest.Kube(t)
-				pods, err := k.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
-				if err != nil {
-					return err
-				}
 				mode, _ := networking.Lookup("calico")
-				for _, a := range mode.Agents() {
-					var ok bool
-					for i := range pods.Items {
-						ok = ok || (strings.HasPrefix(pods.Items[i].Name, a.DaemonSet+"-") && kube.PodRunningAndReady(&pods.Items[i]))
-					}
-					if !ok {
-						return fmt.Errorf("no Running and Ready %s pod on %s", a.DaemonSet, node)
-					}
+				if err := acctest.CheckAgentsReady(t, mode, ns, node); err != nil {
+					return err
 				}
 				// The node's block, claimed in Calico's datastore.
 				dyn, err := dynamic.NewForConfig(acctest.Sandbox.ControlPlane.Config)

@@ -44,13 +44,9 @@ type cniSettings struct {
 	ConfDir string
 }
 
-// containerdCNISettings reads the CNI directories from the containerd
-// service's --config file: version 2 (containerd 1.x)
-// [plugins."io.containerd.grpc.v1.cri".cni] bin_dir/conf_dir, version 3
-// (containerd 2.x) [plugins."io.containerd.cri.v1.runtime".cni]
-// bin_dirs/conf_dir (bin_dir still read, deprecated). A missing file means
-// the defaults, as containerd starts without one.
-func containerdCNISettings(files FileSystem, containerdArgs []string) (cniSettings, error) {
+// containerdConfigPath is the file of containerd's --config (-c)
+// argument, the last one given, or its Windows default.
+func containerdConfigPath(containerdArgs []string) string {
 	path := defaultContainerdConfig
 	for i, a := range containerdArgs {
 		switch {
@@ -60,6 +56,17 @@ func containerdCNISettings(files FileSystem, containerdArgs []string) (cniSettin
 			path = strings.TrimPrefix(a, "--config=")
 		}
 	}
+	return path
+}
+
+// containerdCNISettings reads the CNI directories from the containerd
+// service's --config file: version 2 (containerd 1.x)
+// [plugins."io.containerd.grpc.v1.cri".cni] bin_dir/conf_dir, version 3
+// (containerd 2.x) [plugins."io.containerd.cri.v1.runtime".cni]
+// bin_dirs/conf_dir (bin_dir still read, deprecated). A missing file means
+// the defaults, as containerd starts without one.
+func containerdCNISettings(files FileSystem, containerdArgs []string) (cniSettings, error) {
+	path := containerdConfigPath(containerdArgs)
 	s := cniSettings{BinDirs: []string{defaultCNIBinDir}, ConfDir: defaultCNIConfDir}
 	data, err := files.ReadFile(path)
 	if err != nil {

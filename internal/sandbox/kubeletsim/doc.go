@@ -140,7 +140,9 @@
 //     RemoteSubnetRoute Felix programmed (podnet.go).
 //   - Pods of registry.k8s.io/e2e-test-images/agnhost with restartPolicy
 //     Never (pods_agnhost.go): their containers run agnhost's connect
-//     subcommand (test/images/agnhost/connect) in order, init containers
+//     subcommand (test/images/agnhost/connect; the sandbox's one model of
+//     it, internal/sandbox/agnhost, which the Linux node's pods run too)
+//     in order, init containers
 //     first, in the pod's network (podnet.go): the host's HNS network must
 //     exist, a ClusterIP or NodePort goes through the HNS load balancers
 //     kube-proxy programmed to one of their endpoints, another node's pod

@@ -3,18 +3,16 @@ package kubeletsim
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
-	"syscall"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/agnhost"
 )
 
 // agnhostRepository is the image the sandbox's container runtime can run in
@@ -83,7 +81,7 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 	now := metav1.Now()
 	run := func(c corev1.Container) corev1.ContainerStatus {
 		var out bytes.Buffer
-		code := agnhost(ctx, pn, dnsServer, search, append(append([]string{}, c.Command...), c.Args...), &out)
+		code := agnhost.Connect(ctx, agnhostNet{pn: pn, dnsServer: dnsServer, search: search}, append(append([]string{}, c.Command...), c.Args...), &out, "agnhost", "agnhost.exe")
 		term := &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: "Completed", StartedAt: now, FinishedAt: metav1.Now()}
 		if code != 0 {
 			term.Reason = "Error"
@@ -178,75 +176,27 @@ func tailMessage(s string) string {
 	return s
 }
 
-// agnhost is agnhost's connect subcommand (test/images/agnhost/connect
-// connect.go): resolve the destination (a name through the pod's DNS, its
-// search list and ndots:5 as the kubelet writes them), connect over TCP or
-// UDP, exit 0, or print what failed on stderr and exit 1: "DNS: <err>",
-// "TIMEOUT", "REFUSED" or "OTHER: <err>". A packet HNS drops (no load
-// balancer for a ClusterIP) is a TIMEOUT on Windows; the simulator reports
-// it at once, with the reason after it.
-func agnhost(ctx context.Context, pn *podNet, dnsServer string, search []string, argv []string, out io.Writer) int {
-	if len(argv) > 0 && (argv[0] == "/agnhost" || strings.HasSuffix(argv[0], "agnhost") || strings.HasSuffix(argv[0], "agnhost.exe")) {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 || argv[0] != "connect" {
-		cmd := ""
-		if len(argv) > 0 {
-			cmd = argv[0]
-		}
-		fmt.Fprintf(out, "Error: unknown command %q for \"app\"\n", cmd)
-		return 1
-	}
-	fs := pflag.NewFlagSet("connect", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	timeout := fs.Duration("timeout", 0, "")
-	protocol := fs.String("protocol", "tcp", "")
-	_ = fs.String("udp-data", "hostname", "")
-	if err := fs.Parse(argv[1:]); err != nil || fs.NArg() != 1 {
-		fmt.Fprintf(out, "Error: accepts 1 arg(s), received %d\n", fs.NArg())
-		return 1
-	}
-	if *protocol != "tcp" && *protocol != "udp" {
-		fmt.Fprint(out, "Unsupported protocol\n", *protocol)
-		return 1
-	}
-	dest := fs.Arg(0)
-	host, port, err := net.SplitHostPort(dest)
-	if err != nil {
-		fmt.Fprintf(out, "UNKNOWN: %v\n", err)
-		return 1
-	}
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		if addr, err = lookup(ctx, pn, dnsServer, search, host); err != nil {
-			fmt.Fprintf(out, "DNS: %v\n", err)
-			return 1
-		}
-	}
-	var p uint16
-	if _, err := fmt.Sscan(port, &p); err != nil {
-		fmt.Fprintf(out, "DNS: lookup %s: unknown port\n", port)
-		return 1
-	}
-	conn, err := pn.dial(ctx, *protocol, netip.AddrPortFrom(addr, p))
-	if err == nil {
-		_ = conn.Close()
-		return 0
-	}
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		fmt.Fprintf(out, "REFUSED\n")
-	case errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no HNS load balancer") || strings.Contains(err.Error(), "the packet is dropped"):
-		fmt.Fprintf(out, "TIMEOUT\n%v\n", err)
-	default:
-		fmt.Fprintf(out, "OTHER: %v\n", err)
-	}
-	return 1
+// agnhostNet is a Windows pod's network, where agnhost's connect runs:
+// names resolve through the kubelet's clusterDNS with the pod's search list,
+// packets go through the host's HNS (podNet.dial). A packet HNS drops (no
+// load balancer for a ClusterIP) is a TIMEOUT on Windows; the simulator
+// reports it at once, with the reason after it.
+type agnhostNet struct {
+	pn        *podNet
+	dnsServer string
+	search    []string
+}
+
+func (a agnhostNet) Lookup(ctx context.Context, host string) (netip.Addr, error) {
+	return lookup(ctx, a.pn, a.dnsServer, a.search, host)
+}
+
+func (a agnhostNet) Dial(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
+	return a.pn.dial(ctx, network, dst)
+}
+
+func (agnhostNet) Dropped(err error) bool {
+	return strings.Contains(err.Error(), "no HNS load balancer") || strings.Contains(err.Error(), "the packet is dropped")
 }
 
 // lookup resolves a name as the pod's resolver does: absolute with a
@@ -255,37 +205,5 @@ func lookup(ctx context.Context, pn *podNet, dnsServer string, search []string, 
 	if dnsServer == "" {
 		return netip.Addr{}, fmt.Errorf("lookup %s: no DNS servers (the kubelet has no clusterDNS)", host)
 	}
-	r := pn.resolver(dnsServer)
-	names := []string{host}
-	if !strings.HasSuffix(host, ".") {
-		names = nil
-		if strings.Count(host, ".") < 5 {
-			for _, s := range search {
-				names = append(names, host+"."+s+".")
-			}
-		}
-		names = append(names, host+".")
-	}
-	var lastErr error
-	for _, n := range names {
-		ips, err := r.LookupNetIP(ctx, "ip4", n)
-		if err == nil && len(ips) > 0 {
-			return ips[0].Unmap(), nil
-		}
-		// Go's resolver names the server of the machine it runs on in its
-		// error; the pod's is the clusterDNS.
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			lastErr = fmt.Errorf("lookup %s on %s:53: no such host", host, dnsServer)
-			continue
-		}
-		if errors.As(err, &dnsErr) {
-			return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: %s", strings.TrimSuffix(n, "."), dnsServer, dnsErr.Err)
-		}
-		if err == nil {
-			err = fmt.Errorf("lookup %s on %s:53: no addresses", host, dnsServer)
-		}
-		return netip.Addr{}, err
-	}
-	return netip.Addr{}, lastErr
+	return agnhost.Resolve(ctx, pn.resolver(dnsServer), dnsServer, search, host)
 }

@@ -3,7 +3,6 @@ package kubeletsim
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -46,15 +45,7 @@ var imagePullBackOff = 10 * time.Second
 // containerdRegistrySettings reads the registry section and the sandbox
 // image from containerd's --config.
 func containerdRegistrySettings(files FileSystem, containerdArgs []string) (registrySettings, error) {
-	path := defaultContainerdConfig
-	for i, a := range containerdArgs {
-		switch {
-		case (a == "--config" || a == "-c") && i+1 < len(containerdArgs):
-			path = containerdArgs[i+1]
-		case strings.HasPrefix(a, "--config="):
-			path = strings.TrimPrefix(a, "--config=")
-		}
-	}
+	path := containerdConfigPath(containerdArgs)
 	var s registrySettings
 	data, err := files.ReadFile(path)
 	if err != nil {

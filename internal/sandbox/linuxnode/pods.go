@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
 	"sync"
 	"syscall"
 
-	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/agnhost"
 )
 
 // Overlay carries a connection from one of this node's pods to another
@@ -145,7 +145,7 @@ func (r *podRunner) sync(ctx context.Context, key string) error {
 			continue
 		}
 		var out bytes.Buffer
-		code := r.n.agnhost(ctx, pod.Namespace, append(append([]string{}, c.Command...), c.Args...), &out)
+		code := agnhost.Connect(ctx, podNet{n: r.n, namespace: pod.Namespace}, append(append([]string{}, c.Command...), c.Args...), &out, "agnhost")
 		term := &corev1.ContainerStateTerminated{ExitCode: int32(code), Reason: "Completed", StartedAt: now, FinishedAt: metav1.Now()}
 		if code != 0 {
 			failed = true
@@ -198,73 +198,25 @@ func nthAddr(p netip.Prefix, n int) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 }
 
-// agnhost is agnhost's connect subcommand (test/images/agnhost/connect
-// connect.go) in a pod of this node: resolve the destination through the
-// cluster DNS (the kube-dns Service's ClusterIP, which the kubelet's
-// clusterDNS is, with the pod's search list and ndots:5), connect, exit 0;
-// or print "DNS: <err>", "TIMEOUT", "REFUSED" or "OTHER: <err>" and exit 1.
-func (n *Node) agnhost(ctx context.Context, namespace string, argv []string, out io.Writer) int {
-	if len(argv) > 0 && (argv[0] == "/agnhost" || strings.HasSuffix(argv[0], "agnhost")) {
-		argv = argv[1:]
-	}
-	if len(argv) == 0 || argv[0] != "connect" {
-		cmd := ""
-		if len(argv) > 0 {
-			cmd = argv[0]
-		}
-		fmt.Fprintf(out, "Error: unknown command %q for \"app\"\n", cmd)
-		return 1
-	}
-	fs := pflag.NewFlagSet("connect", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	timeout := fs.Duration("timeout", 0, "")
-	protocol := fs.String("protocol", "tcp", "")
-	_ = fs.String("udp-data", "hostname", "")
-	if err := fs.Parse(argv[1:]); err != nil || fs.NArg() != 1 {
-		fmt.Fprintf(out, "Error: accepts 1 arg(s), received %d\n", fs.NArg())
-		return 1
-	}
-	if *protocol != "tcp" && *protocol != "udp" {
-		fmt.Fprintf(out, "Unsupported protocol %s\n", *protocol)
-		return 1
-	}
-	host, port, err := net.SplitHostPort(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(out, "UNKNOWN: %v\n", err)
-		return 1
-	}
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		if addr, err = n.lookup(ctx, namespace, host); err != nil {
-			fmt.Fprintf(out, "DNS: %v\n", err)
-			return 1
-		}
-	}
-	var p uint16
-	if _, err := fmt.Sscan(port, &p); err != nil {
-		fmt.Fprintf(out, "DNS: lookup %s: unknown port\n", port)
-		return 1
-	}
-	conn, err := n.podDial(ctx, *protocol, netip.AddrPortFrom(addr, p))
-	if err == nil {
-		_ = conn.Close()
-		return 0
-	}
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		fmt.Fprintf(out, "REFUSED\n%v\n", err)
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, syscall.EHOSTUNREACH):
-		fmt.Fprintf(out, "TIMEOUT\n%v\n", err)
-	default:
-		fmt.Fprintf(out, "OTHER: %v\n", err)
-	}
-	return 1
+// podNet is the network of one of this node's pods, where agnhost's
+// connect runs: names resolve through the cluster DNS (the kube-dns
+// Service's ClusterIP, which the kubelet's clusterDNS is, with the pod's
+// search list and ndots:5), packets go through podDial, and a packet no
+// route takes (EHOSTUNREACH) is one the real node drops.
+type podNet struct {
+	n         *Node
+	namespace string
 }
+
+func (p podNet) Lookup(ctx context.Context, host string) (netip.Addr, error) {
+	return p.n.lookup(ctx, p.namespace, host)
+}
+
+func (p podNet) Dial(ctx context.Context, network string, dst netip.AddrPort) (net.Conn, error) {
+	return p.n.podDial(ctx, network, dst)
+}
+
+func (podNet) Dropped(err error) bool { return errors.Is(err, syscall.EHOSTUNREACH) }
 
 // lookup resolves a name as the pod's resolver does (ndots:5, the search
 // list the kubelet writes), every query a real one over the pod's network
@@ -281,31 +233,7 @@ func (n *Node) lookup(ctx context.Context, namespace, host string) (netip.Addr, 
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return n.podDial(ctx, network, netip.AddrPortFrom(dnsIP, 53))
 	}}
-	names := []string{host + "."}
-	if !strings.HasSuffix(host, ".") {
-		names = nil
-		if strings.Count(host, ".") < 5 {
-			for _, s := range []string{namespace + ".svc." + n.domain, "svc." + n.domain, n.domain} {
-				names = append(names, host+"."+s+".")
-			}
-		}
-		names = append(names, host+".")
-	}
-	for _, name := range names {
-		ips, err := r.LookupNetIP(ctx, "ip4", name)
-		if err == nil && len(ips) > 0 {
-			return ips[0].Unmap(), nil
-		}
-		var dnsErr *net.DNSError
-		if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
-			continue
-		}
-		if err == nil {
-			err = errors.New("no addresses")
-		}
-		return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: %w", strings.TrimSuffix(name, "."), dnsIP, err)
-	}
-	return netip.Addr{}, fmt.Errorf("lookup %s on %s:53: no such host", host, dnsIP)
+	return agnhost.Resolve(ctx, r, dnsIP.String(), []string{namespace + ".svc." + n.domain, "svc." + n.domain, n.domain}, host)
 }
 
 // podDial is a packet from one of this node's pods: kube-proxy's iptables

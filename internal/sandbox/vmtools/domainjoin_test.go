@@ -2,13 +2,12 @@ package vmtools_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
-	"github.com/wincluster/terraform-provider-windows/internal/sandbox/localport"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain/addomaintest"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/vmtools"
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/winsim"
 	"github.com/wincluster/terraform-provider-windows/internal/vsphere"
@@ -21,25 +20,8 @@ import (
 // vCenter reports it, the guest in its workgroup and NetSetup.LOG saying
 // 0x52e (ERROR_LOGON_FAILURE), as Windows does.
 func TestCustomizationJoinsTheDomain(t *testing.T) {
-	ports, err := localport.Reserve(1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dc, err := addomain.Start(addomain.Options{Domain: "corp.example.test", Addr: fmt.Sprintf("127.0.0.1:%d", ports[0])})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = dc.Stop() })
-	ou := "OU=Kubernetes," + dc.BaseDN()
-	if err := dc.AddOU(ou); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dc.AddUser("CN=Users,"+dc.BaseDN(), "svc-join", "J0in-Passw0rd!"); err != nil {
-		t.Fatal(err)
-	}
-	if err := dc.Delegate(ou, "svc-join"); err != nil {
-		t.Fatal(err)
-	}
+	dc := addomaintest.Start(t, addomain.Options{})
+	ou := addomaintest.DelegatedOU(t, dc, "Kubernetes", "svc-join", "J0in-Passw0rd!")
 	w := startWith(t, func(o *vmtools.Options) { o.Domains = addomain.Locators{dc.Domain(): dc} })
 	ctx := t.Context()
 
