@@ -144,7 +144,11 @@ func TestWindowsUpdateThroughWinHTTPProxy(t *testing.T) {
 		t.Errorf("the site proxy carried %v before WinHTTP named it", carried)
 	}
 	mu.Unlock()
-	netsh("winhttp", "set", "proxy", "proxy-server=http="+pu.Host+";https="+pu.Host, "bypass-list=<local>;*.corp.example")
+	// As the provider's winhttp-proxy step writes it, with the lists quoted.
+	netsh("winhttp", "set", "proxy", `proxy-server="http=`+pu.Host+";https="+pu.Host+`"`, `bypass-list="<local>;*.corp.example"`)
+	if w := h.WinHTTPProxy(); w.Server != "http="+pu.Host+";https="+pu.Host || w.Bypass != "<local>;*.corp.example" {
+		t.Fatalf("WinHTTPProxy() = %+v: the quotes are netsh's syntax, not the value", w)
+	}
 	if stdout, stderr, code := run(t, h, agent); code != 0 || !strings.Contains(stdout, "found 1") || !strings.Contains(stdout, "download 2") {
 		t.Fatalf("through the site's proxy: code %d, stdout %q, stderr %q; want one update found and downloaded (%s)", code, stdout, stderr, learn)
 	}

@@ -115,6 +115,13 @@ func runNetsh(_ context.Context, p *Process) int {
 	var w WinHTTPProxy
 	for _, a := range args[3:] {
 		k, v, ok := strings.Cut(a, "=")
+		// netsh's documented form quotes the lists
+		// (proxy-server="http=p:3128;https=p:3128"); the quotes delimit the
+		// value, as the C runtime's argument parsing drops them, and are not
+		// part of it.
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
 		switch {
 		case ok && strings.EqualFold(k, "proxy-server"):
 			w.Server = v
