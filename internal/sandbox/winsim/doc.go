@@ -225,7 +225,8 @@
 // https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
 // "ERROR: Access is denied." to a filtered token; programs_reg.go), netsh.exe
 // (winhttp set proxy and winhttp show proxy only: the machine's WinHTTP proxy,
-// which Windows Update's agent uses, kept in the registry so clones have it;
+// which Windows Update's agent uses, kept in the registry so clones have it,
+// the quotes of proxy-server="..." and bypass-list="..." not part of it;
 // https://learn.microsoft.com/en-us/windows/win32/winhttp/netsh-exe-commands#set-proxy,
 // https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/windows-update-client-determines-proxy-server-connect;
 // programs_netsh.go),
