@@ -17,7 +17,8 @@ import (
 // TestAccProxy_imageAndNode: at a site whose guests reach the artifact
 // server and the registries only through its proxy (the sandbox's site
 // proxy, winsim.Faults.Egress), an image without proxy fails at its first
-// download naming the URL and the proxy setting; with proxy set, the image
+// download naming the URL and the proxy setting, and its Windows Update scan
+// of the site's WSUS with 0x80072EFD; with proxy set, the image
 // builds through the proxy, its Windows Update scan of the site's WSUS going
 // through WinHTTP's proxy, and a node joins, containerd pulling the probe's
 // image through the proxy its service environment names.
@@ -80,6 +81,12 @@ resource "windows_node" "n0" {
 				Config: imageWith(nil),
 				ExpectError: regexp.MustCompile(`(?s)image step "install-containerd".*downloading\s+http://artifacts\.outside\.test:[0-9]+/\S+\s+without\s+a\s+proxy\s+\(none\s+is\s+set.*proxy\.https` +
 					`.*Unable\s+to\s+connect\s+to\s+the\s+remote\s+server`),
+			},
+			{
+				// No proxy, online updates from the WSUS outside: the Windows
+				// Update Agent has no WinHTTP proxy and cannot connect.
+				Config:      imageWith(map[string]string{"online_updates": online}),
+				ExpectError: regexp.MustCompile(`(?s)image step "windows-update-online".*0x80072EFD.*ERROR_WINHTTP_CANNOT_CONNECT.*set\s+proxy`),
 			},
 			{
 				Config: withNode,
