@@ -72,3 +72,36 @@ func TestProxyForAndEnvironment(t *testing.T) {
 		t.Errorf("WinHTTP() = %q, %q", server, bypass)
 	}
 }
+
+// TestJoinWithoutProxyKeepsTheImages: a node without proxy keeps what its
+// image set (containerd's service environment, WinHTTP's proxy: the image's
+// proxy is the site's); its join neither writes nor clears them, and gives
+// the kubelet no proxy. With proxy, the join replaces containerd's.
+func TestJoinWithoutProxyKeepsTheImages(t *testing.T) {
+	steps, err := JoinSteps(testJoinConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		for _, touch := range []string{"containerd-proxy", "netsh", "reg.exe delete", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} {
+			if s.Name == touch || strings.Contains(s.Script, touch) {
+				t.Errorf("a join without proxy: step %s touches %q", s.Name, touch)
+			}
+		}
+	}
+	cfg := testJoinConfig()
+	cfg.Proxy = Proxy{HTTPS: "http://proxy.corp.example:3128", NoProxy: []string{"10.96.0.0/12"}}
+	steps, err = JoinSteps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := map[string]bool{}
+	for _, s := range steps {
+		if strings.Contains(s.Script, "HTTPS_PROXY=http://proxy.corp.example:3128") {
+			set[s.Name] = true
+		}
+	}
+	if !set["containerd-proxy"] || !set["kubelet-service"] {
+		t.Errorf("a join with proxy writes HTTPS_PROXY in the steps %v, want containerd-proxy and kubelet-service", set)
+	}
+}

@@ -167,7 +167,8 @@ func (s machineSchema) attributes() map[string]schema.Attribute {
 			Validators: []validator.List{listvalidator.ValueStringsAre(checkID())},
 		},
 		"proxy": proxyAttribute("The join writes it into containerd's and the kubelet's service environment (`HTTP_PROXY`, `HTTPS_PROXY`, `NO_PROXY`), "+
-			"from which containerd's image pulls take it.", s.onChange, s.nodeReplaceObject),
+			"from which containerd's image pulls take it. Unset, the node keeps what its image's `proxy` set (containerd's environment and WinHTTP's proxy; "+
+			"the kubelet gets none): the image's proxy is the site's.", s.onChange, s.nodeReplaceObject),
 		"drain": schema.SingleNestedAttribute{
 			Optional: true, Computed: true,
 			Default:             objectdefault.StaticValue(drainObject(drainDefault)),

@@ -11,13 +11,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/wincluster/terraform-provider-windows/internal/acctest"
+	"github.com/wincluster/terraform-provider-windows/internal/sandbox/updatepkg"
 )
 
 // TestAccProxy_imageAndNode: at a site whose guests reach the artifact
 // server and the registries only through its proxy (the sandbox's site
 // proxy, winsim.Faults.Egress), an image without proxy fails at its first
-// download naming the URL and the proxy setting; with proxy set, the image
-// builds through the proxy and a node joins, containerd pulling the probe's
+// download naming the URL and the proxy setting, and its Windows Update scan
+// of the site's WSUS with 0x80072EFD; with proxy set, the image
+// builds through the proxy, its Windows Update scan of the site's WSUS going
+// through WinHTTP's proxy, and a node joins, containerd pulling the probe's
 // image through the proxy its service environment names.
 func TestAccProxy_imageAndNode(t *testing.T) {
 	acctest.PreCheck(t)
@@ -36,8 +39,14 @@ func TestAccProxy_imageAndNode(t *testing.T) {
 		return strings.ReplaceAll(config, sb.ArtifactsAddr(), sb.OutsideArtifacts())
 	}
 	imageWith := func(overrides map[string]string) string { return outside(acctest.GoldenImageConfig(image, overrides)) }
+	// The image also asks the site's WSUS (the sandbox's update service, by
+	// its outside name) for updates: the Windows Update Agent reaches it
+	// only through WinHTTP's proxy. No KB it offers is included, so the scan
+	// is all this costs.
+	catalog := "http://" + sb.OutsideArtifacts() + updatepkg.CatalogPath
+	online := fmt.Sprintf("{\n    categories  = [\"Security Updates\"]\n    include_kbs = [\"KB5999999\"]\n    wsus_server = %q\n  }", sb.Artifacts.Updates.ServiceURL)
 	withNode := acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") +
-		imageWith(map[string]string{"proxy": proxy}) + fmt.Sprintf(`
+		imageWith(map[string]string{"proxy": proxy, "online_updates": online}) + fmt.Sprintf(`
 resource "windows_node" "n0" {
   name          = %q
   template      = windows_golden_image.test.template_path
@@ -74,6 +83,12 @@ resource "windows_node" "n0" {
 					`.*Unable\s+to\s+connect\s+to\s+the\s+remote\s+server`),
 			},
 			{
+				// No proxy, online updates from the WSUS outside: the Windows
+				// Update Agent has no WinHTTP proxy and cannot connect.
+				Config:      imageWith(map[string]string{"online_updates": online}),
+				ExpectError: regexp.MustCompile(`(?s)image step "windows-update-online".*0x80072EFD.*ERROR_WINHTTP_CANNOT_CONNECT.*set\s+proxy`),
+			},
+			{
 				Config: withNode,
 				Check: resource.ComposeTestCheckFunc(
 					resource.TestCheckResourceAttr("windows_node.n0", "ready", "true"),
@@ -82,7 +97,7 @@ resource "windows_node" "n0" {
 					resource.TestCheckTypeSetElemAttr("windows_node.n0", "effective_no_proxy.*", "10.96.0.0/12"),
 					resource.TestCheckTypeSetElemAttr("windows_node.n0", "effective_no_proxy.*", "10.244.0.0/16"),
 					func(*terraform.State) error {
-						for _, want := range []string{"GET http://" + sb.OutsideArtifacts() + "/", "CONNECT registry.k8s.io:443"} {
+						for _, want := range []string{"GET http://" + sb.OutsideArtifacts() + "/", "CONNECT registry.k8s.io:443", "GET " + catalog} {
 							if !sb.SiteProxy.Carried(want) {
 								return fmt.Errorf("the site proxy carried no %q; it carried %v", want, sb.SiteProxy.Requests())
 							}

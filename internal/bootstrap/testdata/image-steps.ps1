@@ -374,7 +374,7 @@ Remove-Item -LiteralPath $script -Force
 $errors = @{
   '0x80070005' = 'E_ACCESSDENIED: access is denied (the Windows Update Agent refuses its downloader and installer to a remote logon)'
   '0x80072EE2' = 'ERROR_WINHTTP_TIMEOUT: the update server did not answer in time'
-  '0x80072EFD' = 'ERROR_WINHTTP_CANNOT_CONNECT: the update server cannot be reached; check the URL, port and firewall'
+  '0x80072EFD' = 'ERROR_WINHTTP_CANNOT_CONNECT: the update server cannot be reached; check the URL, port and firewall, and at a site that lets only its proxy out set proxy (the agent goes through WinHTTP''s proxy)'
   '0x80096010' = 'TRUST_E_BAD_DIGEST: the digital signature of the package did not verify'
   '0x800F0823' = 'CBS_E_NEW_SERVICING_STACK_REQUIRED: the update needs a newer servicing stack'
   '0x80240016' = 'WU_E_INSTALL_NOT_ALLOWED: another installation is in progress or a restart is pending'
@@ -385,6 +385,7 @@ $errors = @{
   '0x80240034' = 'WU_E_DOWNLOAD_FAILED: the update failed to download'
   '0x80244019' = 'WU_E_PT_HTTP_STATUS_NOT_FOUND: the server answered HTTP 404; is wsus_server a WSUS server?'
   '0x8024401F' = 'WU_E_PT_HTTP_STATUS_SERVER_ERROR: the update server answered HTTP 500'
+  '0x80244021' = 'WU_E_PT_HTTP_STATUS_BAD_GATEWAY: the proxy answered HTTP 502 (it could not reach the update server)'
   '0x80244022' = 'WU_E_PT_HTTP_STATUS_SERVICE_UNAVAIL: the update server answered HTTP 503'
   '0x8024402C' = 'WU_E_PT_WINHTTP_NAME_NOT_RESOLVED: the proxy or update server name cannot be resolved; check the guest''s DNS, proxy and wsus_server'
 }

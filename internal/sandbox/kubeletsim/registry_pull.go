@@ -106,18 +106,25 @@ func containerdRegistrySettings(files FileSystem, containerdArgs []string) (regi
 var mirrorPulled sync.Map
 
 // pullThroughHosts is winsim.PullThroughHosts with containerd's settings,
-// once per host and image.
-func pullThroughHosts(ctx context.Context, files FileSystem, s registrySettings, hostDir, image string) error {
+// once per host and image. reach, when not nil, is the connection to the
+// image's own registry (Kubelet.reachUpstream): a fallback to it from the
+// mirrors goes through the site's proxy as any pull does.
+func pullThroughHosts(ctx context.Context, files FileSystem, s registrySettings, hostDir, image string, reach func(context.Context, string) error) error {
 	if _, ok := mirrorPulled.Load(hostDir + "\x00" + image); ok {
 		return nil
 	}
 	// The upstream registry is what images.go has it serve (agnhost by
 	// its upstream digest), as pulls without mirrors take it.
-	upstream := func() int {
-		if _, err := pullImage(image); err != nil {
-			return 404
+	upstream := func() (int, error) {
+		if reach != nil {
+			if err := reach(ctx, image); err != nil {
+				return 0, err
+			}
 		}
-		return 200
+		if _, err := pullImage(image); err != nil {
+			return 404, nil
+		}
+		return 200, nil
 	}
 	if err := winsim.PullThroughHosts(ctx, files.ReadFile, s.ConfigPath, func(h string) [2]string { return s.Auth[h] }, upstream, image); err != nil {
 		return fmt.Errorf("rpc error: code = Unknown desc = failed to pull and unpack image %q: %w", image, err)
@@ -140,7 +147,7 @@ func (w *podWorker) ensureImages(ctx context.Context, pod *corev1.Pod) (bool, er
 	key := pod.Namespace + "/" + pod.Name
 	disk := w.n.k.cfg.Host.Disk
 	if s.SandboxImage != "" {
-		if err := pullThroughHosts(ctx, w.n.k.cfg.Files, s, disk, s.SandboxImage); err != nil {
+		if err := pullThroughHosts(ctx, w.n.k.cfg.Files, s, disk, s.SandboxImage, w.n.k.reachUpstream); err != nil {
 			w.event(ctx, pod, corev1.EventTypeWarning, "FailedCreatePodSandBox",
 				fmt.Sprintf("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox image %q: failed to pull image %q: %v", s.SandboxImage, s.SandboxImage, err))
 			w.queue.AddAfter(key, imagePullBackOff)
@@ -148,7 +155,7 @@ func (w *podWorker) ensureImages(ctx context.Context, pod *corev1.Pod) (bool, er
 		}
 	}
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		if err := pullThroughHosts(ctx, w.n.k.cfg.Files, s, disk, c.Image); err != nil {
+		if err := pullThroughHosts(ctx, w.n.k.cfg.Files, s, disk, c.Image, w.n.k.reachUpstream); err != nil {
 			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
 			w.queue.AddAfter(key, imagePullBackOff)
 			return false, w.imagePullFailed(ctx, pod, c.Name, err)

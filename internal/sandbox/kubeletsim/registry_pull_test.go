@@ -45,7 +45,7 @@ func TestPullThroughHosts(t *testing.T) {
 		if s.ConfigPath != hostsDir || s.SandboxImage != "registry.k8s.io/pause:3.10.2" {
 			t.Fatalf("settings = %+v", s)
 		}
-		return pullThroughHosts(ctx, fs, s, disk, image)
+		return pullThroughHosts(ctx, fs, s, disk, image, nil)
 	}
 	if err := pull(t, write(authFor("right")), t.Name()+"ok", "registry.k8s.io/pause:3.10.2"); err != nil {
 		t.Errorf("pull with the right credential: %v", err)

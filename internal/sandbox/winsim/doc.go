@@ -225,7 +225,8 @@
 // https://learn.microsoft.com/en-us/windows-server/administration/windows-commands/reg-add;
 // "ERROR: Access is denied." to a filtered token; programs_reg.go), netsh.exe
 // (winhttp set proxy and winhttp show proxy only: the machine's WinHTTP proxy,
-// which Windows Update's agent uses, kept in the registry so clones have it;
+// which Windows Update's agent uses, kept in the registry so clones have it,
+// the quotes of proxy-server="..." and bypass-list="..." not part of it;
 // https://learn.microsoft.com/en-us/windows/win32/winhttp/netsh-exe-commands#set-proxy,
 // https://learn.microsoft.com/en-us/troubleshoot/windows-client/installing-updates-features-roles/windows-update-client-determines-proxy-server-connect;
 // programs_netsh.go),
@@ -363,7 +364,19 @@
 // update service: updatepkg.CatalogPath), else Windows Update, whose name
 // does not resolve from the sandbox (0x8024402C
 // WU_E_PT_WINHTTP_NAME_NOT_RESOLVED); a refused connection is 0x80072EFD,
-// HTTP 404/500/503 are 0x80244019/0x8024401F/0x80244022; results carry
+// HTTP 404/500/502/503 are 0x80244019/0x8024401F/0x80244021/0x80244022. The
+// agent goes through the machine's WinHTTP proxy (netsh winhttp set proxy:
+// its proxy list per scheme or for all, its bypass list's "*" wildcards and
+// <local>; WPAD is not modelled), for the scan as Windows does and, in the
+// sandbox, for the download too (Windows downloads with BITS or Delivery
+// Optimization, whose own proxy discovery is not modelled): at a site that
+// lets only its proxy out (Faults.Egress) a scan without it, through another
+// proxy or bypassing it fails with 0x80072EFD, as WindowsUpdate.log shows a
+// WSUS client with "Proxy List used: <(null)>" failing; sources:
+// https://learn.microsoft.com/en-us/troubleshoot/windows-server/installing-updates-features-roles/windows-update-client-determines-proxy-server-connect,
+// https://learn.microsoft.com/en-us/windows/win32/api/winhttp/ns-winhttp-winhttp_proxy_info,
+// https://blog.csdn.net/weixin_34067980/article/details/92535160 (Microsoft's
+// WSUS support note on 0x80072efd); results carry
 // OperationResultCode 2 (succeeded), 3 (with errors), 4 (failed) and each
 // update's HResult and RebootRequired; installing goes through the
 // servicing stack above. CreateUpdateDownloader, CreateUpdateInstaller,

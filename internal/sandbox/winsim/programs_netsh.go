@@ -3,6 +3,8 @@ package winsim
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"path"
 	"strings"
 )
 
@@ -36,6 +38,52 @@ func (h *Host) WinHTTPProxy() WinHTTPProxy {
 	return WinHTTPProxy{Server: v.Multi[0], Bypass: v.Multi[1]}
 }
 
+// For is the proxy WinHTTP sends a request for u through, as an
+// http://host:port URL, or "" for a direct connection: none is set, the
+// proxy list names none for u's scheme, or the bypass list names u's host.
+// The proxy list is "<server>" for every scheme or "<scheme>=<server>"
+// entries separated by semicolons; the bypass list's entries are host names
+// with "*" wildcards, matched without case, and "<local>", any host without
+// a period. Sources: WINHTTP_PROXY_INFO's lpszProxy and lpszProxyBypass
+// (https://learn.microsoft.com/en-us/windows/win32/api/winhttp/ns-winhttp-winhttp_proxy_info),
+// netsh winhttp set proxy
+// (https://learn.microsoft.com/en-us/windows/win32/winhttp/netsh-exe-commands#set-proxy).
+func (w WinHTTPProxy) For(u *url.URL) string {
+	if w.Server == "" {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, e := range strings.Split(w.Bypass, ";") {
+		e = strings.ToLower(strings.TrimSpace(e))
+		switch {
+		case e == "":
+		case e == "<local>":
+			if !strings.Contains(host, ".") {
+				return ""
+			}
+		default:
+			if ok, err := path.Match(e, host); err == nil && ok {
+				return ""
+			}
+		}
+	}
+	server := ""
+	for _, e := range strings.Split(w.Server, ";") {
+		e = strings.TrimSpace(e)
+		scheme, s, perScheme := strings.Cut(e, "=")
+		switch {
+		case !perScheme && server == "":
+			server = e
+		case perScheme && strings.EqualFold(scheme, u.Scheme):
+			server = s
+		}
+	}
+	if server == "" {
+		return ""
+	}
+	return "http://" + strings.TrimPrefix(server, "http://")
+}
+
 func runNetsh(_ context.Context, p *Process) int {
 	refuse := func(what string) int {
 		fmt.Fprintf(p.Stderr, "winsim: netsh.exe: the simulated host does not model %s\r\n", what)
@@ -67,6 +115,13 @@ func runNetsh(_ context.Context, p *Process) int {
 	var w WinHTTPProxy
 	for _, a := range args[3:] {
 		k, v, ok := strings.Cut(a, "=")
+		// netsh's documented form quotes the lists
+		// (proxy-server="http=p:3128;https=p:3128"); the quotes delimit the
+		// value, as the C runtime's argument parsing drops them, and are not
+		// part of it.
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
 		switch {
 		case ok && strings.EqualFold(k, "proxy-server"):
 			w.Server = v

@@ -136,9 +136,11 @@ func loadHosts(files func(string) ([]byte, error), configPath, registry string) 
 // auth (zero for none), and returns containerd's error when it cannot.
 //
 // upstream, when not nil, answers for the image's own registry (its status
-// for the manifest, 200 or 404) where the caller models it; without it the
-// upstream host is not reachable, as every host but loopback.
-func PullThroughHosts(ctx context.Context, files func(string) ([]byte, error), configPath string, auth func(host string) [2]string, upstream func() int, image string) error {
+// for the manifest, 200 or 404, or the connection's failure: a site that
+// reaches the registry only through its proxy holds this fallback to it as
+// any pull) where the caller models it; without it the upstream host is not
+// reachable, as every host but loopback.
+func PullThroughHosts(ctx context.Context, files func(string) ([]byte, error), configPath string, auth func(host string) [2]string, upstream func() (int, error), image string) error {
 	wrap := func(err error) error {
 		return fmt.Errorf("failed to resolve reference %q: %w", image, err)
 	}
@@ -170,7 +172,7 @@ func PullThroughHosts(ctx context.Context, files func(string) ([]byte, error), c
 		var status int
 		var err error
 		if upstream != nil && (h.host == registry || registry == "docker.io" && h.host == "registry-1.docker.io") {
-			status = upstream()
+			status, err = upstream()
 		} else {
 			status, err = headManifest(ctx, u, h.host, auth(h.host))
 		}

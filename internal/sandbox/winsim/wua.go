@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ const (
 	hrWinHTTPCannotConnect      uint32 = 0x80072EFD // ERROR_WINHTTP_CANNOT_CONNECT as an HRESULT
 	hrWUHTTPNotFound            uint32 = 0x80244019 // WU_E_PT_HTTP_STATUS_NOT_FOUND
 	hrWUHTTPServerError         uint32 = 0x8024401F // WU_E_PT_HTTP_STATUS_SERVER_ERROR
+	hrWUHTTPBadGateway          uint32 = 0x80244021 // WU_E_PT_HTTP_STATUS_BAD_GATEWAY
 	hrWUHTTPServiceUnavail      uint32 = 0x80244022 // WU_E_PT_HTTP_STATUS_SERVICE_UNAVAIL
 	hrWUDownloadFailed          uint32 = 0x80240034 // WU_E_DOWNLOAD_FAILED
 	hrFileNotFound              uint32 = 0x80070002 // ERROR_FILE_NOT_FOUND
@@ -233,7 +235,7 @@ func (h *Host) wuaSearcher(ctx context.Context) *pwsh.Object {
 		if err != nil {
 			return nil, err
 		}
-		catalog, hr := fetchCatalog(ctx, server)
+		catalog, hr := h.fetchCatalog(ctx, server)
 		if hr != 0 {
 			return nil, comError(hr)
 		}
@@ -281,20 +283,45 @@ func (h *Host) updateServer(sel any) (string, error) {
 // wuaHTTPTimeout bounds one request to the update service.
 const wuaHTTPTimeout = 60 * time.Second
 
-// get fetches a URL of the update service, or the HRESULT its failure is.
+// wuaGet fetches a URL of the update service, or the HRESULT its failure
+// is. The agent runs as LocalSystem and goes through the machine's WinHTTP
+// proxy (netsh winhttp set proxy) or direct when none is set or the bypass
+// list names the host: "How the Windows Update client determines which
+// proxy server to use"
+// (https://learn.microsoft.com/en-us/troubleshoot/windows-server/installing-updates-features-roles/windows-update-client-determines-proxy-server-connect:
+// the Automatic Updates service finds a proxy only through netsh or WPAD;
+// the scan uses the system proxy, WinHTTP). The sandbox sends the download
+// the same way (Windows downloads with BITS or Delivery Optimization, whose
+// own proxy discovery is not modelled). WPAD is not modelled: no proxy is
+// found without netsh. At a site that lets only its proxy out (Egress), a
+// direct connection to an outside host, or one through another proxy, is
+// dropped: 0x80072EFD (ERROR_WINHTTP_CANNOT_CONNECT, WinHTTP's 12029 as an
+// HRESULT), as WindowsUpdate.log shows a WSUS client whose WinHTTP proxy is
+// unset at such a site ("SendRequestUsingProxy failed for
+// <http://wsusserver:8530/...>. error 0x80072efd", "Proxy List used:
+// <(null)>"; Microsoft's WSUS support note, quoted at
+// https://blog.csdn.net/weixin_34067980/article/details/92535160).
 // Microsoft's servers are out of the sandbox's reach: their name does not
 // resolve.
-func wuaGet(ctx context.Context, url string) ([]byte, uint32) {
-	if strings.Contains(strings.ToLower(url), "://"+microsoftUpdateHost) {
+func (h *Host) wuaGet(ctx context.Context, rawURL string) ([]byte, uint32) {
+	if strings.Contains(strings.ToLower(rawURL), "://"+microsoftUpdateHost) {
 		return nil, hrWUNameNotResolved
+	}
+	target, err := url.Parse(rawURL)
+	if err != nil || target.Host == "" {
+		return nil, hrWUNameNotResolved
+	}
+	client, err := h.EgressClient(target, h.WinHTTPProxy().For(target))
+	if err != nil {
+		return nil, hrWinHTTPCannotConnect
 	}
 	ctx, cancel := context.WithTimeout(ctx, wuaHTTPTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, hrWUNameNotResolved
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		var dns *net.DNSError
 		if errors.As(err, &dns) {
@@ -306,6 +333,9 @@ func wuaGet(ctx context.Context, url string) ([]byte, uint32) {
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, hrWUHTTPNotFound
+	case resp.StatusCode == http.StatusBadGateway:
+		// A proxy that could not reach the server.
+		return nil, hrWUHTTPBadGateway
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		return nil, hrWUHTTPServiceUnavail
 	case resp.StatusCode != http.StatusOK:
@@ -318,8 +348,8 @@ func wuaGet(ctx context.Context, url string) ([]byte, uint32) {
 	return b, 0
 }
 
-func fetchCatalog(ctx context.Context, server string) ([]updatepkg.CatalogEntry, uint32) {
-	b, hr := wuaGet(ctx, strings.TrimRight(server, "/")+updatepkg.CatalogPath)
+func (h *Host) fetchCatalog(ctx context.Context, server string) ([]updatepkg.CatalogEntry, uint32) {
+	b, hr := h.wuaGet(ctx, strings.TrimRight(server, "/")+updatepkg.CatalogPath)
 	if hr != 0 {
 		return nil, hr
 	}
@@ -402,7 +432,7 @@ func (h *Host) wuaDownloader(ctx context.Context) *pwsh.Object {
 		for _, uo := range updates {
 			u := uo.Native.(*wuaUpdate)
 			r := updateResult{code: orcSucceeded}
-			body, hr := wuaGet(ctx, strings.TrimRight(u.server, "/")+u.entry.Content)
+			body, hr := h.wuaGet(ctx, strings.TrimRight(u.server, "/")+u.entry.Content)
 			if hr == 0 {
 				file := wuDownloadDir + `\` + u.entry.UpdateID + `\` + u.entry.Content[strings.LastIndexByte(u.entry.Content, '/')+1:]
 				if err := h.fs.MkdirAll(parentOf(file)); err != nil {
