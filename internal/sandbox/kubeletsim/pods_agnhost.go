@@ -57,20 +57,9 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 	// The images first (kuberuntime's EnsureImageExists): one the registry
 	// does not serve leaves its container waiting in ErrImagePull, and the
 	// pod Pending.
-	ids := map[string]string{}
-	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		id, err := pullImage(c.Image)
-		if err == nil {
-			err = w.n.k.reachRegistry(ctx, c.Image)
-		}
-		if err != nil {
-			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
-			return w.imagePullFailed(ctx, pod, c.Name, err)
-		}
-		if err := playPull(ctx, w.n.k.cfg.Latency, w.n.k.cfg.Host.Disk, c.Image, id); err != nil {
-			return err
-		}
-		ids[c.Image] = id
+	ids, pulled, err := w.pullImages(ctx, pod, append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...))
+	if !pulled {
+		return err
 	}
 	dnsServer := ""
 	if len(w.n.k.settings.ClusterDNS) > 0 {
@@ -130,7 +119,7 @@ func (w *podWorker) runAgnhost(ctx context.Context, pod *corev1.Pod, podIP strin
 	}
 	updated := pod.DeepCopy()
 	updated.Status = st
-	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	_, err = w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -206,4 +195,28 @@ func lookup(ctx context.Context, pn *podNet, dnsServer string, search []string, 
 		return netip.Addr{}, fmt.Errorf("lookup %s: no DNS servers (the kubelet has no clusterDNS)", host)
 	}
 	return agnhost.Resolve(ctx, pn.resolver(dnsServer), dnsServer, search, host)
+}
+
+// pullImages pulls the containers' images as containerd does for the CRI:
+// from what the registry serves (images.go), through the site's egress
+// (egress.go: a proxy-only site needs containerd's proxy), then played at
+// the pull's latency. pulled is false when a pull failed and the pod was
+// reported for it (err is that report's), or the pull was interrupted.
+func (w *podWorker) pullImages(ctx context.Context, pod *corev1.Pod, containers []corev1.Container) (ids map[string]string, pulled bool, err error) {
+	ids = map[string]string{}
+	for _, c := range containers {
+		id, err := pullImage(c.Image)
+		if err == nil {
+			err = w.n.k.reachRegistry(ctx, c.Image)
+		}
+		if err != nil {
+			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
+			return nil, false, w.imagePullFailed(ctx, pod, c.Name, err)
+		}
+		if err := playPull(ctx, w.n.k.cfg.Latency, w.n.k.cfg.Host.Disk, c.Image, id); err != nil {
+			return nil, false, err
+		}
+		ids[c.Image] = id
+	}
+	return ids, true, nil
 }

@@ -109,17 +109,9 @@ func startIISSite(uid types.UID) (*iisSite, error) {
 // runIIS starts the pod's IIS container at its address and reports it
 // Running and Ready, once the image is pulled as containerd pulls it.
 func (w *podWorker) runIIS(ctx context.Context, pod *corev1.Pod, podIP string) error {
-	ids := map[string]string{}
-	for _, c := range pod.Spec.Containers {
-		id, err := pullImage(c.Image)
-		if err != nil {
-			w.event(ctx, pod, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
-			return w.imagePullFailed(ctx, pod, c.Name, err)
-		}
-		if err := playPull(ctx, w.n.k.cfg.Latency, w.n.k.cfg.Host.Disk, c.Image, id); err != nil {
-			return err
-		}
-		ids[c.Image] = id
+	ids, pulled, err := w.pullImages(ctx, pod, pod.Spec.Containers)
+	if !pulled {
+		return err
 	}
 	key := iisKey(w.n.k.cfg.Host.Disk, podIP)
 	if cur, ok := iisSites.Load(key); !ok || cur.(*iisSite).uid != pod.UID {
@@ -137,7 +129,7 @@ func (w *podWorker) runIIS(ctx context.Context, pod *corev1.Pod, podIP string) e
 	}
 	updated := pod.DeepCopy()
 	updated.Status = st
-	_, err := w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
+	_, err = w.n.client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
