@@ -105,7 +105,9 @@ type nicModel struct {
 func (m *machineModel) site(ctx context.Context, diags *diag.Diagnostics) winnode.SiteVM {
 	s := winnode.SiteVM{
 		DatastoreClusterID: m.DatastoreClusterID.ValueString(), StoragePolicyID: m.StoragePolicyID.ValueString(),
-		Annotation: m.Annotation.ValueString(),
+	}
+	if !m.Annotation.IsNull() && !m.Annotation.IsUnknown() {
+		s.Annotation = m.Annotation.ValueStringPointer()
 	}
 	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
 		diags.Append(m.Tags.ElementsAs(ctx, &s.Metadata.Tags, false)...)
@@ -140,7 +142,7 @@ type siteRevision struct {
 	StoragePolicyID    string            `json:",omitempty"`
 	Tags               []string          `json:",omitempty"`
 	CustomAttributes   map[string]string `json:",omitempty"`
-	Annotation         string            `json:",omitempty"`
+	Annotation         *string           `json:",omitempty"`
 	Disks              []int64           `json:",omitempty"`
 	NICs               []string          `json:",omitempty"`
 }
@@ -152,11 +154,53 @@ func (m *machineModel) siteRevision(ctx context.Context, diags *diag.Diagnostics
 	if len(r.CustomAttributes) == 0 {
 		r.CustomAttributes = nil
 	}
-	if r.DatastoreClusterID == "" && r.StoragePolicyID == "" && len(r.Tags) == 0 && r.CustomAttributes == nil && r.Annotation == "" &&
+	if r.DatastoreClusterID == "" && r.StoragePolicyID == "" && len(r.Tags) == 0 && r.CustomAttributes == nil && r.Annotation == nil &&
 		len(r.Disks) == 0 && len(r.NICs) == 0 {
 		return nil
 	}
 	return &r
+}
+
+// refreshSite reads back what of the site changes in place, so that a
+// change made outside Terraform plans an update back, as hashicorp/vsphere's
+// vsphere_virtual_machine read does (readTagsForResource,
+// customattribute.ReadFromResource, config.annotation):
+//   - the notes, always: those the state expects (the configured ones, or
+//     the provider's own when unset) leave the state alone, any others are
+//     the state's annotation, "" for notes cleared;
+//   - the tags, when the state has tags (the configuration manages them):
+//     all of the VM's, as hashicorp/vsphere reads them, so a tag attached
+//     outside Terraform plans to be detached and one detached plans to be
+//     attached again; tags is null when the configuration never set it,
+//     and then no tag is Terraform's to read;
+//   - the custom attributes, the keys the state has only: unlike
+//     hashicorp/vsphere, which reads every attribute with a value, since
+//     backup software keeps its own on VMs (Veeam's and NetBackup's last
+//     backup attributes) and reading those would plan to clear them.
+func (m *machineModel) refreshSite(name string, vm *vsphere.VMInfo, tags []string) {
+	want := m.Annotation.ValueStringPointer()
+	if m.Annotation.IsUnknown() {
+		want = nil
+	}
+	if vm.Annotation != winnode.NodeAnnotation(name, want) {
+		m.Annotation = types.StringValue(vm.Annotation)
+	}
+	if !m.Tags.IsNull() {
+		elems := make([]attr.Value, 0, len(tags))
+		for _, t := range tags {
+			elems = append(elems, types.StringValue(t))
+		}
+		m.Tags = types.SetValueMust(types.StringType, elems)
+	}
+	if !m.CustomAttributes.IsNull() {
+		read := map[string]attr.Value{}
+		for k := range m.CustomAttributes.Elements() {
+			if v, ok := vm.CustomAttributes[k]; ok {
+				read[k] = types.StringValue(v)
+			}
+		}
+		m.CustomAttributes = types.MapValueMust(types.StringType, read)
+	}
 }
 
 // siteValues are the site's attributes, for unknown checks.
