@@ -47,13 +47,13 @@ func (s machineSchema) siteAttributes() map[string]schema.Attribute {
 		"datastore_cluster_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
 			Validators: []validator.String{vsphereObject(vsphere.DatastoreClusterKind),
 				stringvalidator.ConflictsWith(path.MatchRoot("datastore_id"))},
-			MarkdownDescription: "Datastore cluster whose Storage DRS places the VM (in place of `datastore_id`); changing it " + s.onChange + "." +
+			MarkdownDescription: "Datastore cluster whose Storage DRS places the VM (in place of `datastore_id`), checked against vCenter at a new node's or pool's plan; changing it " + s.onChange + "." +
 				accepts(vsphere.DatastoreClusterKind)},
 		"storage_policy_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
 			Validators: []validator.String{stringvalidator.RegexMatches(storagePolicyIDPattern,
 				"must be a storage policy id, a UUID (data.vsphere_storage_policy.<name>.id)")},
 			MarkdownDescription: "Storage policy (a VM storage policy's id, `data.vsphere_storage_policy.<name>.id`) of the VM's home and every disk, " +
-				"checked against vCenter's policies before the clone; changing it " + s.onChange + "."},
+				"checked against vCenter's policies at a new node's or pool's plan and before the clone; changing it " + s.onChange + "."},
 		"tags": schema.SetAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.RegexMatches(vsphere.TagIDPattern,
 				"must be a vSphere tag id, urn:vmomi:InventoryServiceTag:<uuid>:GLOBAL (vsphere_tag.<name>.id)"))},
