@@ -11,6 +11,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -65,7 +66,7 @@ func (s machineSchema) siteAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Custom attribute values of the VM, by custom attribute id (`vsphere_custom_attribute.<name>.id`). Changes in place" +
 				s.inPlaceOrRoll() + "; an attribute removed from the map is cleared."},
 		"annotation": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "The VM's notes; unset, the provider's own (`Kubernetes Windows node <name> (terraform-provider-windows)`). " +
+			MarkdownDescription: "The VM's notes (`\"\"` for none); unset, the provider's own (`Kubernetes Windows node <name> (terraform-provider-windows)`). " +
 				"Changes in place" + s.inPlaceOrRoll() + "."},
 		"disk": schema.ListNestedAttribute{Optional: true, PlanModifiers: s.nodeReplaceList,
 			Validators: []validator.List{listvalidator.SizeAtMost(maxExtraDisks)},
@@ -182,7 +183,9 @@ func (m *machineModel) refreshSite(name string, vm *vsphere.VMInfo, tags []strin
 	if m.Annotation.IsUnknown() {
 		want = nil
 	}
-	if vm.Annotation != winnode.NodeAnnotation(name, want) {
+	// SetAnnotation writes "" as a space (vsphere/metadata.go): blank notes
+	// are the empty ones the state may ask for.
+	if expected := winnode.NodeAnnotation(name, want); vm.Annotation != expected && (expected != "" || strings.TrimSpace(vm.Annotation) != "") {
 		m.Annotation = types.StringValue(vm.Annotation)
 	}
 	if !m.Tags.IsNull() {
