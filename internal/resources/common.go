@@ -143,3 +143,31 @@ func planFolder(ctx context.Context, vc *vsphere.Client, folder, poolID types.St
 		diags.AddAttributeError(path.Root("folder"), "Invalid folder", "folder: "+err.Error())
 	}
 }
+
+// planStorage checks at plan that vCenter has the datastore cluster and the
+// storage policy (PBM) the plan names, an error on the attribute otherwise,
+// as planFolder does for the folder: a clone naming either fails only at
+// vCenter, after the plan was approved. Values unknown until apply are
+// checked by the apply's plan.
+func planStorage(ctx context.Context, vc *vsphere.Client, datastoreClusterID, storagePolicyID types.String, diags *diag.Diagnostics) {
+	if id := datastoreClusterID; !id.IsUnknown() && !id.IsNull() {
+		if _, err := vc.FindDatastoreClusterByID(ctx, id.ValueString()); err != nil {
+			summary := "Invalid datastore_cluster_id"
+			if vsphere.IsNotFound(err) {
+				summary = "Datastore cluster not found"
+			}
+			diags.AddAttributeError(path.Root("datastore_cluster_id"), summary,
+				fmt.Sprintf("datastore_cluster_id: %v. Give the managed object id of a datastore cluster (vsphere_datastore_cluster.<name>.id, \"group-p...\").", err))
+		}
+	}
+	if id := storagePolicyID; !id.IsUnknown() && !id.IsNull() {
+		if _, err := vc.CheckStoragePolicy(ctx, id.ValueString()); err != nil {
+			summary := "Invalid storage_policy_id"
+			if vsphere.IsNotFound(err) {
+				summary = "Storage policy not found"
+			}
+			diags.AddAttributeError(path.Root("storage_policy_id"), summary,
+				fmt.Sprintf("storage_policy_id: %v. Give the id of a VM storage policy vCenter has (data.vsphere_storage_policy.<name>.id).", err))
+		}
+	}
+}

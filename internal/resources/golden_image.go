@@ -75,8 +75,10 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	r.planVersionSkew(ctx, req.Plan, &resp.Diagnostics)
-	var source, folder, poolID types.String
+	var source, folder, poolID, dsCluster, policy types.String
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("source_template"), &source)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("datastore_cluster_id"), &dsCluster)...)
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("storage_policy_id"), &policy)...)
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("folder"), &folder)...)
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("resource_pool_id"), &poolID)...)
 	vc := planVSphere(ctx, r.clients, "windows_golden_image", &resp.Diagnostics)
@@ -84,6 +86,7 @@ func (r *goldenImageResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	planFolder(ctx, vc, folder, poolID, &resp.Diagnostics)
+	planStorage(ctx, vc, dsCluster, policy, &resp.Diagnostics)
 	if source.IsUnknown() || source.IsNull() {
 		return
 	}

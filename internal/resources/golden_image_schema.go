@@ -108,14 +108,14 @@ func (r *goldenImageResource) Schema(ctx context.Context, _ resource.SchemaReque
 			},
 			"datastore_cluster_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
-				MarkdownDescription: "Datastore cluster whose Storage DRS places the build VM and so the template (in place of `datastore_id`)." +
+				MarkdownDescription: "Datastore cluster whose Storage DRS places the build VM and so the template (in place of `datastore_id`); checked against vCenter at plan." +
 					accepts(vsphere.DatastoreClusterKind),
 				Validators: []validator.String{vsphereObject(vsphere.DatastoreClusterKind), stringvalidator.ConflictsWith(path.MatchRoot("datastore_id"))},
 			},
 			"storage_policy_id": schema.StringAttribute{
 				Optional: true, PlanModifiers: imageString,
 				MarkdownDescription: "Storage policy (`data.vsphere_storage_policy.<name>.id`) of the build VM's home and disks, and so the template's; " +
-					"checked against vCenter's policies before the clone. A node's own `storage_policy_id` applies to its clone.",
+					"checked against vCenter's policies at plan and before the clone. A node's own `storage_policy_id` applies to its clone.",
 				Validators: []validator.String{stringvalidator.RegexMatches(storagePolicyIDPattern, "must be a storage policy id, a UUID (data.vsphere_storage_policy.<name>.id)")},
 			},
 			"tags": schema.SetAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: imageSet,

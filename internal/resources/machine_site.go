@@ -11,6 +11,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -47,13 +48,13 @@ func (s machineSchema) siteAttributes() map[string]schema.Attribute {
 		"datastore_cluster_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
 			Validators: []validator.String{vsphereObject(vsphere.DatastoreClusterKind),
 				stringvalidator.ConflictsWith(path.MatchRoot("datastore_id"))},
-			MarkdownDescription: "Datastore cluster whose Storage DRS places the VM (in place of `datastore_id`); changing it " + s.onChange + "." +
+			MarkdownDescription: "Datastore cluster whose Storage DRS places the VM (in place of `datastore_id`), checked against vCenter at a new node's or pool's plan; changing it " + s.onChange + "." +
 				accepts(vsphere.DatastoreClusterKind)},
 		"storage_policy_id": schema.StringAttribute{Optional: true, PlanModifiers: s.nodeReplaceString,
 			Validators: []validator.String{stringvalidator.RegexMatches(storagePolicyIDPattern,
 				"must be a storage policy id, a UUID (data.vsphere_storage_policy.<name>.id)")},
 			MarkdownDescription: "Storage policy (a VM storage policy's id, `data.vsphere_storage_policy.<name>.id`) of the VM's home and every disk, " +
-				"checked against vCenter's policies before the clone; changing it " + s.onChange + "."},
+				"checked against vCenter's policies at a new node's or pool's plan and before the clone; changing it " + s.onChange + "."},
 		"tags": schema.SetAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Set{setvalidator.ValueStringsAre(stringvalidator.RegexMatches(vsphere.TagIDPattern,
 				"must be a vSphere tag id, urn:vmomi:InventoryServiceTag:<uuid>:GLOBAL (vsphere_tag.<name>.id)"))},
@@ -65,7 +66,7 @@ func (s machineSchema) siteAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "Custom attribute values of the VM, by custom attribute id (`vsphere_custom_attribute.<name>.id`). Changes in place" +
 				s.inPlaceOrRoll() + "; an attribute removed from the map is cleared."},
 		"annotation": schema.StringAttribute{Optional: true,
-			MarkdownDescription: "The VM's notes; unset, the provider's own (`Kubernetes Windows node <name> (terraform-provider-windows)`). " +
+			MarkdownDescription: "The VM's notes (`\"\"` for none); unset, the provider's own (`Kubernetes Windows node <name> (terraform-provider-windows)`). " +
 				"Changes in place" + s.inPlaceOrRoll() + "."},
 		"disk": schema.ListNestedAttribute{Optional: true, PlanModifiers: s.nodeReplaceList,
 			Validators: []validator.List{listvalidator.SizeAtMost(maxExtraDisks)},
@@ -105,7 +106,9 @@ type nicModel struct {
 func (m *machineModel) site(ctx context.Context, diags *diag.Diagnostics) winnode.SiteVM {
 	s := winnode.SiteVM{
 		DatastoreClusterID: m.DatastoreClusterID.ValueString(), StoragePolicyID: m.StoragePolicyID.ValueString(),
-		Annotation: m.Annotation.ValueString(),
+	}
+	if !m.Annotation.IsNull() && !m.Annotation.IsUnknown() {
+		s.Annotation = m.Annotation.ValueStringPointer()
 	}
 	if !m.Tags.IsNull() && !m.Tags.IsUnknown() {
 		diags.Append(m.Tags.ElementsAs(ctx, &s.Metadata.Tags, false)...)
@@ -140,7 +143,7 @@ type siteRevision struct {
 	StoragePolicyID    string            `json:",omitempty"`
 	Tags               []string          `json:",omitempty"`
 	CustomAttributes   map[string]string `json:",omitempty"`
-	Annotation         string            `json:",omitempty"`
+	Annotation         *string           `json:",omitempty"`
 	Disks              []int64           `json:",omitempty"`
 	NICs               []string          `json:",omitempty"`
 }
@@ -152,11 +155,55 @@ func (m *machineModel) siteRevision(ctx context.Context, diags *diag.Diagnostics
 	if len(r.CustomAttributes) == 0 {
 		r.CustomAttributes = nil
 	}
-	if r.DatastoreClusterID == "" && r.StoragePolicyID == "" && len(r.Tags) == 0 && r.CustomAttributes == nil && r.Annotation == "" &&
+	if r.DatastoreClusterID == "" && r.StoragePolicyID == "" && len(r.Tags) == 0 && r.CustomAttributes == nil && r.Annotation == nil &&
 		len(r.Disks) == 0 && len(r.NICs) == 0 {
 		return nil
 	}
 	return &r
+}
+
+// refreshSite reads back what of the site changes in place, so that a
+// change made outside Terraform plans an update back, as hashicorp/vsphere's
+// vsphere_virtual_machine read does (readTagsForResource,
+// customattribute.ReadFromResource, config.annotation):
+//   - the notes, always: those the state expects (the configured ones, or
+//     the provider's own when unset) leave the state alone, any others are
+//     the state's annotation, "" for notes cleared;
+//   - the tags, when the state has tags (the configuration manages them):
+//     all of the VM's, as hashicorp/vsphere reads them, so a tag attached
+//     outside Terraform plans to be detached and one detached plans to be
+//     attached again; tags is null when the configuration never set it,
+//     and then no tag is Terraform's to read;
+//   - the custom attributes, the keys the state has only: unlike
+//     hashicorp/vsphere, which reads every attribute with a value, since
+//     backup software keeps its own on VMs (Veeam's and NetBackup's last
+//     backup attributes) and reading those would plan to clear them.
+func (m *machineModel) refreshSite(name string, vm *vsphere.VMInfo, tags []string) {
+	want := m.Annotation.ValueStringPointer()
+	if m.Annotation.IsUnknown() {
+		want = nil
+	}
+	// SetAnnotation writes "" as a space (vsphere/metadata.go): blank notes
+	// are the empty ones the state may ask for.
+	if expected := winnode.NodeAnnotation(name, want); vm.Annotation != expected && (expected != "" || strings.TrimSpace(vm.Annotation) != "") {
+		m.Annotation = types.StringValue(vm.Annotation)
+	}
+	if !m.Tags.IsNull() {
+		elems := make([]attr.Value, 0, len(tags))
+		for _, t := range tags {
+			elems = append(elems, types.StringValue(t))
+		}
+		m.Tags = types.SetValueMust(types.StringType, elems)
+	}
+	if !m.CustomAttributes.IsNull() {
+		read := map[string]attr.Value{}
+		for k := range m.CustomAttributes.Elements() {
+			if v, ok := vm.CustomAttributes[k]; ok {
+				read[k] = types.StringValue(v)
+			}
+		}
+		m.CustomAttributes = types.MapValueMust(types.StringType, read)
+	}
 }
 
 // siteValues are the site's attributes, for unknown checks.

@@ -220,6 +220,14 @@ func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp 
 		return
 	}
 	state.refresh(obs)
+	var tags []string
+	if !state.Tags.IsNull() {
+		if tags, err = m.ReadTags(ctx, state.ID.ValueString()); err != nil {
+			resp.Diagnostics.AddError(fmt.Sprintf("reading Windows node (%s)", state.Name.ValueString()), err.Error())
+			return
+		}
+	}
+	state.refreshSite(state.Name.ValueString(), obs.VM, tags)
 	h, err := m.ReadHealth(ctx, state.healthSpec(), obs.Node, false)
 	if err == nil && state.ProbeOnRefresh.ValueBool() {
 		h = probeAtRefresh(ctx, m, state.healthSpec(), obs.Node, h, &resp.Diagnostics)

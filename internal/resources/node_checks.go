@@ -48,6 +48,7 @@ func (r *nodeResource) planChecks(ctx context.Context, plan nodeModel, resp *res
 	errorsBefore := resp.Diagnostics.ErrorsCount()
 	if vc := planVSphere(ctx, r.clients, "Windows node "+plan.Name.ValueString(), &resp.Diagnostics); vc != nil {
 		planFolder(ctx, vc, plan.Folder, plan.ResourcePoolID, &resp.Diagnostics)
+		planStorage(ctx, vc, plan.DatastoreClusterID, plan.StoragePolicyID, &resp.Diagnostics)
 		if !plan.Template.IsUnknown() {
 			tmpl, err := goldenimage.FindTemplate(ctx, vc, plan.Template.ValueString())
 			switch {

@@ -27,9 +27,11 @@ import (
 // Storage DRS in the sandbox's datastore cluster, with a storage policy,
 // two tags, a custom attribute, notes, a second disk and a second NIC, all
 // of which vcsim then has; the plan refuses conflicting and malformed
-// settings; each change plans as the docs say (tags, custom attributes and
-// the annotation in place, the rest a replacement), and the in-place ones
-// apply to the same VM.
+// settings, and a datastore cluster and a storage policy vCenter does not
+// have; a tag, the attribute and the notes changed in vCenter outside
+// Terraform plan an in-place update that restores them; each change plans
+// as the docs say (tags, custom attributes and the annotation in place,
+// the rest a replacement), and the in-place ones apply to the same VM.
 func TestAccNode_site(t *testing.T) {
 	sb := acctest.RequireSandbox(t, "the sandbox's datastore cluster, tags and custom attribute")
 	site := sb.VSphere.Site
@@ -66,8 +68,11 @@ func TestAccNode_site(t *testing.T) {
 	})
 
 	body := func(tags []string, attrs map[string]string, annotation string, diskGB int, nicNet, pod, policy string) string {
-		b := fmt.Sprintf("  datastore_cluster_id = %q\n  storage_policy_id = %q\n  disk = [{ size_gb = %d }]\n  network_interface = [{ network_id = %q }]\n",
-			pod, policy, diskGB, nicNet)
+		b := fmt.Sprintf("  storage_policy_id = %q\n  disk = [{ size_gb = %d }]\n  network_interface = [{ network_id = %q }]\n",
+			policy, diskGB, nicNet)
+		if pod != "" {
+			b += fmt.Sprintf("  datastore_cluster_id = %q\n", pod)
+		}
 		if tags != nil {
 			b += fmt.Sprintf("  tags = %s\n", hclList(tags))
 		}
@@ -106,6 +111,14 @@ func TestAccNode_site(t *testing.T) {
 				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`(?s)must be a vSphere tag id.*must be a custom attribute's id`),
 			},
+			// vCenter has neither the datastore cluster nor the storage
+			// policy: refused at plan, naming each attribute.
+			{
+				Config: acctest.NodeConfig(image, []string{node},
+					body([]string{tag0, tag1}, map[string]string{key: "worker"}, "storage-nic node", 20, dvpg, "group-p999", "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0")),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)(Datastore cluster not found.*group-p999.*Storage policy not found|Storage policy not found.*Datastore cluster not found.*group-p999)`),
+			},
 			{
 				Config: acctest.NodeConfig(image, []string{node}, first),
 				Check: func(s *terraform.State) error {
@@ -122,12 +135,41 @@ func TestAccNode_site(t *testing.T) {
 					return checkSiteVM(t, vmID, site, dvpg, []string{tag0, tag1}, "worker", "storage-nic node")
 				},
 			},
+			// Changed outside Terraform (one tag detached, the custom
+			// attribute and the notes edited in vCenter): the refresh reads
+			// them back, the plan updates the node in place, and the apply
+			// restores them on the same VM.
+			{
+				PreConfig: func() {
+					c := acctest.VSphere(t)
+					vm := vsphere.VMRef(vmID)
+					had := vsphere.Metadata{Tags: []string{tag1}, CustomAttributes: map[string]string{key: "worker"}}
+					if err := c.SetMetadata(context.Background(), vm, had, vsphere.Metadata{CustomAttributes: map[string]string{key: "edited"}}); err != nil {
+						t.Fatal(err)
+					}
+					if err := c.SetAnnotation(context.Background(), vm, "edited in vCenter"); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: acctest.NodeConfig(image, []string{node}, first),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(s *terraform.State) error {
+					if id := s.RootModule().Resources[addr].Primary.ID; id != vmID {
+						return fmt.Errorf("the VM was replaced (%s, was %s)", id, vmID)
+					}
+					return checkSiteVM(t, vmID, site, dvpg, []string{tag0, tag1}, "worker", "storage-nic node")
+				},
+			},
 			// What each create-only change does, planned only (each
 			// attribute's plan is unit-tested too: TestReplacePaths); the
 			// in-place ones are applied below.
 			plans(body([]string{tag0, tag1}, map[string]string{key: "worker"}, "storage-nic node", 30, dvpg, site.DatastoreClusterID, vcsim.StoragePolicyID), plancheck.ResourceActionReplace),
 			plans(body([]string{tag0, tag1}, map[string]string{key: "worker"}, "storage-nic node", 20, sb.VSphere.NetworkID, site.DatastoreClusterID, vcsim.StoragePolicyID), plancheck.ResourceActionReplace),
-			plans(body([]string{tag0, tag1}, map[string]string{key: "worker"}, "storage-nic node", 20, dvpg, "group-p999", vcsim.StoragePolicyID), plancheck.ResourceActionReplace),
+			// (The sandbox has one datastore cluster: leaving it replaces
+			// too; a datastore cluster vCenter lacks is refused above.)
+			plans(body([]string{tag0, tag1}, map[string]string{key: "worker"}, "storage-nic node", 20, dvpg, "", vcsim.StoragePolicyID), plancheck.ResourceActionReplace),
 			plans(body([]string{tag0, tag1}, map[string]string{key: "worker"}, "storage-nic node", 20, dvpg, site.DatastoreClusterID, "4d5f673c-536f-11e6-beb8-9e71128cae77"), plancheck.ResourceActionReplace),
 			// The in-place changes, applied: one tag detached, the
 			// attribute cleared, the provider's own notes back.

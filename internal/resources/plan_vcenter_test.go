@@ -48,7 +48,8 @@ func TestAccPlan_vCenterRefusesLogin(t *testing.T) {
 // TestAccPlan_vCenterFolderMissing: a folder that cannot be created (its
 // datacenter does not exist) is an error at plan on the folder attribute;
 // a missing folder below an existing VM folder is not (the apply creates
-// it, FindFolderByPath).
+// it, FindFolderByPath); a datastore cluster and a storage policy vCenter
+// does not have are errors at plan on their attributes.
 func TestAccPlan_vCenterFolderMissing(t *testing.T) {
 	acctest.PreCheck(t)
 	name := acctest.Name("img-folder")
@@ -64,5 +65,16 @@ func TestAccPlan_vCenterFolderMissing(t *testing.T) {
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: acctest.ProviderFactories,
 		Steps:                    []resource.TestStep{{Config: creatable, PlanOnly: true, ExpectNonEmptyPlan: true}},
+	})
+	// The image's datastore cluster and storage policy, checked beside its
+	// folder (the node's: TestAccNode_site).
+	storage := acctest.GoldenImageConfig(name, map[string]string{
+		"datastore_id": "null", "datastore_cluster_id": `"group-p999"`, "storage_policy_id": `"0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"`})
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: acctest.ProviderFactories,
+		Steps: []resource.TestStep{{
+			Config: storage, PlanOnly: true,
+			ExpectError: acctest.Wrapped(`(?s)(Datastore cluster not found.*Storage policy not found|Storage policy not found.*Datastore cluster not found)`),
+		}},
 	})
 }

@@ -129,7 +129,11 @@ func (c *Client) AttachedTags(ctx context.Context, vm mo.Reference) ([]string, e
 	}
 	ids, err := tm.ListAttachedTags(ctx, vm)
 	if err != nil {
-		return nil, fmt.Errorf("listing the tags of %s: %w", vm.Reference().Value, err)
+		hint := ""
+		if rest.IsStatusError(err, http.StatusForbidden) {
+			hint = " (listing a VM's tags needs the read privilege, System.Read, on it: any role on the VM's folder holds it)"
+		}
+		return nil, fmt.Errorf("listing the tags of %s: %w%s", vm.Reference().Value, err, hint)
 	}
 	sort.Strings(ids)
 	return ids, nil

@@ -122,6 +122,10 @@ var MethodPrivileges = map[string]Privilege{
 	// Privileges"), on the VM.
 	"tag-association attach": {Privileges: []string{"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable"}, On: "the VM", Resources: machines},
 	"tag-association detach": {Privileges: []string{"InventoryService.Tagging.AttachTag", "InventoryService.Tagging.ObjectAttachable"}, On: "the VM", Resources: machines},
+	// A node's refresh reads its tags back (when it sets tags): the
+	// tagging API's list_attached_tags needs "the read privilege on the
+	// input object" (vSphere Automation API, Tagging Tag Association).
+	"tag-association list-attached-tags": {Privileges: []string{"System.Read"}, On: "the VM", Resources: []string{"windows_node"}},
 	// custom_attributes: CustomFieldsManager.SetField's "Required
 	// Privileges" (Global.SetCustomField), on the VM.
 	"SetField": {Privileges: []string{"Global.SetCustomField"}, On: "the VM", Resources: machines},

@@ -236,3 +236,37 @@ func mustAtoi(t *testing.T, s string) int32 {
 	}
 	return int32(n)
 }
+
+// TestListingTagsNeedsRead: a refresh's read of a VM's tags (AttachedTags)
+// works with the guide's roles, which hold System.Read on the VMs, and the
+// sandbox refuses it, naming System.Read, on a VM the account may not
+// read (as vCenter's list_attached_tags needs the read privilege on the
+// object).
+func TestListingTagsNeedsRead(t *testing.T) {
+	srv, c, admin := startSite(t)
+	ctx := t.Context()
+	tmpl, err := c.Lookups().FindVM(ctx, srv.Templates["2022"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AttachedTags(ctx, tmpl); err != nil {
+		t.Fatalf("the provider's account listing a template's tags: %v", err)
+	}
+	am := object.NewAuthorizationManager(admin.Client.Client)
+	roles, err := am.RoleList(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noAccess := roles.ByName("NoAccess")
+	if noAccess == nil {
+		t.Fatal("the simulator has no NoAccess role")
+	}
+	entity := tmpl.Reference()
+	if err := am.SetEntityPermissions(ctx, entity, []types.Permission{{Entity: &entity, Principal: siteProvider, RoleId: noAccess.RoleId}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.AttachedTags(ctx, tmpl)
+	if err == nil || !strings.Contains(err.Error(), "403 Forbidden") || !strings.Contains(err.Error(), "System.Read") {
+		t.Errorf("listing the tags of a VM the account may not read: %v, want refused (403) naming System.Read", err)
+	}
+}

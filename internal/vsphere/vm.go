@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/vmware/govmomi/property"
@@ -63,24 +64,29 @@ type GuestNIC struct {
 // VMInfo is what Read needs of a VM, read in one round trip by ReadVMs.
 type VMInfo struct {
 	VM
-	Parent          types.ManagedObjectReference // folder
-	ResourcePool    *types.ManagedObjectReference
-	Template        bool
-	PowerState      types.VirtualMachinePowerState
-	NumCPUs         int32
-	MemoryMB        int64
-	CPUHotAdd       bool
-	CPUHotRemove    bool
-	MemoryHotAdd    bool
-	GuestID         string
-	Annotation      string
-	ExtraConfig     map[string]string
-	Disks           []Disk
-	NetworkIDs      []string // managed object ids of the networks the NICs use
-	GuestIP         string   // guest.ipAddress as reported
-	GuestHostName   string
-	GuestNICs       []GuestNIC
-	CurrentSnapshot *types.ManagedObjectReference
+	Parent       types.ManagedObjectReference // folder
+	ResourcePool *types.ManagedObjectReference
+	Template     bool
+	PowerState   types.VirtualMachinePowerState
+	NumCPUs      int32
+	MemoryMB     int64
+	CPUHotAdd    bool
+	CPUHotRemove bool
+	MemoryHotAdd bool
+	GuestID      string
+	Annotation   string
+	// CustomAttributes are the VM's custom attribute values by custom
+	// field key, those with a value only (customValue; hashicorp/vsphere's
+	// customattribute.ReadFromResource leaves out empty ones, as a cleared
+	// attribute is an empty value).
+	CustomAttributes map[string]string
+	ExtraConfig      map[string]string
+	Disks            []Disk
+	NetworkIDs       []string // managed object ids of the networks the NICs use
+	GuestIP          string   // guest.ipAddress as reported
+	GuestHostName    string
+	GuestNICs        []GuestNIC
+	CurrentSnapshot  *types.ManagedObjectReference
 }
 
 // IP picks the node IP from what the guest reports, as WaitForIP does.
@@ -94,7 +100,7 @@ var vmProperties = []string{
 	"config.template", "config.uuid", "config.instanceUuid", "config.guestId", "config.annotation",
 	"config.hardware.numCPU", "config.hardware.memoryMB", "config.hardware.device",
 	"config.cpuHotAddEnabled", "config.cpuHotRemoveEnabled", "config.memoryHotAddEnabled",
-	"config.extraConfig", "network", "snapshot",
+	"config.extraConfig", "customValue", "network", "snapshot",
 	"guest.ipAddress", "guest.hostName", "guest.net",
 }
 
@@ -189,6 +195,14 @@ func vmInfo(vm *mo.VirtualMachine) *VMInfo {
 				ov := o.GetOptionValue()
 				info.ExtraConfig[ov.Key] = fmt.Sprint(ov.Value)
 			}
+		}
+	}
+	for _, cv := range vm.CustomValue {
+		if v, ok := cv.(*types.CustomFieldStringValue); ok && v.Value != "" {
+			if info.CustomAttributes == nil {
+				info.CustomAttributes = map[string]string{}
+			}
+			info.CustomAttributes[strconv.Itoa(int(v.Key))] = v.Value
 		}
 	}
 	for _, n := range vm.Network {

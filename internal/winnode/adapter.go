@@ -135,6 +135,10 @@ func (a vsphereAdapter) SetAnnotation(ctx context.Context, vmID, text string) er
 	return a.c.SetAnnotation(ctx, vsphere.VMRef(vmID), text)
 }
 
+func (a vsphereAdapter) AttachedTags(ctx context.Context, vmID string) ([]string, error) {
+	return a.c.AttachedTags(ctx, vsphere.VMRef(vmID))
+}
+
 func (a vsphereAdapter) PowerOn(ctx context.Context, vmID string) error {
 	return a.c.PowerOn(ctx, vsphere.VMRef(vmID))
 }

@@ -83,7 +83,7 @@ func cloneRequest(spec Spec) CloneRequest {
 		Template: spec.Template, Name: spec.Name, Folder: spec.Folder,
 		ResourcePoolID: spec.ResourcePoolID, DatastoreID: spec.DatastoreID, NetworkID: spec.NetworkID, HostID: spec.HostID,
 		NumCPUs: spec.NumCPUs, MemoryMB: spec.MemoryMB, DiskSizeGB: spec.DiskSizeGB, LinkedClone: spec.LinkedClone,
-		Annotation:  nodeAnnotation(spec.Name, spec.Site.Annotation),
+		Annotation:  NodeAnnotation(spec.Name, spec.Site.Annotation),
 		Site:        spec.Site,
 		ExtraConfig: cloneMarks(spec),
 		Sysprep:     vsphere.Sysprep{ComputerName: strings.ToUpper(spec.Name), AdminPassword: spec.GuestPassword(), TimeZone: sysprepIndex(spec.TimeZone), IPv4: spec.IPv4, Domain: spec.Domain},

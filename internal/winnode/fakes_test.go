@@ -103,6 +103,8 @@ type fakeVSphere struct {
 	next           int
 	// detached are the disks DetachDisks took off VMs: their files remain.
 	detached []vsphere.Disk
+	// tags are the tag ids on each VM, as SetMetadata left them.
+	tags map[string][]string
 }
 
 func newFakeVSphere() *fakeVSphere {
@@ -292,13 +294,39 @@ func (f *fakeVSphere) GrowDisk(ctx context.Context, vmID string, sizeGB int64) e
 	return err
 }
 
-// SetMetadata records the call; SetAnnotation sets the VM's notes.
+// SetMetadata records the call and the VM's tags; SetAnnotation sets
+// the VM's notes.
 func (f *fakeVSphere) SetMetadata(ctx context.Context, vmID string, had, want vsphere.Metadata) error {
 	if err := f.enter(ctx, "SetMetadata", vmID, want.Tags, want.CustomAttributes); err != nil {
 		return err
 	}
-	_, err := f.vm(vmID)
-	return err
+	if _, err := f.vm(vmID); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.tags == nil {
+		f.tags = map[string][]string{}
+	}
+	// As vsphere.Client.SetMetadata: had's tags not wanted detached,
+	// wanted ones attached, others' left alone.
+	tags := slices.DeleteFunc(f.tags[vmID], func(t string) bool { return slices.Contains(had.Tags, t) && !slices.Contains(want.Tags, t) })
+	tags = append(tags, want.Tags...)
+	slices.Sort(tags)
+	f.tags[vmID] = slices.Compact(tags)
+	return nil
+}
+
+func (f *fakeVSphere) AttachedTags(ctx context.Context, vmID string) ([]string, error) {
+	if err := f.enter(ctx, "AttachedTags", vmID); err != nil {
+		return nil, err
+	}
+	if _, err := f.vm(vmID); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.tags[vmID]), nil
 }
 
 func (f *fakeVSphere) SetAnnotation(ctx context.Context, vmID, text string) error {

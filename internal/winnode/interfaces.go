@@ -73,6 +73,9 @@ type VSphere interface {
 	// had's (vsphere.Client.SetMetadata); SetAnnotation sets its notes.
 	SetMetadata(ctx context.Context, vmID string, had, want vsphere.Metadata) error
 	SetAnnotation(ctx context.Context, vmID, text string) error
+	// AttachedTags lists the tag ids attached to the VM, sorted
+	// (vsphere.Client.AttachedTags).
+	AttachedTags(ctx context.Context, vmID string) ([]string, error)
 	// DetachDisks removes disks from the VM, keeping their files.
 	DetachDisks(ctx context.Context, vmID string, keys []int32) error
 }

@@ -7,6 +7,7 @@ package winnode
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -23,8 +24,10 @@ type SiteVM struct {
 	ExtraNetworkIDs    []string
 
 	// In place.
-	// Annotation is the VM's notes; "" is the provider's own note.
-	Annotation string
+	// Annotation is the VM's notes; nil is the provider's own note, and
+	// a pointer to "" no notes (what a refresh reads when they were
+	// cleared outside Terraform).
+	Annotation *string
 	Metadata   vsphere.Metadata
 }
 
@@ -36,7 +39,7 @@ type SiteChange struct {
 
 // changed reports whether the in-place settings differ.
 func (c SiteChange) changed() bool {
-	return c.Had.Annotation != c.Want.Annotation || !sameSet(c.Had.Metadata.Tags, c.Want.Metadata.Tags) ||
+	return !equalPtr(c.Had.Annotation, c.Want.Annotation) || !sameSet(c.Had.Metadata.Tags, c.Want.Metadata.Tags) ||
 		!maps.Equal(c.Had.Metadata.CustomAttributes, c.Want.Metadata.CustomAttributes)
 }
 
@@ -47,12 +50,27 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
-// nodeAnnotation is the VM's notes: the user's, else the provider's own.
-func nodeAnnotation(name, annotation string) string {
-	if annotation != "" {
-		return annotation
+func equalPtr(a, b *string) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+// NodeAnnotation is the VM's notes: the user's, else the provider's own.
+func NodeAnnotation(name string, annotation *string) string {
+	if annotation != nil {
+		return *annotation
 	}
 	return "Kubernetes Windows node " + name + " (terraform-provider-windows)"
+}
+
+// ReadTags lists the tags attached to the node's VM, for a refresh that
+// reads them back (vSphere's tagging API: the provider's account needs
+// read access to the VM, as for the rest of the refresh).
+func (m *Manager) ReadTags(ctx context.Context, vmID string) ([]string, error) {
+	tags, err := m.VSphere.AttachedTags(ctx, vmID)
+	if err != nil {
+		return nil, fmt.Errorf("reading the tags of VM %s: %w", vmID, err)
+	}
+	return tags, nil
 }
 
 // applySite makes the VM's in-place settings those of the change.
@@ -61,8 +79,8 @@ func (m *Manager) applySite(ctx context.Context, name, vmID string, c SiteChange
 		return nil
 	}
 	m.progress(ctx, "vSphere tags, custom attributes and notes", map[string]any{"vm": vmID})
-	if c.Had.Annotation != c.Want.Annotation {
-		if err := m.VSphere.SetAnnotation(ctx, vmID, nodeAnnotation(name, c.Want.Annotation)); err != nil {
+	if !equalPtr(c.Had.Annotation, c.Want.Annotation) {
+		if err := m.VSphere.SetAnnotation(ctx, vmID, NodeAnnotation(name, c.Want.Annotation)); err != nil {
 			return guest.Stage("setting the VM's annotation", err)
 		}
 	}

@@ -263,7 +263,7 @@ func TestUpdateSite(t *testing.T) {
 		t.Errorf("an update without a site change set the VM's metadata: %v", w.vs.Calls())
 	}
 	had := winnode.SiteVM{Metadata: vsphere.Metadata{Tags: []string{"t1"}}}
-	req.Site = winnode.SiteChange{Had: had, Want: winnode.SiteVM{Annotation: "storage node",
+	req.Site = winnode.SiteChange{Had: had, Want: winnode.SiteVM{Annotation: ptr("storage node"),
 		Metadata: vsphere.Metadata{Tags: []string{"t2"}, CustomAttributes: map[string]string{"101": "worker"}}}}
 	if _, err := w.m.Update(t.Context(), req); err != nil {
 		t.Fatal(err)
@@ -275,11 +275,28 @@ func TestUpdateSite(t *testing.T) {
 		}
 	}
 	// Unset: the provider's own note again.
-	req.Site = winnode.SiteChange{Had: winnode.SiteVM{Annotation: "storage node"}}
+	req.Site = winnode.SiteChange{Had: winnode.SiteVM{Annotation: ptr("storage node")}}
 	if _, err := w.m.Update(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(strings.Join(w.vs.Calls(), "\n"), "SetAnnotation "+id.VMID+" Kubernetes Windows node win-1 (terraform-provider-windows)") {
 		t.Errorf("an annotation unset: calls %v, want the provider's own note", w.vs.Calls())
 	}
+	// Notes cleared outside Terraform (a refresh read ""): the provider's
+	// own note again, though the configuration left it unset before too.
+	req.Site = winnode.SiteChange{Had: winnode.SiteVM{Annotation: ptr("")}}
+	n := len(w.vs.Calls())
+	if _, err := w.m.Update(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(w.vs.Calls()[n:], "\n"), "SetAnnotation "+id.VMID+" Kubernetes Windows node win-1") {
+		t.Errorf("notes cleared outside: calls %v, want the provider's own note set again", w.vs.Calls()[n:])
+	}
+	// The tags SetMetadata attached read back.
+	tags, err := w.m.ReadTags(t.Context(), id.VMID)
+	if err != nil || !slices.Equal(tags, []string{"t2"}) {
+		t.Errorf("ReadTags = %v, %v; want [t2]", tags, err)
+	}
 }
+
+func ptr(s string) *string { return &s }

@@ -212,7 +212,7 @@ func Modelled(method string) bool {
 	switch method {
 	case "CloneVM_Task", "ReconfigVM_Task", "Destroy_Task":
 		return true
-	case "tag-association attach", "tag-association detach":
+	case "tag-association attach", "tag-association detach", "tag-association list-attached-tags":
 		return true // the tagging API's, tagging.go
 	}
 	_, this := onThis[method]

@@ -8,10 +8,19 @@ package vcsim
 // and "Assign or Unassign vSphere Tag on Object"
 // (InventoryService.Tagging.ObjectAttachable): vSphere Security, "vSphere
 // Tagging Privileges" (both "Required On: Any object"; the sandbox checks
-// both on the object tagged). A refusal is HTTP 403 with the privilege, as
-// the REST API answers unauthorized operations. Every other tagging write
-// (tags, categories) and the /api form of the association calls are
-// refused for that account: the sandbox does not model them.
+// both on the object tagged). Listing the tags attached to an object needs
+// the read privilege on it (System.Read): "To invoke this operation, you
+// need the read privilege on the input object" (vSphere Automation API,
+// Tagging Tag Association, list_attached_tags,
+// https://developer.broadcom.com/xapis/vsphere-automation-api/latest/cis/tagging/tag_association/);
+// vCenter also leaves out the tags the user may not read, which the
+// sandbox does not model (its tags carry no permissions, so every tag is
+// readable). A refusal is HTTP 403 with the privilege, as the REST API
+// answers unauthorized operations. The other association queries (vCenter
+// filters their answers by the caller's read privileges, which the sandbox
+// does not), every other tagging write (tags, categories) and the /api
+// form of the association calls are refused for that account: the sandbox
+// does not model them.
 
 import (
 	"bytes"
@@ -109,8 +118,8 @@ func (s *Server) restUser(r *http.Request) string {
 }
 
 // tagRefusal says why the provider's account may not make the tagging call;
-// "" lets it through. Reads (a list of attached tags, a tag or category
-// read) need only a session.
+// "" lets it through. A tag or category read needs only a session, a list
+// of an object's tags System.Read on it.
 func (s *Server) tagRefusal(r *http.Request) string {
 	action := r.URL.Query().Get("~action")
 	if !strings.HasPrefix(r.URL.Path, restAssociationPath) {
@@ -123,10 +132,12 @@ func (s *Server) tagRefusal(r *http.Request) string {
 		}
 		return fmt.Sprintf("the sandbox's vCenter does not model the privileges of %s %s for %s (internal/sandbox/vcsim/tagging.go)", r.URL.Path, action, s.authz.user)
 	}
+	var needs []string
 	switch action {
-	case "list-attached-tags", "list-attached-objects", "list-attached-tags-on-objects", "list-attached-objects-on-tags":
-		return ""
+	case "list-attached-tags":
+		needs = []string{"System.Read"}
 	case "attach", "detach":
+		needs = TaggingPrivileges
 	default:
 		return fmt.Sprintf("the sandbox's vCenter does not model the privileges of tag-association %s for %s (internal/sandbox/vcsim/tagging.go)", action, s.authz.user)
 	}
@@ -147,7 +158,7 @@ func (s *Server) tagRefusal(r *http.Request) string {
 	obj := types.ManagedObjectReference{Type: spec.ObjectID.Type, Value: spec.ObjectID.Value}
 	ctx := &simulator.Context{Map: s.Model.Map()}
 	held := s.authz.privileges(ctx, s.authz.user, obj)
-	for _, p := range TaggingPrivileges {
+	for _, p := range needs {
 		if !held[p] {
 			return fmt.Sprintf("Permission to perform this operation was denied: %s on %s %s (privilege %s)", action, obj.Type, obj.Value, p)
 		}
