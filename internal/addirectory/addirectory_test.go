@@ -2,6 +2,7 @@ package addirectory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -54,17 +55,47 @@ func TestDeleteComputer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := addirectory.Config{JoinUser: "svc-join", JoinPassword: "wrong", LDAPURL: "ldap://" + dc.Addr()}
-	if _, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), "win-a"); err == nil || !strings.Contains(err.Error(), "active_directory.join_password") {
+	if _, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), ou, "win-a"); err == nil || !strings.Contains(err.Error(), "active_directory.join_password") {
 		t.Fatalf("a wrong password: %v", err)
 	}
 	cfg.JoinPassword = "J0in!"
-	if deleted, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), "win-a"); err != nil || !deleted {
-		t.Fatalf("deleting: %v %v", deleted, err)
+	if d, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), ou, "win-a"); err != nil || !d.Deleted || d.DN != "CN=WIN-A,"+ou {
+		t.Fatalf("deleting: %+v %v", d, err)
 	}
 	if _, ok := dc.Computer("WIN-A"); ok {
 		t.Fatal("the account is still in the directory")
 	}
-	if deleted, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), "win-a"); err != nil || deleted {
-		t.Fatalf("deleting again: %v %v", deleted, err)
+	if d, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), ou, "win-a"); err != nil || d.Deleted || d.DN != "" {
+		t.Fatalf("deleting again: %+v %v", d, err)
+	}
+
+	// Name clashes: an account of the node's name that another account
+	// created in the node's OU (the join fails 2732) or that is in another
+	// container (2224) is another computer's, and destroying the node that
+	// failed to join keeps it.
+	if _, err := dc.AddUser("CN=Users,"+dc.BaseDN(), "other-join", "0ther!"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dc.Delegate(ou, "other-join"); err != nil {
+		t.Fatal(err)
+	}
+	loc := addomain.Locators{dc.Domain(): dc}
+	for _, c := range []struct{ name, ou string }{{"win-b", ou}, {"win-c", ""}} {
+		if _, err := addomain.Join(ctx, loc, addomain.JoinRequest{Domain: dc.Domain(), OU: c.ou, User: "other-join", Password: "0ther!", ComputerName: c.name}); err != nil {
+			t.Fatal(err)
+		}
+		var je *addomain.JoinError
+		if _, err := addomain.Join(ctx, loc, addomain.JoinRequest{Domain: dc.Domain(), OU: ou, User: "svc-join", Password: "J0in!", ComputerName: c.name}); !errors.As(err, &je) {
+			t.Fatalf("%s: the clashing join: %v", c.name, err)
+		}
+		before, _ := dc.Computer(strings.ToUpper(c.name))
+		d, err := addirectory.DeleteComputer(ctx, cfg, dc.Domain(), ou, c.name)
+		if err != nil || d.Deleted || d.Kept == "" || d.DN != before.DN {
+			t.Fatalf("%s (join failed with %d): %+v %v, want the account kept with a reason", c.name, je.Code, d, err)
+		}
+		t.Logf("%s, join refused with %d: kept: %s", c.name, je.Code, d.Kept)
+		if after, ok := dc.Computer(strings.ToUpper(c.name)); !ok || after.SID != before.SID {
+			t.Fatalf("%s: the other computer's account %+v is gone or changed (%+v)", c.name, before, after)
+		}
 	}
 }

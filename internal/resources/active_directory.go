@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/addirectory"
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
@@ -57,14 +58,22 @@ func withJoinAccount(spec *winnode.Spec, c *clients.Clients, diags *diag.Diagnos
 
 // removeComputerAccounts makes the manager delete destroyed nodes' computer
 // accounts from the domain the state says they joined, when the provider
-// can reach a domain controller.
+// can reach a domain controller: only a node's own account (in its OU,
+// created by the join account), so that destroying a node whose join failed
+// on a name clash leaves the other computer's account alone.
 func removeComputerAccounts(ctx context.Context, m *winnode.Manager, c *clients.Clients, state machineModel, diags *diag.Diagnostics) {
 	ad := state.activeDirectory(ctx, diags)
 	if m == nil || c == nil || ad == nil || c.ADConfig.LDAPURL == "" {
 		return
 	}
-	cfg, domain := c.ADConfig, ad.Domain.ValueString()
+	cfg, domain, ou := c.ADConfig, ad.Domain.ValueString(), ad.OU.ValueString()
 	m.RemoveComputerAccount = func(ctx context.Context, name string) (bool, error) {
-		return addirectory.DeleteComputer(ctx, cfg, domain, name)
+		d, err := addirectory.DeleteComputer(ctx, cfg, domain, ou, name)
+		if d.Kept != "" {
+			// A node whose join failed on a name clash: the account is
+			// another computer's, never this node's to delete.
+			tflog.Warn(ctx, "computer account of the node's name kept", map[string]any{"computer": name, "reason": d.Kept})
+		}
+		return d.Deleted, err
 	}
 }
