@@ -134,6 +134,14 @@ func DeleteComputer(ctx context.Context, cfg Config, domain, ou, computerName st
 	}
 	conn, err := ldap.DialURL(cfg.LDAPURL, opts...)
 	if err != nil {
+		var unknownCA x509.UnknownAuthorityError
+		var badName x509.HostnameError
+		switch {
+		case errors.As(err, &unknownCA):
+			return Deletion{}, fmt.Errorf("the domain controller at %s has an LDAPS certificate from a CA the provider does not trust: set active_directory.ca_file to the CA's certificate (PEM): %w", cfg.LDAPURL, err)
+		case errors.As(err, &badName):
+			return Deletion{}, fmt.Errorf("the domain controller's LDAPS certificate does not name %s: set active_directory.ldap_url to a name its certificate holds: %w", u.Hostname(), err)
+		}
 		return Deletion{}, fmt.Errorf("reaching the domain controller at %s: %w", cfg.LDAPURL, err)
 	}
 	defer func() { _ = conn.Close() }()
