@@ -23,9 +23,9 @@ import (
 //
 // The same pool joins the sandbox's Active Directory domain (one image and
 // two members for both checks): both members are computer accounts in the
-// OU; destroying the pool deletes them; and a pool whose join account has a
-// wrong password fails its create with Windows' message, naming the join
-// account's setting.
+// OU; destroying the pool deletes them (over LDAPS, the provider's ldap_url
+// and ca_file); and a pool whose join account has a wrong password fails its
+// create with Windows' message, naming the join account's setting.
 func TestAccNodePool_memberPasswords(t *testing.T) {
 	acctest.PreCheck(t)
 	acctest.RequireSandbox(t, "reads the simulated hosts' Administrator passwords and the sandbox's domain")
@@ -33,7 +33,9 @@ func TestAccNodePool_memberPasswords(t *testing.T) {
 	// Before NewCLI: its destroy at the end runs with them still set.
 	t.Setenv("WINDOWS_AD_JOIN_USER", dom.JoinUser)
 	t.Setenv("WINDOWS_AD_JOIN_PASSWORD", dom.JoinPassword)
-	t.Setenv("WINDOWS_AD_LDAP_URL", "ldap://"+dom.Addr())
+	// The accounts are removed over LDAPS, verified with the sandbox's CA.
+	t.Setenv("WINDOWS_AD_LDAP_URL", "ldaps://"+dom.LDAPSAddr())
+	t.Setenv("WINDOWS_AD_CA_FILE", acctest.Sandbox.CAFile)
 	image := acctest.Name("img-pw")
 	prefix := fmt.Sprintf("pw%d", acctest.Seq()%100000)
 	ad := fmt.Sprintf("  active_directory = {\n    domain = %q\n    ou     = %q\n  }\n", dom.Domain(), sandbox.ADOU())
