@@ -191,10 +191,16 @@ func checkNameClashAndRejoin(t *testing.T, cli *acctest.CLI, image, prefix, ad s
 	// computers', and stay as they were.
 	imageOnly := acctest.NetworkingConfig("kube-system", "flannel", "  allow_destroy_with_nodes = true\n") + acctest.GoldenImageConfig(image, nil)
 	start = time.Now()
-	if out, err := cli.Apply(imageOnly); err != nil {
+	out, err = cli.Apply(imageOnly)
+	if err != nil {
 		t.Fatalf("destroying the nodes whose joins failed: %v\n%s", err, out)
 	}
 	t.Logf("destroying them took %s", time.Since(start).Round(time.Second))
+	if n := strings.Count(out, "Computer account kept in the domain"); n != 2 {
+		t.Errorf("the destroy warned of %d kept accounts, want 2:\n%s", n, out)
+	}
+	expectOutput(t, out, "CN="+strings.ToUpper(reuse)+","+sandbox.ADOU()+" was created by another account than the join account",
+		"CN="+strings.ToUpper(exists)+",CN=Computers,"+dom.BaseDN()+" is not in the node's container")
 	for name, was := range clashing {
 		if id, err := acctest.VMAt(t, name); err != nil || id != "" {
 			t.Errorf("%s's VM after its destroy: %q %v", name, id, err)
