@@ -100,15 +100,21 @@ func bindName(user, domain string) string {
 }
 
 // DeleteComputer deletes the computer account computerName (without $) of
-// domain, as Remove-ADComputer does. It reports whether an account was
-// deleted; a missing one is no error.
-func DeleteComputer(ctx context.Context, cfg Config, domain, computerName string) (bool, error) {
+// domain, as Remove-ADComputer does, when it is the node's own: in the
+// node's container (ou, or the domain's CN=Computers when empty) and, where
+// the directory records its creator (mS-DS-CreatorSID), created by the join
+// account. An account of the node's name that is not its own is another
+// computer's (a name clash: NERR_UserExists 2224 for one in another
+// container, NERR_AccountReuseBlockedByPolicy 2732 for one another account
+// created, KB5020276) and the node never joined with it, so it stays: the
+// result's Kept says why. A missing account is no error.
+func DeleteComputer(ctx context.Context, cfg Config, domain, ou, computerName string) (Deletion, error) {
 	if cfg.LDAPURL == "" {
-		return false, errors.New("no domain controller to reach: set the provider's active_directory.ldap_url")
+		return Deletion{}, errors.New("no domain controller to reach: set the provider's active_directory.ldap_url")
 	}
 	u, err := url.Parse(cfg.LDAPURL)
 	if err != nil || (u.Scheme != "ldap" && u.Scheme != "ldaps") || u.Host == "" {
-		return false, fmt.Errorf("active_directory.ldap_url %q: want ldaps://host[:port] (or ldap://)", cfg.LDAPURL)
+		return Deletion{}, fmt.Errorf("active_directory.ldap_url %q: want ldaps://host[:port] (or ldap://)", cfg.LDAPURL)
 	}
 	opts := []ldap.DialOpt{}
 	if u.Scheme == "ldaps" {
@@ -116,11 +122,11 @@ func DeleteComputer(ctx context.Context, cfg Config, domain, computerName string
 		if cfg.CAFile != "" {
 			pem, err := os.ReadFile(cfg.CAFile)
 			if err != nil {
-				return false, fmt.Errorf("active_directory.ca_file: %w", err)
+				return Deletion{}, fmt.Errorf("active_directory.ca_file: %w", err)
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
-				return false, fmt.Errorf("active_directory.ca_file %s holds no PEM certificate", cfg.CAFile)
+				return Deletion{}, fmt.Errorf("active_directory.ca_file %s holds no PEM certificate", cfg.CAFile)
 			}
 			tc.RootCAs = pool
 		}
@@ -128,7 +134,15 @@ func DeleteComputer(ctx context.Context, cfg Config, domain, computerName string
 	}
 	conn, err := ldap.DialURL(cfg.LDAPURL, opts...)
 	if err != nil {
-		return false, fmt.Errorf("reaching the domain controller at %s: %w", cfg.LDAPURL, err)
+		var unknownCA x509.UnknownAuthorityError
+		var badName x509.HostnameError
+		switch {
+		case errors.As(err, &unknownCA):
+			return Deletion{}, fmt.Errorf("the domain controller at %s has an LDAPS certificate from a CA the provider does not trust: set active_directory.ca_file to the CA's certificate (PEM): %w", cfg.LDAPURL, err)
+		case errors.As(err, &badName):
+			return Deletion{}, fmt.Errorf("the domain controller's LDAPS certificate does not name %s: set active_directory.ldap_url to a name its certificate holds: %w", u.Hostname(), err)
+		}
+		return Deletion{}, fmt.Errorf("reaching the domain controller at %s: %w", cfg.LDAPURL, err)
 	}
 	defer func() { _ = conn.Close() }()
 	if dl, ok := ctx.Deadline(); ok {
@@ -136,24 +150,87 @@ func DeleteComputer(ctx context.Context, cfg Config, domain, computerName string
 	}
 	if err := conn.Bind(bindName(cfg.JoinUser, domain), cfg.JoinPassword); err != nil {
 		if ldap.IsErrorWithCode(err, ldap.LDAPResultInvalidCredentials) {
-			return false, fmt.Errorf("the domain controller refused the join account %s (check the provider's active_directory.join_user and active_directory.join_password): %w", cfg.JoinUser, err)
+			return Deletion{}, fmt.Errorf("the domain controller refused the join account %s (check the provider's active_directory.join_user and active_directory.join_password): %w", cfg.JoinUser, err)
 		}
-		return false, fmt.Errorf("binding to %s: %w", cfg.LDAPURL, err)
+		return Deletion{}, fmt.Errorf("binding to %s: %w", cfg.LDAPURL, err)
 	}
-	res, err := conn.Search(ldap.NewSearchRequest(baseDN(domain), ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 0, 0, false,
-		"(&(objectClass=computer)(sAMAccountName="+ldap.EscapeFilter(strings.ToUpper(computerName)+"$")+"))", []string{"distinguishedName"}, nil))
+	base := baseDN(domain)
+	name := strings.ToUpper(computerName)
+	res, err := conn.Search(ldap.NewSearchRequest(base, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 0, 0, false,
+		"(&(objectClass=computer)(sAMAccountName="+ldap.EscapeFilter(name+"$")+"))", []string{"distinguishedName", "mS-DS-CreatorSID"}, nil))
 	if err != nil {
-		return false, fmt.Errorf("finding the computer account %s$: %w", strings.ToUpper(computerName), err)
+		return Deletion{}, fmt.Errorf("finding the computer account %s$: %w", name, err)
 	}
 	if len(res.Entries) == 0 {
-		return false, nil
+		return Deletion{}, nil
 	}
-	dn := res.Entries[0].DN
+	acct := res.Entries[0]
+	dn := acct.DN
+	container := ou
+	if container == "" {
+		container = "CN=Computers," + base
+	}
+	if !sameDN(parentOf(dn), container) {
+		return Deletion{DN: dn, Kept: fmt.Sprintf("%s is not in the node's container %s: another computer's account of the same name (a name clash, NERR_UserExists), which the node never joined with", dn, container)}, nil
+	}
+	if creator := acct.GetRawAttributeValue("mS-DS-CreatorSID"); len(creator) > 0 {
+		sid, err := joinAccountSID(conn, base, cfg.JoinUser)
+		if err != nil {
+			return Deletion{}, err
+		}
+		if string(sid) != string(creator) {
+			return Deletion{DN: dn, Kept: fmt.Sprintf("%s was created by another account than the join account %s: another computer's account of the same name (a name clash, NERR_AccountReuseBlockedByPolicy, KB5020276), which the node never joined with", dn, cfg.JoinUser)}, nil
+		}
+	}
 	if err := conn.Del(ldap.NewDelRequest(dn, nil)); err != nil {
 		if ldap.IsErrorWithCode(err, ldap.LDAPResultInsufficientAccessRights) {
-			return false, fmt.Errorf("deleting %s: the join account %s may not delete computer objects there; delegate it Delete Computer objects on the OU, or delete the account by hand (Remove-ADComputer): %w", dn, cfg.JoinUser, err)
+			return Deletion{}, fmt.Errorf("deleting %s: the join account %s may not delete computer objects there; delegate it Delete Computer objects on the OU, or delete the account by hand (Remove-ADComputer): %w", dn, cfg.JoinUser, err)
 		}
-		return false, fmt.Errorf("deleting %s: %w", dn, err)
+		return Deletion{}, fmt.Errorf("deleting %s: %w", dn, err)
 	}
-	return true, nil
+	return Deletion{DN: dn, Deleted: true}, nil
+}
+
+// Deletion is what DeleteComputer did: the account it found (DN), whether
+// it deleted it, and, when it kept it, why.
+type Deletion struct {
+	DN      string
+	Deleted bool
+	Kept    string
+}
+
+// joinAccountSID is the join account's objectSid, as the directory returns
+// it (compared as raw bytes with an account's mS-DS-CreatorSID).
+func joinAccountSID(conn *ldap.Conn, base, user string) ([]byte, error) {
+	sam := user
+	if _, u, ok := strings.Cut(user, `\`); ok {
+		sam = u
+	} else if u, _, ok := strings.Cut(user, "@"); ok {
+		sam = u
+	}
+	res, err := conn.Search(ldap.NewSearchRequest(base, ldap.ScopeWholeSubtree, ldap.NeverDerefAliases, 0, 0, false,
+		"(&(objectClass=user)(sAMAccountName="+ldap.EscapeFilter(sam)+"))", []string{"objectSid"}, nil))
+	if err != nil {
+		return nil, fmt.Errorf("finding the join account %s: %w", user, err)
+	}
+	if len(res.Entries) == 0 {
+		return nil, fmt.Errorf("the join account %s is not in the directory", user)
+	}
+	return res.Entries[0].GetRawAttributeValue("objectSid"), nil
+}
+
+// parentOf is a DN's parent: the DN without its first RDN.
+func parentOf(dn string) string {
+	d, err := ldap.ParseDN(dn)
+	if err != nil || len(d.RDNs) == 0 {
+		return ""
+	}
+	return (&ldap.DN{RDNs: d.RDNs[1:]}).String()
+}
+
+// sameDN compares two DNs as the directory does (case and spacing aside).
+func sameDN(a, b string) bool {
+	da, err1 := ldap.ParseDN(a)
+	db, err2 := ldap.ParseDN(b)
+	return err1 == nil && err2 == nil && da.EqualFold(db)
 }

@@ -3,9 +3,11 @@ package resources
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/wincluster/terraform-provider-windows/internal/addirectory"
 	"github.com/wincluster/terraform-provider-windows/internal/clients"
@@ -57,14 +59,39 @@ func withJoinAccount(spec *winnode.Spec, c *clients.Clients, diags *diag.Diagnos
 
 // removeComputerAccounts makes the manager delete destroyed nodes' computer
 // accounts from the domain the state says they joined, when the provider
-// can reach a domain controller.
-func removeComputerAccounts(ctx context.Context, m *winnode.Manager, c *clients.Clients, state machineModel, diags *diag.Diagnostics) {
+// can reach a domain controller: only a node's own account (in its OU,
+// created by the join account), so that destroying a node whose join failed
+// on a name clash leaves the other computer's account alone. The function it
+// returns, called once the operation is over, warns of each account of a
+// destroyed node's name that it kept (members may be destroyed in
+// parallel, so the reasons are collected first).
+func removeComputerAccounts(ctx context.Context, m *winnode.Manager, c *clients.Clients, state machineModel, diags *diag.Diagnostics) (warnKept func()) {
 	ad := state.activeDirectory(ctx, diags)
 	if m == nil || c == nil || ad == nil || c.ADConfig.LDAPURL == "" {
-		return
+		return func() {}
 	}
-	cfg, domain := c.ADConfig, ad.Domain.ValueString()
+	cfg, domain, ou := c.ADConfig, ad.Domain.ValueString(), ad.OU.ValueString()
+	var mu sync.Mutex
+	var kept []string
 	m.RemoveComputerAccount = func(ctx context.Context, name string) (bool, error) {
-		return addirectory.DeleteComputer(ctx, cfg, domain, name)
+		d, err := addirectory.DeleteComputer(ctx, cfg, domain, ou, name)
+		if d.Kept != "" {
+			// A node whose join failed on a name clash: the account is
+			// another computer's, never this node's to delete.
+			tflog.Warn(ctx, "computer account of the node's name kept", map[string]any{"computer": name, "reason": d.Kept})
+			mu.Lock()
+			kept = append(kept, d.Kept)
+			mu.Unlock()
+		}
+		return d.Deleted, err
+	}
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, reason := range kept {
+			diags.AddWarning("Computer account kept in the domain",
+				"The destroyed node's name has a computer account that is not the node's own, so it was not deleted: "+reason+
+					". It belongs to whichever computer or administrator created it; the guide \"Active Directory: domain-joined Windows nodes\" says how to resolve a name clash.")
+		}
 	}
 }

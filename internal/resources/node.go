@@ -288,7 +288,8 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	resp.Diagnostics.Append(diags...)
 	drain := state.drainOptions(ctx, &resp.Diagnostics)
 	m := r.manager(ctx, &resp.Diagnostics)
-	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
+	warnKept := removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
+	defer warnKept()
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -71,7 +71,8 @@ func (r *nodePoolResource) Create(ctx context.Context, req resource.CreateReques
 	withJoinAccount(&pool.Template, r.clients, &resp.Diagnostics)
 	m, hosts := r.manager(ctx, &resp.Diagnostics)
 	// A member a failed create leaves is removed with its account.
-	removeComputerAccounts(ctx, m, r.clients, plan.machineModel, &resp.Diagnostics)
+	warnKept := removeComputerAccounts(ctx, m, r.clients, plan.machineModel, &resp.Diagnostics)
+	defer warnKept()
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -178,7 +179,8 @@ func (r *nodePoolResource) Update(ctx context.Context, req resource.UpdateReques
 	members := state.members(ctx, &resp.Diagnostics)
 	m, hosts := r.manager(ctx, &resp.Diagnostics)
 	// The members a roll removes joined the domain the state records.
-	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
+	warnKept := removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
+	defer warnKept()
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -229,7 +231,8 @@ func (r *nodePoolResource) Delete(ctx context.Context, req resource.DeleteReques
 	members := state.members(ctx, &resp.Diagnostics)
 	pool := state.emptied(ctx, len(members), &resp.Diagnostics)
 	m, hosts := r.manager(ctx, &resp.Diagnostics)
-	removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
+	warnKept := removeComputerAccounts(ctx, m, r.clients, state.machineModel, &resp.Diagnostics)
+	defer warnKept()
 	if resp.Diagnostics.HasError() {
 		return
 	}

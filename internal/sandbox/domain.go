@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"crypto/tls"
 	"fmt"
 
 	"github.com/wincluster/terraform-provider-windows/internal/sandbox/addomain"
@@ -31,9 +32,15 @@ type Domain struct {
 	AdminPassword          string
 }
 
-// startDomain starts the domain controller on a loopback port.
-func startDomain() (*Domain, error) {
-	ports, err := localport.Reserve(1, false)
+// startDomain starts the domain controller on loopback ports: LDAP, and
+// LDAPS with a certificate of the sandbox's CA for 127.0.0.1 and the
+// controller's DNS name.
+func startDomain(ca *pki.CA) (*Domain, error) {
+	ports, err := localport.Reserve(2, false)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := ca.ServingCertificate("127.0.0.1", "localhost", "dc1."+ADDomain)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +52,8 @@ func startDomain() (*Domain, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := addomain.Start(addomain.Options{Domain: ADDomain, NetBIOS: ADNetBIOS, AdminPassword: admin, Addr: fmt.Sprintf("127.0.0.1:%d", ports[0])})
+	c, err := addomain.Start(addomain.Options{Domain: ADDomain, NetBIOS: ADNetBIOS, AdminPassword: admin, Addr: fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		LDAPSAddr: fmt.Sprintf("127.0.0.1:%d", ports[1]), TLS: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}})
 	if err != nil {
 		return nil, err
 	}

@@ -72,7 +72,8 @@ func (s *Sandbox) Env() []EnvVar {
 	if d := s.Domain; d != nil {
 		// The lab's Active Directory domain: the OU for the nodes and the
 		// join account delegated on it; its Administrator for the tests'
-		// own checks; its controller's LDAP address.
+		// own checks; its controller's LDAP and LDAPS addresses (the
+		// LDAPS certificate is from SANDBOX_CA_FILE's CA).
 		env = append(env,
 			EnvVar{"SANDBOX_AD_DOMAIN", d.Domain()},
 			EnvVar{"SANDBOX_AD_OU", ADOU()},
@@ -80,6 +81,7 @@ func (s *Sandbox) Env() []EnvVar {
 			EnvVar{"SANDBOX_AD_JOIN_PASSWORD", d.JoinPassword},
 			EnvVar{"SANDBOX_AD_ADMIN_PASSWORD", d.AdminPassword},
 			EnvVar{"SANDBOX_AD_LDAP_ADDR", d.Addr()},
+			EnvVar{"SANDBOX_AD_LDAPS_ADDR", d.LDAPSAddr()},
 		)
 	}
 	if r := s.Registry; r != nil {

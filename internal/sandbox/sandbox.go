@@ -269,10 +269,10 @@ func Start(ctx context.Context, opts Options) (_ *Sandbox, err error) {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	if s.Domain, err = startDomain(); err != nil {
+	if s.Domain, err = startDomain(s.CA); err != nil {
 		return nil, fmt.Errorf("sandbox: the domain controller: %w", err)
 	}
-	logf("domain: %s's controller at ldap://%s", s.Domain.Domain(), s.Domain.Addr())
+	logf("domain: %s's controller at ldap://%s and ldaps://%s", s.Domain.Domain(), s.Domain.Addr(), s.Domain.LDAPSAddr())
 	s.Hosts, err = vmtools.Start(ctx, vmtools.Options{
 		Domains: addomain.Locators{s.Domain.Domain(): s.Domain.Controller},
 		VSphere: s.VSphere, Latency: opts.Latency, CA: s.CA, Dir: filepath.Join(s.Dir, "hosts"), AdminPassword: s.AdminPassword,

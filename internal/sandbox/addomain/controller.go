@@ -1,6 +1,7 @@
 package addomain
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,13 +25,29 @@ type Options struct {
 	// Addr is the controller's listen address, 127.0.0.1:<port>; the caller
 	// chooses the port (internal/sandbox/localport).
 	Addr string
+	// LDAPSAddr, when set, is where the controller also serves LDAP over
+	// TLS (LDAPS, port 636 on a real controller) with TLS's certificate:
+	// Active Directory serves LDAPS once a domain controller has a
+	// certificate for server authentication whose subject names it
+	// (Microsoft Learn, "Enable LDAP over SSL with a third-party
+	// certification authority"). The directory is the same on both ports.
+	LDAPSAddr string
+	TLS       *tls.Config
 }
 
 // Controller is one running domain controller and its directory.
 type Controller struct {
-	dir  *directory
+	dir       *directory
+	addr      string
+	ldapsAddr string
+	fronts    []*frontend // LDAP, and LDAPS if served; nil once stopped
+}
+
+// frontend is one port the controller serves: gldap numbers a server's
+// connections from 1, so each port keeps its own connections' binds.
+type frontend struct {
+	*Controller
 	srv  *gldap.Server
-	addr string
 	done chan error
 
 	mu    sync.Mutex
@@ -46,7 +63,7 @@ func Start(opts Options) (*Controller, error) {
 	if opts.NetBIOS == "" {
 		opts.NetBIOS = strings.ToUpper(strings.Split(opts.Domain, ".")[0])
 	}
-	c := &Controller{dir: newDirectory(opts.Domain, opts.NetBIOS), addr: opts.Addr, bound: map[int]string{}, done: make(chan error, 1)}
+	c := &Controller{dir: newDirectory(opts.Domain, opts.NetBIOS), addr: opts.Addr, ldapsAddr: opts.LDAPSAddr}
 	if opts.AdminPassword != "" {
 		if _, err := c.AddUser("CN=Users,"+c.dir.baseDN, "Administrator", opts.AdminPassword); err != nil {
 			return nil, err
@@ -55,49 +72,77 @@ func Start(opts Options) (*Controller, error) {
 			return nil, err
 		}
 	}
-	srv, err := gldap.NewServer(gldap.WithLogger(hclog.New(&hclog.LoggerOptions{Output: io.Discard})), gldap.WithOnClose(c.forget),
-		gldap.WithReadTimeout(time.Minute), gldap.WithWriteTimeout(time.Minute))
-	if err != nil {
+	if err := c.serve(opts.Addr, nil); err != nil {
 		return nil, err
 	}
-	mux, err := gldap.NewMux()
-	if err != nil {
-		return nil, err
-	}
-	for _, reg := range []error{mux.Bind(c.handleBind), mux.Search(c.handleSearch), mux.Add(c.handleAdd),
-		mux.Modify(c.handleModify), mux.Delete(c.handleDelete), mux.Unbind(c.handleUnbind), mux.DefaultRoute(c.handleUnknown)} {
-		if reg != nil {
-			return nil, reg
+	if opts.LDAPSAddr != "" {
+		if opts.TLS == nil {
+			_ = c.Stop()
+			return nil, errors.New("addomain: LDAPSAddr needs a TLS configuration with the controller's certificate")
 		}
-	}
-	if err := srv.Router(mux); err != nil {
-		return nil, err
-	}
-	c.srv = srv
-	go func() { c.done <- srv.Run(opts.Addr) }()
-	// Run listens before it serves; wait for the listener, or Run's error.
-	for !srv.Ready() {
-		select {
-		case err := <-c.done:
-			return nil, fmt.Errorf("addomain: serving %s: %w", opts.Addr, err)
-		case <-time.After(5 * time.Millisecond):
+		if err := c.serve(opts.LDAPSAddr, opts.TLS); err != nil {
+			_ = c.Stop()
+			return nil, err
 		}
 	}
 	return c, nil
 }
 
+// serve starts a frontend at addr (over TLS when tc is set) and returns once
+// it accepts connections.
+func (c *Controller) serve(addr string, tc *tls.Config) error {
+	f := &frontend{Controller: c, bound: map[int]string{}, done: make(chan error, 1)}
+	srv, err := gldap.NewServer(gldap.WithLogger(hclog.New(&hclog.LoggerOptions{Output: io.Discard})), gldap.WithOnClose(f.forget),
+		gldap.WithReadTimeout(time.Minute), gldap.WithWriteTimeout(time.Minute))
+	if err != nil {
+		return err
+	}
+	mux, err := gldap.NewMux()
+	if err != nil {
+		return err
+	}
+	for _, reg := range []error{mux.Bind(f.handleBind), mux.Search(f.handleSearch), mux.Add(f.handleAdd),
+		mux.Modify(f.handleModify), mux.Delete(f.handleDelete), mux.Unbind(f.handleUnbind), mux.DefaultRoute(f.handleUnknown)} {
+		if reg != nil {
+			return reg
+		}
+	}
+	if err := srv.Router(mux); err != nil {
+		return err
+	}
+	f.srv = srv
+	var runOpts []gldap.Option
+	if tc != nil {
+		runOpts = append(runOpts, gldap.WithTLSConfig(tc))
+	}
+	go func() { f.done <- srv.Run(addr, runOpts...) }()
+	// Run listens before it serves; wait for the listener, or Run's error.
+	for !srv.Ready() {
+		select {
+		case err := <-f.done:
+			return fmt.Errorf("addomain: serving %s: %w", addr, err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	c.fronts = append(c.fronts, f)
+	return nil
+}
+
 // Stop stops serving; a join afterwards cannot reach the controller.
 func (c *Controller) Stop() error {
-	if c.srv == nil {
-		return nil
+	var errs []error
+	for _, f := range c.fronts {
+		errs = append(errs, f.srv.Stop())
 	}
-	err := c.srv.Stop()
-	c.srv = nil
-	return err
+	c.fronts = nil
+	return errors.Join(errs...)
 }
 
 // Addr is the controller's LDAP address (host:port).
 func (c *Controller) Addr() string { return c.addr }
+
+// LDAPSAddr is the controller's LDAPS address, "" when it serves none.
+func (c *Controller) LDAPSAddr() string { return c.ldapsAddr }
 
 // Domain is the domain's DNS name; NetBIOS its NetBIOS name; BaseDN its
 // naming context's DN.
@@ -108,28 +153,28 @@ func (c *Controller) BaseDN() string  { return c.dir.baseDN }
 // ComputersContainer is where a join without an OU creates the account.
 func (c *Controller) ComputersContainer() string { return "CN=Computers," + c.dir.baseDN }
 
-func (c *Controller) forget(connID int) {
+func (c *frontend) forget(connID int) {
 	c.mu.Lock()
 	delete(c.bound, connID)
 	c.mu.Unlock()
 }
 
-func (c *Controller) boundAs(connID int) string {
+func (c *frontend) boundAs(connID int) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bound[connID]
 }
 
-func (c *Controller) handleUnbind(_ *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleUnbind(_ *gldap.ResponseWriter, r *gldap.Request) {
 	c.forget(r.ConnectionID())
 }
 
-func (c *Controller) handleUnknown(w *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleUnknown(w *gldap.ResponseWriter, r *gldap.Request) {
 	_ = w.Write(r.NewResponse(gldap.WithResponseCode(gldap.ResultUnwillingToPerform),
 		gldap.WithDiagnosticMessage("sandbox: this LDAP operation is not modelled by the sandbox's domain controller")))
 }
 
-func (c *Controller) handleBind(w *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleBind(w *gldap.ResponseWriter, r *gldap.Request) {
 	resp := r.NewBindResponse(gldap.WithResponseCode(gldap.ResultInvalidCredentials))
 	defer func() { _ = w.Write(resp) }()
 	m, err := r.GetSimpleBindMessage()
@@ -174,7 +219,7 @@ func (d *directory) authenticate(name, password string) (string, int, string) {
 var errNotBound = &ldapErr{code: gldap.ResultOperationsError,
 	msg: "000004DC: LdapErr: DSID-0C090A5C, comment: In order to perform this operation a successful bind must be completed on the connection., data 0, v4563"}
 
-func (c *Controller) handleSearch(w *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleSearch(w *gldap.ResponseWriter, r *gldap.Request) {
 	done := r.NewSearchDoneResponse(gldap.WithResponseCode(gldap.ResultSuccess))
 	defer func() { _ = w.Write(done) }()
 	m, err := r.GetSearchMessage()
@@ -245,7 +290,7 @@ func (e *entry) project(attrs []string) *gldap.Entry {
 	return gldap.NewEntry(e.dn, m)
 }
 
-func (c *Controller) handleAdd(w *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleAdd(w *gldap.ResponseWriter, r *gldap.Request) {
 	res := r.NewResponse(gldap.WithApplicationCode(gldap.ApplicationAddResponse), gldap.WithResponseCode(gldap.ResultSuccess))
 	defer func() { _ = w.Write(res) }()
 	m, err := r.GetAddMessage()
@@ -350,7 +395,7 @@ func (d *directory) addComputer(by, dn string, attrs map[string][]string) *ldapE
 	return nil
 }
 
-func (c *Controller) handleModify(w *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleModify(w *gldap.ResponseWriter, r *gldap.Request) {
 	res := r.NewModifyResponse(gldap.WithResponseCode(gldap.ResultSuccess))
 	defer func() { _ = w.Write(res) }()
 	m, err := r.GetModifyMessage()
@@ -420,7 +465,7 @@ func (d *directory) modifyComputer(by, dn string, changes []gldap.Change) *ldapE
 	return nil
 }
 
-func (c *Controller) handleDelete(w *gldap.ResponseWriter, r *gldap.Request) {
+func (c *frontend) handleDelete(w *gldap.ResponseWriter, r *gldap.Request) {
 	res := r.NewResponse(gldap.WithApplicationCode(gldap.ApplicationDelResponse), gldap.WithResponseCode(gldap.ResultSuccess))
 	defer func() { _ = w.Write(res) }()
 	m, err := r.GetDeleteMessage()

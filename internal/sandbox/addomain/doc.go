@@ -71,6 +71,11 @@
 // disables the account (userAccountControl ACCOUNTDISABLE) and keeps it;
 // DeleteComputer deletes it, as Remove-ADComputer does, with the rights above.
 //
+// LDAPS (Options.LDAPSAddr): the same directory over TLS with the
+// certificate the caller gives, as a controller with a server-authentication
+// certificate serves it on port 636 (Microsoft Learn, "Enable LDAP over SSL
+// with a third-party certification authority"); gldap's TLS listener.
+//
 // Not modelled: Kerberos, NTLM and SASL binds (a join uses them; the sandbox
 // binds simply over its loopback), DNS SRV records (Locator stands in for
 // the DC locator), replication, and SIDs in binary form: objectSid and

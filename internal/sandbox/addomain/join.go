@@ -26,7 +26,7 @@ type Locators map[string]*Controller
 // Locate answers the controller of domain, if it serves.
 func (l Locators) Locate(domain string) (string, bool) {
 	c, ok := l[strings.ToLower(domain)]
-	if !ok || c == nil || c.srv == nil {
+	if !ok || c == nil || len(c.fronts) == 0 {
 		return "", false
 	}
 	return c.Addr(), true
