@@ -78,6 +78,12 @@ func TestExamplesMatchTheSchema(t *testing.T) {
 			}
 			checked++
 			checkBody(t, src.name, typ, block.Body, s.Block)
+			// A snippet that says it leaves arguments out ("# ..." in the
+			// block: the docs show the part they explain) is checked for
+			// what it sets only.
+			if r := block.Body.SrcRange; src.snippet && strings.Contains(string(src.text[r.Start.Byte:r.End.Byte]), "# ...") {
+				continue
+			}
 			checkRequired(t, src.name, typ, block.Body, s.Block)
 		}
 		// References to windows_* attributes anywhere in the file.
@@ -270,17 +276,30 @@ func checkBody(t *testing.T, file, typ string, body *hclsyntax.Body, schema *tfp
 		if !ok || sa.NestedType == nil {
 			continue
 		}
+		// A map of objects: its keys are the user's, its values' keys the
+		// schema's.
+		objects := []*hclsyntax.ObjectConsExpr{obj}
+		if sa.NestedType.Nesting == tfprotov6.SchemaObjectNestingModeMap {
+			objects = nil
+			for _, item := range obj.Items {
+				if o, ok := item.ValueExpr.(*hclsyntax.ObjectConsExpr); ok {
+					objects = append(objects, o)
+				}
+			}
+		}
 		nested := map[string]bool{}
 		for _, na := range sa.NestedType.Attributes {
 			nested[na.Name] = true
 		}
-		for _, item := range obj.Items {
-			key, diags := item.KeyExpr.Value(nil)
-			if diags.HasErrors() || !key.IsKnown() || key.IsNull() {
-				continue
-			}
-			if k := key.AsString(); !nested[k] {
-				t.Errorf("%s:%d: %s.%s has no attribute %q", file, item.KeyExpr.Range().Start.Line, typ, name, k)
+		for _, o := range objects {
+			for _, item := range o.Items {
+				key, diags := item.KeyExpr.Value(nil)
+				if diags.HasErrors() || !key.IsKnown() || key.IsNull() {
+					continue
+				}
+				if k := key.AsString(); !nested[k] {
+					t.Errorf("%s:%d: %s.%s has no attribute %q", file, item.KeyExpr.Range().Start.Line, typ, name, k)
+				}
 			}
 		}
 	}

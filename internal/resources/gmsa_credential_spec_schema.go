@@ -23,17 +23,9 @@ func (r *gmsaCredentialSpecResource) Schema(_ context.Context, _ resource.Schema
 		return schema.StringAttribute{Required: true, MarkdownDescription: desc, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "A `windows.k8s.io/v1` GMSACredentialSpec of [kubernetes-sigs/windows-gmsa](https://github.com/kubernetes-sigs/windows-gmsa): " +
-			"the credential spec of one group Managed Service Account, which pods name in " +
-			"`securityContext.windowsOptions.gmsaCredentialSpecName` to run as that Active Directory identity, with the ClusterRole granting " +
-			"`use` on it and a RoleBinding per namespace giving that role to `service_accounts`.\n\n" +
-			"The attributes are the document PowerShell's `New-CredentialSpec` writes, field for field (the mapping is below). " +
-			"The plan fails unless the cluster has windows-gmsa's CRD (serving `v1`) and both its mutating and validating webhooks, naming what to install: " +
-			"without the webhook, nothing fills a pod's credential spec from its name nor checks its ServiceAccount may `use` it. " +
-			"Apply it with an administrator's identity (a second provider configuration): writing a role that grants `use` and binding it is " +
-			"privilege escalation Kubernetes allows only to those who hold `use` already, and the everyday identity's role grants neither " +
-			"(guide \"Least privilege\"). The Active Directory side (the KDS root key, the gMSA, the group of hosts allowed to retrieve its " +
-			"password, domain-joined nodes) is in the guide \"gMSA for Windows pods\".",
+		MarkdownDescription: "A `windows.k8s.io/v1` GMSACredentialSpec of kubernetes-sigs/windows-gmsa, which pods name in " +
+			"`gmsaCredentialSpecName` to run as a group Managed Service Account, with a ClusterRole granting `use` on it and a " +
+			"RoleBinding per namespace for `service_accounts`.",
 		Attributes: map[string]schema.Attribute{
 			"id": schema.StringAttribute{
 				Computed:            true,
