@@ -67,10 +67,11 @@ step "kubectl get nodes (the simulated kubelets joined the real control plane)"
 kubectl get nodes -o wide
 kubectl get nodes -o custom-columns='NAME:.metadata.name,PROVIDER-ID:.spec.providerID,BUILD:.metadata.labels.node\.kubernetes\.io/windows-build,TAINTS:.spec.taints[*].key'
 
-# The quickstart's networking mode (var.cni; make demo CNI=calico) and its
+# The quickstart's networking mode (var.cni; make demo CNI=calico|antrea) and its
 # agents' DaemonSets.
 case "${TF_VAR_cni:-flannel}" in
   calico) agents="kube-proxy-windows-calico calico-node-windows" ;;
+  antrea) agents="antrea-agent-windows" ;; # AntreaProxy serves Services: no kube-proxy
   *) agents="kube-proxy-windows kube-flannel-ds-windows" ;;
 esac
 step "the node agents ($agents) Running on every Windows node, with identities of their own"
