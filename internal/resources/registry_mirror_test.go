@@ -26,6 +26,11 @@ import (
 // LocalSystem and Administrators hold.
 func TestAccGoldenImage_registryMirror(t *testing.T) {
 	acctest.RequireSandbox(t, "the private registry mirror's log and the node's disk")
+	// The credential is write-only: it must reach neither the state nor
+	// the provider's and Terraform's trace log.
+	logFile := filepath.Join(t.TempDir(), "trace.log")
+	t.Setenv("TF_LOG", "trace")
+	t.Setenv("TF_ACC_LOG_PATH", logFile)
 	image, node := acctest.NodeName("tpl-mirror"), acctest.NodeName("mirror")
 	mirror := os.Getenv("SANDBOX_REGISTRY_MIRROR")
 	host := strings.TrimPrefix(mirror, "http://")
@@ -65,10 +70,36 @@ resource "windows_node" "n0" {
 					acctest.CheckNodesReady(t, node),
 					func(*terraform.State) error { return mirrorServedTheNode(t, hostProcess) },
 					func(*terraform.State) error { return registryPasswordOnlyInConfig(t, node) },
+					func(st *terraform.State) error { return registryPasswordNotIn("the state", fmt.Sprint(st.RootModule().Resources)) },
 				),
 			},
 		},
 	})
+	logs, err := os.ReadFile(logFile)
+	if err != nil || len(logs) < 10000 {
+		t.Fatalf("trace log missing or short (%d bytes): %v", len(logs), err)
+	}
+	if err := registryPasswordNotIn("the trace log", string(logs)); err != nil {
+		t.Error(err)
+	}
+}
+
+// registryPasswordNotIn searches text for the mirror's password, raw and
+// in the base64 forms it could travel in (alone, and as HTTP Basic auth's
+// user:password, at any alignment).
+func registryPasswordNotIn(where, text string) error {
+	password := os.Getenv("TF_VAR_registry_password")
+	if len(password) < 8 {
+		return fmt.Errorf("searching %s: no registry password to search for", where)
+	}
+	needles := append([]string{password}, encodingsOf(password)...)
+	needles = append(needles, encodingsOf(os.Getenv("SANDBOX_REGISTRY_USERNAME")+":"+password)...)
+	for _, n := range needles {
+		if i := strings.Index(text, n); i >= 0 {
+			return fmt.Errorf("%s holds the registry password (%d characters: %q…) near %q", where, len(n), n[:4], text[max(0, i-40):i])
+		}
+	}
+	return nil
 }
 
 // mirrorServedTheNode: the mirror's log has the pause image, which only a
