@@ -70,7 +70,9 @@ resource "windows_node" "n0" {
 					acctest.CheckNodesReady(t, node),
 					func(*terraform.State) error { return mirrorServedTheNode(t, hostProcess) },
 					func(*terraform.State) error { return registryPasswordOnlyInConfig(t, node) },
-					func(st *terraform.State) error { return registryPasswordNotIn("the state", fmt.Sprint(st.RootModule().Resources)) },
+					func(st *terraform.State) error {
+						return registryPasswordNotIn("the state", fmt.Sprint(st.RootModule().Resources))
+					},
 				),
 			},
 		},
