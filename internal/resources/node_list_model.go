@@ -50,6 +50,9 @@ func listedNodeState(ctx context.Context, m *winnode.Manager, f winnode.Found, r
 		return diags
 	}
 	node.refresh(winnode.Observed{VM: f.VM, Node: f.Node})
+	// As Read does after an import: the VM's notes (an imported node's
+	// tags and custom attributes are null, so none is read).
+	node.refreshSite(node.Name.ValueString(), f.VM, nil)
 	h, err := m.ReadHealth(ctx, node.healthSpec(), f.Node, false)
 	node.setHealth(h, err, &diags)
 	diags.Append(res.Set(ctx, &node)...)
