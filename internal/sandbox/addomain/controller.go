@@ -419,18 +419,28 @@ func (d *directory) mayWriteComputer(by string, e *entry) bool {
 	return u != nil && u.first("objectSid") == e.first("mS-DS-CreatorSID")
 }
 
-func (d *directory) modifyComputer(by, dn string, changes []gldap.Change) *ldapErr {
+// computerAt is the computer object at dn that a bound user writes (verb:
+// "modified", "deleted"); the caller holds d.mu.
+func (d *directory) computerAt(by, dn, verb string) (*entry, *ldapErr) {
 	if by == "" {
-		return errNotBound
+		return nil, errNotBound
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	e := d.lookup(dn)
 	if e == nil {
-		return d.noSuchObject(dn)
+		return nil, d.noSuchObject(dn)
 	}
 	if !e.hasClass("computer") {
-		return &ldapErr{code: gldap.ResultUnwillingToPerform, msg: "sandbox: only computer objects are modified over LDAP here"}
+		return nil, &ldapErr{code: gldap.ResultUnwillingToPerform, msg: "sandbox: only computer objects are " + verb + " over LDAP here"}
+	}
+	return e, nil
+}
+
+func (d *directory) modifyComputer(by, dn string, changes []gldap.Change) *ldapErr {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, lerr := d.computerAt(by, dn, "modified")
+	if lerr != nil {
+		return lerr
 	}
 	if !d.mayWriteComputer(by, e) {
 		return insufficientRights()
@@ -480,17 +490,11 @@ func (c *frontend) handleDelete(w *gldap.ResponseWriter, r *gldap.Request) {
 }
 
 func (d *directory) deleteComputer(by, dn string) *ldapErr {
-	if by == "" {
-		return errNotBound
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	e := d.lookup(dn)
-	if e == nil {
-		return d.noSuchObject(dn)
-	}
-	if !e.hasClass("computer") {
-		return &ldapErr{code: gldap.ResultUnwillingToPerform, msg: "sandbox: only computer objects are deleted over LDAP here"}
+	e, lerr := d.computerAt(by, dn, "deleted")
+	if lerr != nil {
+		return lerr
 	}
 	// Deleting needs Delete Computer objects on the container (or Domain
 	// Admins); the creator through the quota has no such right.
