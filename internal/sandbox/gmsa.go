@@ -18,6 +18,9 @@ import (
 // shared by tests running at once. The caller stops it (Stop removes the
 // CRD and the configurations too).
 func (s *Sandbox) InstallGMSAWebhook(ctx context.Context, selector *metav1.LabelSelector) (*gmsawebhook.Webhook, error) {
+	// The webhook is a cluster-side server, not a guest: the API server
+	// calls it over TLS verified by the configuration's caBundle, as
+	// upstream's deploy-gmsa-webhook.sh issues it a certificate of its own.
 	certPEM, keyPEM, err := s.CA.IssueServing("127.0.0.1")
 	if err != nil {
 		return nil, fmt.Errorf("issuing the gMSA webhook's certificate: %w", err)
